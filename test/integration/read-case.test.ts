@@ -1,0 +1,106 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBase62 } from '../../lib/auth/api-key.js';
+import type { StoredCase } from '../../lib/cases/case-record.js';
+import { config } from '../../lib/config.js';
+import { keys } from '../../lib/data/table-keys.js';
+import { handler } from '../../functions/get-case.js';
+import { accounts, apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
+
+async function storeCase(companyId: string, overrides: Partial<StoredCase> = {}): Promise<StoredCase> {
+  const caseId = `case_${randomBase62(22)}`;
+  const at = new Date().toISOString();
+  const stored: StoredCase = {
+    caseId,
+    companyId,
+    reference: 'PC-TEST-0001',
+    status: 'DRAFT',
+    recoveryGate: 'AWAITING_CONFIRMATION',
+    debtorName: 'Acme Widgets Ltd',
+    debtorEmail: 'ap@acme.example',
+    invoiceRef: 'INV-1',
+    invoiceRefKey: 'inv-1',
+    invoiceDate: '2025-01-01',
+    dueDate: '2025-02-01',
+    principalPence: 125000,
+    currency: 'GBP',
+    invoiceFileKey: `invoices/${companyId}/x.pdf`,
+    createdAt: at,
+    updatedAt: at,
+    createdByKeyId: 'k',
+    requestId: 'r',
+    ...overrides,
+  };
+  await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case(caseId), type: 'CASE', ...stored } }));
+  return stored;
+}
+
+async function getCase(id: string, headers: Record<string, string>) {
+  const event = apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers });
+  return parse(await handler(event, lambdaContext()));
+}
+
+describe('reading a case', () => {
+  let partner: Partner;
+  beforeAll(async () => {
+    partner = await newPartner(['cases:read']);
+  });
+
+  it('returns the case record with the amount as a two-decimal string', async () => {
+    const stored = await storeCase(partner.companyId);
+    const res = await getCase(stored.caseId, bearer(partner.apiKey));
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body).toEqual({
+      id: stored.caseId,
+      reference: 'PC-TEST-0001',
+      status: 'DRAFT',
+      debtorName: 'Acme Widgets Ltd',
+      principalAmount: '1250.00',
+      currency: 'GBP',
+      createdAt: stored.createdAt,
+      updatedAt: stored.updatedAt,
+      invoiceRef: 'INV-1',
+      invoiceDate: '2025-01-01',
+      dueDate: '2025-02-01',
+      recoveryGate: 'AWAITING_CONFIRMATION',
+    });
+  });
+
+  it('answers 404 for another company\u2019s case exactly as for a case that does not exist', async () => {
+    const other = await newPartner(['cases:read']);
+    const foreign = await storeCase(other.companyId);
+    const foreignRes = await getCase(foreign.caseId, bearer(partner.apiKey));
+    const absentRes = await getCase(`case_${randomBase62(22)}`, bearer(partner.apiKey));
+    expect(foreignRes.statusCode).toBe(404);
+    expect(absentRes.statusCode).toBe(404);
+    const strip = (b: Record<string, unknown>) => ({ ...b, requestId: undefined });
+    expect(strip(foreignRes.body)).toEqual(strip(absentRes.body));
+    expect(foreignRes.headers).toEqual(absentRes.headers);
+    expect(foreignRes.body.code).toBe('NOT_FOUND');
+    expect(foreignRes.headers['content-type']).toBe('application/problem+json');
+  });
+
+  it('answers 404 for an id that is not a case id', async () => {
+    const res = await getCase('x', bearer(partner.apiKey));
+    expect(res.statusCode).toBe(404);
+    expect(res.body.code).toBe('NOT_FOUND');
+  });
+
+  it('refuses a key that holds only cases:write with 403', async () => {
+    const writeOnly = await extraKey(partner.companyId, ['cases:write']);
+    const stored = await storeCase(partner.companyId);
+    const res = await getCase(stored.caseId, bearer(writeOnly));
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', status: 403, title: 'Insufficient scope' });
+  });
+
+  it('refuses a revoked key with 401 on the very next request', async () => {
+    const key = await accounts().createKey(partner.companyId, ['cases:read']);
+    const stored = await storeCase(partner.companyId);
+    expect((await getCase(stored.caseId, bearer(key.apiKey))).statusCode).toBe(200);
+    await accounts().revokeKey(key.keyId);
+    const res = await getCase(stored.caseId, bearer(key.apiKey));
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+  });
+});

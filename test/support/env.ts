@@ -1,0 +1,10 @@
+// Loaded in every test worker before any module: quiet logs and a fixed SDK environment.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_DEV ??= 'true';
+// Unit tests never reach storage; these keep config() satisfied when a module reads it.
+process.env.TABLE_NAME ??= 'unit-test-table';
+process.env.BUCKET_NAME ??= 'unit-test-bucket';
+process.env.AWS_REGION ??= 'eu-west-2';
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';

@@ -1,0 +1,27 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installTsResolution } from './resolve-ts.ts';
+
+/**
+ * Starts DynamoDB Local (in memory) and s3rver once for the integration project, on free ports,
+ * and hands their addresses to the test workers through the environment.
+ */
+export default async function globalSetup(): Promise<void> {
+  installTsResolution();
+  const { ensureTable, freePort, LOCAL_DEFAULTS, startDynamoLocal, startLocalS3 } = await import('../../infra/local/stores.js');
+  const [dynamoPort, s3Port] = [await freePort(), await freePort()];
+  const s3Dir = mkdtempSync(join(tmpdir(), 'pca-s3-'));
+  const [dynamo, s3] = await Promise.all([startDynamoLocal(dynamoPort), startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName)]);
+  await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);
+  Object.assign(process.env, {
+    TABLE_NAME: LOCAL_DEFAULTS.tableName,
+    BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
+    AWS_REGION: LOCAL_DEFAULTS.region,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    S3_ENDPOINT: s3.endpoint,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  });
+  (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = { dynamo, s3 };
+}
