@@ -1,0 +1,338 @@
+import { randomBase62 } from '../auth/api-key.js';
+import type { CompanyRecord } from '../data/company-store.js';
+import type { CaseWriter, NewCase, WriteOutcome } from '../data/case-writer.js';
+import type { ClaimResult, IdempotencyStore, StoredBatchResponse } from '../data/idempotency-store.js';
+import type { ReferenceAllocator } from '../data/reference-counter.js';
+import { IdempotencyKeyReusedError } from '../errors.js';
+import { logger } from '../logger.js';
+import type { AuthContext } from '../middleware/types.js';
+import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
+import type { RecoveryGate, StoredCase } from './case-record.js';
+import { formatReference } from './case-reference.js';
+
+/**
+ * Batch case creation (spec 4.2, product rules). Storage work runs in four sequential phases,
+ * whatever the batch size:
+ *   1. the API key lookup (done by the auth middleware before this runs);
+ *   2. in parallel: the Idempotency-Key claim, the company's settings, one counter update
+ *      reserving the batch's references, and one HEAD per distinct invoice file;
+ *   3. in parallel: one transaction per case (guard + case + audit record);
+ *   4. completing the Idempotency-Key claim with the response.
+ * Every input element ends in exactly one of `created` / `rejected`.
+ */
+export interface CreatedItem {
+  index: number;
+  invoiceRef: string;
+  id: string;
+  reference: string;
+}
+
+export interface RejectedItem {
+  index: number;
+  invoiceRef: string | null;
+  code: RejectionCode;
+  message: string;
+  errors: { field: string; message: string }[];
+  existingCaseId?: string;
+  existingReference?: string;
+}
+
+export interface BatchResult {
+  statusCode: 200 | 201;
+  created: CreatedItem[];
+  rejected: RejectedItem[];
+}
+
+export interface CreateCasesDeps {
+  companies: { get(companyId: string): Promise<CompanyRecord | undefined> };
+  writer: CaseWriter;
+  idempotency: IdempotencyStore;
+  references: ReferenceAllocator;
+  files: { exists(fileKey: string): Promise<boolean> };
+  /** Rule 6 for the calling company: a message when the key is not one we issued to it. */
+  fileKeyProblem: (fileKey: string, companyId: string) => string | undefined;
+  now: () => Date;
+  idempotencyTtlSeconds: number;
+  newCaseId?: () => string;
+}
+
+export interface CreateCasesRequest {
+  auth: AuthContext;
+  requestId: string;
+  sourceIp: string;
+  userAgent?: string;
+  idempotencyKey?: string;
+  cases: unknown[];
+  /** Epoch ms after which no further retry is started. */
+  deadlineMs: number;
+}
+
+/** A claim older than this belongs to a request that can no longer be running (Lambda max is 15 min). */
+export const STALE_CLAIM_SECONDS = 16 * 60;
+
+interface Slot {
+  index: number;
+  invoiceRef: string | null;
+  value?: ValidCase;
+  findings: Finding[];
+  /** Index of the earlier element of this request holding the same invoiceRef. */
+  duplicateOf?: number;
+  newCase?: NewCase;
+  outcome?: WriteOutcome;
+}
+
+const newCaseIdDefault = () => `case_${randomBase62(22)}`;
+
+export class CreateCasesService {
+  constructor(private readonly deps: CreateCasesDeps) {}
+
+  async create(request: CreateCasesRequest): Promise<BatchResult> {
+    const { deps } = this;
+    const now = deps.now();
+    const companyId = request.auth.companyId;
+
+    // Pure rules (1–6 and 8) for every element.
+    const slots: Slot[] = request.cases.map((raw, index) => {
+      const check = checkCase(raw, { now, fileKeyProblem: (key) => deps.fileKeyProblem(key, companyId) });
+      return { index, invoiceRef: echoInvoiceRef(raw), findings: check.findings, ...(check.value ? { value: check.value } : {}) };
+    });
+
+    // Rule 7 matters only where no earlier rule failed (OUT_OF_JURISDICTION comes after it).
+    const needsFile = slots.filter((s) => s.value && s.findings.every((f) => f.code === 'OUT_OF_JURISDICTION'));
+    const fileKeys = [...new Set(needsFile.map((s) => s.value!.invoiceFileKey))];
+    const pureValid = slots.filter((s) => s.value && s.findings.length === 0);
+    const referencesNeeded = new Set(pureValid.map((s) => s.value!.invoiceRefKey)).size;
+
+    // Phase 2.
+    const claimP: Promise<ClaimResult> = request.idempotencyKey
+      ? deps.idempotency.claim({
+          companyId,
+          idempotencyKey: request.idempotencyKey,
+          requestId: request.requestId,
+          now,
+          ttlSeconds: deps.idempotencyTtlSeconds,
+          staleAfterSeconds: STALE_CLAIM_SECONDS,
+        })
+      : Promise.resolve({ claimed: true });
+    const companyP = referencesNeeded > 0 ? deps.companies.get(companyId) : Promise.resolve(undefined);
+    const firstSequenceP = referencesNeeded > 0 ? deps.references.reserve(referencesNeeded) : Promise.resolve(0);
+    const filesP = Promise.all(
+      fileKeys.map((key) =>
+        deps.files.exists(key).then(
+          (exists) => [key, exists ? 'present' : 'absent'] as const,
+          (error: unknown) => {
+            logger.warn('invoice file check failed', { error: error as Error });
+            return [key, 'error'] as const;
+          },
+        ),
+      ),
+    );
+    const [claim, company, firstSequence, files] = await Promise.allSettled([claimP, companyP, firstSequenceP, filesP]);
+
+    if (claim.status === 'rejected') throw claim.reason;
+    if (!claim.value.claimed) {
+      throw new IdempotencyKeyReusedError(
+        claim.value.state,
+        claim.value.state === 'COMPLETED' ? { created: claim.value.response.created, rejected: claim.value.response.rejected } : undefined,
+      );
+    }
+
+    let writeStarted = false;
+    try {
+      if (company.status === 'rejected') throw company.reason;
+      if (firstSequence.status === 'rejected') throw firstSequence.reason;
+      if (files.status === 'rejected') throw files.reason;
+      const fileState = new Map(files.value);
+      const gate: RecoveryGate = company.value?.autoAttestation === true ? 'AUTO_ATTESTED' : 'AWAITING_CONFIRMATION';
+
+      for (const slot of needsFile) {
+        const state = fileState.get(slot.value!.invoiceFileKey);
+        if (state === 'absent') {
+          slot.findings.push({ code: 'FILE_NOT_UPLOADED', field: 'invoiceFileKey', message: 'no file has been uploaded under this invoiceFileKey; PUT the file to the uploadUrl first' });
+        } else if (state === 'error') {
+          slot.findings.push({ code: 'TEMPORARY_FAILURE', field: 'invoiceFileKey', message: 'the invoice file could not be checked; nothing was written for this case and resubmitting it is safe' });
+        }
+      }
+
+      // In-request duplicates: the first valid occurrence wins, resolved before any write.
+      const winners = new Map<string, Slot>();
+      let sequence = firstSequence.value;
+      const at = now.toISOString();
+      const newCaseId = deps.newCaseId ?? newCaseIdDefault;
+      for (const slot of slots) {
+        if (!slot.value || slot.findings.length > 0) continue;
+        const earlier = winners.get(slot.value.invoiceRefKey);
+        if (earlier) {
+          slot.duplicateOf = earlier.index;
+          continue;
+        }
+        winners.set(slot.value.invoiceRefKey, slot);
+        slot.newCase = buildNewCase(slot.value, {
+          caseId: newCaseId(),
+          companyId,
+          reference: formatReference(sequence++),
+          gate,
+          at,
+          auth: request.auth,
+          requestId: request.requestId,
+          sourceIp: request.sourceIp,
+          ...(request.userAgent ? { userAgent: request.userAgent } : {}),
+        });
+      }
+
+      // Phase 3.
+      const toWrite = slots.filter((s) => s.newCase);
+      writeStarted = toWrite.length > 0;
+      await Promise.all(
+        toWrite.map(async (slot) => {
+          slot.outcome = await deps.writer.write(slot.newCase!, request.deadlineMs);
+        }),
+      );
+    } catch (error) {
+      // Failed as a whole before any case was written: give the key back so a retry can use it.
+      if (request.idempotencyKey && !writeStarted) {
+        await deps.idempotency.release(companyId, request.idempotencyKey, request.requestId).catch((releaseError: unknown) => {
+          logger.error('could not release idempotency claim', { error: releaseError as Error });
+        });
+      }
+      throw error;
+    }
+
+    const result = assemble(slots);
+
+    // Phase 4.
+    if (request.idempotencyKey) {
+      const stored: StoredBatchResponse = { statusCode: result.statusCode, created: result.created, rejected: result.rejected };
+      await completeClaim(deps.idempotency, companyId, request.idempotencyKey, request.requestId, stored, deps.now());
+    }
+    return result;
+  }
+}
+
+async function completeClaim(store: IdempotencyStore, companyId: string, key: string, requestId: string, response: StoredBatchResponse, now: Date) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      await store.complete(companyId, key, requestId, response, now);
+      return;
+    } catch (error) {
+      if (attempt === 3) {
+        // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
+        // until it goes stale: a retry with this key meanwhile gets 409 and creates nothing, and
+        // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
+        logger.error('could not complete idempotency claim', { error: error as Error });
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 25 * attempt));
+    }
+  }
+}
+
+interface BuildContext {
+  caseId: string;
+  companyId: string;
+  reference: string;
+  gate: RecoveryGate;
+  at: string;
+  auth: AuthContext;
+  requestId: string;
+  sourceIp: string;
+  userAgent?: string;
+}
+
+function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
+  const stored: StoredCase = {
+    caseId: ctx.caseId,
+    companyId: ctx.companyId,
+    reference: ctx.reference,
+    status: 'DRAFT',
+    recoveryGate: ctx.gate,
+    debtorName: value.debtorName,
+    debtorEmail: value.debtorEmail,
+    invoiceRef: value.invoiceRef,
+    invoiceRefKey: value.invoiceRefKey,
+    invoiceDate: value.invoiceDate,
+    dueDate: value.dueDate,
+    principalPence: value.principalPence,
+    currency: 'GBP',
+    invoiceFileKey: value.invoiceFileKey,
+    ...(value.debtorCompanyNo !== undefined ? { debtorCompanyNo: value.debtorCompanyNo } : {}),
+    ...(value.debtorAddress !== undefined ? { debtorAddress: value.debtorAddress } : {}),
+    ...(value.description !== undefined ? { description: value.description } : {}),
+    createdAt: ctx.at,
+    updatedAt: ctx.at,
+    createdByKeyId: ctx.auth.keyId,
+    requestId: ctx.requestId,
+  };
+  return {
+    stored,
+    audit: {
+      caseId: ctx.caseId,
+      companyId: ctx.companyId,
+      ...value.attestation,
+      attestedAt: ctx.at,
+      keyId: ctx.auth.keyId,
+      requestId: ctx.requestId,
+      sourceIp: ctx.sourceIp,
+      ...(ctx.userAgent ? { userAgent: ctx.userAgent } : {}),
+    },
+  };
+}
+
+const TEMPORARY_MESSAGE = 'storage was temporarily unavailable; nothing was written for this case and resubmitting it is safe';
+
+function rejection(slot: Slot, code: RejectionCode, message: string, extra: Partial<RejectedItem> = {}): RejectedItem {
+  const errors = slot.findings.length > 0 ? slot.findings.map(({ field, message: m }) => ({ field, message: m })) : [{ field: code === 'DUPLICATE' ? 'invoiceRef' : '', message }];
+  return { index: slot.index, invoiceRef: slot.invoiceRef, code, message, errors, ...extra };
+}
+
+function duplicateMessage(reference: string): string {
+  return `invoiceRef is already being chased in case ${reference}`;
+}
+
+function assemble(slots: Slot[]): BatchResult {
+  const created: CreatedItem[] = [];
+  const rejected: RejectedItem[] = [];
+  for (const slot of slots) {
+    const code = firstCode(slot.findings);
+    if (code) {
+      const first = slot.findings.find((f) => f.code === code)!;
+      rejected.push(rejection(slot, code, first.message));
+      continue;
+    }
+    if (slot.duplicateOf !== undefined) {
+      const winner = slots[slot.duplicateOf]!;
+      const outcome = winner.outcome;
+      if (outcome?.kind === 'created') {
+        const reference = winner.newCase!.stored.reference;
+        rejected.push(
+          rejection(slot, 'DUPLICATE', `${duplicateMessage(reference)} (created from element ${winner.index} of this request)`, {
+            existingCaseId: winner.newCase!.stored.caseId,
+            existingReference: reference,
+          }),
+        );
+      } else if (outcome?.kind === 'duplicate') {
+        rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
+      } else {
+        rejected.push(rejection(slot, 'TEMPORARY_FAILURE', TEMPORARY_MESSAGE));
+      }
+      continue;
+    }
+    const outcome = slot.outcome;
+    if (outcome?.kind === 'created') {
+      const stored = slot.newCase!.stored;
+      created.push({ index: slot.index, invoiceRef: stored.invoiceRef, id: stored.caseId, reference: stored.reference });
+    } else if (outcome?.kind === 'duplicate') {
+      rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
+    } else {
+      rejected.push(rejection(slot, 'TEMPORARY_FAILURE', TEMPORARY_MESSAGE));
+    }
+  }
+  return { statusCode: created.length > 0 ? 201 : 200, created, rejected };
+}
+
+/** Counts by outcome for the request log line and metrics. */
+export function outcomeCounts(result: BatchResult): Record<string, number> {
+  const counts: Record<string, number> = { created: result.created.length, rejected: result.rejected.length };
+  for (const item of result.rejected) counts[`rejected_${item.code}`] = (counts[`rejected_${item.code}`] ?? 0) + 1;
+  return counts;
+}
