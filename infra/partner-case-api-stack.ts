@@ -1,0 +1,141 @@
+import * as path from 'node:path';
+import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ApiFunction } from './api-function.js';
+import { ServiceAlarms } from './alarms.js';
+import { DataStores } from './data-stores.js';
+import { PartnerApi } from './http-api.js';
+import { functionEnvironment, type StackConfig } from './stack-config.js';
+import { ApiFirewall } from './waf.js';
+
+/** Handler files, relative to the project root; each exports `handler`. */
+export const FUNCTION_ENTRIES = {
+  getCase: 'functions/get-case.ts',
+  createCases: 'functions/create-cases.ts',
+  createUpload: 'functions/create-upload.ts',
+} as const;
+
+export interface PartnerCaseApiStackProps extends StackProps {
+  config: StackConfig;
+  /** The directory holding package-lock.json and functions/. Defaults to the working directory. */
+  projectRoot?: string;
+}
+
+/**
+ * The whole service in one stack: table and buckets (retained), three functions, the REST API,
+ * the WAF web ACL (context `waf`), alarms and the outputs operators need.
+ */
+export class PartnerCaseApiStack extends Stack {
+  readonly data: DataStores;
+  readonly api: PartnerApi;
+  readonly functions: { getCase: ApiFunction; createCases: ApiFunction; createUpload: ApiFunction };
+  readonly firewall: ApiFirewall | undefined;
+  readonly alarms: ServiceAlarms;
+
+  constructor(scope: Construct, id: string, props: PartnerCaseApiStackProps) {
+    super(scope, id, {
+      description: 'Partner Case API: invoice uploads, batch recovery-case creation and case status.',
+      ...props,
+    });
+    const { config } = props;
+    const projectRoot = path.resolve(props.projectRoot ?? process.cwd());
+    Tags.of(this).add('service', 'partner-case-api');
+
+    this.data = new DataStores(this, 'DataStores', {
+      noncurrentVersionExpirationDays: config.noncurrentVersionExpirationDays,
+      invoiceExpirationDays: config.invoiceExpirationDays,
+      accessLogExpirationDays: config.accessLogExpirationDays,
+    });
+    const { table, invoiceBucket } = this.data;
+
+    const environment = functionEnvironment(config, {
+      tableName: table.tableName,
+      bucketName: invoiceBucket.bucketName,
+    });
+    const fn = (name: string, entry: string, description: string, memorySize: number, timeout: Duration) =>
+      new ApiFunction(this, name, {
+        entry: path.join(projectRoot, entry),
+        projectRoot,
+        description,
+        // Memory sizes are starting points; the benchmark issue refines them (more memory also
+        // means proportionally more CPU, which shortens cold starts and the hashing work).
+        memorySize,
+        timeout,
+        environment,
+        logRetention: config.logRetentionDays,
+      });
+
+    this.functions = {
+      getCase: fn('GetCase', FUNCTION_ENTRIES.getCase, 'GET /api/v1/cases/{id}', config.functionMemoryMb, Duration.seconds(6)),
+      createCases: fn(
+        'CreateCases',
+        FUNCTION_ENTRIES.createCases,
+        'POST /api/v1/cases',
+        config.createCasesMemoryMb,
+        // Up to 100 cases, each a transaction plus a HEAD; well inside API Gateway's 29 s.
+        Duration.seconds(15),
+      ),
+      createUpload: fn(
+        'CreateUpload',
+        FUNCTION_ENTRIES.createUpload,
+        'POST /api/v1/uploads',
+        config.functionMemoryMb,
+        Duration.seconds(6),
+      ),
+    };
+
+    this.functions.getCase.bindTable(table, 'read');
+    this.functions.createUpload.bindTable(table, 'authenticate');
+    this.functions.createUpload.bindInvoiceBucket(invoiceBucket, 'issue-uploads');
+    this.functions.createCases.bindTable(table, 'write-cases');
+    this.functions.createCases.bindInvoiceBucket(invoiceBucket, 'check-uploads');
+
+    this.api = new PartnerApi(this, 'Api', {
+      stageName: config.stageName,
+      throttleRate: config.throttleRate,
+      throttleBurst: config.throttleBurst,
+      logRetention: config.logRetentionDays,
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+      handlers: {
+        createUpload: this.functions.createUpload.function,
+        createCases: this.functions.createCases.function,
+        getCase: this.functions.getCase.function,
+      },
+    });
+
+    if (config.waf) {
+      this.firewall = new ApiFirewall(this, 'Firewall', {
+        stage: this.api.stage,
+        rateLimitPerKey: config.wafRateLimitPerKey,
+        rateLimitPerIp: config.wafRateLimitPerIp,
+      });
+    } else {
+      Validations.of(this.api.stage).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason: 'WAF is switched off with the context flag waf=false (development stacks only; see docs/deploy.md).',
+      });
+    }
+
+    this.alarms = new ServiceAlarms(this, 'Alarms', {
+      namePrefix: this.stackName,
+      stage: this.api.stage,
+      functions: {
+        GetCase: this.functions.getCase.function,
+        CreateCases: this.functions.createCases.function,
+        CreateUpload: this.functions.createUpload.function,
+      },
+      table,
+      latencyP99Ms: config.alarmLatencyP99Ms,
+      serverErrorRate: config.alarmServerErrorRate,
+      alarmEmail: config.alarmEmail,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.api.url,
+      description: 'Base URL of the stage; routes are under api/v1/ (e.g. <ApiUrl>api/v1/cases).',
+    });
+    new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin).' });
+    new CfnOutput(this, 'BucketName', { value: invoiceBucket.bucketName, description: 'Invoice bucket.' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic the alarms notify.' });
+  }
+}

@@ -1,0 +1,81 @@
+import { loadConfig } from '../../../lib/config.js';
+import { resourcesOfType, synth, type Resource } from './synth.js';
+
+const FUNCTIONS = ['GetCase', 'CreateCases', 'CreateUpload'] as const;
+
+function functionResource(id: (typeof FUNCTIONS)[number], context: Record<string, unknown> = {}): Resource {
+  const entries = Object.entries(resourcesOfType(synth(context).template, 'AWS::Lambda::Function')).filter(([logicalId]) =>
+    logicalId.startsWith(`${id}Function`),
+  );
+  expect(entries).toHaveLength(1);
+  return entries[0]?.[1] as Resource;
+}
+
+describe('API functions', () => {
+  it('there are exactly three functions, one per route', () => {
+    expect(Object.keys(resourcesOfType(synth().template, 'AWS::Lambda::Function'))).toHaveLength(3);
+  });
+
+  it.each(FUNCTIONS)('%s runs Node.js 24 on arm64 with active X-Ray tracing', (id) => {
+    const { Properties: p } = functionResource(id);
+    expect(p.Runtime).toBe('nodejs24.x');
+    expect(p.Architectures).toEqual(['arm64']);
+    expect(p.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(p.Handler).toBe('index.handler');
+  });
+
+  it('create-cases starts at 512 MB and 15 s; the read and upload functions at 256 MB and 6 s', () => {
+    expect(functionResource('CreateCases').Properties).toMatchObject({ MemorySize: 512, Timeout: 15 });
+    expect(functionResource('GetCase').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
+    expect(functionResource('CreateUpload').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
+  });
+
+  it('memory sizes can be changed from the CDK context for the benchmark', () => {
+    const context = { createCasesMemoryMb: '1024', functionMemoryMb: 512 };
+    expect(functionResource('CreateCases', context).Properties.MemorySize).toBe(1024);
+    expect(functionResource('GetCase', context).Properties.MemorySize).toBe(512);
+  });
+
+  it.each(FUNCTIONS)('%s reserves no concurrency', (id) => {
+    expect(functionResource(id).Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
+  it.each(FUNCTIONS)('%s logs to its own log group, kept for 90 days by default', (id) => {
+    const { template } = synth();
+    const fn = functionResource(id);
+    const logGroupId = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    expect(logGroupId).toMatch(new RegExp(`^${id}LogGroup`));
+    const logGroup = resourcesOfType(template, 'AWS::Logs::LogGroup')[logGroupId];
+    expect(logGroup?.Properties.RetentionInDays).toBe(90);
+    expect(logGroup?.DeletionPolicy).toBe('Retain');
+  });
+
+  it.each(FUNCTIONS)('%s receives every setting lib/config.ts reads, and it parses', (id) => {
+    const variables = (functionResource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables).toEqual({
+      TABLE_NAME: { Ref: expect.stringMatching(/^DataStoresTable/) },
+      BUCKET_NAME: { Ref: expect.stringMatching(/^DataStoresInvoiceBucket/) },
+      IDEMPOTENCY_TTL_SECONDS: '86400',
+      UPLOAD_URL_TTL_SECONDS: '900',
+      POWERTOOLS_SERVICE_NAME: 'partner-case-api',
+      POWERTOOLS_METRICS_NAMESPACE: 'PartnerCaseApi',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+    const deployed = { ...variables, TABLE_NAME: 'table', BUCKET_NAME: 'bucket', AWS_REGION: 'eu-west-2' } as NodeJS.ProcessEnv;
+    expect(loadConfig(deployed)).toMatchObject({ idempotencyTtlSeconds: 86400, uploadUrlTtlSeconds: 900, local: false });
+  });
+
+  it('the idempotency and upload-URL lifetimes come from the CDK context', () => {
+    const variables = (
+      functionResource('CreateCases', { idempotencyTtlSeconds: '3600', uploadUrlTtlSeconds: 300 }).Properties.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+    expect(variables).toMatchObject({ IDEMPOTENCY_TTL_SECONDS: '3600', UPLOAD_URL_TTL_SECONDS: '300' });
+  });
+
+  it('log retention needs no custom resource (the log groups are explicit)', () => {
+    expect(Object.keys(resourcesOfType(synth().template, 'Custom::LogRetention'))).toHaveLength(0);
+  });
+});

@@ -1,0 +1,112 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { FUNCTION_ENTRIES, PartnerCaseApiStack } from '../../../infra/partner-case-api-stack.js';
+import { readStackConfig } from '../../../infra/stack-config.js';
+
+/**
+ * Synthesises the stack the way `cdk synth` does (same cdk.json context: feature flags and
+ * defaults) but without bundling, so a synth takes well under a second. Results are cached per
+ * context within a test file.
+ */
+export const PROJECT_ROOT = path.resolve(__dirname, '../../..');
+
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  return cdkJson.context;
+}
+
+/**
+ * The project root, or, while a handler file another change adds is not there yet, a scratch root
+ * with stub entries: bundling is skipped, so only the files' existence matters to the synth.
+ */
+function projectRootWithEntries(): string {
+  const entries = Object.values(FUNCTION_ENTRIES);
+  if (entries.every((entry) => existsSync(path.join(PROJECT_ROOT, entry)))) return PROJECT_ROOT;
+  const root = mkdtempSync(path.join(tmpdir(), 'partner-case-api-infra-'));
+  writeFileSync(path.join(root, 'package-lock.json'), '{}');
+  mkdirSync(path.join(root, 'functions'));
+  for (const entry of entries) writeFileSync(path.join(root, entry), 'export const handler = async () => ({});\n');
+  return root;
+}
+
+export interface Synthesised {
+  app: App;
+  stack: PartnerCaseApiStack;
+  template: Template;
+}
+
+const cache = new Map<string, Synthesised>();
+
+export function synth(context: Record<string, unknown> = {}): Synthesised {
+  const key = JSON.stringify(context);
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const app = new App({
+    context: { ...cdkJsonContext(), ...context, 'aws:cdk:bundling-stacks': [] },
+    // CDK's built-in CloudFormation rule validation still runs in `npm run synth`; here it would
+    // add about 3 s to every test file.
+    builtinCloudFormationValidation: false,
+  });
+  const config = readStackConfig(app.node);
+  const stack = new PartnerCaseApiStack(app, config.stackName, {
+    stackName: config.stackName,
+    config,
+    projectRoot: projectRootWithEntries(),
+  });
+  const result = { app, stack, template: Template.fromStack(stack) };
+  cache.set(key, result);
+  return result;
+}
+
+export type Resource = { Type: string; Properties: Record<string, unknown>; [k: string]: unknown };
+
+export function resourcesOfType(template: Template, type: string): Record<string, Resource> {
+  return template.findResources(type) as Record<string, Resource>;
+}
+
+/** The one resource of a type, failing when there is not exactly one. */
+export function onlyResource(template: Template, type: string): Resource {
+  const found = Object.values(resourcesOfType(template, type));
+  if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
+  return found[0] as Resource;
+}
+
+export interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, unknown>;
+}
+
+export const actionsOf = (statement: Statement): string[] =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+/** Every policy statement attached to the role of the function whose construct id is given. */
+export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'CreateCases' | 'CreateUpload'): Statement[] {
+  const { stack, template } = synthesised;
+  const fn = stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+  const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
+  const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
+  if (!role) throw new Error(`no role for ${functionId}`);
+  const inline = ((role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  );
+  const attached = Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
+    .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleLogicalId))
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  return [...inline, ...attached];
+}
+
+/** The actions a function's role is granted, sorted and deduplicated. */
+export function actionsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'CreateCases' | 'CreateUpload'): string[] {
+  return [...new Set(statementsOfFunction(synthesised, functionId).flatMap(actionsOf))].sort();
+}
+
+/** Logs and X-Ray actions every function holds for its own log group and tracing. */
+export const PLATFORM_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+export const dataActions = (actions: string[]) => actions.filter((a) => !PLATFORM_ACTIONS.includes(a));
