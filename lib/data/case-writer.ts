@@ -90,7 +90,6 @@ export class DynamoCaseWriter implements CaseWriter {
       ],
     });
 
-    let lastError = 'unknown';
     for (let attempt = 1; ; attempt++) {
       try {
         await this.client.send(command);
@@ -101,7 +100,7 @@ export class DynamoCaseWriter implements CaseWriter {
           if (guard.caseId === stored.caseId) return { kind: 'created', attempts: attempt };
           return { kind: 'duplicate', existingCaseId: guard.caseId, existingReference: guard.reference, attempts: attempt };
         }
-        lastError = describe(error);
+        const lastError = describe(error);
         const delay = backoffMs(attempt, this.policy);
         if (!isRetryable(error) || attempt >= this.policy.maxAttempts || Date.now() + delay >= deadlineMs) {
           logger.warn('case write failed', { caseId: stored.caseId, attempts: attempt, error: lastError });

@@ -1,0 +1,139 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../../lib/config.js';
+import { handler as uploadHandler } from '../../functions/create-upload.js';
+import { handler as createHandler } from '../../functions/create-cases.js';
+import { handler as getHandler } from '../../functions/get-case.js';
+import { apiEvent, bearer, ddb, lambdaContext, parse, type ParsedResult } from './fixtures.js';
+
+/** Helpers for the case-creation tests: real handlers, real local stores. */
+
+export function validCase(invoiceFileKey: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    debtorName: 'Acme Widgets Ltd',
+    debtorEmail: 'accounts@acme.example',
+    invoiceRef: `INV-${Math.random().toString(36).slice(2, 10)}`,
+    invoiceDate: '2025-01-10',
+    dueDate: '2025-02-10',
+    principalAmount: 1250.5,
+    invoiceFileKey,
+    attestation: { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith, Credit Controller' },
+    ...overrides,
+  };
+}
+
+/** Requests an upload URL with the partner's key and PUTs a small PDF to it; returns the fileKey. */
+export async function uploadInvoice(apiKey: string): Promise<string> {
+  const bytes = Buffer.from('%PDF-1.4\n% test invoice\n');
+  const res = parse(
+    await uploadHandler(
+      apiEvent({
+        method: 'POST',
+        path: '/api/v1/uploads',
+        resource: '/api/v1/uploads',
+        headers: { ...bearer(apiKey), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ fileName: 'invoice.pdf', contentType: 'application/pdf', contentLength: bytes.length }),
+      }),
+      lambdaContext(),
+    ),
+  );
+  if (res.statusCode !== 201) throw new Error(`upload request failed: ${res.statusCode} ${JSON.stringify(res.body)}`);
+  const put = await fetch(res.body.uploadUrl as string, { method: 'PUT', headers: res.body.headers as Record<string, string>, body: bytes });
+  if (!put.ok) throw new Error(`PUT failed: ${put.status}`);
+  return res.body.fileKey as string;
+}
+
+export function createEvent(apiKey: string, body: unknown, headers: Record<string, string> = {}) {
+  return apiEvent({
+    method: 'POST',
+    path: '/api/v1/cases',
+    resource: '/api/v1/cases',
+    headers: { ...bearer(apiKey), 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export async function postCases(apiKey: string, body: unknown, headers: Record<string, string> = {}, handler = createHandler): Promise<ParsedResult> {
+  return parse(await handler(createEvent(apiKey, body, headers), lambdaContext()));
+}
+
+export async function readCase(apiKey: string, id: string): Promise<ParsedResult> {
+  return parse(
+    await getHandler(apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers: bearer(apiKey) }), lambdaContext()),
+  );
+}
+
+export interface CreatedItem {
+  index: number;
+  invoiceRef: string;
+  id: string;
+  reference: string;
+}
+
+export interface RejectedItem {
+  index: number;
+  invoiceRef: string | null;
+  code: string;
+  message: string;
+  errors: { field: string; message: string }[];
+  existingCaseId?: string;
+  existingReference?: string;
+}
+
+export function outcome(res: ParsedResult): { created: CreatedItem[]; rejected: RejectedItem[] } {
+  return { created: res.body.created as CreatedItem[], rejected: res.body.rejected as RejectedItem[] };
+}
+
+/** Every item in the table, for invariant checks. */
+export async function scanTable(): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(new ScanCommand({ TableName: config().tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+export interface InvariantReport {
+  checked: number;
+  violations: string[];
+}
+
+/**
+ * The storage invariants of the product: one case per (company, invoiceRef); no guard without
+ * its case; no case without its audit record; every claim COMPLETED, or IN_PROGRESS and expiring.
+ */
+export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): Promise<InvariantReport> {
+  const items = await scanTable();
+  const inScope = (companyId: unknown) => !companyIds || companyIds.has(companyId as string);
+  const cases = items.filter((i) => i.type === 'CASE' && inScope(i.companyId));
+  const audits = new Set(items.filter((i) => i.type === 'ATTESTATION').map((i) => i.caseId));
+  const guards = items.filter((i) => i.type === 'INVOICE_REF_GUARD' && inScope(i.companyId));
+  const claims = items.filter((i) => i.type === 'IDEMPOTENCY_CLAIM' && inScope(i.companyId));
+  const caseIds = new Set(cases.map((c) => c.caseId));
+  const violations: string[] = [];
+  let checked = 0;
+  const perRef = new Map<string, number>();
+  for (const c of cases) {
+    const k = `${c.companyId as string}|${c.invoiceRefKey as string}`;
+    perRef.set(k, (perRef.get(k) ?? 0) + 1);
+    checked++;
+    if (!audits.has(c.caseId)) violations.push(`case ${c.caseId as string} has no audit record`);
+  }
+  for (const [k, n] of perRef) {
+    checked++;
+    if (n > 1) violations.push(`${n} cases for ${k}`);
+  }
+  for (const g of guards) {
+    checked++;
+    if (!caseIds.has(g.caseId)) violations.push(`guard ${g.sk as string} without its case ${g.caseId as string}`);
+  }
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  for (const claim of claims) {
+    checked++;
+    const ok = claim.state === 'COMPLETED' || (claim.state === 'IN_PROGRESS' && typeof claim.ttl === 'number' && claim.ttl > nowSeconds);
+    if (!ok) violations.push(`claim ${claim.sk as string} in state ${String(claim.state)}`);
+  }
+  return { checked, violations };
+}

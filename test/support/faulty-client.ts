@@ -1,0 +1,68 @@
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../../lib/config.js';
+import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/data/dynamo-client.js';
+
+/**
+ * A DocumentClient over DynamoDB Local that injects faults into chosen calls: throttling,
+ * transaction conflicts, timeouts, and lost responses (the call succeeds, the reply is lost).
+ * DynamoDB Local serialises transactions, so real conflicts never happen locally.
+ */
+export type Fault = 'throttle' | 'conflict' | 'timeout' | 'lost-response' | 'internal';
+
+export interface FaultPlan {
+  /** Decides, per storage call, whether to inject a fault. */
+  decide(commandName: string, input: Record<string, unknown>): Fault | undefined;
+}
+
+export interface FaultCounter {
+  injected: Record<Fault, number>;
+  calls: number;
+}
+
+function makeError(fault: Exclude<Fault, 'lost-response'>, itemCount: number): Error {
+  switch (fault) {
+    case 'throttle':
+      return Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    case 'conflict':
+      return new TransactionCanceledException({
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: Array.from({ length: Math.max(1, itemCount) }, (_, i) => ({ Code: i === 0 ? 'TransactionConflict' : 'None' })),
+      });
+    case 'timeout':
+      return Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+    case 'internal':
+      return Object.assign(new Error('Internal server error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
+  }
+}
+
+export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumentClient; counter: FaultCounter } {
+  const cfg = config();
+  const base = new DynamoDBClient({
+    region: cfg.region,
+    endpoint: cfg.dynamoEndpoint,
+    credentials: LOCAL_CREDENTIALS,
+    requestHandler: createHttpHandler(),
+    // Our own retries are under test: the SDK's would hide the injected faults.
+    maxAttempts: 1,
+  });
+  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0 }, calls: 0 };
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      counter.calls++;
+      const input = args.input as Record<string, unknown>;
+      const fault = plan.decide(context.commandName ?? '', input);
+      if (!fault) return next(args);
+      counter.injected[fault]++;
+      if (fault === 'lost-response') {
+        await next(args);
+        throw makeError('timeout', 0);
+      }
+      const items = (input.TransactItems as unknown[] | undefined)?.length ?? 0;
+      throw makeError(fault, items);
+    },
+    { step: 'initialize', name: 'faultInjection' },
+  );
+  return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter };
+}
