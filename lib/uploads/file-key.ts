@@ -1,0 +1,159 @@
+import { randomBase62 } from '../auth/api-key.js';
+import { COMPANY_ID_PATTERN } from '../accounts/accounts-service.js';
+
+/**
+ * The invoice fileKey: the one place that knows its shape, issues it and checks it.
+ *
+ *   invoices/<companyId>/<fileId>.<ext>
+ *   e.g. invoices/cmp_4fZ0qR8sT2uV6wXy/7Gk2mP9qR4sT8vW1xY3zA5bC7dE9fG1h.pdf
+ *
+ * - `invoices/`   fixed top segment (lower case): the bucket holds nothing else today, and a
+ *                 fixed segment keeps future object kinds apart.
+ * - `<companyId>` the authenticated caller's company (`cmp_` + 16 base62), never request input.
+ *                 It is the tenancy boundary: a key is valid only for the company in its prefix.
+ * - `<fileId>`    32 base62 characters from the CSPRNG (62^32 ≈ 2^190): unguessable, never reused.
+ * - `<ext>`       from the declared content type only: pdf, png or jpg.
+ *
+ * The partner's fileName never becomes part of the key (it is kept as object metadata, see
+ * upload-service.ts), so the key is pure ASCII `[A-Za-z0-9_/.]`, exactly 66 characters long.
+ *
+ * API (used by POST /api/v1/uploads and by batch creation for INVALID_FILE_KEY):
+ *   issueFileKey(companyId, contentType, fileId?)  -> string        new key for an upload
+ *   parseFileKey(key)                              -> ParsedFileKey | undefined  (shape only)
+ *   validateFileKey(key, companyId)                -> { ok: true } | { ok: false, reason, message }
+ *   fileKeyProblem(key, companyId)                 -> string | undefined  (message for INVALID_FILE_KEY)
+ * Existence (FILE_NOT_UPLOADED) is a storage question: see `InvoiceFileStore` in file-store.ts.
+ */
+
+export const UPLOAD_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg'] as const;
+export type UploadContentType = (typeof UPLOAD_CONTENT_TYPES)[number];
+
+export const EXTENSION_BY_CONTENT_TYPE: Readonly<Record<UploadContentType, FileExtension>> = {
+  'application/pdf': 'pdf',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+};
+export type FileExtension = 'pdf' | 'png' | 'jpg';
+
+const CONTENT_TYPE_BY_EXTENSION: Readonly<Record<FileExtension, UploadContentType>> = {
+  pdf: 'application/pdf',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+};
+
+export const FILE_KEY_PREFIX = 'invoices/';
+export const FILE_ID_LENGTH = 32;
+/** The only length a well-formed key can have. */
+export const FILE_KEY_LENGTH = FILE_KEY_PREFIX.length + 'cmp_'.length + 16 + 1 + FILE_ID_LENGTH + '.pdf'.length;
+
+/** Longer input is refused unread (bounds the work done on hostile input). */
+export const MAX_INSPECTED_KEY_LENGTH = 1024;
+
+/** The whole key, anchored, over an ASCII allow-list: no other character can ever match. */
+export const FILE_KEY_PATTERN = new RegExp(`^invoices/(cmp_[0-9A-Za-z]{16})/([0-9A-Za-z]{${FILE_ID_LENGTH}})\\.(pdf|png|jpg)$`);
+
+export interface ParsedFileKey {
+  companyId: string;
+  fileId: string;
+  extension: FileExtension;
+  contentType: UploadContentType;
+}
+
+export type FileKeyRejection =
+  | 'NOT_A_STRING'
+  | 'EMPTY'
+  | 'TOO_LONG'
+  | 'NOT_ASCII'
+  | 'CONTROL_OR_WHITESPACE'
+  | 'LEADING_SLASH'
+  | 'BACKSLASH'
+  | 'ENCODED'
+  | 'TRAVERSAL'
+  | 'EMPTY_SEGMENT'
+  | 'MALFORMED'
+  | 'OTHER_COMPANY';
+
+export type FileKeyValidation = { ok: true } | { ok: false; reason: FileKeyRejection; message: string };
+
+const ISSUED_BY = 'use the fileKey returned by POST /api/v1/uploads unchanged';
+
+const MESSAGES: Record<FileKeyRejection, string> = {
+  NOT_A_STRING: `invoiceFileKey must be a string; ${ISSUED_BY}`,
+  EMPTY: `invoiceFileKey is empty; ${ISSUED_BY}`,
+  TOO_LONG: `invoiceFileKey is longer than any fileKey this service issues; ${ISSUED_BY}`,
+  NOT_ASCII: `invoiceFileKey contains characters a fileKey never has; ${ISSUED_BY}`,
+  CONTROL_OR_WHITESPACE: `invoiceFileKey contains whitespace or control characters; ${ISSUED_BY}`,
+  LEADING_SLASH: `invoiceFileKey must not start with "/"; ${ISSUED_BY}`,
+  BACKSLASH: `invoiceFileKey must not contain "\\"; ${ISSUED_BY}`,
+  ENCODED: `invoiceFileKey must not be percent-encoded; ${ISSUED_BY}`,
+  TRAVERSAL: `invoiceFileKey must not contain ".." segments; ${ISSUED_BY}`,
+  EMPTY_SEGMENT: `invoiceFileKey must not contain empty segments ("//" or a trailing "/"); ${ISSUED_BY}`,
+  MALFORMED: `invoiceFileKey is not a fileKey issued by this service; ${ISSUED_BY}`,
+  OTHER_COMPANY: `invoiceFileKey was not issued to your company; ${ISSUED_BY}`,
+};
+
+export function isUploadContentType(value: string): value is UploadContentType {
+  return (UPLOAD_CONTENT_TYPES as readonly string[]).includes(value);
+}
+
+/** A new, never-before-seen key under the company's prefix. `fileId` is for tests only. */
+export function issueFileKey(companyId: string, contentType: UploadContentType, fileId: string = randomBase62(FILE_ID_LENGTH)): string {
+  // The company id comes from authentication; refuse to build a key from anything else.
+  if (!COMPANY_ID_PATTERN.test(companyId)) throw new Error('issueFileKey: not a company id');
+  const extension = EXTENSION_BY_CONTENT_TYPE[contentType];
+  if (extension === undefined) throw new Error('issueFileKey: unsupported content type');
+  const key = `${FILE_KEY_PREFIX}${companyId}/${fileId}.${extension}`;
+  if (!FILE_KEY_PATTERN.test(key)) throw new Error('issueFileKey: malformed file id');
+  return key;
+}
+
+/** The parts of a well-formed key, or undefined. Says nothing about which company may use it. */
+export function parseFileKey(key: unknown): ParsedFileKey | undefined {
+  if (typeof key !== 'string' || key.length !== FILE_KEY_LENGTH) return undefined;
+  const match = FILE_KEY_PATTERN.exec(key);
+  if (!match) return undefined;
+  const [, companyId, fileId, extension] = match as unknown as [string, string, string, FileExtension];
+  return { companyId, fileId, extension, contentType: CONTENT_TYPE_BY_EXTENSION[extension] };
+}
+
+/** C0 controls, DEL, C1 controls, or any Unicode white space. */
+function hasControlOrWhitespace(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return /\s/u.test(text);
+}
+
+function reject(reason: FileKeyRejection): FileKeyValidation {
+  return { ok: false, reason, message: MESSAGES[reason] };
+}
+
+/**
+ * Whether `key` is one this service could have issued to `companyId`. The decision rests on the
+ * anchored allow-list pattern alone (plus the company match); the specific checks before it only
+ * choose a more helpful reason for common mistakes and attacks. Pure: no storage access.
+ */
+export function validateFileKey(key: unknown, companyId: string): FileKeyValidation {
+  if (typeof key !== 'string') return reject('NOT_A_STRING');
+  if (key.length === 0) return reject('EMPTY');
+  if (key.length > MAX_INSPECTED_KEY_LENGTH) return reject('TOO_LONG');
+  if (hasControlOrWhitespace(key)) return reject('CONTROL_OR_WHITESPACE');
+  if (/[^\x21-\x7e]/.test(key)) return reject('NOT_ASCII');
+  if (key.startsWith('/')) return reject('LEADING_SLASH');
+  if (key.includes('\\')) return reject('BACKSLASH');
+  if (key.includes('%')) return reject('ENCODED');
+  if (key.split('/').some((segment) => segment === '..' || segment === '.')) return reject('TRAVERSAL');
+  if (key.includes('//') || key.endsWith('/')) return reject('EMPTY_SEGMENT');
+  if (key.length > FILE_KEY_LENGTH) return reject('TOO_LONG');
+  const parsed = parseFileKey(key);
+  if (!parsed) return reject('MALFORMED');
+  if (!COMPANY_ID_PATTERN.test(companyId) || parsed.companyId !== companyId) return reject('OTHER_COMPANY');
+  return { ok: true };
+}
+
+/** The INVALID_FILE_KEY message for this key and company, or undefined when the key is valid. */
+export function fileKeyProblem(key: unknown, companyId: string): string | undefined {
+  const result = validateFileKey(key, companyId);
+  return result.ok ? undefined : result.message;
+}

@@ -1,0 +1,57 @@
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { config, type AppConfig } from '../config.js';
+import { s3Client } from './s3-client.js';
+
+/**
+ * Whether an invoice was uploaded under a fileKey (batch creation's FILE_NOT_UPLOADED rule).
+ * Callers validate the key first (`validateFileKey` in file-key.ts); this only asks storage.
+ */
+export interface InvoiceFileStore {
+  /** true when an object exists under the key; false when it does not; throws when S3 cannot tell. */
+  exists(fileKey: string): Promise<boolean>;
+}
+
+export interface S3InvoiceFileStoreOptions {
+  /**
+   * Read a 403 as "absent". The deployed function may HEAD objects (s3:GetObject) but not list
+   * the bucket, and without s3:ListBucket S3 answers a HEAD of a missing key with 403, not 404
+   * (see infra/grants.ts). Default true. A HEAD response has no body, so S3 cannot tell us more.
+   */
+  forbiddenMeansAbsent?: boolean;
+}
+
+interface S3ErrorShape {
+  name?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+/** HeadObject-backed store: 404 / NotFound / NoSuchKey → false, other failures are thrown. */
+export class S3InvoiceFileStore implements InvoiceFileStore {
+  private readonly forbiddenMeansAbsent: boolean;
+
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucketName: string,
+    options: S3InvoiceFileStoreOptions = {},
+  ) {
+    this.forbiddenMeansAbsent = options.forbiddenMeansAbsent ?? true;
+  }
+
+  async exists(fileKey: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucketName, Key: fileKey }));
+      return true;
+    } catch (error) {
+      const e = error as S3ErrorShape;
+      const status = e.$metadata?.httpStatusCode;
+      if (status === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey') return false;
+      if (status === 403 && this.forbiddenMeansAbsent) return false;
+      throw error;
+    }
+  }
+}
+
+/** The invoice bucket of the running process. */
+export function invoiceFileStore(cfg: AppConfig = config()): InvoiceFileStore {
+  return new S3InvoiceFileStore(s3Client(cfg), cfg.bucketName);
+}

@@ -1,0 +1,37 @@
+import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { S3InvoiceFileStore } from '../../../lib/uploads/file-store.js';
+
+function s3Error(name: string, status: number): S3ServiceException {
+  return new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });
+}
+
+function clientThat(outcome: () => Promise<unknown>): S3Client {
+  return { send: outcome } as unknown as S3Client;
+}
+
+describe('checking that an invoice was uploaded', () => {
+  it('says yes when S3 has the object', async () => {
+    await expect(new S3InvoiceFileStore(clientThat(async () => ({})), 'b').exists('k')).resolves.toBe(true);
+  });
+
+  it.each([
+    ['404 NotFound', s3Error('NotFound', 404)],
+    ['NoSuchKey', s3Error('NoSuchKey', 404)],
+    ['403 without s3:ListBucket', s3Error('Forbidden', 403)],
+  ])('says no when S3 answers %s', async (_name, error) => {
+    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(error)), 'b').exists('k')).resolves.toBe(false);
+  });
+
+  it('does not hide a 403 when told that the function may list the bucket', async () => {
+    const store = new S3InvoiceFileStore(clientThat(() => Promise.reject(s3Error('Forbidden', 403))), 'b', { forbiddenMeansAbsent: false });
+    await expect(store.exists('k')).rejects.toThrow();
+  });
+
+  it.each([
+    ['a 500', s3Error('InternalError', 500)],
+    ['a 503 SlowDown', s3Error('SlowDown', 503)],
+    ['a network failure', Object.assign(new Error('socket hang up'), { name: 'TimeoutError' })],
+  ])('fails loudly on %s instead of claiming the file is missing', async (_name, error) => {
+    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(error)), 'b').exists('k')).rejects.toBe(error);
+  });
+});
