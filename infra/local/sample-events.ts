@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { AccountsService } from '../../lib/accounts/accounts-service.js';
+import { config } from '../../lib/config.js';
+import { defaultTableStores } from '../../lib/data/stores.js';
+import { issueFileKey } from '../../lib/uploads/file-key.js';
+import { s3Client } from '../../lib/uploads/s3-client.js';
+
+/**
+ * The sample API Gateway events in `events/`: which function each one is for and the status it
+ * documents. The same files feed `sam local invoke`, `npm run invoke` and a test that runs every
+ * one of them. Events hold placeholders (`{{API_KEY}}`, `{{CASE_ID}}`, ...) instead of secrets;
+ * `provisionEventValues` creates a throw-away company, keys, an uploaded file and a case in the
+ * local stores and returns the values to fill them with.
+ */
+export type FunctionName = 'get-case' | 'create-cases' | 'create-upload';
+
+export interface SampleEvent {
+  function: FunctionName;
+  status: number;
+  description: string;
+}
+
+export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
+  'get-case.json': { function: 'get-case', status: 200, description: 'read a case with a Bearer key' },
+  'get-case-x-api-key.json': { function: 'get-case', status: 200, description: 'read a case with the X-Api-Key header' },
+  'get-case-missing-key.json': { function: 'get-case', status: 401, description: 'no API key' },
+  'get-case-wrong-scope.json': { function: 'get-case', status: 403, description: 'a key with only cases:write' },
+  'get-case-unknown.json': { function: 'get-case', status: 404, description: 'a case id that does not exist' },
+  'create-cases.json': { function: 'create-cases', status: 201, description: 'two valid cases' },
+  'create-cases-mixed.json': { function: 'create-cases', status: 201, description: 'one valid, one due in the future, one failed attestation' },
+  'create-cases-all-rejected.json': { function: 'create-cases', status: 200, description: 'nothing created: amount over 10,000' },
+  'create-cases-duplicate.json': { function: 'create-cases', status: 200, description: 'an invoiceRef already being chased: DUPLICATE' },
+  'create-cases-idempotency-replay.json': { function: 'create-cases', status: 409, description: 'an Idempotency-Key used before' },
+  'create-cases-malformed-json.json': { function: 'create-cases', status: 400, description: 'a body that is not JSON' },
+  'create-cases-empty-batch.json': { function: 'create-cases', status: 400, description: 'zero cases: BATCH_EMPTY' },
+  'create-cases-missing-key.json': { function: 'create-cases', status: 401, description: 'no API key' },
+  'create-cases-wrong-scope.json': { function: 'create-cases', status: 403, description: 'a key with only cases:read' },
+  'create-cases-wrong-content-type.json': { function: 'create-cases', status: 415, description: 'a form body instead of JSON' },
+  'create-upload.json': { function: 'create-upload', status: 201, description: 'a presigned PUT for a PDF' },
+  'create-upload-invalid.json': { function: 'create-upload', status: 400, description: 'bad content type and length' },
+  'create-upload-wrong-scope.json': { function: 'create-upload', status: 403, description: 'a key with only cases:read' },
+};
+
+export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** Loads a function's handler; call after the environment points at the stores. */
+export async function loadHandler(name: FunctionName): Promise<Handler> {
+  switch (name) {
+    case 'get-case':
+      return (await import('../../functions/get-case.js')).handler as unknown as Handler;
+    case 'create-cases':
+      return (await import('../../functions/create-cases.js')).handler as unknown as Handler;
+    case 'create-upload':
+      return (await import('../../functions/create-upload.js')).handler as unknown as Handler;
+  }
+}
+
+export function readEventTemplate(file: string): unknown {
+  return JSON.parse(readFileSync(resolve('events', file), 'utf8')) as unknown;
+}
+
+/** Replaces every `{{NAME}}` in the event's strings; an unknown placeholder is an error. */
+export function fillEvent(template: unknown, values: Record<string, string>): APIGatewayProxyEvent {
+  const fill = (node: unknown): unknown => {
+    if (typeof node === 'string') {
+      return node.replace(/\{\{([A-Z_]+)\}\}/g, (_m, name: string) => {
+        const value = values[name];
+        if (value === undefined) throw new Error(`no value for placeholder {{${name}}}`);
+        return value;
+      });
+    }
+    if (Array.isArray(node)) return node.map(fill);
+    if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, fill(v)]));
+    return node;
+  };
+  const event = fill(template) as APIGatewayProxyEvent;
+  // Each invocation is its own request.
+  return { ...event, requestContext: { ...event.requestContext, requestId: randomUUID() } };
+}
+
+export function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:eu-west-2:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export async function invokeSample(file: string, values: Record<string, string>): Promise<APIGatewayProxyResult> {
+  const sample = SAMPLE_EVENTS[file];
+  if (!sample) throw new Error(`events/${file} is not listed in SAMPLE_EVENTS`);
+  const handler = await loadHandler(sample.function);
+  return handler(fillEvent(readEventTemplate(file), values), lambdaContext(sample.function));
+}
+
+/**
+ * A fresh company with three keys (read+write, read-only, write-only), an uploaded invoice, one
+ * case, and an Idempotency-Key already used: everything the sample events refer to.
+ */
+export async function provisionEventValues(): Promise<Record<string, string>> {
+  const cfg = config();
+  const stores = defaultTableStores(cfg);
+  const accounts = new AccountsService(stores.companies, stores.keys);
+  const company = await accounts.createCompany('Sample Events Ltd');
+  const [readWrite, readOnly, writeOnly] = await Promise.all([
+    accounts.createKey(company.companyId, ['cases:read', 'cases:write']),
+    accounts.createKey(company.companyId, ['cases:read']),
+    accounts.createKey(company.companyId, ['cases:write']),
+  ]);
+  const fileKey = issueFileKey(company.companyId, 'application/pdf');
+  await s3Client(cfg).send(new PutObjectCommand({ Bucket: cfg.bucketName, Key: fileKey, Body: '%PDF-1.4\n% sample invoice\n', ContentType: 'application/pdf' }));
+
+  const runId = randomUUID().slice(0, 8);
+  const values: Record<string, string> = {
+    API_KEY: readWrite.apiKey,
+    READ_ONLY_API_KEY: readOnly.apiKey,
+    WRITE_ONLY_API_KEY: writeOnly.apiKey,
+    FILE_KEY: fileKey,
+    RUN_ID: runId,
+    EXISTING_INVOICE_REF: `INV-${runId}-EXISTING`,
+    USED_IDEMPOTENCY_KEY: `sample-${runId}`,
+  };
+
+  // The case that get-case reads and create-cases-duplicate collides with, created with the
+  // Idempotency-Key that create-cases-idempotency-replay then reuses.
+  const create = await loadHandler('create-cases');
+  const template = readEventTemplate('create-cases-duplicate.json') as APIGatewayProxyEvent;
+  const seed = fillEvent(
+    {
+      ...template,
+      headers: { ...template.headers, 'Idempotency-Key': '{{USED_IDEMPOTENCY_KEY}}' },
+      multiValueHeaders: { ...template.multiValueHeaders, 'Idempotency-Key': ['{{USED_IDEMPOTENCY_KEY}}'] },
+    },
+    values,
+  );
+  const seeded = await create(seed, lambdaContext('create-cases'));
+  const created = (JSON.parse(seeded.body) as { created?: { id: string }[] }).created?.[0];
+  if (seeded.statusCode !== 201 || !created) throw new Error(`could not create the sample case: ${seeded.statusCode} ${seeded.body}`);
+  values.CASE_ID = created.id;
+  return values;
+}
