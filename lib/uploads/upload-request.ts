@@ -34,7 +34,7 @@ function required(field: string, kind: string) {
   return (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`);
 }
 
-const schema = z.strictObject(
+export const uploadRequestSchema = z.strictObject(
   {
     fileName: z.string({ error: required('fileName', 'a string') }).superRefine((value, ctx) => {
       const length = [...value].length;
@@ -60,7 +60,7 @@ const schema = z.strictObject(
 
 /** Validates a parsed JSON body. Pure. */
 export function parseUploadRequest(body: unknown): UploadRequestParse {
-  const result = schema.safeParse(body);
+  const result = uploadRequestSchema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
   const errors: FieldError[] = [];
   for (const issue of result.error.issues) {

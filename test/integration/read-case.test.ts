@@ -4,6 +4,7 @@ import type { StoredCase } from '../../lib/cases/case-record.js';
 import { config } from '../../lib/config.js';
 import { keys } from '../../lib/data/table-keys.js';
 import { handler } from '../../functions/get-case.js';
+import { checkedInvoke } from '../support/contract.js';
 import { accounts, apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
 
 async function storeCase(companyId: string, overrides: Partial<StoredCase> = {}): Promise<StoredCase> {
@@ -36,7 +37,7 @@ async function storeCase(companyId: string, overrides: Partial<StoredCase> = {})
 
 async function getCase(id: string, headers: Record<string, string>) {
   const event = apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers });
-  return parse(await handler(event, lambdaContext()));
+  return parse(await checkedInvoke(handler, event, lambdaContext()));
 }
 
 describe('reading a case', () => {

@@ -6,6 +6,7 @@ import { invoiceFileStore } from '../../lib/uploads/file-store.js';
 import { validateFileKey } from '../../lib/uploads/file-key.js';
 import { s3Client } from '../../lib/uploads/s3-client.js';
 import type { UploadTicket } from '../../lib/uploads/upload-service.js';
+import { checkedInvoke } from '../support/contract.js';
 import { apiEvent, bearer, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
 
 /** POST /api/v1/uploads through the real handler, and the PUT against the local S3 (s3rver). */
@@ -20,7 +21,7 @@ async function postUpload(headers: Record<string, string>, body: unknown) {
     headers,
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return parse(await handler(event, lambdaContext()));
+  return parse(await checkedInvoke(handler, event, lambdaContext()));
 }
 
 function asPartner(partner: Partner, extra: Record<string, string> = {}) {

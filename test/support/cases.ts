@@ -3,6 +3,7 @@ import { config } from '../../lib/config.js';
 import { handler as uploadHandler } from '../../functions/create-upload.js';
 import { handler as createHandler } from '../../functions/create-cases.js';
 import { handler as getHandler } from '../../functions/get-case.js';
+import { checkedInvoke } from './contract.js';
 import { apiEvent, bearer, ddb, lambdaContext, parse, type ParsedResult } from './fixtures.js';
 
 /** Helpers for the case-creation tests: real handlers, real local stores. */
@@ -25,7 +26,8 @@ export function validCase(invoiceFileKey: string, overrides: Record<string, unkn
 export async function uploadInvoice(apiKey: string): Promise<string> {
   const bytes = Buffer.from('%PDF-1.4\n% test invoice\n');
   const res = parse(
-    await uploadHandler(
+    await checkedInvoke(
+      uploadHandler,
       apiEvent({
         method: 'POST',
         path: '/api/v1/uploads',
@@ -53,12 +55,12 @@ export function createEvent(apiKey: string, body: unknown, headers: Record<strin
 }
 
 export async function postCases(apiKey: string, body: unknown, headers: Record<string, string> = {}, handler = createHandler): Promise<ParsedResult> {
-  return parse(await handler(createEvent(apiKey, body, headers), lambdaContext()));
+  return parse(await checkedInvoke(handler, createEvent(apiKey, body, headers), lambdaContext()));
 }
 
 export async function readCase(apiKey: string, id: string): Promise<ParsedResult> {
   return parse(
-    await getHandler(apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers: bearer(apiKey) }), lambdaContext()),
+    await checkedInvoke(getHandler, apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers: bearer(apiKey) }), lambdaContext()),
   );
 }
 

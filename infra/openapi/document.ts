@@ -1,0 +1,476 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import {
+  caseViewSchema,
+  createCasesBadRequestSchema,
+  createCasesResponseSchema,
+  idempotencyKeyReusedProblemSchema,
+  insufficientScopeProblemSchema,
+  internalProblemSchema,
+  invalidRequestProblemSchema,
+  notFoundProblemSchema,
+  payloadTooLargeProblemSchema,
+  problemSchema,
+  rateLimitedProblemSchema,
+  unauthenticatedProblemSchema,
+  unsupportedMediaTypeProblemSchema,
+  uploadTicketSchema,
+} from '../../lib/api/response-schemas.js';
+import type { Scope } from '../../lib/auth/scopes.js';
+import { MAX_CASES_PER_REQUEST } from '../../lib/cases/batch-envelope.js';
+import { caseInputSchema } from '../../lib/cases/case-input.js';
+import { MAX_BODY_BYTES } from '../../lib/middleware/json-envelope.js';
+import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../lib/uploads/upload-request.js';
+
+/**
+ * The partner contract as an OpenAPI 3.1 document, generated from the zod schemas the handlers
+ * validate with (requests) and from lib/api/response-schemas.ts (responses).
+ *
+ * `npm run openapi` writes it to docs/openapi.json; test/integration/openapi-document.test.ts
+ * fails when the committed file differs from a fresh generation, and the contract tests validate
+ * every response the integration tests receive against the committed file.
+ *
+ * The request schemas are the handlers' own; refinements (lengths counted in code points, "not
+ * blank", real dates) cannot be expressed by the generator, so `documented()` adds the matching
+ * JSON Schema keywords and descriptions field by field. A test checks each documented length
+ * against the handlers' schema at its boundaries.
+ */
+
+export const OPENAPI_FILE = 'docs/openapi.json';
+
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'cases:write': 'upload invoices (`POST /api/v1/uploads`) and create cases (`POST /api/v1/cases`)',
+  'cases:read': 'read cases (`GET /api/v1/cases/{id}`)',
+  'webhooks:manage': 'reserved for managing outbound webhooks (planned); grants no operation today',
+};
+
+const DESCRIPTION = `Partners upload invoice files, submit overdue business-to-business invoices as recovery cases in batches of up to ${MAX_CASES_PER_REQUEST}, and read a case's status.
+
+## Authentication
+
+Every request carries your API key, either as \`Authorization: Bearer <key>\` or as \`X-Api-Key: <key>\` (if both are sent they must be the same key). A missing, malformed, unknown or revoked key gets \`401 UNAUTHENTICATED\`; a valid key without the operation's scope gets \`403 INSUFFICIENT_SCOPE\`. Keys belong to one company and see only its data.
+
+## Scopes
+
+A key holds exactly the scopes given when it was created. Each operation names the scope it requires (in its description and as \`x-required-scope\`).
+
+| Scope | Grants |
+|---|---|
+${Object.entries(SCOPE_DESCRIPTIONS)
+  .map(([scope, grants]) => `| \`${scope}\` | ${grants} |`)
+  .join('\n')}
+
+## Errors
+
+Every non-2xx response is RFC 9457 problem details (\`application/problem+json\`) with a stable \`code\` to switch on and a \`requestId\` to quote. Checks run in this order: authentication (401), scope (403), request envelope (413, 415, 400), then the work. Per-case problems in \`POST /api/v1/cases\` are not HTTP errors: they are items in \`rejected\`, each with a \`RejectionCode\`.
+
+## Retries
+
+Send an \`Idempotency-Key\` with each batch: a repeat within 24 hours gets \`409\` and creates nothing. Independently, a case whose \`invoiceRef\` your company already has is rejected as \`DUPLICATE\`. A retry never creates a second case.
+
+## Versioning
+
+The version is in the path (\`/api/v1\`). Additive changes (new optional response members, new enum values, new operations) may appear within v1: ignore members you do not know.`;
+
+// ---- request schemas: the handlers' own, with the documentation their refinements need --------
+
+type Shape = Record<string, z.ZodType>;
+
+/** Adds JSON Schema keywords and descriptions to fields of a handler's schema, by name only. */
+function documented<S extends Shape>(shape: S, docs: { [K in keyof S]?: Record<string, unknown> }): Shape {
+  const out: Shape = {};
+  for (const [name, docsOfField] of Object.entries(docs)) {
+    const field = shape[name];
+    if (!field) throw new Error(`documented(): no field "${name}" in the schema`);
+    out[name] = field.meta(docsOfField as Record<string, unknown>);
+  }
+  return out;
+}
+
+const caseShape = caseInputSchema.shape;
+
+export const attestationDocSchema = caseShape.attestation
+  .extend(
+    documented(caseShape.attestation.shape, {
+      b2b: { description: 'Must be `true`: the debt is business-to-business.', example: true },
+      under10k: { description: 'Must be `true`: the debt is at most 10,000 GBP.', example: true },
+      within6years: { description: 'Must be `true`: the debt is within the six-year limitation window.', example: true },
+      undisputed: { description: 'Must be `true`: the debt is undisputed.', example: true },
+      attestedBy: { minLength: 1, maxLength: 200, description: 'The authorised person making the attestation (not blank).', example: 'Jane Smith, Credit Controller' },
+    }),
+  )
+  .meta({
+    id: 'Attestation',
+    description:
+      'The legal eligibility assertion, kept immutably for the audit trail. All four flags must be `true`, else the case is rejected with `ATTESTATION_FAILED`. Unknown members are refused (`INVALID_FIELD`).',
+  });
+
+export const caseInputDocSchema = caseInputSchema
+  .extend({
+    ...documented(caseShape, {
+      debtorName: { minLength: 1, maxLength: 300, description: 'The debtor company (not blank).', example: 'Acme Widgets Ltd' },
+      debtorEmail: { format: 'email', description: 'Where the debtor is contacted.', example: 'accounts@acme.example' },
+      invoiceRef: {
+        minLength: 1,
+        maxLength: 100,
+        description: 'Your invoice reference (not blank). Unique per company: compared trimmed, Unicode NFC-normalised and case-folded.',
+        example: 'INV-2025-0042',
+      },
+      invoiceDate: { description: '`YYYY-MM-DD` or an ISO 8601 date-time with `Z` or an offset. Not after `dueDate`.', example: '2025-01-10' },
+      dueDate: {
+        description: '`YYYY-MM-DD` or an ISO 8601 date-time with `Z` or an offset. In the past (a date: before today in Europe/London).',
+        example: '2025-02-10',
+      },
+      principalAmount: {
+        description: 'GBP, as a JSON number with at most 2 decimal places; greater than 0 and at most 10,000.',
+        exclusiveMinimum: 0,
+        maximum: 10000,
+        example: 1250.5,
+      },
+      invoiceFileKey: {
+        description: 'The `fileKey` returned by `POST /api/v1/uploads`, unchanged, with the file already uploaded.',
+        example: 'invoices/cmp_4fZ0qR8sT2uV6wXy/7Gk2mP9qR4sT8vW1xY3zA5bC7dE9fG1h.pdf',
+      },
+      debtorCompanyNo: {
+        description:
+          'UK company number: 8 digits, or 2 letters and 6 digits (shorter all-digit numbers are zero-padded). Confirms the registered details; Scottish and Northern Irish registrations are out of jurisdiction.',
+        example: '01234567',
+      },
+      debtorAddress: { maxLength: 500, description: 'Optional context.', example: '1 High Street, London EC1A 1AA' },
+      description: { maxLength: 2000, description: 'Optional context.', example: 'Widgets delivered 2025-01-05, invoice unpaid after two reminders.' },
+    }),
+    attestation: attestationDocSchema,
+  })
+  .meta({
+    id: 'CaseInput',
+    description:
+      'One case: one unpaid business-to-business invoice and one debtor. Each case is checked on its own: a case that breaks a rule is rejected with a `RejectionCode` and does not fail the request. Unknown members are refused (`INVALID_FIELD`); optional members may be omitted or `null`.',
+  });
+
+export const createCasesRequestSchema = z
+  .strictObject({
+    cases: z.array(caseInputDocSchema).min(1).max(MAX_CASES_PER_REQUEST).meta({ description: `1 to ${MAX_CASES_PER_REQUEST} cases.` }),
+  })
+  .meta({ id: 'CreateCasesRequest' });
+
+export const uploadRequestDocSchema = uploadRequestSchema
+  .extend(
+    documented(uploadRequestSchema.shape, {
+      fileName: {
+        minLength: 1,
+        maxLength: MAX_FILE_NAME_LENGTH,
+        description: 'The file name, kept as metadata only: not blank, no control characters.',
+        example: 'INV-2025-0042.pdf',
+      },
+      contentType: { description: 'The file type; the upload must send exactly this `Content-Type`.', example: 'application/pdf' },
+      contentLength: { description: `The file size in bytes (at most ${MAX_UPLOAD_BYTES}, 10 MiB); the upload must send exactly this size.`, example: 48213 },
+    }),
+  )
+  .meta({ id: 'UploadRequest', description: 'Exactly these three members; any other is refused.' });
+
+// ---- shared responses --------------------------------------------------------------------------
+
+const PROBLEM_JSON = 'application/problem+json';
+
+type HeaderDocs = Record<string, { required?: boolean; description: string; schema: Record<string, unknown> }>;
+
+const cacheControl = { description: 'Always `no-store`.', schema: { type: 'string', enum: ['no-store'] } };
+
+const responseHeaders = (headers: HeaderDocs) => ({ 'Cache-Control': cacheControl, ...headers }) as unknown as ResponseConfig['headers'];
+
+function problem(description: string, schema: z.ZodType, headers: HeaderDocs = {}, examples?: Record<string, { summary: string; value: unknown }>): ResponseConfig {
+  return {
+    description,
+    headers: responseHeaders(headers),
+    content: { [PROBLEM_JSON]: { schema, ...(examples ? { examples } : {}) } },
+  };
+}
+
+function example(schema: z.ZodType): Record<string, unknown> {
+  return (z.globalRegistry.get(schema)?.example ?? {}) as Record<string, unknown>;
+}
+
+const unauthorized = problem('No API key, or a malformed, unknown or revoked one.', unauthenticatedProblemSchema, {
+  'WWW-Authenticate': { required: true, description: 'The authentication scheme: `Bearer realm="partner-case-api"`.', schema: { type: 'string' } },
+});
+
+function forbidden(scope: Scope): ResponseConfig {
+  return problem(
+    `The API key lacks the scope \`${scope}\`.`,
+    insufficientScopeProblemSchema,
+    {
+      'WWW-Authenticate': {
+        required: true,
+        description: `\`Bearer realm="partner-case-api", error="insufficient_scope", scope="${scope}"\`.`,
+        schema: { type: 'string' },
+      },
+    },
+    { insufficientScope: { summary: 'The key lacks the scope', value: { ...example(insufficientScopeProblemSchema), requiredScope: scope, detail: `This API key does not hold the scope "${scope}" that this operation requires.` } } },
+  );
+}
+
+const payloadTooLarge = problem(`The request body is over ${MAX_BODY_BYTES} bytes (1 MiB).`, payloadTooLargeProblemSchema);
+const unsupportedMediaType = problem('The request body was not sent as `application/json`.', unsupportedMediaTypeProblemSchema);
+const tooManyRequests = problem('A rate limit of the gateway was exceeded.', rateLimitedProblemSchema, {
+  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+});
+const otherProblem = problem('Any other error (for example `404 NOT_FOUND` from the gateway for an unknown route): problem details with a `code`.', problemSchema);
+const internal = problem('An unexpected failure. Safe to retry; quote the `requestId` if it persists.', internalProblemSchema);
+
+function json(description: string, schema: z.ZodType, examples?: Record<string, { summary: string; value: unknown }>): ResponseConfig {
+  return { description, headers: responseHeaders({}), content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
+}
+
+function secured(scope: Scope): Pick<RouteConfig, 'security'> & { 'x-required-scope': Scope } {
+  // OpenAPI 3.1 lets a requirement on a non-OAuth scheme list "roles"; the scope is also stated in
+  // the description and in x-required-scope for tools that ignore them.
+  return { security: [{ bearerAuth: [scope] }, { apiKeyHeader: [scope] }], 'x-required-scope': scope };
+}
+
+const scopeSentence = (scope: Scope) => `\n\nRequires the scope \`${scope}\`.`;
+
+// ---- the document ------------------------------------------------------------------------------
+
+const CASE = {
+  debtorName: 'Acme Widgets Ltd',
+  debtorEmail: 'accounts@acme.example',
+  invoiceRef: 'INV-2025-0042',
+  invoiceDate: '2025-01-10',
+  dueDate: '2025-02-10',
+  principalAmount: 1250.5,
+  invoiceFileKey: 'invoices/cmp_4fZ0qR8sT2uV6wXy/7Gk2mP9qR4sT8vW1xY3zA5bC7dE9fG1h.pdf',
+  debtorCompanyNo: '01234567',
+  attestation: { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith, Credit Controller' },
+};
+
+const CREATED = { index: 0, invoiceRef: 'INV-2025-0042', id: 'case_7Gk2mP9qR4sT8vW1xY3zA5', reference: 'PC-222-22B' };
+const REJECTED_DUE_DATE = {
+  index: 1,
+  invoiceRef: 'INV-2025-0043',
+  code: 'DUE_DATE_NOT_PAST',
+  message: 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)',
+  errors: [{ field: 'dueDate', message: 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)' }],
+};
+const REJECTED_DUPLICATE = {
+  index: 0,
+  invoiceRef: 'INV-2025-0042',
+  code: 'DUPLICATE',
+  message: 'invoiceRef is already being chased in case PC-222-22B',
+  errors: [{ field: 'invoiceRef', message: 'invoiceRef is already being chased in case PC-222-22B' }],
+  existingCaseId: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+  existingReference: 'PC-222-22B',
+};
+
+function registerDocument(registry: OpenAPIRegistry): void {
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'pca_<key id>_<secret><checksum>',
+    description: 'Your API key as a bearer token: `Authorization: Bearer <key>`.',
+  });
+  registry.registerComponent('securitySchemes', 'apiKeyHeader', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: 'Your API key in the `X-Api-Key` header. If `Authorization` is sent too, both must carry the same key.',
+  });
+  registry.registerComponent('parameters', 'IdempotencyKey', {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Recommended. A key you choose per batch, 1 to 255 visible ASCII characters (0x21-0x7E); the quoted form `"abc"` means `abc`. Scoped to your company and kept for 24 hours: a repeat gets `409 IDEMPOTENCY_KEY_REUSED` and creates nothing. A request refused with 400, 413 or 415 does not use the key up.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    example: 'batch-2025-03-04-001',
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: '/api/v1/uploads',
+    operationId: 'createUpload',
+    tags: ['Uploads'],
+    summary: 'Request an invoice upload',
+    description:
+      'Returns a `fileKey` and a presigned S3 `PUT` URL. `PUT` the file bytes to `uploadUrl` with exactly the `headers` given, before `expiresAt`; then cite `fileKey` as `invoiceFileKey` when creating a case. Issuing an upload writes nothing.' +
+      scopeSentence('cases:write'),
+    ...secured('cases:write'),
+    request: {
+      body: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: uploadRequestDocSchema,
+            examples: { pdf: { summary: 'A PDF invoice', value: { fileName: 'INV-2025-0042.pdf', contentType: 'application/pdf', contentLength: 48213 } } },
+          },
+        },
+      },
+    },
+    responses: {
+      201: json('The upload ticket.', uploadTicketSchema, { pdf: { summary: 'A presigned PUT for a PDF', value: example(uploadTicketSchema) } }),
+      400: problem('The body is not JSON, not an object, or a field breaks the rules; `errors` lists every problem.', invalidRequestProblemSchema, {}, {
+        invalidFields: { summary: 'Two fields to fix', value: {
+          ...example(invalidRequestProblemSchema),
+          errors: [
+            { field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' },
+            { field: 'contentLength', message: 'contentLength must be at most 10485760 bytes (10 MiB)' },
+          ],
+        } },
+      }),
+      401: unauthorized,
+      403: forbidden('cases:write'),
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
+      429: tooManyRequests,
+      500: internal,
+      default: otherProblem,
+    },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: '/api/v1/cases',
+    operationId: 'createCases',
+    tags: ['Cases'],
+    summary: 'Create recovery cases (batch)',
+    description:
+      `Creates 1 to ${MAX_CASES_PER_REQUEST} cases. Each case is created or rejected on its own: every element of \`cases\` appears exactly once, in \`created\` or in \`rejected\` (with a \`RejectionCode\`), by its zero-based \`index\`. \`201\` when at least one case was created, \`200\` when none was. Creating a case does not start recovery: a case begins as \`DRAFT\`.` +
+      scopeSentence('cases:write'),
+    ...secured('cases:write'),
+    parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }],
+    request: {
+      body: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: createCasesRequestSchema,
+            examples: {
+              oneCase: { summary: 'One case', value: { cases: [CASE] } },
+              twoCases: {
+                summary: 'Two cases, the second due in the future',
+                value: { cases: [CASE, { ...CASE, invoiceRef: 'INV-2025-0043', dueDate: '2099-12-31', debtorCompanyNo: null }] },
+              },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      201: json('At least one case was created.', createCasesResponseSchema, {
+        created: { summary: 'One case created, one rejected', value: { created: [CREATED], rejected: [REJECTED_DUE_DATE] } },
+      }),
+      200: json('No case was created: every case is in `rejected`.', createCasesResponseSchema, {
+        duplicate: { summary: 'The invoice is already being chased', value: { created: [], rejected: [REJECTED_DUPLICATE] } },
+      }),
+      400: problem('The request as a whole was refused; nothing was created and the `Idempotency-Key` was not used up.', createCasesBadRequestSchema, {}, {
+        invalidRequest: { summary: '`cases` is missing', value: { ...example(invalidRequestProblemSchema), detail: 'The request body must hold "cases", an array of 1 to 100 cases.', errors: [{ field: 'cases', message: 'cases is required' }] } },
+        batchEmpty: { summary: 'No cases', value: { type: '/problems/batch-empty', title: 'Batch empty', status: 400, detail: '"cases" must hold at least 1 case.', code: 'BATCH_EMPTY', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' } },
+        batchTooLarge: {
+          summary: 'More than 100 cases',
+          value: { type: '/problems/batch-too-large', title: 'Batch too large', status: 400, detail: '"cases" holds 120 cases; at most 100 are accepted per request.', code: 'BATCH_TOO_LARGE', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', maxCases: 100, receivedCases: 120 },
+        },
+      }),
+      401: unauthorized,
+      403: forbidden('cases:write'),
+      409: problem(
+        'The `Idempotency-Key` was already used: nothing new was created.',
+        idempotencyKeyReusedProblemSchema,
+        { 'Retry-After': { required: false, description: 'Only while the first request is `IN_PROGRESS`: seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+        {
+          completed: {
+            summary: 'The first request finished: its result is included',
+            value: {
+              type: '/problems/idempotency-key-reused',
+              title: 'Idempotency key reused',
+              status: 409,
+              detail: 'This Idempotency-Key was already used; nothing new was created. The original result is included.',
+              code: 'IDEMPOTENCY_KEY_REUSED',
+              requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+              state: 'COMPLETED',
+              created: [CREATED],
+              rejected: [REJECTED_DUE_DATE],
+            },
+          },
+          inProgress: {
+            summary: 'The first request is still running',
+            value: {
+              type: '/problems/idempotency-key-reused',
+              title: 'Idempotency key reused',
+              status: 409,
+              detail: 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
+              code: 'IDEMPOTENCY_KEY_REUSED',
+              requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+              state: 'IN_PROGRESS',
+            },
+          },
+        },
+      ),
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
+      429: tooManyRequests,
+      500: internal,
+      default: otherProblem,
+    },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/api/v1/cases/{id}',
+    operationId: 'getCase',
+    tags: ['Cases'],
+    summary: 'Read a case',
+    description: "Returns one of your company's cases. A case of another company answers exactly like one that does not exist (`404`)." + scopeSentence('cases:read'),
+    ...secured('cases:read'),
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'The case id, as returned in `created[].id`.',
+        schema: { type: 'string', pattern: '^case_[0-9A-Za-z]{22}$' },
+        example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+      },
+    ],
+    responses: {
+      200: json('The case.', caseViewSchema, { draft: { summary: 'A new case', value: example(caseViewSchema) } }),
+      401: unauthorized,
+      403: forbidden('cases:read'),
+      404: problem('No case with this id exists for your company.', notFoundProblemSchema),
+      429: tooManyRequests,
+      500: internal,
+      default: otherProblem,
+    },
+  });
+}
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+export function buildOpenApiDocument(): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registerDocument(registry);
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Partner Case API',
+      version: '1.0.0',
+      description: DESCRIPTION,
+      contact: { name: 'Partner integrations' },
+    },
+    servers: [
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: 'A deployed stack (the `ApiUrl` output of the CDK stack).',
+        variables: { apiId: { default: 'abc123defg' }, region: { default: 'eu-west-2' }, stage: { default: 'prod' } },
+      },
+      { url: 'http://localhost:3000', description: 'Local development (`npm start`).' },
+    ],
+    tags: [
+      { name: 'Uploads', description: 'Upload the invoice file first; its `fileKey` goes into the case.' },
+      { name: 'Cases', description: 'Create cases in batches and read their status.' },
+    ],
+  });
+}
+
+/** The file contents: stable key order as generated, two-space indent, trailing newline. */
+export function renderOpenApiDocument(): string {
+  return `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+}
