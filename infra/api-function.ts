@@ -5,6 +5,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
@@ -132,10 +133,10 @@ export class ApiFunction extends Construct {
     const stack = Stack.of(this);
     const bucketLogicalId = stack.resolve(stack.getLogicalId(bucket.node.defaultChild as CfnElement)) as string;
     Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${FILE_KEY_PREFIX}*]`,
       reason:
-        'Object keys are generated per upload (a random component under the company prefix), so the grant covers the ' +
-        "bucket's objects; it is a single object action in a bucket that holds nothing but invoices.",
+        'Object keys are generated per upload (invoices/<companyId>/<random id>), so the grant covers the invoices/ ' +
+        'prefix; it is a single object action, and the handlers confine each call to the caller\'s company prefix.',
     });
   }
 

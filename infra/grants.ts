@@ -1,6 +1,7 @@
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the
@@ -59,28 +60,36 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
   ];
 }
 
+/**
+ * The objects the functions may touch: every fileKey the service issues lies under `invoices/`
+ * (lib/uploads/file-key.ts); the per-company part of the key is enforced by the handlers.
+ */
+export function invoiceObjectsArn(bucket: IBucket): string {
+  return bucket.arnForObjects(`${FILE_KEY_PREFIX}*`);
+}
+
 /** Presigning an invoice PUT: the URL carries the signer's authority, so it needs PutObject. */
 export function invoiceUploadStatements(bucket: IBucket): PolicyStatement[] {
   return [
     new PolicyStatement({
       sid: 'PresignInvoiceUploads',
       actions: ['s3:PutObject'],
-      resources: [bucket.arnForObjects('*')],
+      resources: [invoiceObjectsArn(bucket)],
     }),
   ];
 }
 
 /**
  * Checking that an invoice was uploaded: HeadObject is authorised by s3:GetObject. Without
- * s3:ListBucket, S3 answers a HEAD for a missing key with 403 rather than 404, so the handler
- * must read a 403 as "not uploaded" too; in exchange the function cannot list the bucket.
+ * s3:ListBucket, S3 answers a HEAD for a missing key with 403 rather than 404; the handler reads a
+ * 403 as "not uploaded" (lib/uploads/file-store.ts), and the function cannot list the bucket.
  */
 export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
   return [
     new PolicyStatement({
       sid: 'CheckInvoiceUploads',
       actions: ['s3:GetObject'],
-      resources: [bucket.arnForObjects('*')],
+      resources: [invoiceObjectsArn(bucket)],
     }),
   ];
 }

@@ -13,7 +13,7 @@ import {
 const FUNCTIONS = ['GetCase', 'CreateCases', 'CreateUpload'] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = {
-  'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, '/*']],
+  'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, '/invoices/*']],
 };
 
 const KEY_USE_CONDITION = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*'] } };

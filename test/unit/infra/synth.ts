@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { FUNCTION_ENTRIES, PartnerCaseApiStack } from '../../../infra/partner-case-api-stack.js';
+import { PartnerCaseApiStack } from '../../../infra/partner-case-api-stack.js';
 import { readStackConfig } from '../../../infra/stack-config.js';
 
 /**
@@ -16,20 +15,6 @@ export const PROJECT_ROOT = path.resolve(__dirname, '../../..');
 export function cdkJsonContext(): Record<string, unknown> {
   const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
   return cdkJson.context;
-}
-
-/**
- * The project root, or, while a handler file another change adds is not there yet, a scratch root
- * with stub entries: bundling is skipped, so only the files' existence matters to the synth.
- */
-function projectRootWithEntries(): string {
-  const entries = Object.values(FUNCTION_ENTRIES);
-  if (entries.every((entry) => existsSync(path.join(PROJECT_ROOT, entry)))) return PROJECT_ROOT;
-  const root = mkdtempSync(path.join(tmpdir(), 'partner-case-api-infra-'));
-  writeFileSync(path.join(root, 'package-lock.json'), '{}');
-  mkdirSync(path.join(root, 'functions'));
-  for (const entry of entries) writeFileSync(path.join(root, entry), 'export const handler = async () => ({});\n');
-  return root;
 }
 
 export interface Synthesised {
@@ -54,7 +39,7 @@ export function synth(context: Record<string, unknown> = {}): Synthesised {
   const stack = new PartnerCaseApiStack(app, config.stackName, {
     stackName: config.stackName,
     config,
-    projectRoot: projectRootWithEntries(),
+    projectRoot: PROJECT_ROOT,
   });
   const result = { app, stack, template: Template.fromStack(stack) };
   cache.set(key, result);
