@@ -157,8 +157,7 @@ export interface ProblemDetails {
 }
 
 export function toProblemDetails(error: ApiError, requestId: string): ProblemDetails {
-  return {
-    ...error.extensions,
+  const standard: ProblemDetails = {
     type: problemType(error.code),
     title: error.title,
     status: error.status,
@@ -166,6 +165,11 @@ export function toProblemDetails(error: ApiError, requestId: string): ProblemDet
     code: error.code,
     requestId,
   };
+  // Extension members follow the standard ones and can never replace them.
+  for (const [name, value] of Object.entries(error.extensions)) {
+    if (!(name in standard)) standard[name] = value;
+  }
+  return standard;
 }
 
 export function problemResponse(error: ApiError, requestId: string): APIGatewayProxyResult {

@@ -133,7 +133,9 @@ export class CreateCasesService {
     if (!claim.value.claimed) {
       throw new IdempotencyKeyReusedError(
         claim.value.state,
-        claim.value.state === 'COMPLETED' ? { created: claim.value.response.created, rejected: claim.value.response.rejected } : undefined,
+        claim.value.state === 'COMPLETED'
+          ? { created: (claim.value.response.created as CreatedItem[]).map(orderCreated), rejected: (claim.value.response.rejected as RejectedItem[]).map(orderRejected) }
+          : undefined,
       );
     }
 
@@ -207,6 +209,24 @@ export class CreateCasesService {
     }
     return result;
   }
+}
+
+/** Stored results come back from DynamoDB with their keys in any order; restore the documented one. */
+function orderCreated(item: CreatedItem): CreatedItem {
+  return { index: item.index, invoiceRef: item.invoiceRef, id: item.id, reference: item.reference };
+}
+
+function orderRejected(item: RejectedItem): RejectedItem {
+  const { index, invoiceRef, code, message, errors, existingCaseId, existingReference } = item;
+  return {
+    index,
+    invoiceRef,
+    code,
+    message,
+    errors,
+    ...(existingCaseId !== undefined ? { existingCaseId } : {}),
+    ...(existingReference !== undefined ? { existingReference } : {}),
+  };
 }
 
 async function completeClaim(store: IdempotencyStore, companyId: string, key: string, requestId: string, response: StoredBatchResponse, now: Date) {

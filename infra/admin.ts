@@ -1,0 +1,219 @@
+/**
+ * Operator command: `npm run admin -- <command> [--json]`.
+ *
+ *   company create --name NAME [--auto-attestation]
+ *   company list
+ *   company set-auto-attestation --company ID --enabled true|false
+ *   key create --company ID --scopes cases:read,cases:write
+ *   key list --company ID
+ *   key revoke --key KEY_ID
+ *   key rotate --key KEY_ID
+ *
+ * Works against the local stack (DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000) unless
+ * TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
+ * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests).
+ * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
+ * refused operations (unknown company, revoked key, ...): one line, exit 1.
+ */
+import { parseArgs } from 'node:util';
+import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
+import { parseScopeList } from '../lib/auth/scopes.js';
+import { loadConfig } from '../lib/config.js';
+import { createDocumentClient } from '../lib/data/dynamo-client.js';
+import { tableStores } from '../lib/data/stores.js';
+import { LOCAL_DEFAULTS, localPorts } from './local/stores.js';
+
+class UsageError extends Error {}
+
+const HELP = `Partner Case API admin
+
+Usage: npm run admin -- <command> [options] [--json]
+
+  company create --name NAME [--auto-attestation]
+  company list
+  company set-auto-attestation --company ID --enabled true|false
+  key create --company ID --scopes cases:read,cases:write
+  key list --company ID
+  key revoke --key KEY_ID
+  key rotate --key KEY_ID
+
+Target: the local stack (npm start) by default; a deployed table when TABLE_NAME and AWS_REGION
+are set (AWS credentials from the usual places).`;
+
+interface Target {
+  env: NodeJS.ProcessEnv;
+  description: string;
+  local: boolean;
+  port?: number;
+}
+
+function target(): Target {
+  if (process.env.TABLE_NAME) {
+    return {
+      env: { TABLE_NAME: process.env.TABLE_NAME, BUCKET_NAME: process.env.BUCKET_NAME ?? 'unused-by-admin', AWS_REGION: process.env.AWS_REGION, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT },
+      description: `table ${process.env.TABLE_NAME}`,
+      local: Boolean(process.env.DYNAMODB_ENDPOINT),
+    };
+  }
+  const port = localPorts().dynamoPort;
+  return {
+    env: { TABLE_NAME: LOCAL_DEFAULTS.tableName, BUCKET_NAME: LOCAL_DEFAULTS.bucketName, AWS_REGION: LOCAL_DEFAULTS.region, DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` },
+    description: `local table ${LOCAL_DEFAULTS.tableName}`,
+    local: true,
+    port,
+  };
+}
+
+function need(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing --${flag}`);
+  return value;
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((r) => columns.map((c) => (Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c] ?? ''))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] as string).length)));
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i] as number)).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        name: { type: 'string' },
+        'auto-attestation': { type: 'boolean', default: false },
+        company: { type: 'string' },
+        enabled: { type: 'string' },
+        scopes: { type: 'string' },
+        key: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    console.log(HELP);
+    return positionals.length === 0 && !values.help ? 2 : 0;
+  }
+  const [noun, verb, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  const command = `${noun} ${verb ?? ''}`.trim();
+  const known = ['company create', 'company list', 'company set-auto-attestation', 'key create', 'key list', 'key revoke', 'key rotate'];
+  if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
+
+  // Argument checks that need no storage come first.
+  if (command === 'company set-auto-attestation' && !['true', 'false'].includes(need(values.enabled, 'enabled'))) {
+    throw new UsageError('--enabled must be true or false');
+  }
+  if (command === 'key create') {
+    need(values.company, 'company');
+    try {
+      parseScopeList(need(values.scopes, 'scopes'));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+
+  const where = target();
+  const cfg = loadConfig(where.env);
+  if (where.local && cfg.dynamoEndpoint) {
+    const probe = new DynamoDBClient({ endpoint: cfg.dynamoEndpoint, region: cfg.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    try {
+      await probe.send(new ListTablesCommand({ Limit: 1 }));
+    } catch {
+      console.error(`DynamoDB Local is not running on ${cfg.dynamoEndpoint}: start it with npm start`);
+      return 1;
+    } finally {
+      probe.destroy();
+    }
+  }
+  const client = createDocumentClient(cfg);
+  const stores = tableStores(client, cfg.tableName);
+  const accounts = new AccountsService(stores.companies, stores.keys);
+  const out = (human: string, json: unknown) => console.log(values.json ? JSON.stringify(json) : human);
+
+  try {
+    switch (command) {
+      case 'company create': {
+        const company = await accounts.createCompany(need(values.name, 'name'), values['auto-attestation']);
+        out(`Created company ${company.companyId} "${company.name}" (auto-attestation ${company.autoAttestation ? 'on' : 'off'}) in ${where.description}`, {
+          companyId: company.companyId,
+          name: company.name,
+          autoAttestation: company.autoAttestation,
+        });
+        break;
+      }
+      case 'company list': {
+        const companies = await accounts.listCompanies();
+        out(table(companies as unknown as Record<string, unknown>[], ['companyId', 'name', 'autoAttestation', 'createdAt']), { companies });
+        break;
+      }
+      case 'company set-auto-attestation': {
+        const companyId = need(values.company, 'company');
+        const enabled = values.enabled === 'true';
+        await accounts.setAutoAttestation(companyId, enabled);
+        out(`Auto-attestation ${enabled ? 'enabled' : 'disabled'} for ${companyId}`, { companyId, autoAttestation: enabled });
+        break;
+      }
+      case 'key create':
+      case 'key rotate': {
+        const issued =
+          command === 'key create'
+            ? await accounts.createKey(need(values.company, 'company'), need(values.scopes, 'scopes'))
+            : await accounts.rotateKey(need(values.key, 'key'));
+        if (!values.json) {
+          console.error('The API key below is shown once and cannot be read back. Hand it to the partner over a secure channel.');
+          if (command === 'key rotate') console.error(`The old key ${values.key} keeps working until you revoke it: npm run admin -- key revoke --key ${values.key}`);
+        }
+        out(`keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\napiKey  ${issued.apiKey}`, {
+          keyId: issued.keyId,
+          companyId: issued.companyId,
+          apiKey: issued.apiKey,
+          scopes: issued.scopes,
+        });
+        break;
+      }
+      case 'key list': {
+        const keys = await accounts.listKeys(need(values.company, 'company'));
+        out(table(keys as unknown as Record<string, unknown>[], ['keyId', 'scopes', 'revoked', 'createdAt', 'lastUsedAt', 'revokedAt', 'rotatedFrom']), { keys });
+        break;
+      }
+      case 'key revoke': {
+        const keyId = need(values.key, 'key');
+        await accounts.revokeKey(keyId);
+        out(`Revoked key ${keyId}: it is refused from the next request on`, { keyId, revoked: true });
+        break;
+      }
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof AccountsError) {
+      console.error(error.message);
+      return 1;
+    }
+    throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      console.error(`admin: ${error.message}`);
+      process.exit(2);
+    }
+    console.error(`admin: ${(error as Error).name}: ${(error as Error).message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,167 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { API_ROUTES } from '../../infra/local/api-routes.js';
+import { createLocalServer, MAX_ADAPTER_BODY_BYTES } from '../../infra/local/http-adapter.js';
+import { newPartner, type Partner } from '../support/fixtures.js';
+import { validCase } from '../support/cases.js';
+
+/** The local stack as a partner meets it: real HTTP against the real handlers and stores. */
+let server: Server;
+let base: string;
+let partner: Partner;
+
+beforeAll(async () => {
+  server = createLocalServer({ routes: API_ROUTES });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  partner = await newPartner();
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+const auth = () => ({ Authorization: `Bearer ${partner.apiKey}` });
+
+describe('the local server', () => {
+  it('answers a request without a key with 401 problem details', async () => {
+    const res = await fetch(`${base}/api/v1/cases/x`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(await res.json()).toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
+  });
+
+  it('answers an unknown case with 404 problem details when the key is valid', async () => {
+    const res = await fetch(`${base}/api/v1/cases/x`, { headers: auth() });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('answers an unknown route with 404 and a wrong method with 405 naming the allowed ones', async () => {
+    const unknown = await fetch(`${base}/api/v2/things`);
+    expect([unknown.status, ((await unknown.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
+    const wrong = await fetch(`${base}/api/v1/cases`, { method: 'GET' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(((await wrong.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('refuses a body larger than Lambda accepts with 413 without reading it all', async () => {
+    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(MAX_ADAPTER_BODY_BYTES + 1) });
+    expect(res.status).toBe(413);
+  });
+
+  it('answers a body over 1 MiB with the handler’s own 413', async () => {
+    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: `{"cases":[],"pad":"${'x'.repeat(1024 * 1024)}"}` });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('serves the README walk-through: upload, create a batch of 3, read back, replay the Idempotency-Key', async () => {
+    const bytes = Buffer.from('%PDF-1.4\n% walk-through\n');
+    const upload = (await (
+      await fetch(`${base}/api/v1/uploads`, {
+        method: 'POST',
+        headers: { ...auth(), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ fileName: 'invoice.pdf', contentType: 'application/pdf', contentLength: bytes.length }),
+      })
+    ).json()) as { fileKey: string; uploadUrl: string; headers: Record<string, string> };
+    expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: bytes })).status).toBe(200);
+
+    const post = (body: unknown, key?: string) =>
+      fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) }, body: JSON.stringify(body) });
+    expect((await post({ cases: [validCase(upload.fileKey, { invoiceRef: 'WALK-1000' })] })).status).toBe(201);
+
+    const batch = {
+      cases: [
+        validCase(upload.fileKey, { invoiceRef: 'WALK-1001' }),
+        validCase(upload.fileKey, { invoiceRef: 'WALK-1002', dueDate: '2099-01-01' }),
+        validCase(upload.fileKey, { invoiceRef: 'WALK-1000' }),
+      ],
+    };
+    const first = await post(batch, 'walk-through-1');
+    expect(first.status).toBe(201);
+    const result = (await first.json()) as { created: { id: string }[]; rejected: { code: string }[] };
+    expect(result.rejected.map((r) => r.code)).toEqual(['DUE_DATE_NOT_PAST', 'DUPLICATE']);
+
+    const read = await fetch(`${base}/api/v1/cases/${result.created[0]!.id}`, { headers: auth() });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ id: result.created[0]!.id, status: 'DRAFT', principalAmount: '1250.50' });
+
+    const replay = await post(batch, 'walk-through-1');
+    expect(replay.status).toBe(409);
+    expect(await replay.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', state: 'COMPLETED', created: result.created, rejected: result.rejected });
+  });
+});
+
+describe('npm start', () => {
+  it('says the port is taken, in one line, instead of crashing when another instance runs', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const run = spawnSync('npx', ['tsx', 'infra/local/main.ts'], { env: { ...process.env, PORT: String(port) }, encoding: 'utf8', timeout: 60_000 });
+      expect(run.status).not.toBe(0);
+      const lines = run.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'));
+      expect(lines).toEqual([expect.stringContaining(`Port ${port} (PORT) is already in use`)]);
+    } finally {
+      blocker.close();
+    }
+  }, 60_000);
+});
+
+describe('the admin command', () => {
+  const admin = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn('npx', ['tsx', 'infra/admin.ts', ...args], {
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+  const status = async (apiKey: string) => (await fetch(`${base}/api/v1/cases/x`, { headers: { Authorization: `Bearer ${apiKey}` } })).status;
+
+  it('onboards a company whose key authenticates until it is revoked; a rotated key works on', async () => {
+    const company = await admin(['company', 'create', '--name', 'Admin Test Ltd', '--json']);
+    expect(company.code).toBe(0);
+    const companyId = lastJson(company.stdout).companyId as string;
+    expect(companyId).toMatch(/^cmp_/);
+
+    const key = await admin(['key', 'create', '--company', companyId, '--scopes', 'cases:read,cases:write', '--json']);
+    expect(key.code).toBe(0);
+    const issued = lastJson(key.stdout);
+    expect(issued.scopes).toEqual(['cases:read', 'cases:write']);
+    expect(await status(issued.apiKey as string)).toBe(404);
+
+    const rotated = lastJson((await admin(['key', 'rotate', '--key', issued.keyId as string, '--json'])).stdout);
+    expect(rotated.scopes).toEqual(['cases:read', 'cases:write']);
+    expect(await status(issued.apiKey as string)).toBe(404);
+
+    const listed = await admin(['key', 'list', '--company', companyId, '--json']);
+    expect(listed.stdout).not.toContain(issued.apiKey as string);
+    expect(listed.stdout).not.toContain('secretHash');
+    expect((lastJson(listed.stdout).keys as unknown[]).length).toBe(2);
+
+    expect((await admin(['key', 'revoke', '--key', issued.keyId as string, '--json'])).code).toBe(0);
+    expect(await status(issued.apiKey as string)).toBe(401);
+    expect(await status(rotated.apiKey as string)).toBe(404);
+  }, 60_000);
+
+  it('answers bad arguments with one line and exit code 2, refused operations with exit code 1', async () => {
+    const unknownScope = await admin(['key', 'create', '--company', 'cmp_x', '--scopes', 'cases:delete']);
+    expect(unknownScope.code).toBe(2);
+    expect(unknownScope.stderr.trim().split('\n').filter((l) => !l.includes('npm warn'))).toHaveLength(1);
+    expect((await admin(['frobnicate'])).code).toBe(2);
+    const noCompany = await admin(['key', 'create', '--company', 'cmp_AAAAAAAAAAAAAAAA', '--scopes', 'cases:read']);
+    const lines = noCompany.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'));
+    expect([noCompany.code, lines]).toEqual([1, ['No company with id cmp_AAAAAAAAAAAAAAAA.']]);
+  }, 60_000);
+});
+
