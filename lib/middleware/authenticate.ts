@@ -72,16 +72,17 @@ export function authenticate(options: AuthenticateOptions): MiddlewareObj<ApiEve
     before: async ({ event, context }) => {
       const state: AuthInternals = {};
       internals.set(context, state);
+
+      const presented = presentedKey(event);
+      const parsed = presented === undefined ? undefined : parseApiKey(presented);
+      if (!parsed) throw new UnauthenticatedError(); // no storage read at all for a malformed key
+
       if (options.prefetch) {
         state.prefetched = options.prefetch(event).then(
           (value): Settled => ({ ok: true, value }),
           (error: unknown): Settled => ({ ok: false, error }),
         );
       }
-
-      const presented = presentedKey(event);
-      const parsed = presented === undefined ? undefined : parseApiKey(presented);
-      if (!parsed) throw new UnauthenticatedError(); // no storage read for a malformed key
 
       const record = await options.keys.get(parsed.keyId);
       const matches = secretMatches(parsed.secret, record?.secretHash ?? DUMMY_HASH);
