@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { invokeSample, provisionEventValues, SAMPLE_EVENTS } from '../../infra/local/sample-events.js';
+import { invokeSample, provisionEventValues, readEventTemplate, SAMPLE_EVENTS } from '../../infra/local/sample-events.js';
+import { assertMatchesContract } from '../support/contract.js';
 
 describe('the sample events in events/', () => {
   const files = readdirSync('events').filter((f) => f.endsWith('.json')).sort();
@@ -18,5 +19,7 @@ describe('the sample events in events/', () => {
     expect({ file, status: res.statusCode }).toEqual({ file, status: expected.status });
     const contentType = (res.headers?.['Content-Type'] ?? '') as string;
     expect(contentType).toBe(res.statusCode >= 400 ? 'application/problem+json' : 'application/json');
+    const template = readEventTemplate(file) as { httpMethod: string; resource: string };
+    assertMatchesContract(template.httpMethod, template.resource, res);
   });
 });
