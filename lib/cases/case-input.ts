@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { normaliseCompanyNumber, isOutOfJurisdiction } from './company-number.js';
 import { isAfter, isInPast, parseCaseDate } from './dates.js';
 import { invoiceRefKey } from './invoice-ref.js';

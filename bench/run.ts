@@ -1,0 +1,444 @@
+/**
+ * npm run bench — the latency design measured (issue 8). Starts its own local stack (DynamoDB
+ * Local in memory + s3rver on free ports), runs five sections and prints one table per section,
+ * each figure with its target and PASS/FAIL; writes everything to bench/results.json. Exits
+ * non-zero only when the benchmark itself breaks, never on a missed target.
+ *
+ *   1. Round-trip depth       critical path of storage calls per request (SDK middleware)
+ *   2. Latency vs floor       10 ms injected per storage call, in-process store stand-in; and
+ *                             DynamoDB Local as-is
+ *   3. CPU per case           create handler over in-memory stores, 1 / 10 / 100 cases
+ *   4. Cold start             bundles built like the CDK stack, fresh process, vs an SDK-only floor
+ *   5. Memory                 peak RSS of a 100-case create in a fresh process
+ *
+ * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (10).
+ * Method and reading of every figure: docs/performance.md.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+// In this process the handlers run in loops: no request log lines or EMF metrics on the console.
+// (The fresh-process runs of sections 4 and 5 log and publish metrics as on Lambda.)
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const { startLocalStack } = await import('./lib/local-stack.js');
+const { median, p95, round } = await import('./lib/stats.js');
+const { bundleLikeCdk, bytesByPackage, cdkEsbuildTarget, packageInputs, PROJECT_ROOT, zodNamespaceImport } = await import('./lib/bundle.js');
+const { runChild } = await import('./lib/processes.js');
+const { DEFAULT_STACK_CONFIG, functionEnvironment } = await import('../infra/stack-config.js');
+const { benchCases, createCasesEvent, createUploadEvent, getCaseEvent } = await import('./lib/events.js');
+
+const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 10);
+const RUNS = Math.max(30, Number(process.env.BENCH_RUNS ?? 30));
+const COLD_RUNS = Math.max(10, Number(process.env.BENCH_COLD_RUNS ?? 10));
+const TMP = join(PROJECT_ROOT, 'bench/tmp');
+const RESULTS = join(PROJECT_ROOT, 'bench/results.json');
+
+// -------------------------------------------------------------------------------------------
+// Reporting
+
+interface Check {
+  section: string;
+  figure: string;
+  value: number | string;
+  target: string;
+  pass: boolean;
+}
+const checks: Check[] = [];
+const results: Record<string, unknown> = {};
+
+function check(section: string, figure: string, value: number | string, target: string, pass: boolean): string {
+  checks.push({ section, figure, value, target, pass });
+  return pass ? 'PASS' : 'FAIL';
+}
+
+function table(headers: string[], rows: (string | number)[][], align?: ('l' | 'r')[]): void {
+  const cells = rows.map((r) => r.map(String));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const fmt = (r: string[]) => r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(fmt(headers));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of cells) console.log(fmt(r));
+}
+
+const heading = (text: string) => console.log(`\n== ${text}\n`);
+const ms = (v: number) => round(v, 1).toFixed(1);
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+
+const startedAt = Date.now();
+rmSync(join(TMP, 'scratch'), { recursive: true, force: true });
+mkdirSync(join(TMP, 'scratch'), { recursive: true });
+
+const meta = {
+  date: new Date().toISOString(),
+  commit: gitCommit(),
+  node: process.version,
+  cpus: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}`,
+  memoryGiB: round(totalmem() / 2 ** 30, 1),
+  loadAverageAtStart: loadavg().map((v) => round(v, 2)),
+  delayMs: DELAY_MS,
+  runs: RUNS,
+  coldRuns: COLD_RUNS,
+  esbuildTarget: cdkEsbuildTarget(),
+};
+console.log(`Partner Case API benchmark — ${meta.date}, commit ${meta.commit}, Node ${meta.node}, ${meta.cpus}, load ${meta.loadAverageAtStart.join(' ')}`);
+console.log('Starting DynamoDB Local (in memory) and s3rver on free ports...');
+
+const stack = await startLocalStack();
+Object.assign(process.env, stack.env);
+try {
+  // Loaded only now: functions/*.ts read the configuration when they load.
+  const { loadConfig } = await import('../lib/config.js');
+  const { MemoryBackend } = await import('./lib/memory-backend.js');
+  const { closeRig, makeRig, measure, measureUpload, SCENARIOS } = await import('./lib/scenarios.js');
+  const { cpuRig, measureCreateCpu } = await import('./lib/cpu.js');
+  const { profileCpu } = await import('./lib/profile.js');
+  const cfg = loadConfig();
+  type Measurement = Awaited<ReturnType<typeof measure>>;
+
+  // ---------------------------------------------------------------------------------------
+  // 1 + 2b. The local stack: depth of every request, and latency as-is (no injected delay).
+
+  const local = await makeRig('local', cfg);
+  console.log(`Local stack ready (${stack.dynamoEndpoint}, ${stack.s3Endpoint}); warming DynamoDB Local up...`);
+  for (let i = 0; i < 2; i++) for (const s of SCENARIOS) await measure(local, s);
+
+  console.log(`Section 1/2b: ${RUNS} runs of each request against DynamoDB Local + s3rver...`);
+  const localRuns = new Map<string, Measurement[]>(SCENARIOS.map((s) => [s.id, []]));
+  for (let r = 0; r < RUNS; r++) for (const s of SCENARIOS) localRuns.get(s.id)!.push(await measure(local, s));
+  const coldKeyGet = await measure(local, SCENARIOS.find((s) => s.id === 'get')!, { warmKey: false });
+  const coldKeyCreate = await measure(local, SCENARIOS.find((s) => s.id === 'create-100')!, { warmKey: false });
+  const upload = await measureUpload(local);
+
+  // ---------------------------------------------------------------------------------------
+  // 2. Latency against the floor: the in-process stand-in, DELAY_MS per storage call.
+
+  console.log(`Section 2: ${RUNS} runs of each request with ${DELAY_MS} ms per storage call (in-process store stand-in)...`);
+  const backend = new MemoryBackend();
+  const emulated = await makeRig('standin', cfg, backend);
+  for (let i = 0; i < 5; i++) for (const s of SCENARIOS) await measure(emulated, s, { delayMs: DELAY_MS });
+  const delayedRuns = new Map<string, Measurement[]>(SCENARIOS.map((s) => [s.id, []]));
+  for (let r = 0; r < RUNS; r++) for (const s of SCENARIOS) delayedRuns.get(s.id)!.push(await measure(emulated, s, { delayMs: DELAY_MS }));
+  const zeroDelayRuns = new Map<string, Measurement[]>(SCENARIOS.map((s) => [s.id, []]));
+  for (let r = 0; r < RUNS; r++) for (const s of SCENARIOS) zeroDelayRuns.get(s.id)!.push(await measure(emulated, s, { delayMs: 0 }));
+  const create100 = SCENARIOS.find((s) => s.id === 'create-100')!;
+  const attribution = await profileCpu(async () => {
+    for (let i = 0; i < 15; i++) await measure(emulated, create100);
+  });
+
+  heading('1. Round-trip depth: storage calls on the critical path (warmed key unless stated)');
+  const depthRows: (string | number)[][] = [];
+  const depthResults: Record<string, unknown> = {};
+  for (const s of SCENARIOS) {
+    const runs = localRuns.get(s.id)!;
+    const depths = runs.map((m) => m.depth);
+    const depth = median(depths);
+    const standIn = median(delayedRuns.get(s.id)!.map((m) => m.depth));
+    const retries = runs.reduce((n, m) => n + m.sdkRetries, 0);
+    const mark = check('depth', s.label, depth, `≤ ${s.depthTarget}`, depth <= s.depthTarget);
+    const first = runs[0]!;
+    depthRows.push([s.label, depth, Math.max(...depths), standIn, `≤ ${s.depthTarget}`, s.designDepth, first.calls, first.path, retries, mark]);
+    depthResults[s.id] = { depth, maxDepth: Math.max(...depths), standInDepth: standIn, target: s.depthTarget, design: s.designDepth, calls: first.byCommand, criticalPath: first.path, sdkRetries: retries };
+  }
+  const coldGetMark = check('depth', 'GET, first use of the key in a minute', coldKeyGet.depth, '≤ 2', coldKeyGet.depth <= 2);
+  depthRows.push(['GET, key first used (lastUsedAt)', coldKeyGet.depth, coldKeyGet.depth, '', '≤ 2', 2, coldKeyGet.calls, coldKeyGet.path, coldKeyGet.sdkRetries, coldGetMark]);
+  const coldCreateMark = check('depth', 'POST 100, first use of the key', coldKeyCreate.depth, '≤ 4', coldKeyCreate.depth <= 4);
+  depthRows.push(['POST 100, key first used', coldKeyCreate.depth, coldKeyCreate.depth, '', '≤ 4', 3, coldKeyCreate.calls, coldKeyCreate.path, coldKeyCreate.sdkRetries, coldCreateMark]);
+  const uploadMark = check('depth', 'POST /uploads', upload.depth, '≤ 1', upload.depth <= 1);
+  depthRows.push(['POST /uploads (presign is local)', upload.depth, upload.depth, '', '≤ 1', 1, upload.calls, upload.path, upload.sdkRetries, uploadMark]);
+  table(['request', 'depth', 'max', 'stand-in', 'target', 'design', 'calls', 'critical path', 'retries', ''], depthRows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l']);
+  const d1 = median(localRuns.get('create-1')!.map((m) => m.depth));
+  const d100 = median(localRuns.get('create-100')!.map((m) => m.depth));
+  const flatMark = check('depth', 'flat in batch size (1 vs 100 cases)', `${d1} vs ${d100}`, 'equal', d1 === d100);
+  console.log(`\nFlat in batch size: 1 case ${d1}, 100 cases ${d100} → ${flatMark}`);
+  console.log(`depth = median over ${RUNS} runs on DynamoDB Local + s3rver; stand-in = same requests on the in-process stand-in; retries = SDK retries seen in those runs.`);
+  results.depth = { ...depthResults, getFirstKeyUse: { depth: coldKeyGet.depth, criticalPath: coldKeyGet.path }, create100FirstKeyUse: { depth: coldKeyCreate.depth, criticalPath: coldKeyCreate.path }, upload: { depth: upload.depth, calls: upload.byCommand } };
+
+  heading(`2. Latency against the floor: ${DELAY_MS} ms per storage call, in-process store stand-in, ${RUNS} runs`);
+  const latencyRows: (string | number)[][] = [];
+  const latencyResults: Record<string, unknown> = {};
+  for (const s of SCENARIOS) {
+    const runs = delayedRuns.get(s.id)!;
+    const times = runs.map((m) => m.ms);
+    const floor = s.depthTarget * DELAY_MS;
+    const depth = median(runs.map((m) => m.depth));
+    const tight = depth * DELAY_MS;
+    const ratio = median(times) / floor;
+    const cpuOnly = median(zeroDelayRuns.get(s.id)!.map((m) => m.ms));
+    const storeMs = median(runs.map((m) => m.storeMs));
+    const mark = check('latency', `${s.label} p50 / floor`, round(ratio, 2), '≤ 1.5', ratio <= 1.5);
+    latencyRows.push([s.label, ms(median(times)), ms(p95(times)), `${s.depthTarget}×${DELAY_MS} = ${floor}`, round(ratio, 2).toFixed(2), round(p95(times) / floor, 2).toFixed(2), '≤ 1.5', round(median(times) / tight, 2).toFixed(2), ms(cpuOnly), ms(storeMs), mark]);
+    latencyResults[s.id] = {
+      p50Ms: round(median(times)),
+      p95Ms: round(p95(times)),
+      floorMs: floor,
+      ratioP50: round(ratio, 2),
+      ratioP95: round(p95(times) / floor, 2),
+      target: 1.5,
+      measuredDepth: depth,
+      ratioToMeasuredDepthFloor: round(median(times) / tight, 2),
+      noDelayP50Ms: round(cpuOnly),
+      standInServiceMs: round(storeMs),
+    };
+  }
+  table(['request', 'p50 ms', 'p95 ms', 'floor ms', 'p50/floor', 'p95/floor', 'target', 'p50/(depth×delay)', 'no-delay p50', 'stand-in ms', ''], latencyRows);
+  console.log('floor = target depth × delay. no-delay p50 = the same request with 0 ms per call: the CPU time of handler + SDK + stand-in,');
+  console.log('which a single thread cannot overlap. stand-in ms = of that, time the stand-in spent serving (real DynamoDB/S3 spend it remotely).');
+  const groups = new Map<string, number>();
+  for (const b of attribution.buckets) {
+    const group = /^@aws-sdk|^@smithy/.test(b.name)
+      ? 'AWS SDK (@aws-sdk, @smithy)'
+      : /^(lib|functions)\//.test(b.name)
+        ? 'project code (lib/, functions/)'
+        : /^(zod|@middy|@aws-lambda-powertools)/.test(b.name)
+          ? 'zod, middy, powertools'
+          : b.name === 'node:crypto'
+            ? 'node:crypto (SigV4 HMACs and hashes, random ids)'
+            : /^node/.test(b.name)
+              ? 'node internals (promise queue, streams, timers, buffers)'
+              : b.name;
+    groups.set(group, (groups.get(group) ?? 0) + b.ms);
+  }
+  const grouped = [...groups.entries()].sort((a, b) => b[1] - a[1]);
+  console.log(`\nWhere the CPU of a 100-case create goes (V8 profile of 15 requests, no delay, stand-in; ${ms(attribution.totalMs)} ms sampled):`);
+  table(
+    ['bucket', 'share'],
+    grouped.slice(0, 8).map(([name, t]) => [name, `${((t / attribution.totalMs) * 100).toFixed(0)} %`]),
+  );
+  console.log(`top entries: ${attribution.buckets.slice(0, 6).map((b) => `${b.name} ${(b.share * 100).toFixed(0)} %`).join(', ')}`);
+  results.latencyAgainstFloor = {
+    delayMs: DELAY_MS,
+    backend: 'in-process stand-in below the SDK (bench/lib/memory-backend.ts)',
+    requests: latencyResults,
+    cpuAttribution100Cases: Object.fromEntries(grouped.map(([n, t]) => [n, round((t / attribution.totalMs) * 100, 1)])),
+    cpuAttributionTop: attribution.buckets.slice(0, 15).map((b) => ({ name: b.name, percent: round(b.share * 100, 1) })),
+  };
+
+  heading(`2b. Latency against DynamoDB Local + s3rver, no injected delay, ${RUNS} runs (reported as-is)`);
+  const asIsRows: (string | number)[][] = [];
+  const asIs: Record<string, unknown> = {};
+  for (const s of SCENARIOS) {
+    const times = localRuns.get(s.id)!.map((m) => m.ms);
+    asIsRows.push([s.label, ms(median(times)), ms(p95(times))]);
+    asIs[s.id] = { p50Ms: round(median(times)), p95Ms: round(p95(times)) };
+  }
+  table(['request', 'p50 ms', 'p95 ms'], asIsRows);
+  console.log('No target: DynamoDB Local runs transactions one at a time and s3rver serves each HEAD from disk, so these');
+  console.log('figures measure the stand-ins more than the handlers.');
+  results.latencyLocalStack = asIs;
+  closeRig(emulated);
+
+  // ---------------------------------------------------------------------------------------
+  // 3. CPU per case.
+
+  console.log('\nSection 3: create handler over in-memory stores...');
+  const rig = await cpuRig();
+  const plan = [
+    { cases: 1, iterations: 1500, warmup: 300 },
+    { cases: 10, iterations: 600, warmup: 100 },
+    { cases: 100, iterations: 150, warmup: 30 },
+  ];
+  const samples = new Map<number, number[]>(plan.map((p) => [p.cases, []]));
+  for (let round_ = 0; round_ < 3; round_++) {
+    for (const p of plan) samples.get(p.cases)!.push((await measureCreateCpu(rig, p.cases, p.iterations, p.warmup, `r${round_}`)).medianMs);
+  }
+  const t1 = median(samples.get(1)!);
+  const t10 = median(samples.get(10)!);
+  const t100 = median(samples.get(100)!);
+  const perCase = (t100 - t1) / 99;
+  const slopeLow = (t10 - t1) / 9;
+  const slopeHigh = (t100 - t10) / 90;
+  heading('3. CPU per case: create handler over in-memory stores (no I/O, no SDK)');
+  table(
+    ['cases', 'median ms', 'ms per case'],
+    [
+      [1, t1.toFixed(3), t1.toFixed(3)],
+      [10, t10.toFixed(3), (t10 / 10).toFixed(3)],
+      [100, t100.toFixed(3), (t100 / 100).toFixed(3)],
+    ],
+  );
+  const perCaseMark = check('cpu', 'marginal CPU per case (1→100)', round(perCase, 4), '≤ 0.1 ms', perCase <= 0.1);
+  const linearMark = check('cpu', 'linear: marginal 10→100 ÷ marginal 1→10', round(slopeHigh / slopeLow, 2), '≤ 1.5', slopeHigh <= 1.5 * slopeLow);
+  console.log(`\nMarginal CPU per case (t100 − t1) / 99 = ${perCase.toFixed(4)} ms, target ≤ 0.1 ms → ${perCaseMark}`);
+  console.log(`Linear growth: per case ${slopeLow.toFixed(4)} ms over 1→10, ${slopeHigh.toFixed(4)} ms over 10→100 (ratio ${(slopeHigh / slopeLow).toFixed(2)}, target ≤ 1.5) → ${linearMark}`);
+  const sdk100 = median(zeroDelayRuns.get('create-100')!.map((m) => m.ms));
+  const sdk1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.ms));
+  const sdkPerCase = (sdk100 - sdk1) / 99;
+  console.log(`For comparison, with the AWS SDK in the loop (stand-in, no delay): ${((sdk100 - sdk1) / 99).toFixed(3)} ms per case`);
+  console.log('(one TransactWriteItems and one HEAD per case: marshalling, serialising, signing, parsing).');
+  results.cpuPerCase = {
+    medianMs: { 1: round(t1, 3), 10: round(t10, 3), 100: round(t100, 3) },
+    marginalMsPerCase: round(perCase, 4),
+    target: 0.1,
+    slopeMsPerCase: { '1to10': round(slopeLow, 4), '10to100': round(slopeHigh, 4) },
+    withSdkMarginalMsPerCase: round(sdkPerCase, 3),
+  };
+
+  // ---------------------------------------------------------------------------------------
+  // 4. Cold start and 5. memory.
+
+  console.log('\nSection 4: bundling like the CDK stack and starting fresh processes...');
+  const bundleDir = join(TMP, 'bundles');
+  const functions = [
+    { name: 'get-case', entry: 'functions/get-case.ts', floor: 'bench/floors/get-case.ts', kind: 'get' as const },
+    { name: 'create-cases', entry: 'functions/create-cases.ts', floor: 'bench/floors/create-cases.ts', kind: 'create' as const },
+    { name: 'create-upload', entry: 'functions/create-upload.ts', floor: 'bench/floors/create-upload.ts', kind: 'upload' as const },
+  ];
+  const variants: { name: string; fn: (typeof functions)[number]; role: 'handler' | 'floor' | 'what-if'; bundle: Awaited<ReturnType<typeof bundleLikeCdk>> }[] = [];
+  for (const fn of functions) {
+    variants.push({ name: fn.name, fn, role: 'handler', bundle: await bundleLikeCdk(fn.name, fn.entry, bundleDir) });
+    variants.push({ name: `floor-${fn.name}`, fn, role: 'floor', bundle: await bundleLikeCdk(`floor-${fn.name}`, fn.floor, bundleDir) });
+    variants.push({ name: `${fn.name}+zod-ns`, fn, role: 'what-if', bundle: await bundleLikeCdk(`${fn.name}-zod-ns`, fn.entry, bundleDir, [zodNamespaceImport]) });
+  }
+  const childEnv: Record<string, string> = {
+    ...functionEnvironment(DEFAULT_STACK_CONFIG, { tableName: cfg.tableName, bucketName: cfg.bucketName }),
+    ...stack.env,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const cold = new Map<string, Awaited<ReturnType<typeof runChild>>[]>(variants.map((v) => [v.name, []]));
+  let coldSeq = 0;
+  for (let r = 0; r < COLD_RUNS; r++) {
+    for (const v of variants) {
+      await local.fixtures.warmKey(local.partner.keyId);
+      const event =
+        v.fn.kind === 'get'
+          ? getCaseEvent(local.partner.apiKey, local.seedCaseId)
+          : v.fn.kind === 'create'
+            ? createCasesEvent(local.partner.apiKey, benchCases(`cold-${++coldSeq}`, 1, local.partner.fileKeys))
+            : createUploadEvent(local.partner.apiKey);
+      const result = await runChild(v.bundle.file, [event], childEnv, join(TMP, 'scratch'), v.name);
+      const status = result.invocations[0]!.statusCode;
+      if (status !== 200 && status !== 201) throw new Error(`${v.name}: cold invocation answered ${status}: ${result.invocations[0]!.body ?? ''}`);
+      cold.get(v.name)!.push(result);
+    }
+  }
+
+  console.log('Section 5: peak RSS of 100-case creates in a fresh process...');
+  const createBundle = variants.find((v) => v.name === 'create-cases')!.bundle;
+  const memoryEvents = Array.from({ length: 6 }, (_, i) => createCasesEvent(local.partner.apiKey, benchCases(`mem-${i}`, 100, local.partner.fileKeys)));
+  await local.fixtures.warmKey(local.partner.keyId);
+  const memory = await runChild(createBundle.file, memoryEvents, childEnv, join(TMP, 'scratch'), 'memory');
+  for (const inv of memory.invocations) if (inv.statusCode !== 201) throw new Error(`memory run answered ${inv.statusCode}: ${inv.body ?? ''}`);
+
+  heading(`4. Cold start: bundled as the CDK stack does (esbuild, ESM, minified, ${meta.esbuildTarget}, SDK bundled), fresh Node process, median of ${COLD_RUNS}`);
+  const coldRows: (string | number)[][] = [];
+  const coldResults: Record<string, unknown> = {};
+  const s3Pattern = /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|s3-request-presigner)\//;
+  for (const fn of functions) {
+    const floorRuns = cold.get(`floor-${fn.name}`)!;
+    const floorCold = median(floorRuns.map((x) => x.coldMs));
+    for (const role of ['handler', 'floor', 'what-if'] as const) {
+      const v = variants.find((x) => x.fn === fn && x.role === role)!;
+      const runs = cold.get(v.name)!;
+      const coldMs = median(runs.map((x) => x.coldMs));
+      const ratio = coldMs / floorCold;
+      const s3 = packageInputs(v.bundle, s3Pattern).length;
+      const zod = bytesByPackage(v.bundle).zod ?? 0;
+      let mark = '';
+      if (role === 'handler') mark = check('cold start', `${fn.name}: load + first invoke ÷ floor`, round(ratio, 2), '≤ 1.3', ratio <= 1.3);
+      else if (role === 'what-if') mark = 'what-if';
+      coldRows.push([
+        v.name,
+        kib(v.bundle.bytes),
+        zod ? kib(zod) : '-',
+        s3 ? `${s3} files` : 'none',
+        ms(median(runs.map((x) => x.loadMs))),
+        ms(median(runs.map((x) => x.firstInvokeMs))),
+        ms(coldMs),
+        ms(median(runs.map((x) => x.processStartToFirstResponseMs))),
+        role === 'floor' ? '1.00' : round(ratio, 2).toFixed(2),
+        role === 'handler' ? '≤ 1.3' : '',
+        mark,
+      ]);
+      coldResults[v.name] = {
+        role,
+        bytes: v.bundle.bytes,
+        sourceMapBytes: v.bundle.mapBytes,
+        zodBytes: zod,
+        s3InputFiles: s3,
+        loadMs: round(median(runs.map((x) => x.loadMs))),
+        firstInvokeMs: round(median(runs.map((x) => x.firstInvokeMs))),
+        loadPlusFirstInvokeMs: round(coldMs),
+        processStartToFirstResponseMs: round(median(runs.map((x) => x.processStartToFirstResponseMs))),
+        ratioToFloor: round(ratio, 2),
+        peakRssMb: round(median(runs.map((x) => x.invocations[0]!.maxRssMb))),
+        zodLocalesBytes: Object.entries(v.bundle.inputs).reduce((n, [path, bytes]) => (path.includes('zod/v4/locales/') ? n + bytes : n), 0),
+        largestInputs: Object.entries(bytesByPackage(v.bundle))
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 10)
+          .map(([name, bytes]) => ({ name, bytes })),
+      };
+    }
+  }
+  table(['bundle', 'bytes', 'zod', 'S3 code', 'load', '1st invoke', 'load+invoke', 'from exec', '÷ floor', 'target', ''], coldRows);
+  for (const fn of functions) {
+    const r = coldResults[fn.name] as { zodLocalesBytes: number; largestInputs: { name: string; bytes: number }[] };
+    console.log(`${fn.name} bundle, largest parts: ${r.largestInputs.slice(0, 6).map((x) => `${x.name} ${kib(x.bytes)}`).join(', ')} (zod locales: ${kib(r.zodLocalesBytes)})`);
+  }
+  const readS3 = packageInputs(variants.find((v) => v.name === 'get-case')!.bundle, s3Pattern);
+  const readMark = check('cold start', 'read bundle carries no S3 code', readS3.length === 0 ? 'none' : readS3.join(', '), 'none', readS3.length === 0);
+  console.log(`\nRead handler (get-case) bundle: S3 code ${readS3.length === 0 ? 'none' : readS3.length + ' files'} (metafile inputs under @aws-sdk/client-s3, middleware-sdk-s3, s3-request-presigner) → ${readMark}`);
+  console.log('load = import of the bundle (parse, compile, top-level code: config, clients, schemas); 1st invoke = first request against the');
+  console.log('local stores with a valid, warmed key; from exec = from process start (Node bootstrap included). Floors: bench/floors/*.ts,');
+  console.log('the same SDK clients and storage calls without the project code. what-if: `import * as z from "zod"` in lib/ (not deployed).');
+  results.coldStart = { esbuildTarget: meta.esbuildTarget, nodeOptions: childEnv.NODE_OPTIONS, bundles: coldResults, readBundleS3Inputs: readS3 };
+
+  heading('5. Memory: create-cases bundle, fresh process, 100-case creates against the local stores');
+  const firstRss = memory.invocations[0]!.maxRssMb;
+  const lastRss = memory.invocations[memory.invocations.length - 1]!.maxRssMb;
+  const floorRss = median(cold.get('floor-create-cases')!.map((x) => x.invocations[0]!.maxRssMb));
+  const handlerRss1 = median(cold.get('create-cases')!.map((x) => x.invocations[0]!.maxRssMb));
+  const memMark = check('memory', 'peak RSS, cold start + one 100-case create', round(firstRss), '≤ 128 MB', firstRss <= 128);
+  table(
+    ['process', 'peak RSS MB', 'target', ''],
+    [
+      ['cold start + one 100-case create', round(firstRss).toFixed(1), '≤ 128', memMark],
+      [`after ${memory.invocations.length} 100-case creates`, round(lastRss).toFixed(1), '', ''],
+      ['create-cases, cold + 1-case create', round(handlerRss1).toFixed(1), '', ''],
+      ['SDK-only floor, cold + 1-case create', round(floorRss).toFixed(1), '', ''],
+    ],
+  );
+  console.log(`V8 heap in use at the end: ${ms(memory.heapUsedMb)} MB.`);
+  console.log(`100-case create in that process: first ${ms(memory.invocations[0]!.ms)} ms (cold), then ${memory.invocations.slice(1).map((i) => ms(i.ms)).join(', ')} ms (DynamoDB Local).`);
+  console.log(`CDK memory settings today: create-cases ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB, get-case and create-upload ${DEFAULT_STACK_CONFIG.functionMemoryMb} MB.`);
+  results.memory = {
+    peakRssMbAfterOne100CaseCreate: round(firstRss),
+    peakRssMbAfterSix100CaseCreates: round(lastRss),
+    peakRssMbCreateCasesCold1Case: round(handlerRss1),
+    peakRssMbSdkFloorCold1Case: round(floorRss),
+    heapUsedMbAtEnd: round(memory.heapUsedMb),
+    target: 128,
+    cdkMemoryMb: { createCases: DEFAULT_STACK_CONFIG.createCasesMemoryMb, others: DEFAULT_STACK_CONFIG.functionMemoryMb },
+  };
+  closeRig(local);
+} finally {
+  await stack.stop();
+}
+
+// -------------------------------------------------------------------------------------------
+
+heading('Summary');
+table(
+  ['section', 'figure', 'value', 'target', ''],
+  checks.map((c) => [c.section, c.figure, String(c.value), c.target, c.pass ? 'PASS' : 'FAIL']),
+  ['l', 'l', 'r', 'r', 'l'],
+);
+const failed = checks.filter((c) => !c.pass).length;
+const seconds = (Date.now() - startedAt) / 1000;
+console.log(`\n${checks.length - failed} of ${checks.length} targets met; ${failed} missed (see docs/performance.md). Took ${seconds.toFixed(0)} s; load average now ${loadavg().map((v) => v.toFixed(2)).join(' ')}.`);
+writeFileSync(RESULTS, `${JSON.stringify({ meta: { ...meta, seconds: round(seconds), loadAverageAtEnd: loadavg().map((v) => round(v, 2)) }, checks, ...results }, null, 2)}\n`);
+console.log(`Written to ${RESULTS.replace(`${PROJECT_ROOT}/`, '')}.`);

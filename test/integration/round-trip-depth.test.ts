@@ -1,0 +1,99 @@
+import { config } from '../../lib/config.js';
+import { benchCases, createCasesEvent } from '../../bench/lib/events.js';
+import { MemoryBackend } from '../../bench/lib/memory-backend.js';
+import { closeRig, makeRig, measure, measureUpload, SCENARIOS, type Rig, type ScenarioId } from '../../bench/lib/scenarios.js';
+
+/**
+ * The latency design in numbers of storage round trips (docs/design.md, docs/performance.md):
+ * the critical path of storage calls a request waits for one after another, recorded by an SDK
+ * middleware on the DynamoDB and S3 clients. Counts only, no timings.
+ *
+ * All five requests run against the in-process store stand-in (bench/lib/memory-backend.ts: the
+ * whole SDK pipeline, no network), where nothing depends on timing. The small requests also run
+ * against DynamoDB Local + s3rver and must give the same depths; the 100-case batches are left to
+ * `npm run bench` there, because DynamoDB Local queues transactions and a loaded machine can push
+ * the last of 100 past the 3 s request timeout, and the retry that follows is a real extra trip.
+ */
+const scenario = (id: ScenarioId) => SCENARIOS.find((s) => s.id === id)!;
+
+describe('round-trip depth (in-process store stand-in)', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await makeRig('depth', config(), new MemoryBackend());
+  });
+  afterAll(() => closeRig(rig));
+
+  it('reads a case in one round trip: the API key and the case are fetched in parallel', async () => {
+    const m = await measure(rig, scenario('get'));
+    expect(m.depth).toBe(1);
+    expect(m.byCommand).toEqual({ 'dynamodb:GetItem': 2 });
+  });
+
+  it('adds the lastUsedAt write after the key lookup on the first use of a key in a minute', async () => {
+    const m = await measure(rig, scenario('get'), { warmKey: false });
+    expect(m.depth).toBe(2);
+    expect(m.path).toBe('GetItem → UpdateItem');
+  });
+
+  it('creates 1 case in three round trips: key, then claim/company/counter/HEAD in parallel, then the transaction', async () => {
+    const m = await measure(rig, scenario('create-1'));
+    expect(m.depth).toBe(3);
+    expect(m.byCommand).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:UpdateItem': 1, 's3:HeadObject': 1, 'dynamodb:TransactWriteItems': 1 });
+  });
+
+  it('creates 100 cases in the same three round trips: the depth does not grow with the batch', async () => {
+    const m = await measure(rig, scenario('create-100'));
+    expect(m.depth).toBe(3);
+    expect(m.byCommand).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:UpdateItem': 1, 's3:HeadObject': 100, 'dynamodb:TransactWriteItems': 100 });
+    expect(m.sdkRetries).toBe(0);
+  });
+
+  it('adds exactly one round trip for an Idempotency-Key: completing the claim', async () => {
+    const m = await measure(rig, scenario('create-100-key'));
+    expect(m.depth).toBe(4);
+    expect(m.path).toMatch(/^GetItem → \w+ → TransactWriteItems → UpdateItem$/);
+    expect(m.byCommand['dynamodb:PutItem']).toBe(1);
+  });
+
+  it('answers 100 duplicates in three round trips: the guard rejects each transaction and returns the existing case', async () => {
+    const m = await measure(rig, scenario('create-100-dup'));
+    expect(m.depth).toBe(3);
+    expect(m.errors).toEqual({ TransactionCanceledException: 100 });
+  });
+
+  it('keeps the lastUsedAt write off the critical path of a create', async () => {
+    const m = await measure(rig, scenario('create-100'), { warmKey: false });
+    expect(m.byCommand['dynamodb:UpdateItem']).toBe(2);
+    expect(m.depth).toBe(3);
+  });
+
+  it('issues an upload URL with the key lookup as the only storage call (presigning is local)', async () => {
+    const m = await measureUpload(rig);
+    expect(m.depth).toBe(1);
+    expect(m.byCommand).toEqual({ 'dynamodb:GetItem': 1 });
+  });
+});
+
+describe('round-trip depth (DynamoDB Local + s3rver)', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await makeRig('depth-local', config());
+  }, 60_000);
+  afterAll(() => closeRig(rig));
+
+  it.each([
+    ['get', true, 1],
+    ['get', false, 2],
+    ['create-1', true, 3],
+    ['create-1', false, 3],
+  ] as const)('%s (warm key: %s) has depth %d, as with the stand-in', async (id, warmKey, depth) => {
+    const m = await measure(rig, scenario(id), { warmKey });
+    expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth, retries: 0 });
+  });
+
+  it('creates 1 case with an Idempotency-Key in four round trips', async () => {
+    const withKey = { ...scenario('create-1'), event: (r: Rig, tag: string) => createCasesEvent(r.partner.apiKey, benchCases(tag, 1, r.partner.fileKeys), `key-${tag}`) };
+    const m = await measure(rig, withKey);
+    expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth: 4, retries: 0 });
+  });
+});
