@@ -40,7 +40,11 @@ export interface StackConfig {
    * account already has one configured (it is a per-account, per-region setting).
    */
   apiGatewayCloudWatchRole: boolean;
-  /** Lambda memory in MB; the benchmark issue refines these starting points. */
+  /**
+   * Lambda memory in MB. Lambda gives CPU in proportion to memory, and a 100-case batch is CPU
+   * bound in the SDK (about 120 ms of CPU, docs/performance.md), so create-cases gets one full
+   * vCPU (1769 MB); peak RSS is far below either setting (114 MB for a 100-case batch).
+   */
   createCasesMemoryMb: number;
   functionMemoryMb: number;
 }
@@ -63,7 +67,7 @@ export const DEFAULT_STACK_CONFIG: StackConfig = {
   alarmLatencyP99Ms: 3000,
   alarmServerErrorRate: 0.01,
   apiGatewayCloudWatchRole: true,
-  createCasesMemoryMb: 512,
+  createCasesMemoryMb: 1769,
   functionMemoryMb: 256,
 };
 

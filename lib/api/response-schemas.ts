@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { REJECTION_CODES } from '../cases/case-input.js';
 import type { CaseView } from '../cases/case-record.js';
 import type { CreatedItem, RejectedItem } from '../cases/create-cases-service.js';

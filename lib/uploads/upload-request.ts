@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldError } from '../errors.js';
 import { UPLOAD_CONTENT_TYPES, type UploadContentType } from './file-key.js';
 

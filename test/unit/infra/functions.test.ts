@@ -24,8 +24,8 @@ describe('API functions', () => {
     expect(p.Handler).toBe('index.handler');
   });
 
-  it('create-cases starts at 512 MB and 15 s; the read and upload functions at 256 MB and 6 s', () => {
-    expect(functionResource('CreateCases').Properties).toMatchObject({ MemorySize: 512, Timeout: 15 });
+  it('create-cases gets a full vCPU (1769 MB) and 15 s; the read and upload functions 256 MB and 6 s', () => {
+    expect(functionResource('CreateCases').Properties).toMatchObject({ MemorySize: 1769, Timeout: 15 });
     expect(functionResource('GetCase').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
     expect(functionResource('CreateUpload').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
   });
