@@ -34,5 +34,13 @@ export default {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      ...common,
+      displayName: 'adversarial',
+      testMatch: ['<rootDir>/test/adversarial/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/adversarial/global-setup.ts',
+      globalTeardown: '<rootDir>/test/adversarial/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/adversarial/timeout.ts'],
+    },
   ],
 };

@@ -129,7 +129,14 @@ export class CreateCasesService {
     );
     const [claim, company, firstSequence, files] = await Promise.allSettled([claimP, companyP, firstSequenceP, filesP]);
 
-    if (claim.status === 'rejected') throw claim.reason;
+    if (claim.status === 'rejected') {
+      // The put may have been applied even though its answer was lost: give the key back (the
+      // release only deletes a claim holding this request's id) so a retry is not refused.
+      if (request.idempotencyKey) {
+        await deps.idempotency.release(companyId, request.idempotencyKey, request.requestId).catch(() => undefined);
+      }
+      throw claim.reason;
+    }
     if (!claim.value.claimed) {
       throw new IdempotencyKeyReusedError(
         claim.value.state,

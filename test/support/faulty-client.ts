@@ -1,5 +1,6 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import { config } from '../../lib/config.js';
 import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/data/dynamo-client.js';
 
@@ -65,4 +66,34 @@ export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumen
     { step: 'initialize', name: 'faultInjection' },
   );
   return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter };
+}
+
+/** An S3 client over the local S3 whose calls can fail the same way. */
+export function faultyS3Client(plan: FaultPlan): { client: S3Client; counter: FaultCounter } {
+  const cfg = config();
+  const client = new S3Client({
+    region: cfg.region,
+    endpoint: cfg.s3Endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    maxAttempts: 1,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0 }, calls: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      counter.calls++;
+      const fault = plan.decide(context.commandName ?? '', args.input as Record<string, unknown>);
+      if (!fault) return next(args);
+      counter.injected[fault]++;
+      if (fault === 'lost-response') {
+        await next(args);
+        throw makeError('timeout', 0);
+      }
+      throw makeError(fault === 'conflict' ? 'internal' : fault, 0);
+    },
+    { step: 'initialize', name: 'faultInjection' },
+  );
+  return { client, counter };
 }

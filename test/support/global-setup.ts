@@ -8,6 +8,14 @@ import { installTsResolution } from './resolve-ts.ts';
  * and hands their addresses to the test workers through the environment.
  */
 export default async function globalSetup(): Promise<void> {
+  // Several jest projects share one set of stores (global setups run in one process, before
+  // any worker starts): start them once and count the users.
+  const shared = globalThis as { __LOCAL_STORES__?: unknown; __LOCAL_STORES_USERS__?: number };
+  if (shared.__LOCAL_STORES__) {
+    shared.__LOCAL_STORES_USERS__ = (shared.__LOCAL_STORES_USERS__ ?? 1) + 1;
+    return;
+  }
+  shared.__LOCAL_STORES_USERS__ = 1;
   installTsResolution();
   const { ensureTable, freePort, LOCAL_DEFAULTS, startDynamoLocal, startLocalS3 } = await import('../../infra/local/stores.js');
   const [dynamoPort, s3Port] = [await freePort(), await freePort()];
@@ -23,5 +31,5 @@ export default async function globalSetup(): Promise<void> {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = { dynamo, s3 };
+  (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = { dynamo, s3, s3Dir };
 }
