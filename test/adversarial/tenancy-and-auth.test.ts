@@ -46,7 +46,7 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
     for (const [caller, owner] of pairs()) {
       const foreign = own.get(owner.companyId)!.caseId;
       const absent = `case_${randomBase62(22)}`;
-      for (const headers of [{ Authorization: `Bearer ${caller.apiKey}` }, { 'X-Api-Key': caller.apiKey }]) {
+      for (const headers of [{ Authorization: `Bearer ${caller.apiKey}` }, { 'X-Api-Key': caller.apiKey }] as Record<string, string>[]) {
         const run = async (id: string) =>
           parse(await getCase(apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers }), lambdaContext()));
         const [f, x] = [await run(foreign), await run(absent)];
@@ -162,7 +162,7 @@ describe('auth abuse', () => {
       { 'x-api-key': k },
       { 'X-API-KEY': ` ${k} ` },
       { Authorization: `Bearer ${k}`, 'X-Api-Key': k },
-    ]) {
+    ] as Record<string, string>[]) {
       expect((await routes.read(headers)).statusCode).toBe(404);
       authCases++;
     }
@@ -188,7 +188,7 @@ describe('auth abuse', () => {
       { 'X-Api-Key': '' },
       { Authorization: `Bearer ${k.toUpperCase()}` },
       { Authorization: `Bearer ${k}\u0000` },
-    ]) {
+    ] as Record<string, string>[]) {
       for (const route of Object.keys(routes) as (keyof typeof routes)[]) expectUnauthenticated(await routes[route](headers));
     }
   });
