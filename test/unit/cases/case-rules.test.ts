@@ -84,6 +84,21 @@ describe('a case is rejected with INVALID_FIELD when', () => {
     expect(check.findings.map((f) => f.field)).toContain(field);
   });
 
+  it.each(['debtorName', 'debtorEmail', 'invoiceRef', 'invoiceDate', 'dueDate', 'principalAmount', 'invoiceFileKey', 'attestation'])('the required field %s is missing', (field) => {
+    const input = validInput();
+    delete input[field];
+    const check = checkCase(input, ctx);
+    expect(firstCode(check.findings)).toBe('INVALID_FIELD');
+    expect(check.findings).toContainEqual({ code: 'INVALID_FIELD', field, message: `${field} is required` });
+  });
+
+  it.each(['b2b', 'under10k', 'within6years', 'undisputed', 'attestedBy'])('the attestation field %s is missing', (field) => {
+    const attestation = { ...(validInput().attestation as Record<string, unknown>) };
+    delete attestation[field];
+    const check = checkCase(validInput({ attestation }), ctx);
+    expect(check.findings).toContainEqual({ code: 'INVALID_FIELD', field: `attestation.${field}`, message: `attestation.${field} is required` });
+  });
+
   it('the element is not an object', () => {
     for (const raw of [null, 1, 'x', [], true]) expect(codeOf(raw)).toBe('INVALID_FIELD');
   });
