@@ -13,7 +13,7 @@
  * TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
  * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests).
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
- * refused operations (unknown company, revoked key, ...): one line, exit 1.
+ * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
  */
 import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -38,8 +38,12 @@ Usage: npm run admin -- <command> [options] [--json]
   key revoke --key KEY_ID
   key rotate --key KEY_ID
 
-Target: the local stack (npm start) by default; a deployed table when TABLE_NAME and AWS_REGION
-are set (AWS credentials from the usual places).`;
+Target: the local stack (npm start; DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000) by
+default; a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
+places; DYNAMODB_ENDPOINT, when set, overrides the endpoint).
+
+--json: the last line printed is one JSON object. Exit codes: 0 done, 1 refused (e.g. unknown
+company, revoked key) or storage unreachable, 2 bad arguments. Full reference: docs/local-development.md`;
 
 interface Target {
   env: NodeJS.ProcessEnv;
@@ -50,13 +54,23 @@ interface Target {
 
 function target(): Target {
   if (process.env.TABLE_NAME) {
+    const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
+    if (!region) throw new UsageError('TABLE_NAME is set but AWS_REGION is not: set both to use a deployed table, or neither for the local stack');
+    const endpoint = process.env.DYNAMODB_ENDPOINT || undefined;
+    if (endpoint && !URL.canParse(endpoint)) throw new UsageError(`DYNAMODB_ENDPOINT is not a URL: "${endpoint}"`);
     return {
-      env: { TABLE_NAME: process.env.TABLE_NAME, BUCKET_NAME: process.env.BUCKET_NAME ?? 'unused-by-admin', AWS_REGION: process.env.AWS_REGION, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT },
+      env: { TABLE_NAME: process.env.TABLE_NAME, BUCKET_NAME: process.env.BUCKET_NAME ?? 'unused-by-admin', AWS_REGION: region, DYNAMODB_ENDPOINT: endpoint },
       description: `table ${process.env.TABLE_NAME}`,
-      local: Boolean(process.env.DYNAMODB_ENDPOINT),
+      local: Boolean(endpoint),
+      port: endpoint ? Number(new URL(endpoint).port || (new URL(endpoint).protocol === 'https:' ? 443 : 80)) : undefined,
     };
   }
-  const port = localPorts().dynamoPort;
+  let port: number;
+  try {
+    port = localPorts().dynamoPort;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   return {
     env: { TABLE_NAME: LOCAL_DEFAULTS.tableName, BUCKET_NAME: LOCAL_DEFAULTS.bucketName, AWS_REGION: LOCAL_DEFAULTS.region, DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` },
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
@@ -100,22 +114,31 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
+  if (values.help) {
     console.log(HELP);
-    return positionals.length === 0 && !values.help ? 2 : 0;
+    return 0;
   }
+  if (positionals.length === 0) throw new UsageError('no command given; see npm run admin -- --help');
   const [noun, verb, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const command = `${noun} ${verb ?? ''}`.trim();
   const known = ['company create', 'company list', 'company set-auto-attestation', 'key create', 'key list', 'key revoke', 'key rotate'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
-  // Argument checks that need no storage come first.
-  if (command === 'company set-auto-attestation' && !['true', 'false'].includes(need(values.enabled, 'enabled'))) {
+  // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
+  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key')[]> = {
+    'company create': ['name'],
+    'company set-auto-attestation': ['company', 'enabled'],
+    'key create': ['company', 'scopes'],
+    'key list': ['company'],
+    'key revoke': ['key'],
+    'key rotate': ['key'],
+  };
+  for (const flag of required[command] ?? []) need(values[flag], flag);
+  if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
   if (command === 'key create') {
-    need(values.company, 'company');
     try {
       parseScopeList(need(values.scopes, 'scopes'));
     } catch (error) {
@@ -124,13 +147,18 @@ async function run(argv: string[]): Promise<number> {
   }
 
   const where = target();
-  const cfg = loadConfig(where.env);
+  let cfg;
+  try {
+    cfg = loadConfig(where.env);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   if (where.local && cfg.dynamoEndpoint) {
     const probe = new DynamoDBClient({ endpoint: cfg.dynamoEndpoint, region: cfg.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
     try {
       await probe.send(new ListTablesCommand({ Limit: 1 }));
     } catch {
-      console.error(`DynamoDB Local is not running on ${cfg.dynamoEndpoint}: start it with npm start`);
+      console.error(`DynamoDB Local is not running on port ${where.port} (${cfg.dynamoEndpoint}): start it with npm start`);
       return 1;
     } finally {
       probe.destroy();

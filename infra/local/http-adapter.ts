@@ -23,6 +23,14 @@ export interface LocalServerOptions {
   routes: readonly ApiRoute[];
   staticRoutes?: readonly StaticRoute[];
   log?: (line: string) => void;
+  /** Bodies larger than this are answered 413 unread; defaults to MAX_ADAPTER_BODY_BYTES. */
+  maxBodyBytes?: number;
+}
+
+/** API Gateway's `requestContext.requestTime` format: `09/Apr/2015:12:34:56 +0000`. */
+function requestTime(epochMs: number): string {
+  const [, day, month, year, time] = /^\w+, (\d\d) (\w+) (\d+) (\S+) GMT$/.exec(new Date(epochMs).toUTCString()) ?? [];
+  return `${day}/${month}/${year}:${time} +0000`;
 }
 
 function isUtf8Text(buffer: Buffer): boolean {
@@ -49,7 +57,8 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: Api
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }
-  const text = body.length === 0 ? null : isUtf8Text(body) ? body.toString('utf8') : body.toString('base64');
+  const binary = body.length > 0 && !isUtf8Text(body);
+  const text = body.length === 0 ? null : binary ? body.toString('base64') : body.toString('utf8');
   const now = Date.now();
   return {
     resource: route.resource,
@@ -62,7 +71,7 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: Api
     pathParameters,
     stageVariables: null,
     body: text,
-    isBase64Encoded: text !== null && !isUtf8Text(body),
+    isBase64Encoded: binary,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
@@ -89,6 +98,9 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: Api
       path: `/${STAGE}${url.pathname}`,
       stage: STAGE,
       requestId: randomUUID(),
+      extendedRequestId: randomUUID(),
+      domainName: req.headers.host ?? 'localhost',
+      requestTime: requestTime(now),
       requestTimeEpoch: now,
       resourceId: 'local',
       resourcePath: route.resource,
@@ -188,9 +200,11 @@ export function createLocalServer(options: LocalServerOptions): Server {
           writeProblem(res, error);
           return done(error.status);
         }
-        const body = await readBody(req, MAX_ADAPTER_BODY_BYTES);
+        const limit = options.maxBodyBytes ?? MAX_ADAPTER_BODY_BYTES;
+        const body = await readBody(req, limit);
         if (body === undefined) {
-          writeProblem(res, new PayloadTooLargeError(MAX_ADAPTER_BODY_BYTES));
+          res.setHeader('Connection', 'close');
+          writeProblem(res, new PayloadTooLargeError(limit));
           res.on('finish', () => req.destroy());
           return done(413);
         }

@@ -2,8 +2,12 @@
  * `npm start`: DynamoDB Local and s3rver with their data under `.local/`, the table and bucket
  * created if absent, and the real Lambda handlers served on http://localhost:$PORT through a thin
  * adapter that builds the API Gateway event Lambda would receive.
+ *
+ * Ctrl-C (SIGINT) or SIGTERM, also while starting, stops the HTTP server, s3rver and DynamoDB
+ * Local (no Java process is left behind) and exits 0. `LOCAL_DATA_DIR` moves `.local/` elsewhere.
  */
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
 
 async function main(): Promise<void> {
@@ -36,23 +40,33 @@ async function main(): Promise<void> {
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
   });
 
-  let dynamo: RunningDynamo | undefined;
-  let s3: RunningS3 | undefined;
+  const dataDir = process.env.LOCAL_DATA_DIR || '.local';
   let server: Server | undefined;
   let stopping = false;
+  // Kept as promises so that a signal during start-up still stops whatever has started.
+  let starting: { dynamo: Promise<RunningDynamo>; s3: Promise<RunningS3> } | undefined;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server?.closeAllConnections();
-    await Promise.allSettled([s3?.stop(), dynamo?.stop()]);
+    if (server) {
+      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    }
+    const [dynamo, s3] = await Promise.allSettled([starting?.dynamo, starting?.s3]);
+    await Promise.allSettled([s3.status === 'fulfilled' ? s3.value?.stop() : undefined, dynamo.status === 'fulfilled' ? dynamo.value?.stop() : undefined]);
     process.exit(code);
   };
+  // Registered before anything starts: a signal in any later moment must not leave Java running.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
   try {
-    [dynamo, s3] = await Promise.all([startDynamoLocal(ports.dynamoPort, '.local/dynamodb'), startLocalS3(ports.s3Port, '.local/s3', LOCAL_DEFAULTS.bucketName)]);
+    starting = {
+      dynamo: startDynamoLocal(ports.dynamoPort, join(dataDir, 'dynamodb')),
+      s3: startLocalS3(ports.s3Port, join(dataDir, 's3'), LOCAL_DEFAULTS.bucketName),
+    };
+    const [dynamo] = await Promise.all([starting.dynamo, starting.s3]);
     await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);
 
     // Handlers read their configuration when loaded: import them only now.
@@ -70,8 +84,8 @@ async function main(): Promise<void> {
 
     const base = `http://localhost:${ports.apiPort}`;
     console.log(`Partner Case API (local) on ${base}`);
-    console.log(`  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in .local/dynamodb)`);
-    console.log(`  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in .local/s3)`);
+    console.log(`  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in ${join(dataDir, 'dynamodb')})`);
+    console.log(`  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`);
     console.log(`  API reference   ${base}/docs`);
     if (demo.created && demo.apiKey) {
       console.log('');
@@ -90,6 +104,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log('Ctrl-C stops everything.');
   } catch (error) {
+    if (stopping) return;
     console.error(`npm start failed: ${(error as Error).message}`);
     await stop(1);
   }

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../../infra/local/stores.js';
+
+/**
+ * The operator command (infra/admin.ts) as a child process against the test DynamoDB Local
+ * (TABLE_NAME + AWS_REGION + DYNAMODB_ENDPOINT from the global setup). The onboarding flow
+ * (create, key authenticates, rotate, revoke → 401) is in local-stack.test.ts; this file covers
+ * the readable output, auto-attestation, help, and how every kind of mistake is reported: one
+ * line on stderr, exit 2 for bad arguments, exit 1 for refusals and unreachable storage.
+ */
+const TSX_CLI = join('node_modules', 'tsx', 'dist', 'cli.mjs');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function admin(args: string[], envChanges: Record<string, string | undefined> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  for (const [name, value] of Object.entries(envChanges)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/admin.ts', ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+const lastJson = (stdout: string) => JSON.parse(lines(stdout).pop()!) as Record<string, unknown>;
+
+describe('the admin command', () => {
+  it('reports every kind of mistake in one line: exit 2 for arguments, exit 1 when storage is not there', async () => {
+    const deadPort = await freePort();
+    const [help, none, unknownOption, missingName, badEnabled, noRegion, notRunning] = await Promise.all([
+      admin(['--help']),
+      admin([]),
+      admin(['company', 'list', '--bogus']),
+      admin(['company', 'create', '--json']),
+      admin(['company', 'set-auto-attestation', '--company', 'cmp_x', '--enabled', 'maybe']),
+      admin(['company', 'list'], { AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined }),
+      admin(['company', 'list'], { TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, DYNAMODB_LOCAL_PORT: String(deadPort) }),
+    ]);
+
+    expect(help.code).toBe(0);
+    for (const command of ['company create', 'company list', 'company set-auto-attestation', 'key create', 'key list', 'key revoke', 'key rotate']) {
+      expect(help.stdout).toContain(command);
+    }
+
+    const usage = { none, unknownOption, missingName, badEnabled, noRegion };
+    for (const run of Object.values(usage)) {
+      expect([run.code, lines(run.stderr).length, run.stdout]).toEqual([2, 1, '']);
+      expect(run.stderr).not.toMatch(/\bat .*:\d+:\d+/); // no stack trace
+    }
+    expect(none.stderr).toContain('--help');
+    expect(unknownOption.stderr).toContain('--bogus');
+    expect(missingName.stderr).toContain('--name');
+    expect(badEnabled.stderr).toContain('--enabled must be true or false');
+    expect(noRegion.stderr).toContain('AWS_REGION');
+
+    expect(notRunning.code).toBe(1);
+    expect(lines(notRunning.stderr)).toEqual([expect.stringContaining(`DynamoDB Local is not running on port ${deadPort}`)]);
+    expect(notRunning.stderr).toContain('npm start');
+  }, 60_000);
+
+  it('prints readable output without --json, warns on stderr that a new key is shown once, and switches auto-attestation', async () => {
+    const created = await admin(['company', 'create', '--name', 'Readable Output Ltd']);
+    expect(created.code).toBe(0);
+    const companyId = /Created company (cmp_\w+) "Readable Output Ltd" \(auto-attestation off\)/.exec(created.stdout)?.[1];
+    expect(companyId).toBeDefined();
+
+    const enabled = await admin(['company', 'set-auto-attestation', '--company', companyId!, '--enabled', 'true', '--json']);
+    expect([enabled.code, lastJson(enabled.stdout)]).toEqual([0, { companyId, autoAttestation: true }]);
+
+    const listed = await admin(['company', 'list', '--json']);
+    const companies = lastJson(listed.stdout).companies as { companyId: string; name: string; autoAttestation: boolean }[];
+    expect(companies.find((c) => c.companyId === companyId)).toMatchObject({ name: 'Readable Output Ltd', autoAttestation: true });
+
+    const table = await admin(['company', 'list']);
+    expect(lines(table.stdout)[0]).toMatch(/^companyId\s+name\s+autoAttestation\s+createdAt$/);
+    expect(table.stdout).toMatch(new RegExp(`${companyId}\\s+Readable Output Ltd\\s+true`));
+
+    const key = await admin(['key', 'create', '--company', companyId!, '--scopes', 'cases:read']);
+    expect(key.code).toBe(0);
+    expect(lines(key.stderr)).toEqual([expect.stringContaining('shown once and cannot be read back')]);
+    const apiKey = /^apiKey\s+(\S+)$/m.exec(key.stdout)?.[1];
+    expect(apiKey).toMatch(/^pca_/);
+
+    const keys = await admin(['key', 'list', '--company', companyId!]);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).toContain('cases:read');
+    expect(keys.stdout).not.toContain(apiKey!);
+    expect(keys.stdout).not.toMatch(/secretHash/i);
+
+    const unknownCompany = await admin(['company', 'set-auto-attestation', '--company', 'cmp_AAAAAAAAAAAAAAAA', '--enabled', 'false']);
+    expect([unknownCompany.code, lines(unknownCompany.stderr)]).toEqual([1, ['No company with id cmp_AAAAAAAAAAAAAAAA.']]);
+  }, 60_000);
+});

@@ -1,0 +1,120 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, portInUse } from '../../infra/local/stores.js';
+
+/**
+ * `npm start` end to end, as a developer meets it: the entry script (infra/local/main.ts) runs as
+ * its own process on free ports with its data in a temporary directory, starts its own DynamoDB
+ * Local and s3rver, creates the demo company and prints its key once; the key works over HTTP;
+ * SIGINT stops everything (the ports are free again: no Java left behind) with exit code 0; a
+ * restart over the same data creates and prints nothing new, and the first key still works.
+ */
+const READY = 'Ctrl-C stops everything.';
+
+let dataDir: string;
+let ports: { api: number; dynamo: number; s3: number };
+let child: ChildProcessWithoutNullStreams | undefined;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pca-start-'));
+  ports = { api: await freePort(), dynamo: await freePort(), s3: await freePort() };
+});
+
+afterAll(async () => {
+  // After a failure: stop the stack the polite way first, so its Java process goes with it.
+  const running = child;
+  if (running && running.exitCode === null && running.signalCode === null) {
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGTERM');
+    const timer = setTimeout(() => running.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+}, 15_000);
+
+interface Started {
+  stdout: string;
+  stop(signal: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
+}
+
+async function start(): Promise<Started> {
+  // As the npm start script runs it: node with the tsx loader, so signals reach main.ts directly.
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(ports.api),
+      DYNAMODB_LOCAL_PORT: String(ports.dynamo),
+      S3_LOCAL_PORT: String(ports.s3),
+      LOCAL_DATA_DIR: dataDir,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+  });
+  child = proc;
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const onData = () => {
+      if (stdout.includes(READY)) {
+        proc.stdout.off('data', onData);
+        resolve();
+      }
+    };
+    proc.stdout.on('data', onData);
+    void exited.then((code) => reject(new Error(`npm start exited with ${code} before it was ready:\n${stdout}\n${stderr}`)));
+  });
+  return {
+    stdout,
+    stop: async (signal) => {
+      proc.kill(signal);
+      return { code: await exited, stderr };
+    },
+  };
+}
+
+const api = (path: string, apiKey?: string) => fetch(`http://127.0.0.1:${ports.api}${path}`, { headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
+
+async function expectAllPortsFree(): Promise<void> {
+  expect([await portInUse(ports.api), await portInUse(ports.dynamo), await portInUse(ports.s3)]).toEqual([false, false, false]);
+}
+
+describe('npm start', () => {
+  it('prints a working demo key once, stops cleanly on SIGINT and SIGTERM, and keeps its data across restarts', async () => {
+    const first = await start();
+    expect(first.stdout).toContain(`Partner Case API (local) on http://localhost:${ports.api}`);
+    const apiKey = /export API_KEY=(\S+)/.exec(first.stdout)?.[1];
+    const companyId = /Demo company (cmp_\w+) was created/.exec(first.stdout)?.[1];
+    expect(apiKey).toMatch(/^pca_/);
+    expect(companyId).toBeDefined();
+    expect(first.stdout).toContain(`curl -s http://localhost:${ports.api}/api/v1/cases/`);
+
+    expect((await api('/health')).status).toBe(200);
+    const anonymous = await api('/api/v1/cases/case_x');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('content-type')).toBe('application/problem+json');
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const withKey = await api('/api/v1/cases/case_x', apiKey);
+    expect(withKey.status).toBe(404);
+    expect(await withKey.json()).toMatchObject({ code: 'NOT_FOUND' });
+
+    const firstStop = await first.stop('SIGINT');
+    expect(firstStop.code).toBe(0);
+    await expectAllPortsFree();
+
+    const second = await start();
+    expect(second.stdout).not.toContain('export API_KEY=');
+    expect(second.stdout).toContain(`A demo key for company ${companyId} was printed on the first start`);
+    expect(second.stdout).toContain(`npm run admin -- key create --company ${companyId}`);
+    expect((await api('/api/v1/cases/case_x', apiKey)).status).toBe(404);
+
+    const secondStop = await second.stop('SIGTERM');
+    expect(secondStop.code).toBe(0);
+    expect(secondStop.stderr).toBe('');
+    await expectAllPortsFree();
+  }, 90_000);
+});

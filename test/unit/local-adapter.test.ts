@@ -1,0 +1,213 @@
+import type { AddressInfo } from 'node:net';
+import { request, type Server } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { findRoute, type ApiRoute } from '../../infra/local/api-routes.js';
+import { createLocalServer } from '../../infra/local/http-adapter.js';
+
+/**
+ * The local HTTP adapter (`npm start`) against stub handlers: the API Gateway REST proxy event and
+ * Lambda context it builds, how it writes a handler's result, and what it answers itself.
+ */
+interface Call {
+  event: APIGatewayProxyEvent;
+  context: Context;
+  remainingMs: number;
+}
+
+const calls: Call[] = [];
+let respond: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> = async () => ({ statusCode: 200, body: '{}' });
+
+const stub = (method: 'GET' | 'POST', resource: string): ApiRoute => ({
+  method,
+  resource,
+  functionName: `stub-${method.toLowerCase()}`,
+  load: async () => async (event, context) => {
+    calls.push({ event, context, remainingMs: context.getRemainingTimeInMillis() });
+    return respond(event);
+  },
+});
+
+const ROUTES = [stub('GET', '/api/v1/things/{id}'), stub('POST', '/api/v1/things/{id}'), stub('POST', '/api/v1/things')];
+const LIMIT = 1024;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  server = createLocalServer({ routes: ROUTES, maxBodyBytes: LIMIT });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+beforeEach(() => {
+  calls.length = 0;
+  respond = async () => ({ statusCode: 200, body: '{}' });
+});
+
+/** node:http rather than fetch: fetch folds repeated headers into one line. */
+function rawRequest(path: string, method: string, headers: Record<string, string | string[]>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const lastCall = (): Call => {
+  expect(calls).toHaveLength(1);
+  return calls[0]!;
+};
+
+describe('the event the adapter builds', () => {
+  it('has the REST proxy shape: resource template, path, parameters, headers, query, stage, request context', async () => {
+    const headers = { 'Content-Type': 'application/json', 'X-Trace': 'one', 'X-Multi': ['a', 'b'] };
+    await rawRequest('/api/v1/things/abc%20d?tag=x&tag=y&single=1', 'POST', headers, '{"hello":"wörld"}');
+    const { event, context, remainingMs } = lastCall();
+
+    expect(event).toMatchObject({
+      resource: '/api/v1/things/{id}',
+      path: '/api/v1/things/abc%20d',
+      httpMethod: 'POST',
+      pathParameters: { id: 'abc d' },
+      queryStringParameters: { tag: 'y', single: '1' },
+      multiValueQueryStringParameters: { tag: ['x', 'y'], single: ['1'] },
+      stageVariables: null,
+      body: '{"hello":"wörld"}',
+      isBase64Encoded: false,
+    });
+    // Header names keep the client's spelling; `headers` holds the last value of a repeated header.
+    expect(event.headers).toMatchObject({ 'Content-Type': 'application/json', 'X-Trace': 'one', 'X-Multi': 'b' });
+    expect(event.multiValueHeaders).toMatchObject({ 'Content-Type': ['application/json'], 'X-Trace': ['one'], 'X-Multi': ['a', 'b'] });
+
+    const rc = event.requestContext;
+    expect(rc).toMatchObject({
+      stage: 'local',
+      httpMethod: 'POST',
+      resourcePath: '/api/v1/things/{id}',
+      path: '/local/api/v1/things/abc%20d',
+      identity: expect.objectContaining({ sourceIp: '127.0.0.1' }),
+    });
+    expect(rc.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(Math.abs(rc.requestTimeEpoch - Date.now())).toBeLessThan(5_000);
+    expect(rc.requestTime).toMatch(/^\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d \+0000$/);
+
+    expect(context.awsRequestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(context.awsRequestId).not.toBe(rc.requestId);
+    expect(context.functionName).toBe('stub-post');
+    expect(Number(context.memoryLimitInMB)).toBeGreaterThan(0);
+    expect(remainingMs).toBeGreaterThan(25_000);
+    expect(remainingMs).toBeLessThanOrEqual(30_000);
+  });
+
+  it('has null body, parameters and query when there are none', async () => {
+    await fetch(`${base}/api/v1/things`, { method: 'POST' });
+    expect(lastCall().event).toMatchObject({ body: null, isBase64Encoded: false, pathParameters: null, queryStringParameters: null, multiValueQueryStringParameters: null });
+  });
+
+  it('base64-encodes a body that is not UTF-8 and keeps every byte', async () => {
+    const bytes = Buffer.from([0x25, 0x50, 0x44, 0x46, 0xff, 0xfe, 0x00, 0x80, 0xc3]);
+    await fetch(`${base}/api/v1/things`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
+    const { event } = lastCall();
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body!, 'base64')).toEqual(bytes);
+  });
+});
+
+describe('the response the adapter writes', () => {
+  it('writes status, headers, multi-value headers and a base64 body as bytes', async () => {
+    respond = async () => ({
+      statusCode: 201,
+      headers: { 'Content-Type': 'application/pdf', 'X-One': 'single' },
+      multiValueHeaders: { 'Set-Cookie': ['a=1', 'b=2'] },
+      body: Buffer.from([0xde, 0xad, 0xbe, 0xef]).toString('base64'),
+      isBase64Encoded: true,
+    });
+    const res = await fetch(`${base}/api/v1/things/1`);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('x-one')).toBe('single');
+    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from([0xde, 0xad, 0xbe, 0xef]));
+  });
+
+  it('answers 500 problem details, without the error text, when the handler itself throws', async () => {
+    respond = async () => {
+      throw new Error('secret internals');
+    };
+    const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const res = await fetch(`${base}/api/v1/things/1`);
+      expect(res.status).toBe(500);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      const text = await res.text();
+      expect(JSON.parse(text)).toMatchObject({ status: 500, code: 'INTERNAL' });
+      expect(text).not.toContain('secret internals');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('what the adapter answers itself', () => {
+  it('answers GET /health with 200 {"status":"ok"}', async () => {
+    const res = await fetch(`${base}/health`);
+    expect([res.status, await res.json()]).toEqual([200, { status: 'ok' }]);
+  });
+
+  it('answers an unknown path 404 NOT_FOUND and a known path with another method 405 with Allow', async () => {
+    const unknown = await fetch(`${base}/api/v1/nothing`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toBe('application/problem+json');
+    expect(await unknown.json()).toMatchObject({ status: 404, code: 'NOT_FOUND', requestId: expect.any(String) });
+
+    const wrong = await fetch(`${base}/api/v1/things/1`, { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, POST');
+    expect(await wrong.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('answers 413 without calling the handler when the declared length is over the limit', async () => {
+    const res = await fetch(`${base}/api/v1/things`, { method: 'POST', body: 'x'.repeat(LIMIT + 1) });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('answers 413 when a chunked body without a length grows over the limit', async () => {
+    const chunk = new TextEncoder().encode('y'.repeat(512));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 4) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${base}/api/v1/things`, { method: 'POST', body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('passes a body of exactly the limit on to the handler', async () => {
+    await fetch(`${base}/api/v1/things`, { method: 'POST', body: 'z'.repeat(LIMIT) });
+    expect(lastCall().event.body).toHaveLength(LIMIT);
+  });
+});
+
+describe('route matching', () => {
+  it('matches templates segment by segment and lists the methods of a known path', () => {
+    expect(findRoute(ROUTES, 'GET', '/api/v1/things/42').match?.pathParameters).toEqual({ id: '42' });
+    expect(findRoute(ROUTES, 'POST', '/api/v1/things').match?.pathParameters).toBeNull();
+    expect(findRoute(ROUTES, 'GET', '/api/v1/things')).toEqual({ allowed: ['POST'] });
+    expect(findRoute(ROUTES, 'GET', '/api/v1/things/')).toEqual({ allowed: [] });
+    expect(findRoute(ROUTES, 'GET', '/api/v1/things/1/2')).toEqual({ allowed: [] });
+    expect(findRoute(ROUTES, 'GET', '/api/v1/things/%E0%A4%A')).toEqual({ allowed: [] });
+  });
+});
