@@ -21,6 +21,8 @@ const common = {
 };
 
 export default {
+  // The adversarial project's summary (fuzz runs, faults, invariants, tenancy cells, auth cases).
+  reporters: ['default', '<rootDir>/test/adversarial/summary-reporter.mjs'],
   projects: [
     {
       ...common,

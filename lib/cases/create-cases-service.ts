@@ -306,6 +306,13 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
 }
 
 const TEMPORARY_MESSAGE = 'storage was temporarily unavailable; nothing was written for this case and resubmitting it is safe';
+/** When storage could not even confirm afterwards whether the case's write went through. */
+const UNCONFIRMED_MESSAGE =
+  'storage was temporarily unavailable and could not confirm whether this case was written; resubmitting it is safe: if it was written, the resubmission is rejected as DUPLICATE naming it';
+
+function temporaryMessage(outcome: WriteOutcome | undefined): string {
+  return outcome?.kind === 'failed' && outcome.outcomeUnknown ? UNCONFIRMED_MESSAGE : TEMPORARY_MESSAGE;
+}
 
 function rejection(slot: Slot, code: RejectionCode, message: string, extra: Partial<RejectedItem> = {}): RejectedItem {
   const errors = slot.findings.length > 0 ? slot.findings.map(({ field, message: m }) => ({ field, message: m })) : [{ field: code === 'DUPLICATE' ? 'invoiceRef' : '', message }];
@@ -340,7 +347,7 @@ function assemble(slots: Slot[]): BatchResult {
       } else if (outcome?.kind === 'duplicate') {
         rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
       } else {
-        rejected.push(rejection(slot, 'TEMPORARY_FAILURE', TEMPORARY_MESSAGE));
+        rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
       }
       continue;
     }
@@ -351,7 +358,7 @@ function assemble(slots: Slot[]): BatchResult {
     } else if (outcome?.kind === 'duplicate') {
       rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
     } else {
-      rejected.push(rejection(slot, 'TEMPORARY_FAILURE', TEMPORARY_MESSAGE));
+      rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
     }
   }
   return { statusCode: created.length > 0 ? 201 : 200, created, rejected };

@@ -1,5 +1,5 @@
 import { TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredCase } from '../cases/case-record.js';
 import { logger } from '../logger.js';
@@ -30,7 +30,10 @@ export interface NewCase {
 export type WriteOutcome =
   | { kind: 'created'; attempts: number }
   | { kind: 'duplicate'; existingCaseId: string; existingReference: string; attempts: number }
-  | { kind: 'failed'; attempts: number; error: string };
+  /** `outcomeUnknown`: an attempt may have committed and storage could not be asked afterwards. */
+  | { kind: 'failed'; attempts: number; error: string; outcomeUnknown?: true };
+
+type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
 
 export interface CaseWriter {
   /** Writes guard + case + audit record atomically; never throws. */
@@ -44,6 +47,11 @@ export interface CaseWriter {
  * same across our retries, and the case id is fixed before the first attempt: if a response is
  * lost after the write committed, the retry either is recognised by DynamoDB as the same
  * transaction or meets the guard holding our own case id, and both count as created.
+ *
+ * When the retries run out after an attempt whose outcome is unknown (a timeout, a network error
+ * or a 5xx: the transaction may have committed and only its answer been lost), the guard is read
+ * back with a strongly consistent read before the case is reported as failed: a case that was
+ * written is reported created, never TEMPORARY_FAILURE ("nothing was written").
  */
 export class DynamoCaseWriter implements CaseWriter {
   constructor(
@@ -90,26 +98,70 @@ export class DynamoCaseWriter implements CaseWriter {
       ],
     });
 
+    let outcomeUnknown = false;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.client.send(command);
         return { kind: 'created', attempts: attempt };
       } catch (error) {
         const guard = guardConflict(error);
-        if (guard) {
-          if (guard.caseId === stored.caseId) return { kind: 'created', attempts: attempt };
-          return { kind: 'duplicate', existingCaseId: guard.caseId, existingReference: guard.reference, attempts: attempt };
-        }
+        if (guard) return this.outcomeOf(guard, stored, attempt);
+        outcomeUnknown ||= mayHaveCommitted(error);
         const lastError = describe(error);
         const delay = backoffMs(attempt, this.policy);
         if (!isRetryable(error) || attempt >= this.policy.maxAttempts || Date.now() + delay >= deadlineMs) {
+          const readBack = outcomeUnknown ? await this.readBack(stored, attempt, deadlineMs) : 'absent';
+          if (typeof readBack === 'object') return readBack;
           logger.warn('case write failed', { caseId: stored.caseId, attempts: attempt, error: lastError });
-          return { kind: 'failed', attempts: attempt, error: lastError };
+          return { kind: 'failed', attempts: attempt, error: lastError, ...(readBack === 'unknown' ? { outcomeUnknown: true as const } : {}) };
         }
         await sleep(delay);
       }
     }
   }
+
+  private outcomeOf(guard: { caseId: string; reference: string }, stored: StoredCase, attempts: number): Resolved {
+    if (guard.caseId === stored.caseId) return { kind: 'created', attempts };
+    return { kind: 'duplicate', existingCaseId: guard.caseId, existingReference: guard.reference, attempts };
+  }
+
+  /** After an attempt with an unknown outcome: what the guard says; `absent` when nothing was written; `unknown` when storage cannot tell. */
+  private async readBack(stored: StoredCase, attempts: number, deadlineMs: number): Promise<Resolved | 'absent' | 'unknown'> {
+    for (let read = 1; read <= this.policy.maxAttempts; read++) {
+      try {
+        const out = await this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(stored.companyId, stored.invoiceRefKey), ConsistentRead: true }),
+        );
+        const item = out.Item;
+        if (item && typeof item.caseId === 'string' && typeof item.reference === 'string') {
+          return this.outcomeOf({ caseId: item.caseId, reference: item.reference }, stored, attempts);
+        }
+        return 'absent';
+      } catch (error) {
+        const delay = backoffMs(read, this.policy);
+        if (read >= this.policy.maxAttempts || Date.now() + delay >= deadlineMs) {
+          logger.error('case write outcome unknown', { caseId: stored.caseId, error: describe(error) });
+          return 'unknown';
+        }
+        await sleep(delay);
+      }
+    }
+    return 'unknown';
+  }
+}
+
+/**
+ * Whether a failed attempt may nevertheless have committed: the request may have reached
+ * DynamoDB and only the answer was lost (timeout, network error, 5xx), or an earlier attempt with
+ * the same ClientRequestToken is still running. A cancelled transaction or another 4xx answer
+ * means nothing was written.
+ */
+function mayHaveCommitted(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (error instanceof TransactionCanceledException || e?.name === 'TransactionCanceledException') return false;
+  if (e?.name === 'TransactionInProgressException') return true;
+  const status = e?.$metadata?.httpStatusCode;
+  return !(typeof status === 'number' && status >= 400 && status < 500);
 }
 
 function describe(error: unknown): string {

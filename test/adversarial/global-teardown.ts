@@ -1,8 +1,9 @@
+import { rmSync } from 'node:fs';
 import integrationTeardown from '../support/global-teardown.ts';
-import { printSummary } from './summary.ts';
 
 export default async function globalTeardown(): Promise<void> {
+  // The summary reporter has printed the counts by now (reporters finish before global teardown).
   const dir = process.env.ADVERSARIAL_SUMMARY_DIR;
-  if (dir) printSummary(dir);
+  if (dir) rmSync(dir, { recursive: true, force: true });
   await integrationTeardown();
 }

@@ -1,33 +1,56 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DEFAULT_STACK_CONFIG } from '../../infra/stack-config.js';
+import { generateApiKey } from '../../lib/auth/api-key.js';
 import { logger } from '../../lib/logger.js';
 import { config } from '../../lib/config.js';
 import { DynamoCaseWriter } from '../../lib/data/case-writer.js';
-import { buildCreateCasesHandler, defaultCreateCasesDeps } from '../../functions/create-cases.js';
+import { DynamoIdempotencyStore } from '../../lib/data/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/data/reference-counter.js';
-import { accounts, newPartner, type Partner } from '../support/fixtures.js';
-import { outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';
-import { faultyDocumentClient } from '../support/faulty-client.js';
+import { S3InvoiceFileStore } from '../../lib/uploads/file-store.js';
+import { handler as createCases, buildCreateCasesHandler, defaultCreateCasesDeps } from '../../functions/create-cases.js';
+import { handler as createUpload } from '../../functions/create-upload.js';
+import { handler as getCase } from '../../functions/get-case.js';
+import { accounts, apiEvent, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
+import { createEvent, outcome, postCases, uploadInvoice, validCase } from '../support/cases.js';
+import { faultyDocumentClient, faultyS3Client } from '../support/faulty-client.js';
 import { recordCounts } from './summary.js';
+
+/** Lambda's limit on a synchronous response; a larger answer reaches the partner as a 5xx. */
+const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
+const INTERNAL_NAMES = /partner-case-api-local|partner-case-api-invoices-local/;
+const STACK_TRACE = /\bat .+:\d+:\d+|\bat (async )?[\w.<>]+ \(|Error: |node_modules|\/work\//;
 
 let leakChecks = 0;
 let limitChecks = 0;
-afterAll(() => recordCounts('leaks-and-limits', { leakChecks, limitChecks }));
+afterAll(() => {
+  recordCounts('leaks-and-limits', { leakChecks, limitChecks });
+  console.log(`leaks: ${leakChecks} checks; limits: ${limitChecks} checks`);
+});
 
 describe('logs and error bodies leak nothing', () => {
-  const lines: string[] = [];
+  /** One entry per console call; the logger (POWERTOOLS_DEV) writes one JSON document per call. */
+  const entries: { level: string; text: string }[] = [];
   const originals = { stdout: process.stdout.write.bind(process.stdout), stderr: process.stderr.write.bind(process.stderr) };
   const consoleMethods = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
   const spies: jest.SpyInstance[] = [];
+  const capture = (text: string, fallbackLevel: string) => {
+    let level = fallbackLevel;
+    try {
+      level = String((JSON.parse(text) as { level?: unknown }).level ?? fallbackLevel).toUpperCase();
+    } catch {
+      // Not a log document: counted at the level of the call.
+    }
+    entries.push({ level, text });
+  };
 
   beforeAll(() => {
     logger.setLogLevel('DEBUG');
-    const capture = (chunk: unknown) => {
-      lines.push(String(chunk));
-      return true;
-    };
-    process.stdout.write = capture as typeof process.stdout.write;
-    process.stderr.write = capture as typeof process.stderr.write;
-    for (const m of consoleMethods) spies.push(jest.spyOn(console, m).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' '))));
+    process.stdout.write = ((chunk: unknown) => (capture(String(chunk), 'INFO'), true)) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: unknown) => (capture(String(chunk), 'ERROR'), true)) as typeof process.stderr.write;
+    for (const m of consoleMethods) {
+      const level = m === 'log' || m === 'trace' ? 'INFO' : m.toUpperCase();
+      spies.push(jest.spyOn(console, m).mockImplementation((...args: unknown[]) => capture(args.map(String).join(' '), level)));
+    }
   });
 
   afterAll(() => {
@@ -37,44 +60,111 @@ describe('logs and error bodies leak nothing', () => {
     logger.setLogLevel('SILENT' as 'INFO');
   });
 
-  it('never logs an API key, an Authorization header or a debtor e-mail, through a whole session of requests', async () => {
+  it('never logs a key, an Authorization header or (at INFO and above) a debtor e-mail, through a whole session, and error bodies carry no internals', async () => {
     const partner: Partner = await newPartner();
-    const secondKey = await accounts().createKey(partner.companyId, ['cases:read']);
+    const readOnly = await accounts().createKey(partner.companyId, ['cases:read']);
+    const rotated = await accounts().rotateKey(readOnly.keyId);
     const fileKey = await uploadInvoice(partner.apiKey);
     const email = `leak-check-${Date.now()}@debtor.example`;
-    const batch = { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: 'not-an-email' })] };
-    const created = outcome(await postCases(partner.apiKey, batch, { 'Idempotency-Key': 'leak-1' }));
-    await postCases(partner.apiKey, batch, { 'Idempotency-Key': 'leak-1' });
-    await readCase(partner.apiKey, created.created[0]!.id);
-    await readCase(secondKey.apiKey, created.created[0]!.id);
-    await postCases(secondKey.apiKey, batch);
-    await accounts().revokeKey(secondKey.keyId);
-    await readCase(secondKey.apiKey, created.created[0]!.id);
-    await postCases(`${partner.apiKey}x`, batch);
+    const flipped = `${partner.apiKey.slice(0, -1)}${partner.apiKey.endsWith('A') ? 'B' : 'A'}`;
+    const neverExisted = generateApiKey().apiKey;
+    const answers: APIGatewayProxyResult[] = [];
+    const call = async (p: Promise<APIGatewayProxyResult>) => {
+      const res = await p;
+      answers.push(res);
+      return parse(res);
+    };
+    const cases = (headers: Record<string, string>, body: unknown, handler = createCases) => {
+      const event = createEvent('unused', body, {});
+      event.headers = { 'Content-Type': 'application/json', ...headers };
+      event.multiValueHeaders = Object.fromEntries(Object.entries(event.headers).map(([k, v]) => [k, [v as string]]));
+      return call(handler(event, lambdaContext()));
+    };
+    const read = (headers: Record<string, string>, id: string) =>
+      call(getCase(apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers }), lambdaContext()));
+    const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
-    // A storage failure, so the error path (with its server-side stack) is logged too.
-    const { client } = faultyDocumentClient({ decide: (name, input) => (name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes('COUNTER') ? 'internal' : undefined) });
-    const failing = buildCreateCasesHandler({ ...defaultCreateCasesDeps(), references: new DynamoReferenceAllocator(client, config().tableName), writer: new DynamoCaseWriter(client, config().tableName) });
-    const failed = await postCases(partner.apiKey, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] }, {}, failing);
-    expect(failed.statusCode).toBe(500);
-
-    const text = lines.join('\n');
-    expect(text.length).toBeGreaterThan(0);
-    expect(text).toContain('request completed');
-    const secrets = [partner.apiKey, secondKey.apiKey, partner.apiKey.split('_')[2]!.slice(0, 43), secondKey.apiKey.split('_')[2]!.slice(0, 43)];
-    for (const secret of secrets) {
-      expect(text).not.toContain(secret);
-      leakChecks++;
+    // Created, duplicate, invalid, 409 replay, reads by several keys, 401s of every kind, 403, 400, 413, 415.
+    const batch = { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: `${email}x@` })] };
+    const created = outcome(await cases(bearer(partner.apiKey), batch, createCases));
+    const caseId = created.created[0]!.id;
+    await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-1' }, { cases: [validCase(fileKey, { debtorEmail: email })] });
+    await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-1' }, { cases: [validCase(fileKey, { debtorEmail: email })] });
+    await read(bearer(partner.apiKey), caseId);
+    await read({ 'X-Api-Key': readOnly.apiKey }, caseId);
+    await read(bearer(rotated.apiKey), caseId);
+    await cases(bearer(readOnly.apiKey), batch);
+    await accounts().revokeKey(readOnly.keyId);
+    for (const headers of [bearer(readOnly.apiKey), bearer(flipped), bearer(neverExisted), bearer(`${partner.apiKey}x`), { 'X-Api-Key': neverExisted }, { ...bearer(partner.apiKey), 'X-Api-Key': rotated.apiKey }, bearer('A'.repeat(64 * 1024))]) {
+      await read(headers, caseId);
+      await cases(headers, batch);
     }
-    expect(text).not.toMatch(/Bearer\s+pca_/i);
-    leakChecks++;
-    const infoLines = text.split('\n').filter((l) => /"level":"(INFO|WARN|ERROR)"/.test(l) || !l.includes('"level"'));
-    expect(infoLines.join('\n')).not.toContain(email);
-    leakChecks++;
-    // Error bodies carry no stack trace and no table or bucket name.
-    const body = JSON.stringify(failed.body);
-    expect(body).not.toMatch(/\bat .+:\d+|partner-case-api-local|partner-case-api-invoices-local|COUNTER|Error:/);
-    leakChecks++;
+    await cases(bearer(partner.apiKey), { cases: [], debtorEmail: email });
+    await cases(bearer(partner.apiKey), `{"cases":[{"debtorEmail":"${email}"`);
+    await cases({ ...bearer(partner.apiKey), 'Content-Type': 'text/plain' }, batch);
+    await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, description: 'x'.repeat(1024 * 1024) })] });
+    await call(
+      createUpload(
+        apiEvent({ method: 'POST', path: '/api/v1/uploads', resource: '/api/v1/uploads', headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' }, body: JSON.stringify({ fileName: email, contentType: 'text/html', contentLength: 1 }) }),
+        lambdaContext(),
+      ),
+    );
+
+    // Storage failures, so every error path (with its server-side stack) is logged too: a 500, a
+    // failed HEAD, transactions that keep failing, and a claim that cannot be completed.
+    const table = config().tableName;
+    const { client } = faultyDocumentClient({
+      decide: (name, input) => {
+        const text = JSON.stringify(input).toUpperCase();
+        if (name === 'UpdateItemCommand' && text.includes('COUNTER') && text.includes('":N":1,')) return 'internal';
+        if (name === 'TransactWriteItemsCommand' && text.includes('LEAK-TX')) return 'lost-response';
+        if (name === 'UpdateItemCommand' && text.includes('IDEMPOTENCY#LEAK-COMPLETE')) return 'internal';
+        if (name === 'GetItemCommand' && text.includes('INVREF#LEAK-TX')) return 'timeout';
+        return undefined;
+      },
+    });
+    const s3 = faultyS3Client({ decide: () => 'internal' });
+    const faulty = buildCreateCasesHandler({
+      ...defaultCreateCasesDeps(),
+      references: new DynamoReferenceAllocator(client, table),
+      writer: new DynamoCaseWriter(client, table, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }),
+      idempotency: new DynamoIdempotencyStore(client, table),
+    });
+    const failed = await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] }, faulty);
+    expect(failed.statusCode).toBe(500);
+    await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' }, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] }, faulty);
+    const headFailing = buildCreateCasesHandler({ ...defaultCreateCasesDeps(), files: new S3InvoiceFileStore(s3.client, config().bucketName) });
+    await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email })] }, headFailing);
+
+    const all = entries.map((e) => e.text).join('\n');
+    expect(all).toContain('request completed');
+    expect(entries.some((e) => e.level === 'ERROR' && e.text.includes('stack'))).toBe(true);
+    // No key, presented or real, valid or not, and no secret part of one, at any level.
+    for (const key of [partner.apiKey, readOnly.apiKey, rotated.apiKey, flipped, neverExisted, `${partner.apiKey}x`]) {
+      expect(all).not.toContain(key);
+      expect(all).not.toContain(key.split('_')[2]!.slice(0, 43));
+      leakChecks += 2;
+    }
+    expect(all).not.toContain('A'.repeat(1024));
+    expect(all).not.toMatch(/Bearer\s+\S/i);
+    expect(all).not.toMatch(/authorization|x-api-key/i);
+    leakChecks += 3;
+    // The debtor's e-mail address at most at DEBUG.
+    const infoAndAbove = entries.filter((e) => e.level !== 'DEBUG' && e.level !== 'TRACE');
+    expect(infoAndAbove.length).toBeGreaterThan(answers.length);
+    for (const entry of infoAndAbove) expect(entry.text).not.toContain(email.split('@')[0]);
+    leakChecks += infoAndAbove.length;
+
+    // Every error body: problem details without a stack trace, an internal name or a key.
+    const errors = answers.filter((a) => a.statusCode >= 400);
+    expect(new Set(errors.map((a) => a.statusCode))).toEqual(new Set([400, 401, 403, 409, 413, 415, 500]));
+    for (const res of errors) {
+      expect(res.headers?.['Content-Type']).toBe('application/problem+json');
+      expect(res.body).not.toMatch(STACK_TRACE);
+      expect(res.body).not.toMatch(INTERNAL_NAMES);
+      expect(res.body).not.toMatch(/pca_[0-9A-Za-z]{8}/);
+      leakChecks += 3;
+    }
   });
 });
 
@@ -86,27 +176,35 @@ describe('resource limits', () => {
     fileKey = await uploadInvoice(partner.apiKey);
   });
 
-  it('refuses 1 MiB + 1 byte with 413 and still parses exactly 1 MiB', async () => {
-    const pad = (size: number) => {
-      const head = '{"cases":[],"pad":"';
-      return `${head}${'x'.repeat(size - head.length - 2)}"}`;
-    };
+  const pad = (size: number) => {
+    const head = '{"cases":[],"pad":"';
+    return `${head}${'x'.repeat(size - head.length - 2)}"}`;
+  };
+
+  it('refuses 1 MiB + 1 byte with 413 (plain and base64-encoded) and still parses exactly 1 MiB', async () => {
     const over = await postCases(partner.apiKey, pad(1024 * 1024 + 1));
     expect([over.statusCode, over.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
     const exact = await postCases(partner.apiKey, pad(1024 * 1024));
-    expect(exact.statusCode).toBe(400); // parsed, then refused for its unknown field
+    expect([exact.statusCode, exact.body.code]).toEqual([400, 'INVALID_REQUEST']); // parsed, then refused for its unknown field
+    const event = createEvent(partner.apiKey, Buffer.from(pad(1024 * 1024 + 1)).toString('base64'));
+    event.isBase64Encoded = true;
+    const base64 = parse(await createCases(event, lambdaContext()));
+    expect([base64.statusCode, base64.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    limitChecks += 3;
+  });
+
+  it('refuses 101 cases with BATCH_TOO_LARGE, creating nothing', async () => {
+    const res = await postCases(partner.apiKey, { cases: Array.from({ length: 101 }, (_, i) => validCase(fileKey, { invoiceRef: `LIMIT-101-${i}` })) }, { 'Idempotency-Key': 'limit-101' });
+    expect([res.statusCode, res.body.code]).toEqual([400, 'BATCH_TOO_LARGE']);
+    // Nothing was created and the key was not consumed.
+    const retry = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'LIMIT-101-0' })] }, { 'Idempotency-Key': 'limit-101' });
+    expect(retry.statusCode).toBe(201);
     limitChecks += 2;
   });
 
-  it('refuses 101 cases with BATCH_TOO_LARGE', async () => {
-    const res = await postCases(partner.apiKey, { cases: Array.from({ length: 101 }, () => validCase(fileKey)) });
-    expect([res.statusCode, res.body.code]).toEqual([400, 'BATCH_TOO_LARGE']);
-    limitChecks++;
-  });
-
   it('accepts 100 cases with every field at its maximum size, well within the Lambda memory setting', async () => {
-    const local = '.'.repeat(0) + 'm'.repeat(64);
-    const email = `${local}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(254 - 64 - 1 - 63 - 1 - 63 - 1 - 3)}.uk`.slice(0, 254);
+    const email = `${'m'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(58)}.uk`;
+    expect(email).toHaveLength(254);
     const cases = Array.from({ length: 100 }, (_, i) =>
       validCase(fileKey, {
         debtorName: 'N'.repeat(300),
@@ -121,15 +219,72 @@ describe('resource limits', () => {
     );
     const body = JSON.stringify({ cases });
     expect(Buffer.byteLength(body)).toBeLessThan(1024 * 1024);
+    global.gc?.();
     const before = process.memoryUsage();
-    const res = await postCases(partner.apiKey, body);
+    let peakRss = before.rss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 5);
+    const res = await postCases(partner.apiKey, body, { 'Idempotency-Key': 'limit-100-max' });
+    clearInterval(sampler);
     const after = process.memoryUsage();
+    peakRss = Math.max(peakRss, after.rss);
     expect(res.statusCode).toBe(201);
     expect(outcome(res).created).toHaveLength(100);
+    // The jest worker carries the test framework and whatever earlier test files left behind, so
+    // its RSS over-states a Lambda's; what this request adds is bounded far more tightly.
     const limitBytes = DEFAULT_STACK_CONFIG.createCasesMemoryMb * 1024 * 1024;
-    expect(after.rss).toBeLessThan(limitBytes);
+    expect(peakRss).toBeLessThan(limitBytes);
+    expect(peakRss - before.rss).toBeLessThan(limitBytes / 8);
     expect(after.heapUsed - before.heapUsed).toBeLessThan(128 * 1024 * 1024);
-    console.log(`100 maximal cases: ${Buffer.byteLength(body)} bytes of JSON; heap +${Math.round((after.heapUsed - before.heapUsed) / 1048576)} MB; rss ${Math.round(after.rss / 1048576)} MB (limit ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB)`);
-    limitChecks++;
+    // The replay of that request fits in storage too.
+    const again = await postCases(partner.apiKey, body, { 'Idempotency-Key': 'limit-100-max' });
+    expect([again.statusCode, again.body.state]).toEqual([409, 'COMPLETED']);
+    console.log(
+      `100 maximal cases: ${Buffer.byteLength(body)} bytes of JSON; heap +${Math.round((after.heapUsed - before.heapUsed) / 1048576)} MB; peak rss ${Math.round(peakRss / 1048576)} MB (+${Math.round((peakRss - before.rss) / 1048576)} MB) (Lambda memory ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB)`,
+    );
+    limitChecks += 4;
+  });
+
+  it('answers 1 MiB of unknown fields with a response a Lambda can return (at most 20 listed per case)', async () => {
+    const base = JSON.stringify(validCase(fileKey)).slice(0, -1);
+    const keys: string[] = [];
+    for (let i = 0, size = base.length + 16; size < 1024 * 1024 - 16; i++) {
+      const k = `"${i.toString(36)}":0`;
+      keys.push(k);
+      size += k.length + 1;
+    }
+    const body = `{"cases":[${base},${keys.join(',')}}]}`;
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(1024 * 1024);
+    const res = await createCases(createEvent(partner.apiKey, body), lambdaContext());
+    expect(res.statusCode).toBe(200);
+    const rejected = JSON.parse(res.body).rejected as { code: string; errors: unknown[] }[];
+    expect(rejected[0]!.code).toBe('INVALID_FIELD');
+    expect(rejected[0]!.errors).toHaveLength(20);
+    expect(Buffer.byteLength(JSON.stringify(res))).toBeLessThan(LAMBDA_RESPONSE_LIMIT_BYTES);
+
+    const uploadBody = `{${keys.join(',')}}`;
+    const upload = await createUpload(
+      apiEvent({ method: 'POST', path: '/api/v1/uploads', resource: '/api/v1/uploads', headers: { Authorization: `Bearer ${partner.apiKey}`, 'Content-Type': 'application/json' }, body: uploadBody }),
+      lambdaContext(),
+    );
+    expect(upload.statusCode).toBe(400);
+    expect(Buffer.byteLength(JSON.stringify(upload))).toBeLessThan(64 * 1024);
+    limitChecks += 2;
+  });
+
+  // DEFECT (not fixed, see the report): the finished request's answer is stored in the claim
+  // item to be replayed on a 409, but a DynamoDB item holds at most 400 KB. Rejected items echo
+  // their invoiceRef as submitted (up to the 1 MiB body), so a batch of long invalid invoiceRefs
+  // has an answer that cannot be stored: completing the claim fails, the claim stays IN_PROGRESS,
+  // and for 16 minutes every retry with the key is told "still being processed" (Retry-After: 2)
+  // instead of receiving the original result. Fixing it means deciding what a replay of an
+  // over-large answer contains (or storing it elsewhere): a design decision.
+  it.failing('replays a finished answer larger than a DynamoDB item on a repeated Idempotency-Key', async () => {
+    const cases = Array.from({ length: 60 }, (_, i) => validCase(fileKey, { invoiceRef: `${i}-${'R'.repeat(8000)}` }));
+    const first = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': 'limit-large-answer' });
+    expect(first.statusCode).toBe(200);
+    const again = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': 'limit-large-answer' });
+    expect([again.statusCode, again.body.state]).toEqual([409, 'COMPLETED']);
+    expect(again.body.rejected).toEqual(first.body.rejected);
   });
 });
+
