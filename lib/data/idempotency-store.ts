@@ -2,12 +2,15 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
 
 export interface StoredBatchResponse {
   statusCode: number;
   created: unknown[];
   rejected: unknown[];
+  /** Set when the answer was too large to keep whole: rejected items' echoes are shortened. */
+  compacted?: boolean;
 }
 
 export type ClaimResult =
@@ -74,22 +77,24 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const raw = error.Item as Record<string, AttributeValue> | undefined;
       const item = raw ? unmarshall(raw) : {};
-      if (item.state === 'COMPLETED' && item.response) {
-        return { claimed: false, state: 'COMPLETED', response: item.response as StoredBatchResponse };
+      const response = item.state === 'COMPLETED' ? decodeResponse(item) : undefined;
+      if (response) {
+        return { claimed: false, state: 'COMPLETED', response };
       }
       return { claimed: false, state: 'IN_PROGRESS' };
     }
   }
 
   async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date): Promise<void> {
+    const encoded = encodeResponse(response);
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.idempotencyClaim(companyId, idempotencyKey),
-        UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
+        UpdateExpression: `SET #state = :completed, #response = :response, completedAt = :at`,
         ConditionExpression: 'requestId = :requestId',
-        ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
-        ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': response, ':at': now.toISOString(), ':requestId': requestId },
+        ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
+        ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': encoded.value, ':at': now.toISOString(), ':requestId': requestId },
       }),
     );
   }
@@ -111,4 +116,42 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       throw error;
     }
   }
+}
+
+/**
+ * A DynamoDB item holds at most 400 KB, but a batch's answer echoes every invoiceRef as submitted
+ * (up to the 1 MiB body). Small answers are stored as a map (readable by operators); larger ones
+ * gzipped; an answer still too large after compression keeps every `created` item whole and
+ * shortens the echoes and messages of `rejected` items, marking the replay `compacted`.
+ */
+const PLAIN_LIMIT = 64 * 1024;
+const ITEM_BUDGET = 350 * 1024;
+const ECHO_LIMIT = 256;
+
+export function encodeResponse(response: StoredBatchResponse): { attribute: 'response' | 'responseGz'; value: unknown } {
+  const json = JSON.stringify(response);
+  if (Buffer.byteLength(json) <= PLAIN_LIMIT) return { attribute: 'response', value: response };
+  let gz = gzipSync(json);
+  if (gz.length > ITEM_BUDGET) {
+    const shorten = (v: unknown) => (typeof v === 'string' && v.length > ECHO_LIMIT ? `${v.slice(0, ECHO_LIMIT)}…` : v);
+    const compacted: StoredBatchResponse = {
+      ...response,
+      compacted: true,
+      rejected: (response.rejected as Record<string, unknown>[]).map((r) => ({
+        ...r,
+        invoiceRef: shorten(r.invoiceRef),
+        message: shorten(r.message),
+        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? []).slice(0, 20).map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
+      })),
+    };
+    gz = gzipSync(JSON.stringify(compacted));
+  }
+  return { attribute: 'responseGz', value: gz };
+}
+
+function decodeResponse(item: Record<string, unknown>): StoredBatchResponse | undefined {
+  if (item.response) return item.response as StoredBatchResponse;
+  const gz = item.responseGz;
+  if (gz instanceof Uint8Array) return JSON.parse(gunzipSync(gz).toString('utf8')) as StoredBatchResponse;
+  return undefined;
 }

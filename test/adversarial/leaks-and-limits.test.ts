@@ -271,14 +271,10 @@ describe('resource limits', () => {
     limitChecks += 2;
   });
 
-  // DEFECT (not fixed, see the report): the finished request's answer is stored in the claim
-  // item to be replayed on a 409, but a DynamoDB item holds at most 400 KB. Rejected items echo
-  // their invoiceRef as submitted (up to the 1 MiB body), so a batch of long invalid invoiceRefs
-  // has an answer that cannot be stored: completing the claim fails, the claim stays IN_PROGRESS,
-  // and for 16 minutes every retry with the key is told "still being processed" (Retry-After: 2)
-  // instead of receiving the original result. Fixing it means deciding what a replay of an
-  // over-large answer contains (or storing it elsewhere): a design decision.
-  it.failing('replays a finished answer larger than a DynamoDB item on a repeated Idempotency-Key', async () => {
+  // Found by this suite: the answer replayed on a 409 is stored in the claim item, and a DynamoDB
+  // item holds at most 400 KB while an answer echoes every invoiceRef as submitted. Large answers
+  // are now stored gzipped (lib/data/idempotency-store.ts), and compacted if still too large.
+  it('replays a finished answer larger than a DynamoDB item on a repeated Idempotency-Key', async () => {
     const cases = Array.from({ length: 60 }, (_, i) => validCase(fileKey, { invoiceRef: `${i}-${'R'.repeat(8000)}` }));
     const first = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': 'limit-large-answer' });
     expect(first.statusCode).toBe(200);
