@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { lambdaContext as sharedLambdaContext, restApiEvent } from '../../infra/local/lambda-events.js';
 
 /**
  * API Gateway REST proxy events and Lambda contexts for the benchmark's requests, and the case
- * payloads it submits. Self-contained (no test/ imports) so the benchmark and its child processes
- * share one definition; plain data only, no project modules.
+ * payloads it submits, built with the shared infra/local/lambda-events.ts (plain data, no project
+ * modules), so the benchmark's child processes load them cheaply.
  */
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -19,53 +19,12 @@ export interface EventOptions {
 }
 
 export function apiEvent(options: EventOptions): APIGatewayProxyEvent {
-  const headers: Record<string, string> = { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': 'pca-bench', ...options.headers };
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(headers)) multiValueHeaders[k] = [v];
-  return {
-    resource: options.resource,
-    path: options.path,
-    httpMethod: options.method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: options.pathParameters ?? null,
-    stageVariables: null,
-    body: options.body ?? null,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'bench',
-      authorizer: null,
-      protocol: 'HTTP/1.1',
-      httpMethod: options.method,
-      identity: { sourceIp: '203.0.113.7', userAgent: 'pca-bench' } as APIGatewayProxyEvent['requestContext']['identity'],
-      path: `/prod${options.path}`,
-      stage: 'prod',
-      requestId: randomUUID(),
-      requestTimeEpoch: Date.now(),
-      resourceId: 'bench',
-      resourcePath: options.resource,
-    },
-  };
+  const { apiKey, headers, ...rest } = options;
+  return restApiEvent({ ...rest, headers: { Authorization: `Bearer ${apiKey}`, 'User-Agent': 'pca-bench', ...headers }, userAgent: 'pca-bench', apiId: 'bench' });
 }
 
 export function lambdaContext(memoryMb = 512): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'bench',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:eu-west-2:000000000000:function:bench',
-    memoryLimitInMB: String(memoryMb),
-    awsRequestId: randomUUID(),
-    logGroupName: '/aws/lambda/bench',
-    logStreamName: 'bench',
-    getRemainingTimeInMillis: () => 29_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return sharedLambdaContext({ functionName: 'bench', memoryMb, timeoutMs: 29_000 });
 }
 
 /** A valid case (every rule passes) citing `invoiceFileKey`, about 400 bytes of JSON. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, problemResponse } from '../../lib/errors.js';
+import { lambdaContext } from './lambda-events.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
 
 /**
@@ -108,24 +109,6 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: Api
   };
 }
 
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + LAMBDA_TIMEOUT_MS;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
@@ -210,7 +193,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
         }
         const handler = await handlerFor(match.route);
         const event = toApiGatewayEvent(req, body, match.route, match.pathParameters, url);
-        const result = await handler(event, lambdaContext(match.route.functionName));
+        const result = await handler(event, lambdaContext({ functionName: match.route.functionName, timeoutMs: LAMBDA_TIMEOUT_MS }));
         writeResult(res, result);
         done(result.statusCode);
       } catch (error) {

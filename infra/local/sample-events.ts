@@ -8,6 +8,7 @@ import { config } from '../../lib/config.js';
 import { defaultTableStores } from '../../lib/data/stores.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { s3Client } from '../../lib/uploads/s3-client.js';
+import { lambdaContext } from './lambda-events.js';
 
 /**
  * The sample API Gateway events in `events/`: which function each one is for and the status it
@@ -82,29 +83,11 @@ export function fillEvent(template: unknown, values: Record<string, string>): AP
   return { ...event, requestContext: { ...event.requestContext, requestId: randomUUID() } };
 }
 
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:eu-west-2:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 export async function invokeSample(file: string, values: Record<string, string>): Promise<APIGatewayProxyResult> {
   const sample = SAMPLE_EVENTS[file];
   if (!sample) throw new Error(`events/${file} is not listed in SAMPLE_EVENTS`);
   const handler = await loadHandler(sample.function);
-  return handler(fillEvent(readEventTemplate(file), values), lambdaContext(sample.function));
+  return handler(fillEvent(readEventTemplate(file), values), lambdaContext({ functionName: sample.function }));
 }
 
 /**
@@ -147,7 +130,7 @@ export async function provisionEventValues(): Promise<Record<string, string>> {
     },
     values,
   );
-  const seeded = await create(seed, lambdaContext('create-cases'));
+  const seeded = await create(seed, lambdaContext({ functionName: 'create-cases' }));
   const created = (JSON.parse(seeded.body) as { created?: { id: string }[] }).created?.[0];
   if (seeded.statusCode !== 201 || !created) throw new Error(`could not create the sample case: ${seeded.statusCode} ${seeded.body}`);
   values.CASE_ID = created.id;

@@ -1,4 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { CreatedItem, RejectedItem } from '../../lib/cases/create-cases-service.js';
 import { config } from '../../lib/config.js';
 import { handler as uploadHandler } from '../../functions/create-upload.js';
 import { handler as createHandler } from '../../functions/create-cases.js';
@@ -64,22 +65,7 @@ export async function readCase(apiKey: string, id: string): Promise<ParsedResult
   );
 }
 
-export interface CreatedItem {
-  index: number;
-  invoiceRef: string;
-  id: string;
-  reference: string;
-}
-
-export interface RejectedItem {
-  index: number;
-  invoiceRef: string | null;
-  code: string;
-  message: string;
-  errors: { field: string; message: string }[];
-  existingCaseId?: string;
-  existingReference?: string;
-}
+export type { CreatedItem, RejectedItem };
 
 export function outcome(res: ParsedResult): { created: CreatedItem[]; rejected: RejectedItem[] } {
   return { created: res.body.created as CreatedItem[], rejected: res.body.rejected as RejectedItem[] };

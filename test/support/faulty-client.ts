@@ -38,18 +38,14 @@ function makeError(fault: Exclude<Fault, 'lost-response'>, itemCount: number): E
   }
 }
 
-export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumentClient; counter: FaultCounter } {
-  const cfg = config();
-  const base = new DynamoDBClient({
-    region: cfg.region,
-    endpoint: cfg.dynamoEndpoint,
-    credentials: LOCAL_CREDENTIALS,
-    requestHandler: createHttpHandler(),
-    // Our own retries are under test: the SDK's would hide the injected faults.
-    maxAttempts: 1,
-  });
+interface StackLike {
+  add(middleware: (next: (args: { input: unknown }) => Promise<unknown>, context: { commandName?: string }) => (args: { input: unknown }) => Promise<unknown>, options: { step: 'initialize'; name: string }): void;
+}
+
+/** Adds the fault-injecting middleware to a client's stack; S3 has no transactions, so a conflict there is an internal error. */
+function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean): FaultCounter {
   const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0 }, calls: 0 };
-  base.middlewareStack.add(
+  stack.add(
     (next, context) => async (args) => {
       counter.calls++;
       const input = args.input as Record<string, unknown>;
@@ -60,11 +56,25 @@ export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumen
         await next(args);
         throw makeError('timeout', 0);
       }
-      const items = (input.TransactItems as unknown[] | undefined)?.length ?? 0;
-      throw makeError(fault, items);
+      if (!transactional && fault === 'conflict') throw makeError('internal', 0);
+      throw makeError(fault, (input.TransactItems as unknown[] | undefined)?.length ?? 0);
     },
     { step: 'initialize', name: 'faultInjection' },
   );
+  return counter;
+}
+
+export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumentClient; counter: FaultCounter } {
+  const cfg = config();
+  const base = new DynamoDBClient({
+    region: cfg.region,
+    endpoint: cfg.dynamoEndpoint,
+    credentials: LOCAL_CREDENTIALS,
+    requestHandler: createHttpHandler(),
+    // Our own retries are under test: the SDK's would hide the injected faults.
+    maxAttempts: 1,
+  });
+  const counter = injectFaults(base.middlewareStack as unknown as StackLike, plan, true);
   return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter };
 }
 
@@ -80,20 +90,6 @@ export function faultyS3Client(plan: FaultPlan): { client: S3Client; counter: Fa
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0 }, calls: 0 };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      counter.calls++;
-      const fault = plan.decide(context.commandName ?? '', args.input as Record<string, unknown>);
-      if (!fault) return next(args);
-      counter.injected[fault]++;
-      if (fault === 'lost-response') {
-        await next(args);
-        throw makeError('timeout', 0);
-      }
-      throw makeError(fault === 'conflict' ? 'internal' : fault, 0);
-    },
-    { step: 'initialize', name: 'faultInjection' },
-  );
+  const counter = injectFaults(client.middlewareStack as unknown as StackLike, plan, false);
   return { client, counter };
 }

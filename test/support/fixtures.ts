@@ -6,6 +6,7 @@ import { config } from '../../lib/config.js';
 import { documentClient } from '../../lib/data/dynamo-client.js';
 import { defaultTableStores } from '../../lib/data/stores.js';
 import type { ApiContext } from '../../lib/middleware/types.js';
+import { lambdaContext as sharedLambdaContext, restApiEvent } from '../../infra/local/lambda-events.js';
 
 /** Helpers shared by the integration tests. They use the real local stores. */
 export function stores() {
@@ -51,55 +52,11 @@ export interface EventOptions {
 
 /** An API Gateway REST proxy event, as Lambda receives it. */
 export function apiEvent(options: EventOptions): APIGatewayProxyEvent {
-  const headers = options.headers ?? {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(headers)) multiValueHeaders[k] = [v];
-  const requestId = randomUUID();
-  return {
-    resource: options.resource,
-    path: options.path,
-    httpMethod: options.method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: options.pathParameters ?? null,
-    stageVariables: null,
-    body: options.body ?? null,
-    isBase64Encoded: options.isBase64Encoded ?? false,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: 'HTTP/1.1',
-      httpMethod: options.method,
-      identity: { sourceIp: options.sourceIp ?? '203.0.113.7', userAgent: 'jest' } as APIGatewayProxyEvent['requestContext']['identity'],
-      path: `/prod${options.path}`,
-      stage: 'prod',
-      requestId,
-      requestTimeEpoch: Date.now(),
-      resourceId: 'local',
-      resourcePath: options.resource,
-    },
-  };
+  return restApiEvent({ ...options, userAgent: 'jest' });
 }
 
 export function lambdaContext(): ApiContext {
-  const awsRequestId = randomUUID();
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'test',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:eu-west-2:000000000000:function:test',
-    memoryLimitInMB: '256',
-    awsRequestId,
-    logGroupName: '/aws/lambda/test',
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => 15_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  } as unknown as ApiContext;
+  return sharedLambdaContext({ functionName: 'test', memoryMb: 256, timeoutMs: 15_000 }) as ApiContext;
 }
 
 export function bearer(apiKey: string): Record<string, string> {
