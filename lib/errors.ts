@@ -23,6 +23,23 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * At most this many unknown fields are named in an `errors` list; the last entry says how many
+ * more there were. Naming every one let 1 MiB of short unknown keys come back as ~7 MB of
+ * `errors`, more than a Lambda response may hold (6 MB), which API Gateway turns into a 5xx.
+ */
+export const MAX_LISTED_UNKNOWN_FIELDS = 20;
+
+/** One `errors` entry per unknown field, capped at MAX_LISTED_UNKNOWN_FIELDS. */
+export function unknownFieldErrors(fields: readonly string[], message: (field: string) => string): FieldError[] {
+  const listed = fields.slice(0, MAX_LISTED_UNKNOWN_FIELDS);
+  const rest = fields.length - listed.length;
+  return listed.map((field, i) => ({
+    field,
+    message: message(field) + (i === listed.length - 1 && rest > 0 ? ` (and ${rest} more unknown fields not listed)` : ''),
+  }));
+}
+
 export interface ApiErrorOptions {
   /** Additive members of the problem body (RFC 9457 "extension members"). */
   extensions?: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { BatchEmptyError, BatchTooLargeError, InvalidRequestError } from '../errors.js';
+import { BatchEmptyError, BatchTooLargeError, InvalidRequestError, unknownFieldErrors } from '../errors.js';
 import { headerValues } from '../middleware/headers.js';
 import type { ApiEvent } from '../middleware/types.js';
 
@@ -52,7 +52,7 @@ export function parseBatchEnvelope(event: ApiEvent): BatchEnvelope {
   if (unknownFields.length > 0) {
     throw new InvalidRequestError(
       `Unknown field(s) in the request body: ${unknownFields.slice(0, 5).join(', ')}.`,
-      unknownFields.slice(0, 20).map((field) => ({ field, message: `${field} is not a recognised field` })),
+      unknownFieldErrors(unknownFields, (field) => `${field} is not a recognised field`),
     );
   }
   const idempotencyKey = parseIdempotencyKey(event);

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { unknownFieldErrors } from '../errors.js';
 import { normaliseCompanyNumber, isOutOfJurisdiction } from './company-number.js';
 import { isAfter, isInPast, parseCaseDate } from './dates.js';
 import { invoiceRefKey } from './invoice-ref.js';
@@ -147,13 +148,6 @@ function isAbsent(raw: unknown, path: readonly PropertyKey[]): boolean {
   return node === undefined;
 }
 
-/**
- * Unknown fields listed per case, like the request envelope's 20. Listing every one let 1 MiB of
- * short unknown keys come back as about 7 MB of `errors`, more than a Lambda response may hold
- * (6 MB), which API Gateway turns into a 5xx. The last entry says how many more were not listed.
- */
-export const MAX_LISTED_UNKNOWN_FIELDS = 20;
-
 function shapeFindings(raw: unknown, error: z.ZodError): Finding[] {
   const findings: Finding[] = [];
   const unknown: string[] = [];
@@ -167,10 +161,7 @@ function shapeFindings(raw: unknown, error: z.ZodError): Finding[] {
     const missing = issue.code === 'invalid_type' && isAbsent(raw, issue.path);
     findings.push({ code: 'INVALID_FIELD', field, message: missing ? `${field} is required` : issue.message });
   }
-  for (const [i, field] of unknown.slice(0, MAX_LISTED_UNKNOWN_FIELDS).entries()) {
-    const more = i === MAX_LISTED_UNKNOWN_FIELDS - 1 && unknown.length > MAX_LISTED_UNKNOWN_FIELDS ? ` (and ${unknown.length - MAX_LISTED_UNKNOWN_FIELDS} more unrecognised fields not listed)` : '';
-    findings.push({ code: 'INVALID_FIELD', field, message: `${field} is not a recognised field${more}` });
-  }
+  for (const error of unknownFieldErrors(unknown, (field) => `${field} is not a recognised field`)) findings.push({ code: 'INVALID_FIELD', ...error });
   return findings;
 }
 

@@ -3,6 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient }
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { MAX_LISTED_UNKNOWN_FIELDS } from '../errors.js';
 import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
 
 export interface StoredBatchResponse {
@@ -91,7 +92,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.idempotencyClaim(companyId, idempotencyKey),
-        UpdateExpression: `SET #state = :completed, #response = :response, completedAt = :at`,
+        UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
         ConditionExpression: 'requestId = :requestId',
         ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
         ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': encoded.value, ':at': now.toISOString(), ':requestId': requestId },
@@ -141,7 +142,7 @@ export function encodeResponse(response: StoredBatchResponse): { attribute: 'res
         ...r,
         invoiceRef: shorten(r.invoiceRef),
         message: shorten(r.message),
-        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? []).slice(0, 20).map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
+        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? []).slice(0, MAX_LISTED_UNKNOWN_FIELDS).map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
       })),
     };
     gz = gzipSync(JSON.stringify(compacted));

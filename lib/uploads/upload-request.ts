@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { FieldError } from '../errors.js';
+import { unknownFieldErrors, type FieldError } from '../errors.js';
 import { UPLOAD_CONTENT_TYPES, type UploadContentType } from './file-key.js';
 
 /**
@@ -8,8 +8,6 @@ import { UPLOAD_CONTENT_TYPES, type UploadContentType } from './file-key.js';
  */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_FILE_NAME_LENGTH = 255;
-/** Unknown fields listed in `errors`; the last entry says how many more there were. */
-export const MAX_LISTED_UNKNOWN_FIELDS = 20;
 
 export interface UploadRequest {
   fileName: string;
@@ -67,13 +65,7 @@ export function parseUploadRequest(body: unknown): UploadRequestParse {
   const errors: FieldError[] = [];
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      // At most 20 listed (as for the create request): listing every one let 1 MiB of short keys
-      // come back as a problem body larger than a Lambda response may be (6 MB), i.e. a 5xx.
-      const listed = issue.keys.slice(0, MAX_LISTED_UNKNOWN_FIELDS);
-      for (const [i, key] of listed.entries()) {
-        const more = i === listed.length - 1 && issue.keys.length > listed.length ? ` (and ${issue.keys.length - listed.length} more unknown fields not listed)` : '';
-        errors.push({ field: key, message: `unknown field; the allowed fields are ${FIELDS.join(', ')}${more}` });
-      }
+      errors.push(...unknownFieldErrors(issue.keys, () => `unknown field; the allowed fields are ${FIELDS.join(', ')}`));
     } else {
       errors.push({ field: issue.path.map(String).join('.') || '(body)', message: issue.message });
     }
