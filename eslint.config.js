@@ -12,7 +12,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    // Type-aware rules: a promise nobody awaits (or one passed where a callback's result is
+    // ignored) loses its error and, in Lambda, may be frozen mid-flight.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
+    // The domain takes plain data: configuration and environment are read once, outside it
+    // (lib/runtime/config.ts). Imports are checked by dependency-cruiser (.ci/dependency-rules.cjs).
+    files: ['lib/cases/**/*.ts', 'lib/uploads/**/*.ts', 'lib/accounts/**/*.ts', 'lib/auth/**/*.ts', 'lib/*.ts'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'process', message: 'The domain reads no environment: take the value as a parameter.' }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable', require: 'readonly' } },
   },
 );

@@ -30,7 +30,7 @@ const { median, p95, round } = await import('./lib/stats.js');
 const { bundleLikeCdk, bytesByPackage, cdkEsbuildTarget, packageInputs, PROJECT_ROOT, zodNamespaceImport } = await import('./lib/bundle.js');
 const { runChild } = await import('./lib/processes.js');
 const { DEFAULT_STACK_CONFIG, functionEnvironment } = await import('../infra/stack-config.js');
-const { benchCases, createCasesEvent, createUploadEvent, getCaseEvent } = await import('./lib/events.js');
+const { benchCases, createCasesEvent, createUploadEvent, getCaseEvent } = await import('../test/support/storage-rig/events.js');
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 10);
 const RUNS = Math.max(30, Number(process.env.BENCH_RUNS ?? 30));
@@ -102,9 +102,9 @@ const stack = await startLocalStack();
 Object.assign(process.env, stack.env);
 try {
   // Loaded only now: functions/*.ts read the configuration when they load.
-  const { loadConfig } = await import('../lib/config.js');
-  const { MemoryBackend } = await import('./lib/memory-backend.js');
-  const { closeRig, makeRig, measure, measureUpload, SCENARIOS } = await import('./lib/scenarios.js');
+  const { loadConfig } = await import('../lib/runtime/config.js');
+  const { MemoryBackend } = await import('../test/support/storage-rig/memory-backend.js');
+  const { closeRig, makeRig, measure, measureUpload, SCENARIOS } = await import('../test/support/storage-rig/scenarios.js');
   const { cpuRig, measureCreateCpu } = await import('./lib/cpu.js');
   const { profileCpu } = await import('./lib/profile.js');
   const cfg = loadConfig();

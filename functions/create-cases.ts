@@ -1,18 +1,11 @@
-import { config } from '../lib/config.js';
-import { parseBatchEnvelope } from '../lib/cases/batch-envelope.js';
+import { caseCreationAdapters } from '../lib/adapters/production-adapters.js';
+import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { CreateCasesService, outcomeCounts, type CreateCasesDeps } from '../lib/cases/create-cases-service.js';
-import { DynamoCaseWriter } from '../lib/data/case-writer.js';
-import { documentClient } from '../lib/data/dynamo-client.js';
-import { DynamoIdempotencyStore } from '../lib/data/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../lib/data/reference-counter.js';
-import { defaultTableStores } from '../lib/data/stores.js';
-import type { ApiKeyStore } from '../lib/data/api-key-store.js';
-import { headerValues } from '../lib/middleware/headers.js';
-import { apiHandler, jsonResponse, type CoreHandler } from '../lib/middleware/api-handler.js';
-import { authOf } from '../lib/middleware/types.js';
-import { metrics, MetricUnit } from '../lib/metrics.js';
-import { invoiceFileStore } from '../lib/uploads/file-store.js';
-import { fileKeyProblem } from '../lib/uploads/file-key.js';
+import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
+import { parseBatchEnvelope } from '../lib/http/batch-envelope.js';
+import { headerValues } from '../lib/http/headers.js';
+import { callerOf } from '../lib/http/types.js';
+import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 
 /** POST /api/v1/cases (scope cases:write). */
 
@@ -25,7 +18,7 @@ export function createCases(service: CreateCasesService): CoreHandler {
     const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000;
     const userAgent = headerValues(event, 'user-agent')[0];
     const result = await service.create({
-      auth: authOf(context),
+      caller: callerOf(context),
       requestId: context.requestId,
       sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
       ...(userAgent ? { userAgent: userAgent.slice(0, 256) } : {}),
@@ -54,22 +47,4 @@ export function buildCreateCasesHandler(deps: CreateCasesHandlerDeps) {
   return apiHandler({ scope: 'cases:write', keys: deps.keys, jsonBody: true }, createCases(new CreateCasesService(deps)));
 }
 
-/** The production wiring: the table-backed stores, the invoice bucket and the real clock. */
-export function defaultCreateCasesDeps(): CreateCasesHandlerDeps {
-  const cfg = config();
-  const client = documentClient(cfg);
-  const stores = defaultTableStores(cfg);
-  return {
-    keys: stores.keys,
-    companies: stores.companies,
-    writer: new DynamoCaseWriter(client, cfg.tableName),
-    idempotency: new DynamoIdempotencyStore(client, cfg.tableName),
-    references: new DynamoReferenceAllocator(client, cfg.tableName),
-    files: invoiceFileStore(cfg),
-    fileKeyProblem,
-    now: () => new Date(),
-    idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
-  };
-}
-
-export const handler = buildCreateCasesHandler(defaultCreateCasesDeps());
+export const handler = buildCreateCasesHandler(caseCreationAdapters());

@@ -1,10 +1,10 @@
-import type { ApiKeyStore } from '../lib/data/api-key-store.js';
-import { defaultTableStores } from '../lib/data/stores.js';
+import { tableAdapters, uploadService } from '../lib/adapters/production-adapters.js';
+import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { InvalidRequestError } from '../lib/errors.js';
-import { apiHandler, jsonResponse, type CoreHandler } from '../lib/middleware/api-handler.js';
-import { authOf } from '../lib/middleware/types.js';
+import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
+import { callerOf } from '../lib/http/types.js';
+import type { UploadService } from '../lib/uploads/issue-upload.js';
 import { parseUploadRequest } from '../lib/uploads/upload-request.js';
-import { defaultUploadService, type UploadService } from '../lib/uploads/upload-service.js';
 
 /**
  * POST /api/v1/uploads (scope cases:write): a fileKey under the caller's company prefix and a
@@ -22,8 +22,8 @@ export function createUpload(uploads: UploadService): CoreHandler {
       context.logFields.invalidFieldCount = parsed.errors.length;
       throw new InvalidRequestError('The upload request is invalid; see "errors" for every field to fix.', parsed.errors);
     }
-    const auth = authOf(context);
-    const ticket = await uploads.issue(parsed.value, { companyId: auth.companyId, keyId: auth.keyId });
+    const caller = callerOf(context);
+    const ticket = await uploads.issue(parsed.value, { companyId: caller.companyId, keyId: caller.keyId });
     Object.assign(context.logFields, { contentType: parsed.value.contentType, contentLength: parsed.value.contentLength, fileKey: ticket.fileKey });
     return jsonResponse(201, ticket);
   };
@@ -33,4 +33,4 @@ export function buildCreateUploadHandler(deps: CreateUploadDeps) {
   return apiHandler({ scope: 'cases:write', keys: deps.keys, jsonBody: true }, createUpload(deps.uploads));
 }
 
-export const handler = buildCreateUploadHandler({ keys: defaultTableStores().keys, uploads: defaultUploadService() });
+export const handler = buildCreateUploadHandler({ keys: tableAdapters().keys, uploads: uploadService() });

@@ -1,11 +1,10 @@
-import type { CaseReader } from '../lib/data/case-store.js';
-import type { ApiKeyStore } from '../lib/data/api-key-store.js';
-import { defaultTableStores } from '../lib/data/stores.js';
-import { CASE_ID_PATTERN, type StoredCase } from '../lib/cases/case-record.js';
-import { authoriseCaseRead } from '../lib/cases/read-case.js';
-import { apiHandler, jsonResponse, type CoreHandler } from '../lib/middleware/api-handler.js';
-import { prefetched } from '../lib/middleware/authenticate.js';
-import { authOf, type ApiEvent } from '../lib/middleware/types.js';
+import { tableAdapters } from '../lib/adapters/production-adapters.js';
+import type { ApiKeyStore } from '../lib/auth/ports.js';
+import type { StoredCase } from '../lib/cases/case-record.js';
+import type { CaseReader } from '../lib/cases/ports.js';
+import { authoriseCaseRead, caseIdToRead } from '../lib/cases/read-case.js';
+import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
+import { callerOf, prefetchedValue } from '../lib/http/types.js';
 
 /** GET /api/v1/cases/{id} (scope cases:read). */
 export interface GetCaseDeps {
@@ -13,16 +12,11 @@ export interface GetCaseDeps {
   caseReader: CaseReader;
 }
 
-function caseIdOf(event: ApiEvent): string | undefined {
-  const id = event.pathParameters?.id;
-  return id !== undefined && CASE_ID_PATTERN.test(id) ? id : undefined;
-}
-
 export const getCase: CoreHandler = async (_event, context) => {
   // The case was fetched in parallel with the API key (one storage round trip in all); it is
   // only looked at now, after authentication and the scope check have passed.
-  const found = await prefetched<StoredCase | undefined>(context);
-  return jsonResponse(200, authoriseCaseRead(authOf(context), found));
+  const found = await prefetchedValue<StoredCase | undefined>(context);
+  return jsonResponse(200, authoriseCaseRead(callerOf(context), found));
 };
 
 export function buildGetCaseHandler(deps: GetCaseDeps) {
@@ -31,7 +25,7 @@ export function buildGetCaseHandler(deps: GetCaseDeps) {
       scope: 'cases:read',
       keys: deps.keys,
       prefetch: async (event) => {
-        const id = caseIdOf(event);
+        const id = caseIdToRead(event.pathParameters?.id);
         return id === undefined ? undefined : deps.caseReader.get(id);
       },
     },
@@ -39,4 +33,4 @@ export function buildGetCaseHandler(deps: GetCaseDeps) {
   );
 }
 
-export const handler = buildGetCaseHandler(defaultTableStores());
+export const handler = buildGetCaseHandler(tableAdapters());

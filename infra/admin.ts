@@ -19,9 +19,9 @@ import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
 import { parseScopeList } from '../lib/auth/scopes.js';
-import { loadConfig } from '../lib/config.js';
-import { createDocumentClient } from '../lib/data/dynamo-client.js';
-import { tableStores } from '../lib/data/stores.js';
+import { loadConfig } from '../lib/runtime/config.js';
+import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
+import { tableStores } from '../lib/adapters/dynamodb/stores.js';
 import { LOCAL_DEFAULTS, localPorts } from './local/stores.js';
 
 class UsageError extends Error {}

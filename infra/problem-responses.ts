@@ -1,5 +1,5 @@
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import { PROBLEM_CONTENT_TYPE } from '../lib/errors.js';
+import { PROBLEM_CONTENT_TYPE } from '../lib/http/problem-details.js';
 
 /**
  * API Gateway answers some requests itself, before any function runs (unknown route, stage

@@ -1,27 +1,35 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import * as z from 'zod';
 
 /**
- * Every HTTP-level failure is one of these classes. Each carries a stable UPPER_SNAKE `code` that
- * partners switch on; the one error middleware (`lib/middleware/problem-details.ts`) turns them
- * into RFC 9457 problem details. Anything that is not an ApiError becomes a bare 500 `INTERNAL`.
+ * The one list of error codes the service itself can answer with, and the error classes that
+ * carry them. A code is a stable UPPER_SNAKE string that partners switch on. These classes know
+ * nothing of HTTP: the one mapper in the HTTP layer (`lib/http/problem-details.ts`) gives each code
+ * its status, title and headers. Anything thrown that is not a CodedError becomes `INTERNAL`.
+ *
+ * Pure: the domain folders import this module, so it imports nothing but zod.
  */
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'INSUFFICIENT_SCOPE'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'INVALID_REQUEST'
-  | 'BATCH_EMPTY'
-  | 'BATCH_TOO_LARGE'
-  | 'INTERNAL';
+export const ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'INSUFFICIENT_SCOPE',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'INVALID_REQUEST',
+  'BATCH_EMPTY',
+  'BATCH_TOO_LARGE',
+  'INTERNAL',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export const fieldErrorSchema = z
+  .object({
+    field: z.string().meta({ description: 'The field, as a dotted path (`attestation.b2b`), or a header name.', example: 'debtorEmail' }),
+    message: z.string().meta({ example: 'debtorEmail must be a valid e-mail address' }),
+  })
+  .meta({ id: 'FieldError', description: 'One problem with one field.' });
+export type FieldError = z.infer<typeof fieldErrorSchema>;
 
 /**
  * At most this many unknown fields are named in an `errors` list; the last entry says how many
@@ -40,92 +48,64 @@ export function unknownFieldErrors(fields: readonly string[], message: (field: s
   }));
 }
 
-export interface ApiErrorOptions {
-  /** Additive members of the problem body (RFC 9457 "extension members"). */
+export interface CodedErrorOptions {
+  /** Additive members of the answer (RFC 9457 "extension members" once mapped). */
   extensions?: Record<string, unknown>;
-  headers?: Record<string, string>;
+  /** When the caller may usefully try again, in seconds. */
+  retryAfterSeconds?: number;
 }
 
-export class ApiError extends Error {
+export class CodedError extends Error {
   readonly extensions: Record<string, unknown>;
-  readonly headers: Record<string, string>;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     readonly code: ErrorCode,
-    readonly status: number,
-    readonly title: string,
     readonly detail: string,
-    options: ApiErrorOptions = {},
+    options: CodedErrorOptions = {},
   ) {
     super(detail);
     this.name = new.target.name;
     this.extensions = options.extensions ?? {};
-    this.headers = options.headers ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
-export class UnauthenticatedError extends ApiError {
+export class UnauthenticatedError extends CodedError {
   constructor() {
-    // One identical body for missing, malformed, unknown and revoked keys: the caller must not be
-    // able to tell which it was.
-    super('UNAUTHENTICATED', 401, 'Unauthenticated', 'A valid API key is required: send it as "Authorization: Bearer <key>" or "X-Api-Key: <key>".', {
-      headers: { 'WWW-Authenticate': 'Bearer realm="partner-case-api"' },
-    });
+    // One identical answer for missing, malformed, unknown and revoked keys: the caller must not
+    // be able to tell which it was.
+    super('UNAUTHENTICATED', 'A valid API key is required: send it as "Authorization: Bearer <key>" or "X-Api-Key: <key>".');
   }
 }
 
-export class InsufficientScopeError extends ApiError {
-  constructor(requiredScope: string) {
-    super('INSUFFICIENT_SCOPE', 403, 'Insufficient scope', `This API key does not hold the scope "${requiredScope}" that this operation requires.`, {
-      extensions: { requiredScope },
-      headers: { 'WWW-Authenticate': `Bearer realm="partner-case-api", error="insufficient_scope", scope="${requiredScope}"` },
-    });
+export class InsufficientScopeError extends CodedError {
+  constructor(readonly requiredScope: string) {
+    super('INSUFFICIENT_SCOPE', `This API key does not hold the scope "${requiredScope}" that this operation requires.`, { extensions: { requiredScope } });
   }
 }
 
-export class NotFoundError extends ApiError {
+export class NotFoundError extends CodedError {
   constructor(detail = 'The requested resource does not exist.') {
-    super('NOT_FOUND', 404, 'Not found', detail);
+    super('NOT_FOUND', detail);
   }
 }
 
-export class MethodNotAllowedError extends ApiError {
-  constructor(allowed: readonly string[]) {
-    super('METHOD_NOT_ALLOWED', 405, 'Method not allowed', `This resource supports: ${allowed.join(', ')}.`, {
-      headers: { Allow: allowed.join(', ') },
-    });
-  }
-}
-
-export class PayloadTooLargeError extends ApiError {
-  constructor(limitBytes: number) {
-    super('PAYLOAD_TOO_LARGE', 413, 'Payload too large', `The request body exceeds the limit of ${limitBytes} bytes.`, {
-      extensions: { limitBytes },
-    });
-  }
-}
-
-export class UnsupportedMediaTypeError extends ApiError {
-  constructor() {
-    super('UNSUPPORTED_MEDIA_TYPE', 415, 'Unsupported media type', 'The request body must be JSON, sent with "Content-Type: application/json".');
-  }
-}
-
-export class InvalidRequestError extends ApiError {
+export class InvalidRequestError extends CodedError {
   constructor(detail: string, errors?: FieldError[]) {
-    super('INVALID_REQUEST', 400, 'Invalid request', detail, errors ? { extensions: { errors } } : {});
+    super('INVALID_REQUEST', detail, errors ? { extensions: { errors } } : {});
   }
 }
 
-export class BatchEmptyError extends ApiError {
+export class BatchEmptyError extends CodedError {
   constructor() {
-    super('BATCH_EMPTY', 400, 'Batch empty', '"cases" must hold at least 1 case.');
+    super('BATCH_EMPTY', '"cases" must hold at least 1 case.');
   }
 }
 
-export class BatchTooLargeError extends ApiError {
+export class BatchTooLargeError extends CodedError {
   constructor(count: number, max: number) {
-    super('BATCH_TOO_LARGE', 400, 'Batch too large', `"cases" holds ${count} cases; at most ${max} are accepted per request.`, {
+    super('BATCH_TOO_LARGE', `"cases" holds ${count} cases; at most ${max} are accepted per request.`, {
       extensions: { maxCases: max, receivedCases: count },
     });
   }
@@ -133,66 +113,17 @@ export class BatchTooLargeError extends ApiError {
 
 export type IdempotencyState = 'IN_PROGRESS' | 'COMPLETED';
 
-export class IdempotencyKeyReusedError extends ApiError {
+export class IdempotencyKeyReusedError extends CodedError {
   constructor(state: IdempotencyState, original?: { created: unknown[]; rejected: unknown[] }, retryAfterSeconds = 2) {
     super(
       'IDEMPOTENCY_KEY_REUSED',
-      409,
-      'Idempotency key reused',
       state === 'COMPLETED'
         ? 'This Idempotency-Key was already used; nothing new was created. The original result is included.'
         : 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
       {
         extensions: state === 'COMPLETED' && original ? { state, created: original.created, rejected: original.rejected } : { state },
-        headers: state === 'IN_PROGRESS' ? { 'Retry-After': String(retryAfterSeconds) } : {},
+        ...(state === 'IN_PROGRESS' ? { retryAfterSeconds } : {}),
       },
     );
   }
-}
-
-export class InternalError extends ApiError {
-  constructor() {
-    super('INTERNAL', 500, 'Internal error', 'The request could not be completed. It is safe to retry; quote the requestId if it keeps failing.');
-  }
-}
-
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-/** Problem `type` URIs are relative references resolved against the API's base address. */
-export function problemType(code: ErrorCode): string {
-  return `/problems/${code.toLowerCase().replace(/_/g, '-')}`;
-}
-
-export interface ProblemDetails {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ErrorCode;
-  requestId: string;
-  [extension: string]: unknown;
-}
-
-export function toProblemDetails(error: ApiError, requestId: string): ProblemDetails {
-  const standard: ProblemDetails = {
-    type: problemType(error.code),
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-    code: error.code,
-    requestId,
-  };
-  // Extension members follow the standard ones and can never replace them.
-  for (const [name, value] of Object.entries(error.extensions)) {
-    if (!(name in standard)) standard[name] = value;
-  }
-  return standard;
-}
-
-export function problemResponse(error: ApiError, requestId: string): APIGatewayProxyResult {
-  return {
-    statusCode: error.status,
-    headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...error.headers },
-    body: JSON.stringify(toProblemDetails(error, requestId)),
-  };
 }

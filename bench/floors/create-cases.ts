@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lib/data/dynamo-client.js';
-import { createS3Client } from '../../lib/uploads/s3-client.js';
+import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { createS3Client } from '../../lib/adapters/s3/s3-client.js';
 import { floorConfig, keyIdOf, type FloorEvent, type FloorResult } from './env.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../../lib/config.js';
+import type { AppConfig } from '../../lib/runtime/config.js';
 
 /**
  * What the floor handlers read from the environment: the same variables as lib/config.ts, read

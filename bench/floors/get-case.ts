@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lib/data/dynamo-client.js';
+import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { floorConfig, keyIdOf, type FloorEvent, type FloorResult } from './env.js';
 
 /**

@@ -1,9 +1,9 @@
 import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
 import { fileKeyProblem, issueFileKey } from '../../lib/uploads/file-key.js';
-import { benchCases, createCasesEvent, lambdaContext, type Handler } from './events.js';
+import { benchCases, createCasesEvent, lambdaContext, type Handler } from '../../test/support/storage-rig/events.js';
 import { median, p95 } from './stats.js';
-import { MemoryApiKeyStore, MemoryCaseWriter, MemoryCompanyStore, MemoryFileStore, MemoryIdempotencyStore, MemoryReferenceAllocator } from './memory-stores.js';
+import { MemoryApiKeyStore, MemoryCaseWriter, MemoryCompanyStore, MemoryFileStore, MemoryIdempotencyStore, MemoryReferenceAllocator, silentLog } from '../../test/support/memory-stores.js';
 
 /**
  * The create handler over the in-memory stores: what is left of a request is the handler's own
@@ -33,6 +33,7 @@ export async function cpuRig(fileCount = 100): Promise<CpuRig> {
     writer,
     idempotency: new MemoryIdempotencyStore(),
     references: new MemoryReferenceAllocator(),
+    log: silentLog,
     files,
     fileKeyProblem,
     now: () => new Date(),

@@ -1,5 +1,5 @@
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
-import { defaultTableStores } from '../../lib/data/stores.js';
+import { tableAdapters } from '../../lib/adapters/production-adapters.js';
 
 export interface DemoAccount {
   created: boolean;
@@ -13,7 +13,7 @@ export interface DemoAccount {
  * create nothing: the secret cannot be read back, so a new key is made with the admin command.
  */
 export async function ensureDemoAccount(): Promise<DemoAccount> {
-  const stores = defaultTableStores();
+  const stores = tableAdapters();
   const accounts = new AccountsService(stores.companies, stores.keys);
   const existing = await accounts.listCompanies();
   const demo = existing.find((c) => c.name === 'Demo Partner Ltd') ?? existing[0];

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, problemResponse } from '../../lib/errors.js';
+import { CodedError, NotFoundError } from '../../lib/errors.js';
+import { InternalError, MethodNotAllowedError, PayloadTooLargeError, problemResponse, statusOf } from '../../lib/http/problem-details.js';
 import { lambdaContext } from './lambda-events.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
 
@@ -118,7 +119,7 @@ function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.end(body);
 }
 
-function writeProblem(res: ServerResponse, error: ApiError): void {
+function writeProblem(res: ServerResponse, error: CodedError): void {
   writeResult(res, problemResponse(error, randomUUID()));
 }
 
@@ -181,7 +182,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
         if (!match) {
           const error = allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError('No such route. See /docs for the API.');
           writeProblem(res, error);
-          return done(error.status);
+          return done(statusOf(error.code));
         }
         const limit = options.maxBodyBytes ?? MAX_ADAPTER_BODY_BYTES;
         const body = await readBody(req, limit);

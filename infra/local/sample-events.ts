@@ -4,10 +4,10 @@ import { resolve } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
-import { config } from '../../lib/config.js';
-import { defaultTableStores } from '../../lib/data/stores.js';
+import { config } from '../../lib/runtime/config.js';
+import { tableAdapters } from '../../lib/adapters/production-adapters.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
-import { s3Client } from '../../lib/uploads/s3-client.js';
+import { s3Client } from '../../lib/adapters/s3/s3-client.js';
 import { lambdaContext } from './lambda-events.js';
 
 /**
@@ -96,7 +96,7 @@ export async function invokeSample(file: string, values: Record<string, string>)
  */
 export async function provisionEventValues(): Promise<Record<string, string>> {
   const cfg = config();
-  const stores = defaultTableStores(cfg);
+  const stores = tableAdapters(cfg);
   const accounts = new AccountsService(stores.companies, stores.keys);
   const company = await accounts.createCompany('Sample Events Ltd');
   const [readWrite, readOnly, writeOnly] = await Promise.all([

@@ -5,8 +5,8 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { TABLE_DEFINITION } from '../../lib/data/table-keys.js';
-import { LOCAL_CREDENTIALS } from '../../lib/data/dynamo-client.js';
+import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 
 /**
  * Starting and provisioning the local stand-ins: AWS's own DynamoDB Local (shipped inside the npm

@@ -1,9 +1,9 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { createCasesResponseSchema } from '../../lib/cases/batch-result.js';
+import { caseViewSchema } from '../../lib/cases/case-record.js';
 import {
-  caseViewSchema,
   createCasesBadRequestSchema,
-  createCasesResponseSchema,
   idempotencyKeyReusedProblemSchema,
   insufficientScopeProblemSchema,
   internalProblemSchema,
@@ -14,17 +14,17 @@ import {
   rateLimitedProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
-  uploadTicketSchema,
-} from '../../lib/api/response-schemas.js';
+} from '../../lib/http/response-schemas.js';
 import type { Scope } from '../../lib/auth/scopes.js';
-import { MAX_CASES_PER_REQUEST } from '../../lib/cases/batch-envelope.js';
+import { MAX_CASES_PER_REQUEST } from '../../lib/cases/batch-size.js';
 import { caseInputSchema } from '../../lib/cases/case-input.js';
-import { MAX_BODY_BYTES } from '../../lib/middleware/json-envelope.js';
+import { MAX_BODY_BYTES } from '../../lib/http/json-envelope.js';
 import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../lib/uploads/upload-request.js';
+import { uploadTicketSchema } from '../../lib/uploads/upload-ticket.js';
 
 /**
  * The partner contract as an OpenAPI 3.1 document, generated from the zod schemas the handlers
- * validate with (requests) and from lib/api/response-schemas.ts (responses).
+ * validate with (requests) and from the response schemas (lib/http/response-schemas.ts and the domain types' own).
  *
  * `npm run openapi` writes it to docs/openapi.json; test/integration/openapi-document.test.ts
  * fails when the committed file differs from a fresh generation, and the contract tests validate

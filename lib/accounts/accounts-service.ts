@@ -1,7 +1,8 @@
-import { generateApiKey, randomBase62 } from '../auth/api-key.js';
+import { generateApiKey } from '../auth/api-key.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../auth/ports.js';
 import { parseScopeList, type Scope } from '../auth/scopes.js';
-import type { ApiKeyRecord, ApiKeyStore } from '../data/api-key-store.js';
-import type { CompanyRecord, CompanyStore } from '../data/company-store.js';
+import { randomBase62 } from '../random-id.js';
+import type { CompanyRecord, CompanyStore } from './ports.js';
 
 /**
  * Operator use cases: onboarding companies and issuing, listing, revoking and rotating their API

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { BASE62, randomBase62 } from '../random-id.js';
 
 /**
  * API key format (product rules): `pca_<keyId>_<secret><checksum>`, all in [A-Za-z0-9_] so one
@@ -14,7 +15,6 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * forced, and a fast hash keeps authentication off the latency budget.
  */
 export const KEY_PREFIX = 'pca_';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_ID_LENGTH = 16;
 const SECRET_LENGTH = 43;
 const CHECKSUM_LENGTH = 6;
@@ -27,17 +27,6 @@ export const API_KEY_LENGTH = KEY_PREFIX.length + KEY_ID_LENGTH + 1 + SECRET_LEN
 export interface ParsedApiKey {
   keyId: string;
   secret: string;
-}
-
-/** Uniform random base62 string (rejection sampling: no modulo bias). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
-  }
-  return out;
 }
 
 const CRC_TABLE = (() => {

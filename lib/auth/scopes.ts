@@ -1,3 +1,5 @@
+import { InsufficientScopeError } from '../errors.js';
+
 /** Scopes a key can hold (spec 5). `webhooks:manage` is reserved: it grants no route today. */
 export const SCOPES = ['cases:write', 'cases:read', 'webhooks:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -8,6 +10,11 @@ export function isScope(value: string): value is Scope {
 
 export function hasScope(granted: readonly string[], required: Scope): boolean {
   return granted.includes(required);
+}
+
+/** Throws InsufficientScopeError unless the caller's key holds the scope. */
+export function requireScope(caller: { scopes: readonly string[] }, required: Scope): void {
+  if (!hasScope(caller.scopes, required)) throw new InsufficientScopeError(required);
 }
 
 /** Parses an operator's comma-separated scope list; throws naming the bad entry. */

@@ -1,9 +1,73 @@
+import * as z from 'zod';
+
 /**
  * The stored case and its public view (spec 2.4 plus the additive fields of the product rules).
- * Money is held as integer pence; it is shown as a decimal string with two places.
+ * Money is held as integer pence; it is shown as a decimal string with two places. The view's
+ * zod schema is the one source of its type and of its part of the OpenAPI document.
  */
-export type CaseStatus = 'DRAFT';
-export type RecoveryGate = 'AUTO_ATTESTED' | 'AWAITING_CONFIRMATION';
+export const CASE_STATUSES = ['DRAFT'] as const;
+export type CaseStatus = (typeof CASE_STATUSES)[number];
+export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION'] as const;
+export type RecoveryGate = (typeof RECOVERY_GATES)[number];
+
+export const CASE_ID_PATTERN = /^case_[0-9A-Za-z]{22}$/;
+
+export const CASE_ID_EXAMPLE = 'case_7Gk2mP9qR4sT8vW1xY3zA5';
+export const REFERENCE_EXAMPLE = 'PC-222-22B';
+
+export const caseIdSchema = z.string().regex(CASE_ID_PATTERN).meta({
+  description: 'Case identifier: `case_` and 22 base62 characters.',
+  example: CASE_ID_EXAMPLE,
+});
+
+export const caseReferenceSchema = z.string().min(1).max(16).meta({
+  description:
+    'Human-readable case reference, unique across the service, at most 16 characters, free of easily confused characters (e.g. `PC-222-22B`). Quote it on the phone.',
+  example: REFERENCE_EXAMPLE,
+});
+
+export const caseViewSchema = z
+  .object({
+    id: caseIdSchema,
+    reference: caseReferenceSchema,
+    status: z.enum(CASE_STATUSES).meta({
+      description: 'Case status. A newly created case is `DRAFT`. Further values may be added within v1: treat an unknown status as "in progress".',
+    }),
+    debtorName: z.string().meta({ example: 'Acme Widgets Ltd' }),
+    principalAmount: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .meta({ description: 'GBP as a decimal string with two decimal places (a number in the create request).', example: '1250.50' }),
+    currency: z.enum(['GBP']),
+    createdAt: z.iso.datetime().meta({ description: 'ISO 8601, UTC.', example: '2025-03-04T10:20:30.000Z' }),
+    updatedAt: z.iso.datetime().meta({ description: 'ISO 8601, UTC.', example: '2025-03-04T10:20:30.000Z' }),
+    invoiceRef: z.string().meta({ description: 'As submitted.', example: 'INV-2025-0042' }),
+    invoiceDate: z.string().meta({ description: 'As submitted (`YYYY-MM-DD` or an ISO 8601 date-time).', example: '2025-01-10' }),
+    dueDate: z.string().meta({ description: 'As submitted (`YYYY-MM-DD` or an ISO 8601 date-time).', example: '2025-02-10' }),
+    recoveryGate: z.enum(RECOVERY_GATES).meta({
+      description:
+        'What the case waits for before recovery starts: `AUTO_ATTESTED` when auto-attestation is enabled for your account, `AWAITING_CONFIRMATION` when a confirmation in your dashboard is needed.',
+    }),
+  })
+  .meta({
+    id: 'Case',
+    description: 'A recovery case, as your company sees it.',
+    example: {
+      id: CASE_ID_EXAMPLE,
+      reference: REFERENCE_EXAMPLE,
+      status: 'DRAFT',
+      debtorName: 'Acme Widgets Ltd',
+      principalAmount: '1250.50',
+      currency: 'GBP',
+      createdAt: '2025-03-04T10:20:30.000Z',
+      updatedAt: '2025-03-04T10:20:30.000Z',
+      invoiceRef: 'INV-2025-0042',
+      invoiceDate: '2025-01-10',
+      dueDate: '2025-02-10',
+      recoveryGate: 'AWAITING_CONFIRMATION',
+    },
+  });
+export type CaseView = z.infer<typeof caseViewSchema>;
 
 export interface StoredCase {
   caseId: string;
@@ -29,21 +93,6 @@ export interface StoredCase {
   requestId: string;
 }
 
-export interface CaseView {
-  id: string;
-  reference: string;
-  status: CaseStatus;
-  debtorName: string;
-  principalAmount: string;
-  currency: 'GBP';
-  createdAt: string;
-  updatedAt: string;
-  invoiceRef: string;
-  invoiceDate: string;
-  dueDate: string;
-  recoveryGate: RecoveryGate;
-}
-
 export function formatPence(pence: number): string {
   const sign = pence < 0 ? '-' : '';
   const abs = Math.abs(pence);
@@ -67,4 +116,3 @@ export function toCaseView(stored: StoredCase): CaseView {
   };
 }
 
-export const CASE_ID_PATTERN = /^case_[0-9A-Za-z]{22}$/;

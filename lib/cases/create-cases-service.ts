@@ -1,14 +1,12 @@
-import { randomBase62 } from '../auth/api-key.js';
-import type { CompanyRecord } from '../data/company-store.js';
-import type { CaseWriter, NewCase, WriteOutcome } from '../data/case-writer.js';
-import type { ClaimResult, IdempotencyStore, StoredBatchResponse } from '../data/idempotency-store.js';
-import type { ReferenceAllocator } from '../data/reference-counter.js';
+import type { Caller } from '../auth/authenticate-key.js';
 import { IdempotencyKeyReusedError } from '../errors.js';
-import { logger } from '../logger.js';
-import type { AuthContext } from '../middleware/types.js';
+import type { Log } from '../log.js';
+import { randomBase62 } from '../random-id.js';
+import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import type { RecoveryGate, StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
+import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from './ports.js';
 
 /**
  * Batch case creation (spec 4.2, product rules). Storage work runs in four sequential phases,
@@ -20,35 +18,13 @@ import { formatReference } from './case-reference.js';
  *   4. completing the Idempotency-Key claim with the response.
  * Every input element ends in exactly one of `created` / `rejected`.
  */
-export interface CreatedItem {
-  index: number;
-  invoiceRef: string;
-  id: string;
-  reference: string;
-}
-
-export interface RejectedItem {
-  index: number;
-  invoiceRef: string | null;
-  code: RejectionCode;
-  message: string;
-  errors: { field: string; message: string }[];
-  existingCaseId?: string;
-  existingReference?: string;
-}
-
-export interface BatchResult {
-  statusCode: 200 | 201;
-  created: CreatedItem[];
-  rejected: RejectedItem[];
-}
-
 export interface CreateCasesDeps {
-  companies: { get(companyId: string): Promise<CompanyRecord | undefined> };
+  companies: CompanySettings;
   writer: CaseWriter;
   idempotency: IdempotencyStore;
   references: ReferenceAllocator;
-  files: { exists(fileKey: string): Promise<boolean> };
+  files: InvoiceFiles;
+  log: Log;
   /** Rule 6 for the calling company: a message when the key is not one we issued to it. */
   fileKeyProblem: (fileKey: string, companyId: string) => string | undefined;
   now: () => Date;
@@ -57,7 +33,7 @@ export interface CreateCasesDeps {
 }
 
 export interface CreateCasesRequest {
-  auth: AuthContext;
+  caller: Caller;
   requestId: string;
   sourceIp: string;
   userAgent?: string;
@@ -89,7 +65,7 @@ export class CreateCasesService {
   async create(request: CreateCasesRequest): Promise<BatchResult> {
     const { deps } = this;
     const now = deps.now();
-    const companyId = request.auth.companyId;
+    const companyId = request.caller.companyId;
 
     // Pure rules (1–6 and 8) for every element.
     const slots: Slot[] = request.cases.map((raw, index) => {
@@ -121,7 +97,7 @@ export class CreateCasesService {
         deps.files.exists(key).then(
           (exists) => [key, exists ? 'present' : 'absent'] as const,
           (error: unknown) => {
-            logger.warn('invoice file check failed', { error: error as Error });
+            deps.log.warn('invoice file check failed', { error: error as Error });
             return [key, 'error'] as const;
           },
         ),
@@ -182,7 +158,7 @@ export class CreateCasesService {
           reference: formatReference(sequence++),
           gate,
           at,
-          auth: request.auth,
+          keyId: request.caller.keyId,
           requestId: request.requestId,
           sourceIp: request.sourceIp,
           ...(request.userAgent ? { userAgent: request.userAgent } : {}),
@@ -201,7 +177,7 @@ export class CreateCasesService {
       // Failed as a whole before any case was written: give the key back so a retry can use it.
       if (request.idempotencyKey && !writeStarted) {
         await deps.idempotency.release(companyId, request.idempotencyKey, request.requestId).catch((releaseError: unknown) => {
-          logger.error('could not release idempotency claim', { error: releaseError as Error });
+          deps.log.error('could not release idempotency claim', { error: releaseError as Error });
         });
       }
       throw error;
@@ -212,7 +188,7 @@ export class CreateCasesService {
     // Phase 4.
     if (request.idempotencyKey) {
       const stored: StoredBatchResponse = { statusCode: result.statusCode, created: result.created, rejected: result.rejected };
-      await completeClaim(deps.idempotency, companyId, request.idempotencyKey, request.requestId, stored, deps.now());
+      await completeClaim(deps.idempotency, deps.log, companyId, request.idempotencyKey, request.requestId, stored, deps.now());
     }
     return result;
   }
@@ -236,7 +212,7 @@ function orderRejected(item: RejectedItem): RejectedItem {
   };
 }
 
-async function completeClaim(store: IdempotencyStore, companyId: string, key: string, requestId: string, response: StoredBatchResponse, now: Date) {
+async function completeClaim(store: IdempotencyStore, log: Log, companyId: string, key: string, requestId: string, response: StoredBatchResponse, now: Date) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
       await store.complete(companyId, key, requestId, response, now);
@@ -246,7 +222,7 @@ async function completeClaim(store: IdempotencyStore, companyId: string, key: st
         // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
         // until it goes stale: a retry with this key meanwhile gets 409 and creates nothing, and
         // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
-        logger.error('could not complete idempotency claim', { error: error as Error });
+        log.error('could not complete idempotency claim', { error: error as Error });
         return;
       }
       await new Promise((r) => setTimeout(r, 25 * attempt));
@@ -260,7 +236,7 @@ interface BuildContext {
   reference: string;
   gate: RecoveryGate;
   at: string;
-  auth: AuthContext;
+  keyId: string;
   requestId: string;
   sourceIp: string;
   userAgent?: string;
@@ -287,7 +263,7 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     ...(value.description !== undefined ? { description: value.description } : {}),
     createdAt: ctx.at,
     updatedAt: ctx.at,
-    createdByKeyId: ctx.auth.keyId,
+    createdByKeyId: ctx.keyId,
     requestId: ctx.requestId,
   };
   return {
@@ -297,7 +273,7 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
       companyId: ctx.companyId,
       ...value.attestation,
       attestedAt: ctx.at,
-      keyId: ctx.auth.keyId,
+      keyId: ctx.keyId,
       requestId: ctx.requestId,
       sourceIp: ctx.sourceIp,
       ...(ctx.userAgent ? { userAgent: ctx.userAgent } : {}),

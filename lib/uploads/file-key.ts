@@ -1,4 +1,4 @@
-import { randomBase62 } from '../auth/api-key.js';
+import { randomBase62 } from '../random-id.js';
 import { COMPANY_ID_PATTERN } from '../accounts/accounts-service.js';
 
 /**

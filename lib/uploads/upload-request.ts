@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { unknownFieldErrors, type FieldError } from '../errors.js';
-import { UPLOAD_CONTENT_TYPES, type UploadContentType } from './file-key.js';
+import { UPLOAD_CONTENT_TYPES } from './file-key.js';
 
 /**
  * The body of POST /api/v1/uploads: `{ fileName, contentType, contentLength }`, nothing else.
@@ -8,12 +8,6 @@ import { UPLOAD_CONTENT_TYPES, type UploadContentType } from './file-key.js';
  */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_FILE_NAME_LENGTH = 255;
-
-export interface UploadRequest {
-  fileName: string;
-  contentType: UploadContentType;
-  contentLength: number;
-}
 
 export type UploadRequestParse = { ok: true; value: UploadRequest } | { ok: false; errors: FieldError[] };
 
@@ -57,6 +51,8 @@ export const uploadRequestSchema = z.strictObject(
   },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown field' : 'the request body must be a JSON object') },
 );
+
+export type UploadRequest = z.infer<typeof uploadRequestSchema>;
 
 /** Validates a parsed JSON body. Pure. */
 export function parseUploadRequest(body: unknown): UploadRequestParse {

@@ -1,13 +1,14 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DEFAULT_STACK_CONFIG } from '../../infra/stack-config.js';
 import { generateApiKey } from '../../lib/auth/api-key.js';
-import { logger } from '../../lib/logger.js';
-import { config } from '../../lib/config.js';
-import { DynamoCaseWriter } from '../../lib/data/case-writer.js';
-import { DynamoIdempotencyStore } from '../../lib/data/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/data/reference-counter.js';
-import { S3InvoiceFileStore } from '../../lib/uploads/file-store.js';
-import { handler as createCases, buildCreateCasesHandler, defaultCreateCasesDeps } from '../../functions/create-cases.js';
+import { logger } from '../../lib/runtime/logger.js';
+import { config } from '../../lib/runtime/config.js';
+import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
+import { handler as createCases, buildCreateCasesHandler } from '../../functions/create-cases.js';
+import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { handler as createUpload } from '../../functions/create-upload.js';
 import { handler as getCase } from '../../functions/get-case.js';
 import { accounts, apiEvent, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
@@ -125,7 +126,7 @@ describe('logs and error bodies leak nothing', () => {
     });
     const s3 = faultyS3Client({ decide: () => 'internal' });
     const faulty = buildCreateCasesHandler({
-      ...defaultCreateCasesDeps(),
+      ...caseCreationAdapters(),
       references: new DynamoReferenceAllocator(client, table),
       writer: new DynamoCaseWriter(client, table, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }),
       idempotency: new DynamoIdempotencyStore(client, table),
@@ -133,7 +134,7 @@ describe('logs and error bodies leak nothing', () => {
     const failed = await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] }, faulty);
     expect(failed.statusCode).toBe(500);
     await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' }, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] }, faulty);
-    const headFailing = buildCreateCasesHandler({ ...defaultCreateCasesDeps(), files: new S3InvoiceFileStore(s3.client, config().bucketName) });
+    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new S3InvoiceFileStore(s3.client, config().bucketName) });
     await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email })] }, headFailing);
 
     const all = entries.map((e) => e.text).join('\n');

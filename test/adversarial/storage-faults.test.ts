@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
-import { config } from '../../lib/config.js';
-import { DynamoCaseWriter } from '../../lib/data/case-writer.js';
-import { DynamoIdempotencyStore } from '../../lib/data/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/data/reference-counter.js';
-import { DynamoCompanyStore } from '../../lib/data/company-store.js';
-import { DynamoApiKeyStore } from '../../lib/data/api-key-store.js';
-import { documentClient } from '../../lib/data/dynamo-client.js';
-import { S3InvoiceFileStore } from '../../lib/uploads/file-store.js';
-import { buildCreateCasesHandler, defaultCreateCasesDeps } from '../../functions/create-cases.js';
+import { config } from '../../lib/runtime/config.js';
+import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js';
+import { DynamoApiKeyStore } from '../../lib/adapters/dynamodb/api-key-store.js';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
+import { buildCreateCasesHandler } from '../../functions/create-cases.js';
+import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { lambdaContext, newPartner, parse, type ParsedResult, type Partner } from '../support/fixtures.js';
 import { checkedInvoke } from '../support/contract.js';
 import { checkStorageInvariants, createEvent, outcome, postCases, readCase, scanTable, uploadInvoice, validCase, type CreatedItem, type RejectedItem } from '../support/cases.js';
@@ -112,7 +113,7 @@ const s3 = faultyS3Client({
 function faultyHandler() {
   const table = config().tableName;
   return buildCreateCasesHandler({
-    ...defaultCreateCasesDeps(),
+    ...caseCreationAdapters(),
     // Authentication stays reliable here: its failures are plain 500s before anything else runs.
     keys: new DynamoApiKeyStore(documentClient(config()), table),
     companies: new DynamoCompanyStore(ddb.client, table),

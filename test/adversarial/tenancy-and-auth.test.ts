@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { formatApiKey, generateApiKey, randomBase62 } from '../../lib/auth/api-key.js';
+import { formatApiKey, generateApiKey } from '../../lib/auth/api-key.js';
+import { randomBase62 } from '../../lib/random-id.js';
 import type { Scope } from '../../lib/auth/scopes.js';
 import { handler as createCases } from '../../functions/create-cases.js';
 import { handler as createUpload } from '../../functions/create-upload.js';

@@ -1,8 +1,9 @@
-import { config } from '../../lib/config.js';
-import { DynamoCaseWriter } from '../../lib/data/case-writer.js';
-import { DynamoIdempotencyStore } from '../../lib/data/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/data/reference-counter.js';
-import { buildCreateCasesHandler, defaultCreateCasesDeps } from '../../functions/create-cases.js';
+import { config } from '../../lib/runtime/config.js';
+import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { buildCreateCasesHandler } from '../../functions/create-cases.js';
+import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { newPartner, type Partner } from '../support/fixtures.js';
 import { checkStorageInvariants, outcome, postCases, uploadInvoice, validCase } from '../support/cases.js';
 import { faultyDocumentClient, type Fault } from '../support/faulty-client.js';
@@ -11,7 +12,7 @@ import { faultyDocumentClient, type Fault } from '../support/faulty-client.js';
 function handlerWithFaults(decide: (commandName: string, input: Record<string, unknown>) => Fault | undefined) {
   const { client, counter } = faultyDocumentClient({ decide });
   const table = config().tableName;
-  const deps = defaultCreateCasesDeps();
+  const deps = caseCreationAdapters();
   const handler = buildCreateCasesHandler({
     ...deps,
     writer: new DynamoCaseWriter(client, table, { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 }),

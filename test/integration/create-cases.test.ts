@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../../lib/config.js';
-import { keys } from '../../lib/data/table-keys.js';
+import { config } from '../../lib/runtime/config.js';
+import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { REFERENCE_PATTERN } from '../../lib/cases/case-reference.js';
 import { accounts, ddb, extraKey, newPartner, type Partner } from '../support/fixtures.js';
 import { checkStorageInvariants, outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';

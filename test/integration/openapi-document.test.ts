@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
-import { PROBLEM_CODES } from '../../lib/api/response-schemas.js';
+import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
 import { OPENAPI_FILE, renderOpenApiDocument } from '../../infra/openapi/document.js';

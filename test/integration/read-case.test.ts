@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { randomBase62 } from '../../lib/auth/api-key.js';
+import { randomBase62 } from '../../lib/random-id.js';
 import type { StoredCase } from '../../lib/cases/case-record.js';
-import { config } from '../../lib/config.js';
-import { keys } from '../../lib/data/table-keys.js';
+import { config } from '../../lib/runtime/config.js';
+import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { handler } from '../../functions/get-case.js';
 import { checkedInvoke } from '../support/contract.js';
 import { accounts, apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';

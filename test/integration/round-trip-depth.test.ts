@@ -1,7 +1,7 @@
-import { config } from '../../lib/config.js';
-import { benchCases, createCasesEvent } from '../../bench/lib/events.js';
-import { MemoryBackend } from '../../bench/lib/memory-backend.js';
-import { closeRig, makeRig, measure, measureUpload, SCENARIOS, type Rig, type ScenarioId } from '../../bench/lib/scenarios.js';
+import { config } from '../../lib/runtime/config.js';
+import { benchCases, createCasesEvent } from '../support/storage-rig/events.js';
+import { MemoryBackend } from '../support/storage-rig/memory-backend.js';
+import { closeRig, makeRig, measure, measureUpload, SCENARIOS, type Rig, type ScenarioId } from '../support/storage-rig/scenarios.js';
 
 /**
  * The latency design in numbers of storage round trips (docs/design.md, docs/performance.md):

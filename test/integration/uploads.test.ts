@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { config } from '../../lib/config.js';
+import { config } from '../../lib/runtime/config.js';
 import { handler } from '../../functions/create-upload.js';
-import { invoiceFileStore } from '../../lib/uploads/file-store.js';
+import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
 import { validateFileKey } from '../../lib/uploads/file-key.js';
-import { s3Client } from '../../lib/uploads/s3-client.js';
-import type { UploadTicket } from '../../lib/uploads/upload-service.js';
+import { s3Client } from '../../lib/adapters/s3/s3-client.js';
+import type { UploadTicket } from '../../lib/uploads/upload-ticket.js';
 import { checkedInvoke } from '../support/contract.js';
 import { apiEvent, bearer, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
 
@@ -93,7 +93,7 @@ describe('uploading an invoice', () => {
     const bytes = Buffer.from('%PDF-1.4\n% tiny\n');
     const res = await postUpload(asPartner(partner), { fileName: 'tiny.pdf', contentType: 'application/pdf', contentLength: bytes.length });
     const ticket = res.body as unknown as UploadTicket;
-    const files = invoiceFileStore(config());
+    const files = new S3InvoiceFileStore(s3Client(config()), config().bucketName);
     expect(await files.exists(ticket.fileKey)).toBe(false);
     expect((await putFile(ticket, bytes)).status).toBe(200);
     expect(await files.exists(ticket.fileKey)).toBe(true);

@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { CreatedItem, RejectedItem } from '../../lib/cases/create-cases-service.js';
-import { config } from '../../lib/config.js';
+import type { CreatedItem, RejectedItem } from '../../lib/cases/batch-result.js';
+import { config } from '../../lib/runtime/config.js';
 import { handler as uploadHandler } from '../../functions/create-upload.js';
 import { handler as createHandler } from '../../functions/create-cases.js';
 import { handler as getHandler } from '../../functions/get-case.js';

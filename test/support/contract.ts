@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { ApiContext } from '../../lib/middleware/types.js';
+import type { ApiContext } from '../../lib/http/types.js';
 
 /**
  * Contract checks: every response a test receives from a handler is validated against the

@@ -1,8 +1,8 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { config } from '../../lib/config.js';
-import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/data/dynamo-client.js';
+import { config } from '../../lib/runtime/config.js';
+import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 
 /**
  * A DocumentClient over DynamoDB Local that injects faults into chosen calls: throttling,

@@ -2,15 +2,15 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
 import type { Scope } from '../../lib/auth/scopes.js';
-import { config } from '../../lib/config.js';
-import { documentClient } from '../../lib/data/dynamo-client.js';
-import { defaultTableStores } from '../../lib/data/stores.js';
-import type { ApiContext } from '../../lib/middleware/types.js';
+import { config } from '../../lib/runtime/config.js';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { tableAdapters } from '../../lib/adapters/production-adapters.js';
+import type { ApiContext } from '../../lib/http/types.js';
 import { lambdaContext as sharedLambdaContext, restApiEvent } from '../../infra/local/lambda-events.js';
 
 /** Helpers shared by the integration tests. They use the real local stores. */
 export function stores() {
-  return defaultTableStores(config());
+  return tableAdapters(config());
 }
 
 export function accounts(): AccountsService {

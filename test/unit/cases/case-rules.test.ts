@@ -5,7 +5,7 @@ import { isAfter, isInPast, londonDate, parseCaseDate } from '../../../lib/cases
 import { invoiceRefKey } from '../../../lib/cases/invoice-ref.js';
 import { toPence } from '../../../lib/cases/money.js';
 import { formatPence } from '../../../lib/cases/case-record.js';
-import { parseIdempotencyKey } from '../../../lib/cases/batch-envelope.js';
+import { parseIdempotencyKey } from '../../../lib/http/batch-envelope.js';
 
 // 2026-06-15 12:00 in London (BST, UTC+1).
 const NOW = new Date('2026-06-15T11:00:00Z');

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../lib/config.js';
+import { loadConfig } from '../../../lib/runtime/config.js';
 import { resourcesOfType, synth, type Resource } from './synth.js';
 
 const FUNCTIONS = ['GetCase', 'CreateCases', 'CreateUpload'] as const;

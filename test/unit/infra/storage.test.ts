@@ -1,4 +1,4 @@
-import { TABLE_DEFINITION } from '../../../lib/data/table-keys.js';
+import { TABLE_DEFINITION } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
 function bucket(prefix: 'DataStoresInvoiceBucket' | 'DataStoresAccessLogBucket', context: Record<string, unknown> = {}): Resource {

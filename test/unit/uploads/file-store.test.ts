@@ -1,5 +1,5 @@
 import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
-import { S3InvoiceFileStore } from '../../../lib/uploads/file-store.js';
+import { S3InvoiceFileStore } from '../../../lib/adapters/s3/invoice-file-store.js';
 
 function s3Error(name: string, status: number): S3ServiceException {
   return new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });

@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../../../lib/uploads/s3-client.js';
-import { UploadService, encodeOriginalFileName, MAX_ENCODED_FILE_NAME_LENGTH } from '../../../lib/uploads/upload-service.js';
+import { PresignedUploadSigner } from '../../../lib/adapters/s3/presigned-upload-signer.js';
+import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
+import { UploadService, encodeOriginalFileName, MAX_ENCODED_FILE_NAME_LENGTH } from '../../../lib/uploads/issue-upload.js';
 import type { UploadRequest } from '../../../lib/uploads/upload-request.js';
 
 /** Pure tests of the presigned URL: presigning is local, nothing here talks to S3. */
@@ -10,7 +11,7 @@ const request: UploadRequest = { fileName: 'Secret Supplier Invoice 42.pdf', con
 const now = new Date('2025-03-04T10:20:30.456Z');
 
 function service(client: S3Client = createS3Client({ region: 'eu-west-2', s3Endpoint: undefined }), ttlSeconds = 900) {
-  return new UploadService({ client, bucketName: 'invoice-bucket', ttlSeconds, now: () => now });
+  return new UploadService({ signer: new PresignedUploadSigner(client, 'invoice-bucket'), ttlSeconds, now: () => now });
 }
 
 async function issue(req: UploadRequest = request, svc = service()) {

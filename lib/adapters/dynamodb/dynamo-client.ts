@@ -1,0 +1,52 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { AppConfig } from '../../runtime/config.js';
+
+/**
+ * HTTP settings for every storage client. A full batch issues 100 transactions at once, so the
+ * socket pool must exceed the SDK default of 50 (or the batch runs in two waves); keep-alive avoids
+ * a TLS handshake per call; `throwOnRequestTimeout` makes a stalled call fail instead of only
+ * logging a warning, so our own bounded retries can take over.
+ */
+export const HTTP_SETTINGS = {
+  maxSockets: 128,
+  connectionTimeoutMs: 1_000,
+  requestTimeoutMs: 3_000,
+} as const;
+
+export function createHttpHandler(): NodeHttpHandler {
+  const agentOptions = { keepAlive: true, maxSockets: HTTP_SETTINGS.maxSockets };
+  return new NodeHttpHandler({
+    connectionTimeout: HTTP_SETTINGS.connectionTimeoutMs,
+    requestTimeout: HTTP_SETTINGS.requestTimeoutMs,
+    throwOnRequestTimeout: true,
+    httpAgent: new HttpAgent(agentOptions),
+    httpsAgent: new HttpsAgent(agentOptions),
+  });
+}
+
+/** Dummy credentials for the local stand-ins, which do not check signatures. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export function createDocumentClient(cfg: AppConfig): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: cfg.region,
+    requestHandler: createHttpHandler(),
+    maxAttempts: 3,
+    ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
+  });
+  return DynamoDBDocumentClient.from(base, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+}
+
+let shared: DynamoDBDocumentClient | undefined;
+
+/** One DocumentClient per process, created on first use and reused across invocations. */
+export function documentClient(cfg: AppConfig): DynamoDBDocumentClient {
+  shared ??= createDocumentClient(cfg);
+  return shared;
+}

@@ -1,0 +1,130 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse } from '../../cases/ports.js';
+import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
+import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
+
+/**
+ * Idempotency-Key claims: one item per (company, key), claimed with a conditional put before any
+ * case is written, completed with the response, expiring through DynamoDB TTL. The condition
+ * also admits an item whose TTL has passed but which DynamoDB has not deleted yet (deletion can
+ * lag by days), and an IN_PROGRESS claim abandoned long ago by a request that died mid-way: the
+ * new request then proceeds, and the invoiceRef guard turns whatever the dead request wrote into
+ * DUPLICATE rejections rather than second cases.
+ */
+export class DynamoIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const nowSeconds = Math.floor(request.now.getTime() / 1000);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.idempotencyClaim(request.companyId, request.idempotencyKey),
+            type: ITEM_TYPES.idempotencyClaim,
+            companyId: request.companyId,
+            idempotencyKey: request.idempotencyKey,
+            state: 'IN_PROGRESS',
+            requestId: request.requestId,
+            claimedAt: request.now.toISOString(),
+            claimedAtEpoch: nowSeconds,
+            [TTL_ATTRIBUTE]: nowSeconds + request.ttlSeconds,
+          },
+          ConditionExpression:
+            'attribute_not_exists(pk) OR #ttl < :now OR (#state = :inProgress AND claimedAtEpoch < :staleBefore)',
+          ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#state': 'state' },
+          ExpressionAttributeValues: { ':now': nowSeconds, ':inProgress': 'IN_PROGRESS', ':staleBefore': nowSeconds - request.staleAfterSeconds },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { claimed: true };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const raw = error.Item as Record<string, AttributeValue> | undefined;
+      const item = raw ? unmarshall(raw) : {};
+      const response = item.state === 'COMPLETED' ? decodeResponse(item) : undefined;
+      if (response) {
+        return { claimed: false, state: 'COMPLETED', response };
+      }
+      return { claimed: false, state: 'IN_PROGRESS' };
+    }
+  }
+
+  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date): Promise<void> {
+    const encoded = encodeResponse(response);
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.idempotencyClaim(companyId, idempotencyKey),
+        UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
+        ConditionExpression: 'requestId = :requestId',
+        ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
+        ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': encoded.value, ':at': now.toISOString(), ':requestId': requestId },
+      }),
+    );
+  }
+
+  async release(companyId: string, idempotencyKey: string, requestId: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: keys.idempotencyClaim(companyId, idempotencyKey),
+          ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'IN_PROGRESS' },
+        }),
+      );
+    } catch (error) {
+      // Someone else's claim now (ours went stale and was taken over): leave it alone.
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw error;
+    }
+  }
+}
+
+/**
+ * A DynamoDB item holds at most 400 KB, but a batch's answer echoes every invoiceRef as submitted
+ * (up to the 1 MiB body). Small answers are stored as a map (readable by operators); larger ones
+ * gzipped; an answer still too large after compression keeps every `created` item whole and
+ * shortens the echoes and messages of `rejected` items, marking the replay `compacted`.
+ */
+const PLAIN_LIMIT = 64 * 1024;
+const ITEM_BUDGET = 350 * 1024;
+const ECHO_LIMIT = 256;
+
+export function encodeResponse(response: StoredBatchResponse): { attribute: 'response' | 'responseGz'; value: unknown } {
+  const json = JSON.stringify(response);
+  if (Buffer.byteLength(json) <= PLAIN_LIMIT) return { attribute: 'response', value: response };
+  let gz = gzipSync(json);
+  if (gz.length > ITEM_BUDGET) {
+    const shorten = (v: unknown) => (typeof v === 'string' && v.length > ECHO_LIMIT ? `${v.slice(0, ECHO_LIMIT)}…` : v);
+    const compacted: StoredBatchResponse = {
+      ...response,
+      compacted: true,
+      rejected: (response.rejected as Record<string, unknown>[]).map((r) => ({
+        ...r,
+        invoiceRef: shorten(r.invoiceRef),
+        message: shorten(r.message),
+        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? []).slice(0, MAX_LISTED_UNKNOWN_FIELDS).map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
+      })),
+    };
+    gz = gzipSync(JSON.stringify(compacted));
+  }
+  return { attribute: 'responseGz', value: gz };
+}
+
+function decodeResponse(item: Record<string, unknown>): StoredBatchResponse | undefined {
+  if (item.response) return item.response as StoredBatchResponse;
+  const gz = item.responseGz;
+  if (gz instanceof Uint8Array) return JSON.parse(gunzipSync(gz).toString('utf8')) as StoredBatchResponse;
+  return undefined;
+}

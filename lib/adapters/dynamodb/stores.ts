@@ -1,0 +1,24 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { CompanyStore } from '../../accounts/ports.js';
+import type { ApiKeyStore } from '../../auth/ports.js';
+import type { CaseReader } from '../../cases/ports.js';
+import { DynamoApiKeyStore } from './api-key-store.js';
+import { DynamoCaseReader } from './case-store.js';
+import { DynamoCompanyStore } from './company-store.js';
+
+/** The table-backed stores, built over one DocumentClient. Tests pass their own client. */
+export interface TableStores {
+  client: DynamoDBDocumentClient;
+  keys: ApiKeyStore;
+  companies: CompanyStore;
+  caseReader: CaseReader;
+}
+
+export function tableStores(client: DynamoDBDocumentClient, tableName: string): TableStores {
+  return {
+    client,
+    keys: new DynamoApiKeyStore(client, tableName),
+    companies: new DynamoCompanyStore(client, tableName),
+    caseReader: new DynamoCaseReader(client, tableName),
+  };
+}

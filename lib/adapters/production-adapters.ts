@@ -1,0 +1,40 @@
+import { fileKeyProblem } from '../uploads/file-key.js';
+import { UploadService } from '../uploads/issue-upload.js';
+import { config, type AppConfig } from '../runtime/config.js';
+import { operationalLog } from '../runtime/logger.js';
+import { DynamoCaseWriter } from './dynamodb/case-writer.js';
+import { documentClient } from './dynamodb/dynamo-client.js';
+import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
+import { DynamoReferenceAllocator } from './dynamodb/reference-counter.js';
+import { tableStores } from './dynamodb/stores.js';
+import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
+import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
+import { s3Client } from './s3/s3-client.js';
+
+/**
+ * The composition root of a deployed (or `npm start`) process: every port bound to its DynamoDB
+ * or S3 adapter, from the configuration read once at cold start. Each handler module in
+ * `functions/` takes what it needs from here; tests build handlers with their own ports instead.
+ */
+export function tableAdapters(cfg: AppConfig = config()) {
+  return tableStores(documentClient(cfg), cfg.tableName);
+}
+
+export function caseCreationAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    writer: new DynamoCaseWriter(client, cfg.tableName),
+    idempotency: new DynamoIdempotencyStore(client, cfg.tableName),
+    references: new DynamoReferenceAllocator(client, cfg.tableName),
+    files: new S3InvoiceFileStore(s3Client(cfg), cfg.bucketName),
+    fileKeyProblem,
+    log: operationalLog,
+    now: () => new Date(),
+    idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+  };
+}
+
+export function uploadService(cfg: AppConfig = config()): UploadService {
+  return new UploadService({ signer: new PresignedUploadSigner(s3Client(cfg), cfg.bucketName), ttlSeconds: cfg.uploadUrlTtlSeconds });
+}

@@ -1,0 +1,52 @@
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { KeyAuthenticator } from '../auth/authenticate-key.js';
+import type { ApiKeyStore } from '../auth/ports.js';
+import type { Scope } from '../auth/scopes.js';
+import { operationalLog } from '../runtime/logger.js';
+import { authenticate } from './authenticate.js';
+import { jsonEnvelope, requireObjectBody } from './json-envelope.js';
+import { problemDetails } from './problem-details.js';
+import { requestContext } from './request-context.js';
+import { requireScope } from './require-scope.js';
+import type { ApiContext, ApiEvent, ApiResult } from './types.js';
+
+export interface ApiHandlerOptions {
+  scope: Scope;
+  keys: ApiKeyStore;
+  /** Parse and check a JSON object body (POST routes). */
+  jsonBody?: boolean;
+  now?: () => Date;
+  /**
+   * A route's storage read that can run in parallel with the key lookup (the read route fetches
+   * the case): started only once the key parses, looked at only after authentication and the
+   * scope check (`prefetchedValue`).
+   */
+  prefetch?: (event: ApiEvent) => Promise<unknown>;
+}
+
+export type CoreHandler = (event: ApiEvent, context: ApiContext) => Promise<ApiResult>;
+
+/**
+ * The middleware chain every route shares, in the order the product rules fix:
+ * request id → authentication (401) → scope (403) → envelope (413/415/400) → handler,
+ * with the one problem-details mapper registered last.
+ */
+export function apiHandler(options: ApiHandlerOptions, core: CoreHandler) {
+  const chain = middy<ApiEvent, ApiResult, Error, ApiContext>()
+    .use(requestContext())
+    .use(authenticate({ authenticator: new KeyAuthenticator(options.keys, operationalLog, options.now), ...(options.prefetch ? { prefetch: options.prefetch } : {}) }))
+    .use(requireScope(options.scope));
+  if (options.jsonBody) {
+    chain.use(jsonEnvelope()).use(httpJsonBodyParser()).use(requireObjectBody());
+  }
+  return chain.use(problemDetails()).handler(core);
+}
+
+export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResult {
+  return {
+    statusCode,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
+}

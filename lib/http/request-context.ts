@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import { logger } from '../runtime/logger.js';
+import type { ApiContext, ApiEvent, ApiResult } from './types.js';
+
+/**
+ * First middleware: fixes the request id (API Gateway's, else Lambda's), resets per-request log
+ * keys, and writes exactly one log line when the request ends, whatever the outcome.
+ */
+export function requestContext(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
+  const finish = (request: { event: ApiEvent; context: ApiContext; response: ApiResult | null | undefined }) => {
+    const { context, event, response } = request;
+    logger.info('request completed', {
+      method: event.httpMethod,
+      resource: event.resource,
+      statusCode: response?.statusCode,
+      durationMs: Math.round(performance.now() - context.startedAt),
+      ...context.logFields,
+    });
+  };
+  return {
+    before: (request) => {
+      const context = request.context;
+      context.startedAt = performance.now();
+      context.logFields = {};
+      context.requestId = request.event.requestContext?.requestId || context.awsRequestId || randomUUID();
+      logger.resetKeys();
+      logger.appendKeys({ requestId: context.requestId });
+    },
+    after: (request) => finish(request),
+    // Runs after the problem-details middleware (onError handlers run in reverse order of use()),
+    // so the response it logs is the mapped one.
+    onError: (request) => finish(request),
+  };
+}

@@ -1,0 +1,223 @@
+import * as z from 'zod';
+import { createdItemSchema, rejectedItemSchema } from '../cases/batch-result.js';
+import { CASE_ID_EXAMPLE, REFERENCE_EXAMPLE } from '../cases/case-record.js';
+import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
+
+/**
+ * The response bodies of the partner API as zod schemas: the source of the response half of
+ * `docs/openapi.json` (infra/openapi/document.ts) and of the contract tests, which validate every
+ * response the integration tests receive against that document. The success bodies are defined
+ * beside the domain types they are the source of (`z.infer`); the problem bodies are here.
+ *
+ * Plain zod (`.meta()` for ids, descriptions and examples): nothing here is needed at run time.
+ *
+ * Objects are open (no `additionalProperties: false`): additive fields may appear within v1. The
+ * contract tests close them, so the code cannot send a member the document does not list.
+ */
+
+// ---- problem details (RFC 9457) ------------------------------------------------------------
+
+/** Codes the handlers send (lib/errors.ts), then those API Gateway and WAF send in front of them. */
+export const PROBLEM_CODES = [...ERROR_CODES, 'RATE_LIMITED', 'FORBIDDEN'] as const;
+export type ProblemCode = (typeof PROBLEM_CODES)[number];
+
+export const problemCodeSchema = z.enum(PROBLEM_CODES).meta({
+  id: 'ProblemCode',
+  description:
+    'Stable, machine-readable error code: switch on this, not on `title` or `detail`. `RATE_LIMITED` and `FORBIDDEN` come from the gateway in front of the API. New codes may be added within v1.',
+});
+
+/** Any problem: what every error response has in common, whatever its code. */
+export const problemSchema = z
+  .object({
+    type: z.string().meta({ format: 'uri-reference', description: 'Identifies the problem type; a URI reference relative to the API base address.', example: '/problems/not-found' }),
+    title: z.string().meta({ description: 'Short summary of the problem type.', example: 'Not found' }),
+    status: z.int().min(400).max(599).meta({ description: 'The HTTP status code.', example: 404 }),
+    detail: z.string().meta({ description: 'What went wrong with this request, for a person.' }),
+    code: problemCodeSchema,
+    requestId: z.string().optional().meta({ description: 'Request id: quote it when contacting support. Absent only when the firewall answered.' }),
+  })
+  .meta({
+    id: 'Problem',
+    description: 'RFC 9457 problem details. Problems may carry further members (extension members), described with each response.',
+    example: {
+      type: '/problems/not-found',
+      title: 'Not found',
+      status: 404,
+      detail: 'No resource matches this method and path. Paths start with /api/v1/.',
+      code: 'NOT_FOUND',
+      requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+    },
+  });
+
+/** The members every problem has; `code` and `status` are narrowed per problem below. */
+function problem<C extends ProblemCode, S extends number, E extends z.ZodRawShape>(
+  id: string,
+  code: C,
+  status: S,
+  title: string,
+  description: string,
+  extensions: E,
+  example: Record<string, unknown>,
+) {
+  return z
+    .object({
+      type: z.string().meta({
+        format: 'uri-reference',
+        description: 'Identifies the problem type; a URI reference relative to the API base address.',
+        example: `/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+      }),
+      title: z.string().meta({ description: 'Short summary of the problem type.', example: title }),
+      status: z.literal(status).meta({ description: 'The HTTP status code.' }),
+      detail: z.string().meta({ description: 'What went wrong with this request, for a person.' }),
+      code: z.literal(code).meta({ description: 'Stable error code; one of `ProblemCode`.' }),
+      requestId: z.string().meta({ description: 'Request id: quote it when contacting support.', example: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' }),
+      ...extensions,
+    })
+    .meta({
+      id,
+      description,
+      example: { type: `/problems/${code.toLowerCase().replace(/_/g, '-')}`, title, status, code, requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', ...example },
+    });
+}
+
+export const unauthenticatedProblemSchema = problem(
+  'UnauthenticatedProblem',
+  'UNAUTHENTICATED',
+  401,
+  'Unauthenticated',
+  'No API key, or a malformed, unknown or revoked one (one identical body for all). Sent with `WWW-Authenticate: Bearer`.',
+  {},
+  { detail: 'A valid API key is required: send it as "Authorization: Bearer <key>" or "X-Api-Key: <key>".' },
+);
+
+export const insufficientScopeProblemSchema = problem(
+  'InsufficientScopeProblem',
+  'INSUFFICIENT_SCOPE',
+  403,
+  'Insufficient scope',
+  'The API key is valid but lacks the scope this operation requires.',
+  { requiredScope: z.enum(['cases:write', 'cases:read', 'webhooks:manage']).meta({ description: 'The scope the operation requires.', example: 'cases:write' }) },
+  { detail: 'This API key does not hold the scope "cases:write" that this operation requires.', requiredScope: 'cases:write' },
+);
+
+export const notFoundProblemSchema = problem(
+  'NotFoundProblem',
+  'NOT_FOUND',
+  404,
+  'Not found',
+  'The case does not exist, or belongs to another company (its existence is never revealed).',
+  {},
+  { detail: 'No case with this id exists for your company.' },
+);
+
+export const invalidRequestProblemSchema = problem(
+  'InvalidRequestProblem',
+  'INVALID_REQUEST',
+  400,
+  'Invalid request',
+  'The request as a whole is malformed (not JSON, not an object, a missing or misspelt member, a bad `Idempotency-Key`). Nothing was created and an `Idempotency-Key` was not used up.',
+  { errors: z.array(fieldErrorSchema).optional().meta({ description: 'Every field problem found, when the problem is with fields.' }) },
+  {
+    detail: 'The upload request is invalid; see "errors" for every field to fix.',
+    errors: [{ field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' }],
+  },
+);
+
+export const batchEmptyProblemSchema = problem('BatchEmptyProblem', 'BATCH_EMPTY', 400, 'Batch empty', '`cases` holds no case.', {}, { detail: '"cases" must hold at least 1 case.' });
+
+export const batchTooLargeProblemSchema = problem(
+  'BatchTooLargeProblem',
+  'BATCH_TOO_LARGE',
+  400,
+  'Batch too large',
+  '`cases` holds more than 100 cases. Nothing was created: split the batch.',
+  {
+    maxCases: z.int().meta({ description: 'Most cases accepted per request.', example: 100 }),
+    receivedCases: z.int().meta({ description: 'How many cases the request held.', example: 120 }),
+  },
+  { detail: '"cases" holds 120 cases; at most 100 are accepted per request.', maxCases: 100, receivedCases: 120 },
+);
+
+export const payloadTooLargeProblemSchema = problem(
+  'PayloadTooLargeProblem',
+  'PAYLOAD_TOO_LARGE',
+  413,
+  'Payload too large',
+  'The request body is over 1 MiB. It was not read.',
+  { limitBytes: z.int().optional().meta({ description: 'The body size limit in bytes (absent when the gateway refused the request).', example: 1048576 }) },
+  { detail: 'The request body exceeds the limit of 1048576 bytes.', limitBytes: 1048576 },
+);
+
+export const unsupportedMediaTypeProblemSchema = problem(
+  'UnsupportedMediaTypeProblem',
+  'UNSUPPORTED_MEDIA_TYPE',
+  415,
+  'Unsupported media type',
+  'The request body was not sent as `Content-Type: application/json`.',
+  {},
+  { detail: 'The request body must be JSON, sent with "Content-Type: application/json".' },
+);
+
+const idempotencyDescription =
+  'The `Idempotency-Key` was already used by your company (within 24 hours). Nothing new was created, whatever the payload.';
+
+export const idempotencyInProgressProblemSchema = problem(
+  'IdempotencyKeyInProgressProblem',
+  'IDEMPOTENCY_KEY_REUSED',
+  409,
+  'Idempotency key reused',
+  `${idempotencyDescription} The first request is still being processed: retry after \`Retry-After\` seconds to receive its result.`,
+  { state: z.literal('IN_PROGRESS').meta({ description: 'The first request with this key is still running.' }) },
+  {
+    detail: 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
+    state: 'IN_PROGRESS',
+  },
+);
+
+export const idempotencyCompletedProblemSchema = problem(
+  'IdempotencyKeyCompletedProblem',
+  'IDEMPOTENCY_KEY_REUSED',
+  409,
+  'Idempotency key reused',
+  `${idempotencyDescription} The first request finished: its original \`created\` and \`rejected\` arrays are included, so a client that lost that response recovers its case ids.`,
+  {
+    state: z.literal('COMPLETED').meta({ description: 'The first request with this key has finished.' }),
+    created: z.array(createdItemSchema).meta({ description: 'The original `created` array.' }),
+    rejected: z.array(rejectedItemSchema).meta({ description: 'The original `rejected` array.' }),
+  },
+  {
+    detail: 'This Idempotency-Key was already used; nothing new was created. The original result is included.',
+    state: 'COMPLETED',
+    created: [{ index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE }],
+    rejected: [],
+  },
+);
+
+export const idempotencyKeyReusedProblemSchema = z
+  .discriminatedUnion('state', [idempotencyInProgressProblemSchema, idempotencyCompletedProblemSchema])
+  .meta({ id: 'IdempotencyKeyReusedProblem', description: idempotencyDescription });
+
+export const internalProblemSchema = problem(
+  'InternalProblem',
+  'INTERNAL',
+  500,
+  'Internal error',
+  'The request could not be completed. It is safe to retry (with the same `Idempotency-Key`); quote `requestId` if it keeps failing.',
+  {},
+  { detail: 'The request could not be completed. It is safe to retry; quote the requestId if it keeps failing.' },
+);
+
+export const rateLimitedProblemSchema = problem(
+  'RateLimitedProblem',
+  'RATE_LIMITED',
+  429,
+  'Too many requests',
+  'Sent by the gateway when a rate limit is exceeded. Retry after `Retry-After` seconds, with backoff. (When the firewall limits a key, the body is `application/json` and has no `requestId`.)',
+  {},
+  { detail: 'The request rate limit was exceeded. Retry after a short delay, with backoff.' },
+);
+
+export const createCasesBadRequestSchema = z
+  .discriminatedUnion('code', [invalidRequestProblemSchema, batchEmptyProblemSchema, batchTooLargeProblemSchema])
+  .meta({ id: 'CreateCasesBadRequestProblem', description: 'The request as a whole was refused: nothing was created and an `Idempotency-Key` was not used up.' });

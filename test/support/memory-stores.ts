@@ -1,0 +1,159 @@
+import type { CompanyRecord, CompanyStore } from '../../lib/accounts/ports.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../../lib/auth/ports.js';
+import type { StoredCase } from '../../lib/cases/case-record.js';
+import type { CaseReader, CaseWriter, ClaimRequest, ClaimResult, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from '../../lib/cases/ports.js';
+
+/**
+ * The store interfaces implemented in memory, with the same semantics as the DynamoDB / S3 ones
+ * (conditional creation, duplicate guard, claims), for measuring the handlers' own CPU time: no
+ * I/O, no SDK. Every method answers through a resolved promise, as the real ones do.
+ */
+export class MemoryApiKeyStore implements ApiKeyStore {
+  readonly records = new Map<string, ApiKeyRecord>();
+
+  async get(keyId: string): Promise<ApiKeyRecord | undefined> {
+    const record = this.records.get(keyId);
+    return record ? { ...record, scopes: [...record.scopes] } : undefined;
+  }
+  async create(record: ApiKeyRecord): Promise<void> {
+    if (this.records.has(record.keyId)) throw new Error('key exists');
+    this.records.set(record.keyId, { ...record });
+  }
+  async listForCompany(companyId: string): Promise<ApiKeyRecord[]> {
+    return [...this.records.values()].filter((r) => r.companyId === companyId);
+  }
+  async revoke(keyId: string, at: string): Promise<boolean> {
+    const record = this.records.get(keyId);
+    if (!record) return false;
+    record.revoked = true;
+    record.revokedAt ??= at;
+    return true;
+  }
+  async touch(keyId: string, at: string, notAfter: string): Promise<void> {
+    const record = this.records.get(keyId);
+    if (record && (!record.lastUsedAt || record.lastUsedAt < notAfter)) record.lastUsedAt = at;
+  }
+}
+
+export class MemoryCompanyStore implements CompanyStore {
+  readonly records = new Map<string, CompanyRecord>();
+
+  async get(companyId: string): Promise<CompanyRecord | undefined> {
+    const record = this.records.get(companyId);
+    return record ? { ...record } : undefined;
+  }
+  async create(record: CompanyRecord): Promise<void> {
+    if (this.records.has(record.companyId)) throw new Error('company exists');
+    this.records.set(record.companyId, { ...record });
+  }
+  async list(): Promise<CompanyRecord[]> {
+    return [...this.records.values()];
+  }
+  async setAutoAttestation(companyId: string, enabled: boolean, at: string): Promise<boolean> {
+    const record = this.records.get(companyId);
+    if (!record) return false;
+    Object.assign(record, { autoAttestation: enabled, updatedAt: at });
+    return true;
+  }
+}
+
+/** Guard + case + audit record, all or nothing, like the DynamoDB transaction. */
+export class MemoryCaseWriter implements CaseWriter, CaseReader {
+  readonly guards = new Map<string, { caseId: string; reference: string }>();
+  readonly cases = new Map<string, StoredCase>();
+  readonly audits = new Map<string, NewCase['audit']>();
+
+  async write(newCase: NewCase): Promise<WriteOutcome> {
+    const { stored, audit } = newCase;
+    const guardKey = `${stored.companyId}|${stored.invoiceRefKey}`;
+    const existing = this.guards.get(guardKey);
+    if (existing) {
+      if (existing.caseId === stored.caseId) return { kind: 'created', attempts: 1 };
+      return { kind: 'duplicate', existingCaseId: existing.caseId, existingReference: existing.reference, attempts: 1 };
+    }
+    this.guards.set(guardKey, { caseId: stored.caseId, reference: stored.reference });
+    this.cases.set(stored.caseId, { ...stored });
+    this.audits.set(stored.caseId, { ...audit });
+    return { kind: 'created', attempts: 1 };
+  }
+
+  async get(caseId: string): Promise<StoredCase | undefined> {
+    const found = this.cases.get(caseId);
+    return found ? { ...found } : undefined;
+  }
+
+  /** Drops everything written (keeps long CPU loops from growing the heap). */
+  clear(): void {
+    this.guards.clear();
+    this.cases.clear();
+    this.audits.clear();
+  }
+}
+
+interface Claim {
+  requestId: string;
+  state: 'IN_PROGRESS' | 'COMPLETED';
+  claimedAtEpoch: number;
+  ttl: number;
+  response?: StoredBatchResponse;
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  readonly claims = new Map<string, Claim>();
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const key = `${request.companyId}|${request.idempotencyKey}`;
+    const nowSeconds = Math.floor(request.now.getTime() / 1000);
+    const old = this.claims.get(key);
+    const free = !old || old.ttl < nowSeconds || (old.state === 'IN_PROGRESS' && old.claimedAtEpoch < nowSeconds - request.staleAfterSeconds);
+    if (!free) {
+      return old.state === 'COMPLETED' && old.response ? { claimed: false, state: 'COMPLETED', response: old.response } : { claimed: false, state: 'IN_PROGRESS' };
+    }
+    this.claims.set(key, { requestId: request.requestId, state: 'IN_PROGRESS', claimedAtEpoch: nowSeconds, ttl: nowSeconds + request.ttlSeconds });
+    return { claimed: true };
+  }
+  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse): Promise<void> {
+    const claim = this.claims.get(`${companyId}|${idempotencyKey}`);
+    if (!claim || claim.requestId !== requestId) throw new Error('claim lost');
+    // The real store sends the response to DynamoDB: serialise it, as marshalling would walk it.
+    claim.response = JSON.parse(JSON.stringify(response)) as StoredBatchResponse;
+    claim.state = 'COMPLETED';
+  }
+  async release(companyId: string, idempotencyKey: string, requestId: string): Promise<void> {
+    const key = `${companyId}|${idempotencyKey}`;
+    if (this.claims.get(key)?.requestId === requestId) this.claims.delete(key);
+  }
+}
+
+export class MemoryReferenceAllocator implements ReferenceAllocator {
+  private next = 1;
+
+  async reserve(count: number): Promise<number> {
+    if (!Number.isInteger(count) || count < 1) throw new Error(`cannot reserve ${count} references`);
+    const first = this.next;
+    this.next += count;
+    return first;
+  }
+}
+
+export class MemoryFileStore implements InvoiceFiles {
+  readonly keys = new Set<string>();
+
+  async exists(fileKey: string): Promise<boolean> {
+    return this.keys.has(fileKey);
+  }
+}
+
+/** A `Log` that keeps what it was told, for tests that assert what a use case logged. */
+export class MemoryLog {
+  readonly lines: { level: 'warn' | 'error'; message: string; fields: Record<string, unknown> }[] = [];
+  warn(message: string, fields: Record<string, unknown> = {}): void {
+    this.lines.push({ level: 'warn', message, fields });
+  }
+  error(message: string, fields: Record<string, unknown> = {}): void {
+    this.lines.push({ level: 'error', message, fields });
+  }
+}
+
+/** A `Log` that drops everything (CPU measurements). */
+export const silentLog = { warn: () => undefined, error: () => undefined };

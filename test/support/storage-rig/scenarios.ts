@@ -1,0 +1,153 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { AppConfig } from '../../../lib/runtime/config.js';
+import { benchCases, createCasesEvent, createUploadEvent, getCaseEvent, lambdaContext, type Handler } from './events.js';
+import { BenchFixtures, recordedHandlers, type BenchPartner, type RecordedHandlers, type RequestHandlerLike } from './handlers.js';
+import type { DepthSummary } from './recorder.js';
+
+/**
+ * The requests the benchmark and the round-trip-depth test measure, run against one storage
+ * backend: the local stack (DynamoDB Local + s3rver) or the in-process stand-in. A rig holds a
+ * company with a key and 100 uploaded invoices, one existing case to read and one existing batch
+ * of 100 cases to resubmit as duplicates.
+ */
+export type ScenarioId = 'get' | 'create-1' | 'create-100' | 'create-100-key' | 'create-100-dup';
+
+export interface Scenario {
+  id: ScenarioId;
+  label: string;
+  /** The issue's target for the critical-path depth. */
+  depthTarget: number;
+  /** What the design reaches (docs/design.md). */
+  designDepth: number;
+  handler: keyof Pick<RecordedHandlers, 'getCase' | 'createCases'>;
+  event(rig: Rig, tag: string): ReturnType<typeof getCaseEvent>;
+  check(result: APIGatewayProxyResult): void;
+}
+
+export interface Rig {
+  name: string;
+  handlers: RecordedHandlers;
+  fixtures: BenchFixtures;
+  partner: BenchPartner;
+  seedCaseId: string;
+  duplicateCases: Record<string, unknown>[];
+  backend?: { busyMs: number };
+  sequence: number;
+}
+
+function expectBatch(result: APIGatewayProxyResult, status: number, created: number, duplicates: number): void {
+  const body = JSON.parse(result.body) as { created?: unknown[]; rejected?: { code: string }[] };
+  const dups = (body.rejected ?? []).filter((r) => r.code === 'DUPLICATE').length;
+  if (result.statusCode !== status || body.created?.length !== created || dups !== duplicates || (body.rejected?.length ?? 0) !== duplicates) {
+    throw new Error(`unexpected response ${result.statusCode}: ${result.body.slice(0, 400)}`);
+  }
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'get',
+    label: 'GET /cases/{id}',
+    depthTarget: 2,
+    designDepth: 1,
+    handler: 'getCase',
+    event: (rig) => getCaseEvent(rig.partner.apiKey, rig.seedCaseId),
+    check: (r) => {
+      if (r.statusCode !== 200) throw new Error(`unexpected GET response ${r.statusCode}: ${r.body.slice(0, 300)}`);
+    },
+  },
+  {
+    id: 'create-1',
+    label: 'POST /cases, 1 case',
+    depthTarget: 4,
+    designDepth: 3,
+    handler: 'createCases',
+    event: (rig, tag) => createCasesEvent(rig.partner.apiKey, benchCases(tag, 1, rig.partner.fileKeys)),
+    check: (r) => expectBatch(r, 201, 1, 0),
+  },
+  {
+    id: 'create-100',
+    label: 'POST /cases, 100 cases',
+    depthTarget: 4,
+    designDepth: 3,
+    handler: 'createCases',
+    event: (rig, tag) => createCasesEvent(rig.partner.apiKey, benchCases(tag, 100, rig.partner.fileKeys)),
+    check: (r) => expectBatch(r, 201, 100, 0),
+  },
+  {
+    id: 'create-100-key',
+    label: 'POST /cases, 100 + Idempotency-Key',
+    depthTarget: 5,
+    designDepth: 4,
+    handler: 'createCases',
+    event: (rig, tag) => createCasesEvent(rig.partner.apiKey, benchCases(tag, 100, rig.partner.fileKeys), `key-${tag}`),
+    check: (r) => expectBatch(r, 201, 100, 0),
+  },
+  {
+    id: 'create-100-dup',
+    label: 'POST /cases, 100 duplicates',
+    depthTarget: 4,
+    designDepth: 3,
+    handler: 'createCases',
+    event: (rig) => createCasesEvent(rig.partner.apiKey, rig.duplicateCases),
+    check: (r) => expectBatch(r, 200, 0, 100),
+  },
+];
+
+export async function makeRig(name: string, cfg: AppConfig, backend?: RequestHandlerLike & { busyMs: number }): Promise<Rig> {
+  const fixtures = new BenchFixtures(cfg, backend);
+  const partner = await fixtures.partner(100);
+  const handlers = recordedHandlers(cfg, backend);
+  const stamp = `${name}-${Date.now().toString(36)}`;
+  const seed = await handlers.createCases(createCasesEvent(partner.apiKey, benchCases(`${stamp}-SEED`, 1, partner.fileKeys)), lambdaContext());
+  expectBatch(seed, 201, 1, 0);
+  const seedCaseId = (JSON.parse(seed.body) as { created: { id: string }[] }).created[0]!.id;
+  const duplicateCases = benchCases(`${stamp}-DUP`, 100, partner.fileKeys);
+  expectBatch(await handlers.createCases(createCasesEvent(partner.apiKey, duplicateCases), lambdaContext()), 201, 100, 0);
+  return { name, handlers, fixtures, partner, seedCaseId, duplicateCases, ...(backend ? { backend } : {}), sequence: 0 };
+}
+
+export function closeRig(rig: Rig): void {
+  rig.fixtures.destroy();
+  rig.handlers.ddb.destroy();
+  rig.handlers.s3.destroy();
+}
+
+export interface Measurement extends DepthSummary {
+  ms: number;
+  /** Time the in-process stand-in spent serving this request's calls (0 on the local stack). */
+  storeMs: number;
+}
+
+export interface MeasureOptions {
+  /** Record the key's use just before (default): no lastUsedAt write in the request. */
+  warmKey?: boolean;
+  delayMs?: number;
+}
+
+/** Runs one request of the scenario with the recorder on; checks the response. */
+export async function measure(rig: Rig, scenario: Scenario, options: MeasureOptions = {}): Promise<Measurement> {
+  const tag = `${rig.name}-${scenario.id}-${++rig.sequence}`;
+  if (options.warmKey ?? true) await rig.fixtures.warmKey(rig.partner.keyId);
+  else await rig.fixtures.coolKey(rig.partner.keyId);
+  const event = scenario.event(rig, tag);
+  const handler: Handler = rig.handlers[scenario.handler];
+  rig.handlers.recorder.delayMs = options.delayMs ?? 0;
+  rig.handlers.recorder.reset();
+  const busyBefore = rig.backend?.busyMs ?? 0;
+  const started = performance.now();
+  const result = await handler(event, lambdaContext());
+  const ms = performance.now() - started;
+  const storeMs = (rig.backend?.busyMs ?? 0) - busyBefore;
+  rig.handlers.recorder.delayMs = 0;
+  scenario.check(result);
+  return { ...rig.handlers.recorder.summary(), ms, storeMs };
+}
+
+/** POST /uploads once: presigning is local, so only the key lookup should be a storage call. */
+export async function measureUpload(rig: Rig): Promise<DepthSummary> {
+  await rig.fixtures.warmKey(rig.partner.keyId);
+  rig.handlers.recorder.reset();
+  const result = await rig.handlers.createUpload(createUploadEvent(rig.partner.apiKey), lambdaContext());
+  if (result.statusCode !== 201) throw new Error(`unexpected upload response ${result.statusCode}: ${result.body.slice(0, 300)}`);
+  return rig.handlers.recorder.summary();
+}
