@@ -9,19 +9,7 @@ import { apiEvent, bearer, ddb, lambdaContext, parse, type ParsedResult } from '
 
 /** Helpers for the case-creation tests: real handlers, real local stores. */
 
-export function validCase(invoiceFileKey: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    debtorName: 'Acme Widgets Ltd',
-    debtorEmail: 'accounts@acme.example',
-    invoiceRef: `INV-${Math.random().toString(36).slice(2, 10)}`,
-    invoiceDate: '2025-01-10',
-    dueDate: '2025-02-10',
-    principalAmount: 1250.5,
-    invoiceFileKey,
-    attestation: { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith, Credit Controller' },
-    ...overrides,
-  };
-}
+export { validCase } from './case-inputs.js';
 
 /** Requests an upload URL with the partner's key and PUTs a small PDF to it; returns the fileKey. */
 export async function uploadInvoice(apiKey: string): Promise<string> {

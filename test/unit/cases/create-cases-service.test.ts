@@ -1,0 +1,225 @@
+import type { Caller } from '../../../lib/auth/authenticate-key.js';
+import { CreateCasesService, STALE_CLAIM_SECONDS, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
+import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
+import { IdempotencyKeyReusedError } from '../../../lib/errors.js';
+import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
+import { validCase } from '../../support/case-inputs.js';
+import {
+  MemoryCaseWriter,
+  MemoryCompanyStore,
+  MemoryFileStore,
+  MemoryIdempotencyStore,
+  MemoryLog,
+  MemoryReferenceAllocator,
+} from '../../support/memory-stores.js';
+
+/**
+ * The fast tier: CreateCasesService's orchestration over the in-memory ports (no Java, no
+ * network). The port contract suite (test/integration/port-contracts.test.ts) holds these fakes
+ * to DynamoDB Local's behaviour, so what passes here means the same against the real stores.
+ */
+const caller: Caller = { companyId: 'cmp_AAAAAAAAAAAAAAAA', keyId: 'KeyAAAAAAAAAAAAA', scopes: ['cases:write'] };
+const NOW = new Date('2026-03-01T12:00:00Z');
+
+function world(overrides: Partial<CreateCasesDeps> = {}) {
+  const companies = new MemoryCompanyStore();
+  const writer = new MemoryCaseWriter();
+  const idempotency = new MemoryIdempotencyStore();
+  const references = new MemoryReferenceAllocator();
+  const files = new MemoryFileStore();
+  const log = new MemoryLog();
+  const calls: string[] = [];
+  let ids = 0;
+  const deps: CreateCasesDeps = {
+    companies,
+    writer,
+    idempotency,
+    references,
+    files,
+    log,
+    fileKeyProblem,
+    now: () => NOW,
+    idempotencyTtlSeconds: 86_400,
+    newCaseId: () => `case_${String(++ids).padStart(22, '0')}`,
+    ...overrides,
+  };
+  const fileKey = issueFileKey(caller.companyId, 'application/pdf');
+  files.keys.add(fileKey);
+  const service = new CreateCasesService(deps);
+  const request = (cases: unknown[], extra: Partial<CreateCasesRequest> = {}): CreateCasesRequest => ({
+    caller,
+    requestId: 'req-1',
+    sourceIp: '198.51.100.7',
+    cases,
+    deadlineMs: Date.now() + 10_000,
+    ...extra,
+  });
+  return { service, deps, companies, writer, idempotency, references, files, log, calls, fileKey, request };
+}
+
+describe('creating a batch of cases (use case, in memory)', () => {
+  it('creates every valid case once, with consecutive references from one reservation', async () => {
+    const w = world();
+    const reserve = jest.spyOn(w.references, 'reserve');
+    const exists = jest.spyOn(w.files, 'exists');
+    const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'A-1' }), validCase(w.fileKey, { invoiceRef: 'A-2' })]));
+    expect(result.statusCode).toBe(201);
+    expect(result.created.map((c) => [c.index, c.invoiceRef, c.reference])).toEqual([
+      [0, 'A-1', 'PC-222-223'],
+      [1, 'A-2', 'PC-222-224'],
+    ]);
+    expect(result.rejected).toEqual([]);
+    expect(reserve).toHaveBeenCalledTimes(1);
+    expect(reserve).toHaveBeenCalledWith(2);
+    // One existence check per distinct file, however many cases cite it.
+    expect(exists).toHaveBeenCalledTimes(1);
+    expect(w.writer.cases.size).toBe(2);
+    expect(w.writer.audits.get(result.created[0]!.id)).toMatchObject({ keyId: caller.keyId, requestId: 'req-1', sourceIp: '198.51.100.7', b2b: true });
+  });
+
+  it('lets the first valid occurrence of an invoiceRef win inside one request, naming it in the duplicate', async () => {
+    const w = world();
+    const result = await w.service.create(
+      w.request([validCase(w.fileKey, { invoiceRef: 'inv-9', principalAmount: 0 }), validCase(w.fileKey, { invoiceRef: ' INV-9' }), validCase(w.fileKey, { invoiceRef: 'Inv-9 ' })]),
+    );
+    expect(result.rejected.map((r) => [r.index, r.code])).toEqual([
+      [0, 'AMOUNT_OUT_OF_RANGE'],
+      [2, 'DUPLICATE'],
+    ]);
+    expect(result.created.map((c) => c.index)).toEqual([1]);
+    expect(result.rejected[1]).toMatchObject({ existingCaseId: result.created[0]!.id, existingReference: result.created[0]!.reference });
+    expect(w.writer.cases.size).toBe(1);
+  });
+
+  it('answers DUPLICATE with the existing case when the company already chases the invoiceRef', async () => {
+    const w = world();
+    const first = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'DUP-1' })]));
+    const second = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'dup-1' })], { requestId: 'req-2' }));
+    expect(second.statusCode).toBe(200);
+    expect(second.rejected[0]).toMatchObject({ code: 'DUPLICATE', existingCaseId: first.created[0]!.id, existingReference: first.created[0]!.reference });
+    expect(second.rejected[0]!.message).toContain(first.created[0]!.reference);
+  });
+
+  it('reports FILE_NOT_UPLOADED for a well-formed key with no object, and TEMPORARY_FAILURE when the check itself fails', async () => {
+    const w = world();
+    const missing = issueFileKey(caller.companyId, 'application/pdf');
+    const broken = issueFileKey(caller.companyId, 'image/png');
+    const realExists = w.files.exists.bind(w.files);
+    jest.spyOn(w.files, 'exists').mockImplementation(async (key) => {
+      if (key === broken) throw new Error('AccessDenied');
+      return realExists(key);
+    });
+    const result = await w.service.create(w.request([validCase(missing), validCase(broken), validCase(w.fileKey)]));
+    expect(result.rejected.map((r) => [r.index, r.code])).toEqual([
+      [0, 'FILE_NOT_UPLOADED'],
+      [1, 'TEMPORARY_FAILURE'],
+    ]);
+    expect(result.created.map((c) => c.index)).toEqual([2]);
+    expect(w.log.lines).toEqual([expect.objectContaining({ level: 'warn', message: 'invoice file check failed' })]);
+  });
+
+  it('reports a case whose write failed as TEMPORARY_FAILURE, and its in-request twin too', async () => {
+    const w = world();
+    const realWrite = w.writer.write.bind(w.writer);
+    jest.spyOn(w.writer, 'write').mockImplementation(async (c: NewCase, deadline: number): Promise<WriteOutcome> => {
+      if (c.stored.invoiceRef === 'FAIL-1') return { kind: 'failed', attempts: 5, error: 'ThrottlingException' };
+      if (c.stored.invoiceRef === 'LOST-1') return { kind: 'failed', attempts: 5, error: 'TimeoutError', outcomeUnknown: true };
+      return realWrite(c, deadline);
+    });
+    const result = await w.service.create(
+      w.request([validCase(w.fileKey, { invoiceRef: 'FAIL-1' }), validCase(w.fileKey, { invoiceRef: 'fail-1' }), validCase(w.fileKey, { invoiceRef: 'LOST-1' }), validCase(w.fileKey)]),
+    );
+    expect(result.rejected.map((r) => [r.index, r.code])).toEqual([
+      [0, 'TEMPORARY_FAILURE'],
+      [1, 'TEMPORARY_FAILURE'],
+      [2, 'TEMPORARY_FAILURE'],
+    ]);
+    expect(result.rejected[0]!.message).toMatch(/nothing was written/);
+    // An unknown outcome must not claim "nothing was written": it says a resubmission is safe.
+    expect(result.rejected[2]!.message).toMatch(/could not confirm/);
+    expect(result.created.map((c) => c.index)).toEqual([3]);
+  });
+
+  describe('with an Idempotency-Key', () => {
+    it('claims the key before any write and stores the answer for a replay', async () => {
+      const w = world();
+      const order: string[] = [];
+      const claim = w.idempotency.claim.bind(w.idempotency);
+      jest.spyOn(w.idempotency, 'claim').mockImplementation(async (r) => {
+        order.push('claim');
+        return claim(r);
+      });
+      const write = w.writer.write.bind(w.writer);
+      jest.spyOn(w.writer, 'write').mockImplementation(async (c, d) => {
+        order.push('write');
+        return write(c, d);
+      });
+      const first = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-1' }));
+      expect(order).toEqual(['claim', 'write']);
+      const replay = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-1', requestId: 'req-2' })).catch((e: unknown) => e);
+      expect(replay).toBeInstanceOf(IdempotencyKeyReusedError);
+      expect((replay as IdempotencyKeyReusedError).extensions).toEqual({ state: 'COMPLETED', created: first.created, rejected: first.rejected });
+      expect(w.writer.cases.size).toBe(1);
+    });
+
+    it('refuses a key still in progress with a retry hint, writing nothing', async () => {
+      const w = world();
+      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: NOW, ttlSeconds: 86_400, staleAfterSeconds: STALE_CLAIM_SECONDS });
+      const error = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'busy' })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(IdempotencyKeyReusedError);
+      expect((error as IdempotencyKeyReusedError).extensions).toEqual({ state: 'IN_PROGRESS' });
+      expect((error as IdempotencyKeyReusedError).retryAfterSeconds).toBeGreaterThan(0);
+      expect(w.writer.cases.size).toBe(0);
+    });
+
+    it('gives the key back when the request fails as a whole before any case is written', async () => {
+      const w = world();
+      jest.spyOn(w.references, 'reserve').mockRejectedValue(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+      await expect(w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-2' }))).rejects.toThrow('throttled');
+      expect(w.idempotency.claims.size).toBe(0);
+      // The key is free again: a retry goes through.
+      jest.restoreAllMocks();
+      const retry = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-2', requestId: 'req-2' }));
+      expect(retry.created).toHaveLength(1);
+    });
+
+    it('gives the key back when the claim itself failed, in case the put landed and only its answer was lost', async () => {
+      const w = world();
+      const claim = w.idempotency.claim.bind(w.idempotency);
+      jest.spyOn(w.idempotency, 'claim').mockImplementation(async (r) => {
+        await claim(r); // applied...
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }); // ...answer lost
+      });
+      await expect(w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-3' }))).rejects.toThrow('socket hang up');
+      expect(w.idempotency.claims.size).toBe(0);
+      expect(w.writer.cases.size).toBe(0);
+    });
+
+    it('keeps the claim once a write has started, and still answers when completing the claim fails', async () => {
+      const w = world();
+      jest.spyOn(w.idempotency, 'complete').mockRejectedValue(new Error('ProvisionedThroughputExceeded'));
+      const result = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-4' }));
+      expect(result.created).toHaveLength(1);
+      expect(w.idempotency.claims.get(`${caller.companyId}|key-4`)?.state).toBe('IN_PROGRESS');
+      expect(w.log.lines).toEqual([expect.objectContaining({ level: 'error', message: 'could not complete idempotency claim' })]);
+    });
+  });
+
+  it('does no storage work beyond the claim when no case passes the pure rules', async () => {
+    const w = world();
+    const reserve = jest.spyOn(w.references, 'reserve');
+    const company = jest.spyOn(w.companies, 'get');
+    const result = await w.service.create(w.request([validCase(w.fileKey, { principalAmount: 20_000 }), { nonsense: true }]));
+    expect(result.statusCode).toBe(200);
+    expect(result.rejected.map((r) => r.code)).toEqual(['AMOUNT_OUT_OF_RANGE', 'INVALID_FIELD']);
+    expect(reserve).not.toHaveBeenCalled();
+    expect(company).not.toHaveBeenCalled();
+  });
+
+  it('sets the recovery gate from the company’s auto-attestation setting', async () => {
+    const w = world();
+    await w.companies.create({ companyId: caller.companyId, name: 'Auto Co', autoAttestation: true, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() });
+    const result = await w.service.create(w.request([validCase(w.fileKey)]));
+    expect(w.writer.cases.get(result.created[0]!.id)?.recoveryGate).toBe('AUTO_ATTESTED');
+  });
+});
