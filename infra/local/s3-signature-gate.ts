@@ -379,7 +379,10 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
         else res.destroy();
         resolveForward();
       });
-      req.on('aborted', () => upstream.destroy());
+      // A client that goes away mid-upload must not leave a partial object (or the key's lock) behind.
+      req.on('close', () => {
+        if (!req.complete) upstream.destroy();
+      });
       res.on('close', () => {
         if (!res.writableFinished) upstream.destroy();
       });
