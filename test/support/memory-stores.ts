@@ -63,7 +63,7 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
 
-  async write(newCase: NewCase): Promise<WriteOutcome> {
+  async write(newCase: NewCase, _deadlineMs: number): Promise<WriteOutcome> {
     const { stored, audit } = newCase;
     const guardKey = `${stored.companyId}|${stored.invoiceRefKey}`;
     const existing = this.guards.get(guardKey);
