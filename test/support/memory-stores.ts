@@ -121,7 +121,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
   async release(companyId: string, idempotencyKey: string, requestId: string): Promise<void> {
     const key = `${companyId}|${idempotencyKey}`;
-    if (this.claims.get(key)?.requestId === requestId) this.claims.delete(key);
+    const claim = this.claims.get(key);
+    // As the DynamoDB condition: only this request's claim, and only while it is in progress.
+    if (claim?.requestId === requestId && claim.state === 'IN_PROGRESS') this.claims.delete(key);
   }
 }
 
