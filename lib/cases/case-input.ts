@@ -91,13 +91,7 @@ export const caseInputSchema = z.strictObject({
 
 export type CaseInput = z.infer<typeof caseInputSchema>;
 
-export interface Attestation {
-  b2b: boolean;
-  under10k: boolean;
-  within6years: boolean;
-  undisputed: boolean;
-  attestedBy: string;
-}
+export type Attestation = z.infer<typeof attestationSchema>;
 
 /** A case that passed every pure rule, normalised for storage. */
 export interface ValidCase {

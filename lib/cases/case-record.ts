@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { ValidCase } from './case-input.js';
 
 /**
  * The stored case and its public view (spec 2.4 plus the additive fields of the product rules).
@@ -69,29 +70,19 @@ export const caseViewSchema = z
   });
 export type CaseView = z.infer<typeof caseViewSchema>;
 
-export interface StoredCase {
+/** What is stored for a case: the checked input (without its attestation, kept in its own audit record) plus what creation adds. */
+export type StoredCase = Omit<ValidCase, 'attestation'> & {
   caseId: string;
   companyId: string;
   reference: string;
   status: CaseStatus;
   recoveryGate: RecoveryGate;
-  debtorName: string;
-  debtorEmail: string;
-  invoiceRef: string;
-  invoiceRefKey: string;
-  invoiceDate: string;
-  dueDate: string;
-  principalPence: number;
   currency: 'GBP';
-  invoiceFileKey: string;
-  debtorCompanyNo?: string;
-  debtorAddress?: string;
-  description?: string;
   createdAt: string;
   updatedAt: string;
   createdByKeyId: string;
   requestId: string;
-}
+};
 
 export function formatPence(pence: number): string {
   const sign = pence < 0 ? '-' : '';

@@ -243,24 +243,15 @@ interface BuildContext {
 }
 
 function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
+  const { attestation, ...checked } = value;
   const stored: StoredCase = {
+    ...checked,
     caseId: ctx.caseId,
     companyId: ctx.companyId,
     reference: ctx.reference,
     status: 'DRAFT',
     recoveryGate: ctx.gate,
-    debtorName: value.debtorName,
-    debtorEmail: value.debtorEmail,
-    invoiceRef: value.invoiceRef,
-    invoiceRefKey: value.invoiceRefKey,
-    invoiceDate: value.invoiceDate,
-    dueDate: value.dueDate,
-    principalPence: value.principalPence,
     currency: 'GBP',
-    invoiceFileKey: value.invoiceFileKey,
-    ...(value.debtorCompanyNo !== undefined ? { debtorCompanyNo: value.debtorCompanyNo } : {}),
-    ...(value.debtorAddress !== undefined ? { debtorAddress: value.debtorAddress } : {}),
-    ...(value.description !== undefined ? { description: value.description } : {}),
     createdAt: ctx.at,
     updatedAt: ctx.at,
     createdByKeyId: ctx.keyId,
@@ -271,7 +262,7 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     audit: {
       caseId: ctx.caseId,
       companyId: ctx.companyId,
-      ...value.attestation,
+      ...attestation,
       attestedAt: ctx.at,
       keyId: ctx.keyId,
       requestId: ctx.requestId,
