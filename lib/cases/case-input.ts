@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { unknownFieldErrors } from '../errors.js';
+import { isWellFormedText } from '../text.js';
 import { normaliseCompanyNumber, isOutOfJurisdiction } from './company-number.js';
 import { isAfter, isInPast, parseCaseDate } from './dates.js';
 import { invoiceRefKey } from './invoice-ref.js';
@@ -35,24 +36,25 @@ export const ATTESTATION_FLAGS = ['b2b', 'under10k', 'within6years', 'undisputed
 const chars = (s: string) => [...s].length;
 const notBlank = (s: string) => s.trim().length > 0;
 
+/** Every string field: a string of well-formed Unicode (product rules "Request bytes"). */
+function str(field: string, typeError: string) {
+  return z.string({ error: typeError }).refine(isWellFormedText, { error: `${field} must be valid Unicode text (it holds an unpaired surrogate)`, abort: true });
+}
+
 function text(field: string, max: number, min = 1) {
-  return z
-    .string({ error: `${field} must be a string` })
+  return str(field, `${field} must be a string`)
     .refine((s) => chars(s) >= min && chars(s) <= max, { error: `${field} must be ${min} to ${max} characters` })
     .refine(notBlank, { error: `${field} must not be blank` });
 }
 
 function optionalText(field: string, max: number) {
-  return z
-    .string({ error: `${field} must be a string` })
+  return str(field, `${field} must be a string`)
     .refine((s) => chars(s) <= max, { error: `${field} must be at most ${max} characters` })
     .nullish();
 }
 
 const caseDate = (field: string) =>
-  z
-    .string({ error: `${field} must be a string` })
-    .refine((s) => parseCaseDate(s) !== undefined, { error: `${field} must be a real date as YYYY-MM-DD or an ISO 8601 date-time with Z or an offset` });
+  str(field, `${field} must be a string`).refine((s) => parseCaseDate(s) !== undefined, { error: `${field} must be a real date as YYYY-MM-DD or an ISO 8601 date-time with Z or an offset` });
 
 const attestationSchema = z.strictObject(
   {
@@ -67,8 +69,7 @@ const attestationSchema = z.strictObject(
 
 export const caseInputSchema = z.strictObject({
   debtorName: text('debtorName', 300),
-  debtorEmail: z
-    .string({ error: 'debtorEmail must be a string' })
+  debtorEmail: str('debtorEmail', 'debtorEmail must be a string')
     .max(254, { error: 'debtorEmail must be at most 254 characters' })
     .pipe(z.email({ error: 'debtorEmail must be a valid e-mail address' })),
   invoiceRef: text('invoiceRef', 100),
@@ -77,10 +78,9 @@ export const caseInputSchema = z.strictObject({
   principalAmount: z
     .number({ error: 'principalAmount must be a number (GBP, e.g. 1250.5)' })
     .refine((n) => toPence(n) !== undefined, { error: 'principalAmount must have at most 2 decimal places' }),
-  invoiceFileKey: z.string({ error: 'invoiceFileKey must be a string (the fileKey from POST /api/v1/uploads)' }),
+  invoiceFileKey: str('invoiceFileKey', 'invoiceFileKey must be a string (the fileKey from POST /api/v1/uploads)'),
   attestation: attestationSchema,
-  debtorCompanyNo: z
-    .string({ error: 'debtorCompanyNo must be a string' })
+  debtorCompanyNo: str('debtorCompanyNo', 'debtorCompanyNo must be a string')
     .refine((s) => normaliseCompanyNumber(s) !== undefined, {
       error: 'debtorCompanyNo must be a UK company number: 8 digits, or 2 letters and 6 digits',
     })

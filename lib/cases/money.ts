@@ -5,9 +5,11 @@
 export const MAX_PRINCIPAL_PENCE = 1_000_000; // 10,000.00 GBP
 
 /**
- * Whole pence for a JSON number with at most two decimals; undefined otherwise. Uses the
- * shortest round-trip decimal form of the number, which is what the partner wrote for any value
- * with up to 15 significant digits (so 0.1 + 0.2 style binary noise never counts as a decimal).
+ * Pence for a JSON number with at most two decimals; undefined only for a real fraction finer
+ * than a penny (or a non-finite number). Uses the shortest round-trip decimal form of the number,
+ * which is what the partner wrote for any value with up to 15 significant digits (so 0.1 + 0.2
+ * style binary noise never counts as a decimal). A whole number too large to hold in pence (1e21)
+ * is returned as it is and fails `amountInRange`: it is out of range, not badly formatted.
  */
 export function toPence(amount: number): number | undefined {
   if (!Number.isFinite(amount)) return undefined;
@@ -21,10 +23,9 @@ export function toPence(amount: number): number | undefined {
     decimals = text.split('.')[1]?.length ?? 0;
   }
   if (decimals > 2) return undefined;
-  const pence = Math.round(amount * 100);
-  return Number.isSafeInteger(pence) ? pence : undefined;
+  return Math.round(amount * 100);
 }
 
 export function amountInRange(pence: number): boolean {
-  return pence > 0 && pence <= MAX_PRINCIPAL_PENCE;
+  return Number.isSafeInteger(pence) && pence > 0 && pence <= MAX_PRINCIPAL_PENCE;
 }

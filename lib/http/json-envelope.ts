@@ -5,12 +5,37 @@ import { headerValues } from './headers.js';
 import type { ApiContext, ApiEvent, ApiResult } from './types.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;.*)?$/i;
+
+/**
+ * Whether a Content-Type names JSON in UTF-8. Media types and parameter names compare
+ * case-insensitively and whitespace around `;` and `=` is allowed (RFC 9110 8.3.1); a charset,
+ * when given, must be UTF-8 (RFC 8259 8.1): anything else would be decoded wrongly.
+ */
+export function jsonMediaType(value: string): 'json' | 'wrong-charset' | 'not-json' {
+  const [type = '', ...parameters] = value.split(';');
+  if (type.trim().toLowerCase() !== 'application/json') return 'not-json';
+  for (const parameter of parameters) {
+    const eq = parameter.indexOf('=');
+    if (eq < 0) {
+      if (parameter.trim() === '') continue;
+      return 'not-json';
+    }
+    if (parameter.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    const charset = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return 'wrong-charset';
+  }
+  return 'json';
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Checks that run before the JSON parser: size (413, measured before any parsing), media type
- * (415) and presence of a body (400). It also normalises the content-type header name, which the
- * middy parser looks up only as `content-type` or `Content-Type`.
+ * (415), UTF-8 validity and presence of a body (400). A body that arrives base64-encoded (API
+ * Gateway and the local adapter do so for bytes that are not UTF-8 text) is decoded here, strictly:
+ * the middy parser would decode it lossily, turning bad bytes into U+FFFD in stored data. The
+ * content-type header is rewritten to the plain `application/json` the middy parser matches
+ * (it compares case-sensitively and looks the header up by two spellings only).
  */
 export function jsonEnvelope(maxBytes = MAX_BODY_BYTES): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
   return {
@@ -20,15 +45,28 @@ export function jsonEnvelope(maxBytes = MAX_BODY_BYTES): MiddlewareObj<ApiEvent,
       if (bytes > maxBytes) throw new PayloadTooLargeError(maxBytes);
 
       const types = headerValues(event, 'content-type');
-      if (types.length !== 1 || !JSON_MEDIA_TYPE.test((types[0] as string).trim())) throw new UnsupportedMediaTypeError();
+      const mediaType = types.length === 1 ? jsonMediaType(types[0] as string) : 'not-json';
+      if (mediaType === 'not-json') throw new UnsupportedMediaTypeError();
+      if (mediaType === 'wrong-charset') throw new UnsupportedMediaTypeError('The request body must be JSON in UTF-8: send "Content-Type: application/json" without another charset.');
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) {
         if (name.toLowerCase() !== 'content-type') headers[name] = value;
       }
-      headers['content-type'] = (types[0] as string).trim();
+      headers['content-type'] = 'application/json';
       event.headers = headers;
+      event.multiValueHeaders = { ...event.multiValueHeaders, 'content-type': ['application/json'] };
 
-      if (bytes === 0 || body.trim() === '') throw new InvalidRequestError('A JSON request body is required.');
+      if (event.isBase64Encoded) {
+        let text: string;
+        try {
+          text = STRICT_UTF8.decode(Buffer.from(body, 'base64'));
+        } catch {
+          throw new InvalidRequestError('The request body is not valid UTF-8 text.');
+        }
+        event.body = text;
+        event.isBase64Encoded = false;
+      }
+      if (bytes === 0 || (event.body ?? '').trim() === '') throw new InvalidRequestError('A JSON request body is required.');
     },
   };
 }

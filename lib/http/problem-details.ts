@@ -51,8 +51,8 @@ export class PayloadTooLargeError extends HttpError {
 }
 
 export class UnsupportedMediaTypeError extends HttpError {
-  constructor() {
-    super('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON, sent with "Content-Type: application/json".');
+  constructor(detail = 'The request body must be JSON, sent with "Content-Type: application/json".') {
+    super('UNSUPPORTED_MEDIA_TYPE', detail);
   }
 }
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { unknownFieldErrors, type FieldError } from '../errors.js';
+import { isWellFormedText } from '../text.js';
 import { UPLOAD_CONTENT_TYPES } from './file-key.js';
 
 /**
@@ -21,8 +22,6 @@ function hasControlCharacter(text: string): boolean {
   }
   return false;
 }
-// A UTF-16 surrogate without its partner cannot be stored or encoded as text.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function required(field: string, kind: string) {
   return (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`);
@@ -38,7 +37,7 @@ export const uploadRequestSchema = z.strictObject(
         ctx.addIssue({ code: 'custom', message: `fileName must be at most ${MAX_FILE_NAME_LENGTH} characters (got ${length})` });
       }
       if (hasControlCharacter(value)) ctx.addIssue({ code: 'custom', message: 'fileName must not contain control characters' });
-      if (LONE_SURROGATE.test(value)) ctx.addIssue({ code: 'custom', message: 'fileName must be valid Unicode text' });
+      if (!isWellFormedText(value)) ctx.addIssue({ code: 'custom', message: 'fileName must be valid Unicode text' });
     }),
     contentType: z.enum(UPLOAD_CONTENT_TYPES, {
       error: (issue) => (issue.input === undefined ? 'contentType is required' : `contentType must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`),
