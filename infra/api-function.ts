@@ -12,6 +12,7 @@ import {
   caseWriteStatements,
   invoiceCheckStatements,
   invoiceUploadStatements,
+  tableGuardrailStatements,
 } from './grants.js';
 
 /**
@@ -30,12 +31,13 @@ const ESBUILD_TARGET = 'node24';
 export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 /**
- * How a function may use the table:
- * - `authenticate`: read the API key and record its use (UpdateItem on `KEY#` items only).
- *   GetItem is granted on the table, so this also covers reading a case.
+ * How a function may use the table (grants.ts says exactly what each allows and denies):
+ * - `authenticate`: read the API key and record its use (UpdateItem of `lastUsedAt` on `KEY#`
+ *   items only). GetItem is granted on the table, so this also covers reading a case.
  * - `read`: exactly `authenticate`; named separately so the call site says what the route does.
- * - `write-cases`: `authenticate` plus Put/Update/Delete/ConditionCheck on any item, for the
- *   idempotency claim, the reference counter and the case transaction.
+ * - `write-cases`: `authenticate` plus the case transaction, the idempotency claim and the
+ *   reference counter, each limited by partition and attributes.
+ * Every binding also carries the guardrail denials (API keys, cases and audit records).
  */
 export type TableAccess = 'authenticate' | 'read' | 'write-cases';
 
@@ -123,7 +125,7 @@ export class ApiFunction extends Construct {
   }
 
   bindTable(table: ITable, access: TableAccess): void {
-    const statements = [...apiKeyAuthenticationStatements(table)];
+    const statements = [...apiKeyAuthenticationStatements(table), ...tableGuardrailStatements(table)];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     this.addStatements(statements);
   }

@@ -6,8 +6,10 @@ import { PartnerCaseApiStack } from './partner-case-api-stack.js';
 import { readStackConfig } from './stack-config.js';
 
 /**
- * The CDK app (`cdk.json`: `npx tsx infra/app.ts`). Settings come from CDK context; see
- * infra/stack-config.ts and docs/deploy.md. cdk-nag's AWS Solutions pack runs as a validation
+ * The CDK app (`cdk.json`: `npx tsx infra/app.ts`). Every command names a stage
+ * (`-c stage=dev|prod`); the stage's account and region are pinned in `cdk.json`, so credentials
+ * for another account make `cdk deploy` stop instead of deploying there. Settings come from CDK
+ * context; see infra/stack-config.ts and docs/deploy.md. cdk-nag's AWS Solutions pack runs as a validation
  * plugin: any unacknowledged finding fails `cdk synth` and `cdk deploy`.
  */
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,7 +21,6 @@ new PartnerCaseApiStack(app, config.stackName, {
   stackName: config.stackName,
   config,
   projectRoot,
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

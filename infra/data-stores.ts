@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import {
   BlockPublicAccess,
@@ -64,10 +64,6 @@ export class DataStores extends Construct {
         { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.accessLogBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This is the server access log bucket itself; logging it into itself would loop and logging it elsewhere adds nothing.',
     });
 
     const invoiceLifecycle: LifecycleRule[] = [

@@ -1,6 +1,7 @@
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { keys, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
 import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 
 /**
@@ -8,17 +9,65 @@ import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
  * table (never its indexes: no function queries `gsi1`; the operator's admin CLI does, with the
  * operator's own credentials) or the invoice objects, never `*`.
  *
+ * How IAM sees a DynamoDB write, and so what these statements can and cannot say:
+ * - `dynamodb:LeadingKeys` is the item's partition key; IAM never sees the sort key. Items that
+ *   share a partition (a company's profile, its invoiceRef guards and its idempotency claims; a
+ *   case and its attestation audit record) cannot be told apart.
+ * - `dynamodb:Attributes` is the set of attribute names a request writes (the whole item for a
+ *   put, the updated attributes for an update), key attributes included. The lists below also
+ *   hold the names the requests' condition expressions read, so whichever way IAM counts those,
+ *   the service's own requests pass.
+ * - `TransactWriteItems` has no IAM action of its own: each part is authorised as the PutItem,
+ *   UpdateItem, DeleteItem or ConditionCheckItem it is, with `dynamodb:EnclosingOperation` set to
+ *   `TransactWriteItems`.
+ * - Nothing in IAM sees a condition expression, so "create only, never overwrite" is the
+ *   service's `attribute_not_exists(pk)`, not IAM's.
+ *
  * Statement ids are stable so tests and reviewers can find each grant in the synthesised policy.
  */
 
-/** API-key items start with this partition-key prefix (lib/data/table-keys.ts: `KEY#<keyId>`). */
-export const API_KEY_PARTITION_PATTERN = 'KEY#*';
+const { partitionKey: PK, sortKey: SK } = TABLE_DEFINITION;
+
+/**
+ * Partition-key patterns for `dynamodb:LeadingKeys`, built by the key module itself with `*` as
+ * the id, so they follow any change of the key design (test/unit/infra/iam.test.ts checks each
+ * pattern against real keys of every item kind).
+ */
+export const PARTITIONS = {
+  /** API-key items. */
+  apiKey: keys.apiKey('*').pk,
+  /** Cases and their attestation audit records. */
+  case: keys.case('*').pk,
+  /** Company profiles, invoiceRef guards and idempotency claims. */
+  company: keys.company('*').pk,
+  /** The case-reference counter: one exact partition. */
+  referenceCounter: keys.caseReferenceCounter().pk,
+} as const;
+
+/**
+ * The attributes each narrow write may name (lib/data/api-key-store.ts `touch`,
+ * lib/data/idempotency-store.ts `claim` and `complete`, lib/data/reference-counter.ts `reserve`).
+ * test/unit/infra/iam.test.ts drives those stores and checks every request they send against the
+ * synthesised policy, so a renamed attribute fails there, not in production.
+ */
+export const WRITABLE_ATTRIBUTES = {
+  apiKeyUse: [PK, SK, 'lastUsedAt'],
+  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', TTL_ATTRIBUTE],
+  idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
+  referenceCounter: [PK, SK, 'sequence', 'type'],
+} as const;
+
+const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
+
+const onPartitions = (...patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+const writingOnly = (attributes: readonly string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] } });
+const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': patterns } });
 
 /**
  * Authentication, shared by every function: read the key item (GetItem on the table; the same
- * permission reads cases and company profiles), and record the key's last use. The UpdateItem is
- * limited by `dynamodb:LeadingKeys` to items whose partition key starts with `KEY#`, so a function
- * that only reads or issues uploads cannot modify a case, a company, a guard or a counter.
+ * permission reads cases and company profiles), and record the key's last use: UpdateItem on
+ * `KEY#` items, of `lastUsedAt` only. A function that only reads or issues uploads can modify
+ * nothing else.
  */
 export function apiKeyAuthenticationStatements(table: ITable): PolicyStatement[] {
   return [
@@ -31,31 +80,102 @@ export function apiKeyAuthenticationStatements(table: ITable): PolicyStatement[]
       sid: 'RecordApiKeyUse',
       actions: ['dynamodb:UpdateItem'],
       resources: [table.tableArn],
-      conditions: {
-        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [API_KEY_PARTITION_PATTERN] },
-      },
+      conditions: { ...onPartitions(PARTITIONS.apiKey), ...writingOnly(WRITABLE_ATTRIBUTES.apiKeyUse) },
     }),
   ];
 }
 
 /**
- * Case creation: the idempotency claim (PutItem, UpdateItem, DeleteItem), the reference counter
- * (UpdateItem), the company profile (GetItem) and the all-or-nothing case write. TransactWriteItems
- * has no IAM action of its own: it is authorised through the actions of its parts (Put, Update,
- * Delete, ConditionCheck).
+ * What every function is refused whatever else it is granted, so a broader grant added later
+ * cannot quietly undo it: API keys are written only by the operator's admin CLI (a function may
+ * only set `lastUsedAt`), and cases and attestation audit records are never updated or deleted,
+ * and created only inside the all-or-nothing case transaction.
  */
-export function caseWriteStatements(table: ITable): PolicyStatement[] {
+export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
   return [
     new PolicyStatement({
-      sid: 'WriteCases',
-      actions: [
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-        'dynamodb:ConditionCheckItem',
-      ],
+      sid: 'NeverCreateOrDeleteApiKeys',
+      effect: Effect.DENY,
+      actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
       resources: [table.tableArn],
+      conditions: touchingPartitions(PARTITIONS.apiKey),
+    }),
+    new PolicyStatement({
+      sid: 'NeverChangeApiKeysBeyondLastUse',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: {
+        ...touchingPartitions(PARTITIONS.apiKey),
+        'ForAnyValue:StringNotEquals': { 'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.apiKeyUse] },
+      },
+    }),
+    new PolicyStatement({
+      sid: 'NeverRewriteOrDeleteCasesOrAuditRecords',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      resources: [table.tableArn],
+      conditions: touchingPartitions(PARTITIONS.case),
+    }),
+    new PolicyStatement({
+      sid: 'CasesAndAuditRecordsOnlyInTheCaseTransaction',
+      effect: Effect.DENY,
+      actions: ['dynamodb:PutItem'],
+      resources: [table.tableArn],
+      // A missing key (a plain PutItem) also satisfies StringNotEquals.
+      conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
+    }),
+  ];
+}
+
+/**
+ * Case creation (create-cases only), each write as narrow as IAM can say it:
+ * - the case transaction: PutItem of the case and its audit record (`CASE#`) and the invoiceRef
+ *   guard (`COMPANY#`), only as parts of a TransactWriteItems;
+ * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
+ *   completion attributes only, DeleteItem (release) under `COMPANY#`;
+ * - the reference counter: UpdateItem of its sequence, on its one partition.
+ * It is never granted UpdateItem or DeleteItem under `CASE#`, nor any write of an API key beyond
+ * `lastUsedAt` (see tableGuardrailStatements). ConditionCheckItem is not granted: no transaction
+ * uses one.
+ */
+export function caseWriteStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'WriteCaseTransactions',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.company), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'ClaimIdempotencyKeys',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.company), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyClaim) },
+    }),
+    new PolicyStatement({
+      sid: 'CompleteIdempotencyClaims',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.company), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyCompletion) },
+    }),
+    new PolicyStatement({
+      sid: 'ReleaseIdempotencyClaims',
+      actions: ['dynamodb:DeleteItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.company),
+    }),
+    new PolicyStatement({
+      sid: 'ReserveCaseReferences',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: {
+        'ForAllValues:StringEquals': {
+          'dynamodb:LeadingKeys': [PARTITIONS.referenceCounter],
+          'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.referenceCounter],
+        },
+      },
     }),
   ];
 }

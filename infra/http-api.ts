@@ -3,13 +3,18 @@ import {
   AccessLogField,
   AccessLogFormat,
   AuthorizationType,
+  CfnRestApi,
+  DomainName,
+  EndpointAccessMode,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
   RestApi,
+  SecurityPolicy,
   type Stage,
 } from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -22,12 +27,22 @@ export interface PartnerApiProps {
   logRetention: RetentionDays;
   /** Create the account-level CloudWatch role API Gateway needs for execution logs. */
   cloudWatchRole: boolean;
+  /** Serve the API on this domain only (the execute-api endpoint is disabled). */
+  customDomain?: { domainName: string; certificateArn: string } | undefined;
   handlers: {
     createUpload: IFunction;
     createCases: IFunction;
     getCase: IFunction;
   };
 }
+
+/**
+ * The TLS policy of the API and of a custom domain: TLS 1.2 and 1.3 only, forward-secret cipher
+ * suites only. It is an "enhanced" policy, so it comes with an endpoint access mode: STRICT
+ * refuses requests whose TLS SNI host does not match the endpoint (no domain fronting).
+ */
+export const TLS_SECURITY_POLICY = SecurityPolicy.TLS13_1_2_PFS_PQ_2025_09;
+export const TLS_ENDPOINT_ACCESS_MODE = EndpointAccessMode.STRICT;
 
 /** One JSON object per request; no header values (they carry API keys), no bodies. */
 export function accessLogFormat(): AccessLogFormat {
@@ -43,6 +58,9 @@ export function accessLogFormat(): AccessLogFormat {
       resourcePath: AccessLogField.contextResourcePath(),
       path: AccessLogField.contextPath(),
       protocol: AccessLogField.contextProtocol(),
+      // Which TLS version and cipher each partner negotiates: the evidence before tightening the policy.
+      tlsVersion: '$context.tlsVersion',
+      cipherSuite: '$context.cipherSuite',
       status: AccessLogField.contextStatus(),
       responseLength: AccessLogField.contextResponseLength(),
       responseLatency: AccessLogField.contextResponseLatency(),
@@ -68,6 +86,8 @@ export class PartnerApi extends Construct {
   readonly api: RestApi;
   readonly stage: Stage;
   readonly accessLogGroup: LogGroup;
+  readonly domain: DomainName | undefined;
+  private readonly customDomainName: string | undefined;
 
   constructor(scope: Construct, id: string, props: PartnerApiProps) {
     super(scope, id);
@@ -82,6 +102,9 @@ export class PartnerApi extends Construct {
       description: 'Partner Case API: invoice uploads, batch case creation and case status.',
       // Partners call from their servers; a regional endpoint avoids an extra CloudFront hop.
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // With a custom domain, partners use only that domain (and its TLS policy): the
+      // execute-api URL answers nothing.
+      disableExecuteApiEndpoint: props.customDomain !== undefined,
       cloudWatchRole: props.cloudWatchRole,
       // The role is an account-wide setting other APIs may rely on: keep it if the stack goes.
       cloudWatchRoleRemovalPolicy: props.cloudWatchRole ? RemovalPolicy.RETAIN : undefined,
@@ -98,6 +121,25 @@ export class PartnerApi extends Construct {
       },
     });
     this.stage = this.api.deploymentStage;
+
+    // The L2 RestApi does not expose the REST API's own security policy (aws-cdk-lib 2.276), so it
+    // is set on the CloudFormation resource. Without it the execute-api endpoint accepts TLS 1.0.
+    const cfnApi = this.api.node.defaultChild as CfnRestApi;
+    cfnApi.securityPolicy = TLS_SECURITY_POLICY;
+    cfnApi.endpointAccessMode = TLS_ENDPOINT_ACCESS_MODE;
+
+    if (props.customDomain) {
+      this.customDomainName = props.customDomain.domainName;
+      this.domain = new DomainName(this, 'CustomDomain', {
+        domainName: props.customDomain.domainName,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+        endpointType: EndpointType.REGIONAL,
+        securityPolicy: TLS_SECURITY_POLICY,
+        endpointAccessMode: TLS_ENDPOINT_ACCESS_MODE,
+      });
+      // The stage at the domain root: https://<domain>/api/v1/...
+      this.domain.addBasePathMapping(this.api, { stage: this.stage });
+    }
 
     // API Gateway creates the execution log group on first use, without retention. Creating it
     // first (before the stage) gives it one.
@@ -157,8 +199,8 @@ export class PartnerApi extends Construct {
     }
   }
 
-  /** The base URL of the stage (ends with a slash); routes are under `api/v1/`. */
+  /** The base URL partners use (ends with a slash); routes are under `api/v1/`. */
   get url(): string {
-    return this.api.url;
+    return this.customDomainName ? `https://${this.customDomainName}/` : this.api.url;
   }
 }

@@ -5,8 +5,9 @@ import { ApiFunction } from './api-function.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
-import { functionEnvironment, type StackConfig } from './stack-config.js';
-import { ApiFirewall } from './waf.js';
+import { ServiceDashboard } from './service-dashboard.js';
+import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
+import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 
 /** Handler files, relative to the project root; each exports `handler`. */
 export const FUNCTION_ENTRIES = {
@@ -31,15 +32,20 @@ export class PartnerCaseApiStack extends Stack {
   readonly functions: { getCase: ApiFunction; createCases: ApiFunction; createUpload: ApiFunction };
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
+  readonly dashboard: ServiceDashboard;
 
   constructor(scope: Construct, id: string, props: PartnerCaseApiStackProps) {
     super(scope, id, {
-      description: 'Partner Case API: invoice uploads, batch recovery-case creation and case status.',
+      description: `Partner Case API (${props.config.stage}): invoice uploads, batch recovery-case creation and case status.`,
       ...props,
+      // The stage decides where the stack goes and whether it can be deleted; a caller cannot override either.
+      env: { account: props.config.target.account, region: props.config.target.region },
+      terminationProtection: props.config.terminationProtection,
     });
     const { config } = props;
     const projectRoot = path.resolve(props.projectRoot ?? process.cwd());
-    Tags.of(this).add('service', 'partner-case-api');
+    Tags.of(this).add('service', SERVICE_METRICS.service);
+    Tags.of(this).add('stage', config.stage);
 
     this.data = new DataStores(this, 'DataStores', {
       noncurrentVersionExpirationDays: config.noncurrentVersionExpirationDays,
@@ -96,6 +102,7 @@ export class PartnerCaseApiStack extends Stack {
       throttleBurst: config.throttleBurst,
       logRetention: config.logRetentionDays,
       cloudWatchRole: config.apiGatewayCloudWatchRole,
+      customDomain: config.customDomain,
       handlers: {
         createUpload: this.functions.createUpload.function,
         createCases: this.functions.createCases.function,
@@ -105,7 +112,9 @@ export class PartnerCaseApiStack extends Stack {
 
     if (config.waf) {
       this.firewall = new ApiFirewall(this, 'Firewall', {
+        name: this.stackName,
         stage: this.api.stage,
+        logRetention: config.logRetentionDays,
         rateLimitPerKey: config.wafRateLimitPerKey,
         rateLimitPerIp: config.wafRateLimitPerIp,
       });
@@ -116,18 +125,33 @@ export class PartnerCaseApiStack extends Stack {
       });
     }
 
+    const functionsByName = {
+      GetCase: this.functions.getCase.function,
+      CreateCases: this.functions.createCases.function,
+      CreateUpload: this.functions.createUpload.function,
+    };
+    const webAcl = this.firewall ? { metricName: this.firewall.metricName, region: this.region } : undefined;
     this.alarms = new ServiceAlarms(this, 'Alarms', {
       namePrefix: this.stackName,
       stage: this.api.stage,
-      functions: {
-        GetCase: this.functions.getCase.function,
-        CreateCases: this.functions.createCases.function,
-        CreateUpload: this.functions.createUpload.function,
-      },
+      functions: functionsByName,
       table,
       latencyP99Ms: config.alarmLatencyP99Ms,
       serverErrorRate: config.alarmServerErrorRate,
+      clientErrorRate: config.alarmClientErrorRate,
+      webAcl: webAcl && { ...webAcl, blockedRequestsThreshold: config.alarmWafBlockedRequests },
       alarmEmail: config.alarmEmail,
+    });
+
+    this.dashboard = new ServiceDashboard(this, 'Dashboard', {
+      dashboardName: this.stackName,
+      stage: this.api.stage,
+      functions: functionsByName,
+      table,
+      createCasesLogGroup: this.functions.createCases.logGroup,
+      accessLogGroup: this.api.accessLogGroup,
+      webAcl: webAcl && { ...webAcl, rateRuleMetricNames: [...RATE_RULE_NAMES] },
+      alarms: this.alarms.alarms,
     });
 
     new CfnOutput(this, 'ApiUrl', {
@@ -137,5 +161,12 @@ export class PartnerCaseApiStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin).' });
     new CfnOutput(this, 'BucketName', { value: invoiceBucket.bucketName, description: 'Invoice bucket.' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic the alarms notify.' });
+    new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of the partner path.' });
+    if (this.api.domain) {
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: this.api.domain.domainNameAliasDomainName,
+        description: 'Point the custom domain at this name (CNAME, or a Route 53 alias with the regional hosted zone).',
+      });
+    }
   }
 }

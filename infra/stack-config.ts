@@ -1,16 +1,48 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
+/** The deployment stages. Every synth and deploy names one (`-c stage=dev|prod`); there is no default. */
+export const STAGES = ['dev', 'prod'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** Where a stage lives: `cdk.json` context `stages.<stage>`. */
+export interface StageTarget {
+  /** AWS account id (12 digits); `cdk deploy` refuses credentials for any other account. */
+  account: string;
+  region: string;
+}
+
+/**
+ * The context keys a stage entry in `cdk.json` (`stages.<stage>`) may hold besides its account and
+ * region: settings that differ per stage and must not depend on remembering a `-c` flag. A `-c`
+ * value on the command line takes precedence over the stage entry.
+ */
+export const STAGE_ENTRY_KEYS = ['alarmEmail', 'domainName', 'certificateArn'] as const;
+
 /**
  * Every deploy-time setting of the stack, read once from CDK context (`cdk.json` or `-c key=value`)
  * with the defaults below. Values given on the command line arrive as strings, so each one is
  * parsed and range-checked here, and a bad value fails the synth with a message naming the key.
  * `docs/deploy.md` lists every key; `cdk.json` repeats the defaults so they are visible there.
  */
-export interface StackConfig {
-  /** CloudFormation stack name. */
+export interface StackConfig extends StageIndependentConfig {
+  /** The deployment stage (`-c stage=...`, required). */
+  stage: StageName;
+  /** The stage's pinned account and region (`cdk.json` `stages.<stage>`). */
+  target: StageTarget;
+  /** CloudFormation stack name: `<stackName context>-<stage>`, e.g. `PartnerCaseApi-prod`. */
   stackName: string;
-  /** API Gateway stage; the base URL is `https://<api>.execute-api.<region>.amazonaws.com/<stage>/`. */
+  /** API Gateway stage; the base URL is `https://<api>.execute-api.<region>.amazonaws.com/<stage>/`. Defaults to the stage. */
   stageName: string;
+  /** Prod stacks cannot be deleted until this is switched off by hand. */
+  terminationProtection: boolean;
+  /** E-mail address subscribed to the alarm topic; required for prod, optional elsewhere. */
+  alarmEmail: string | undefined;
+  /** Custom domain (with its ACM certificate in the stage's region); when set, the execute-api endpoint is disabled. */
+  customDomain: { domainName: string; certificateArn: string } | undefined;
+}
+
+/** The settings that have a built-in default, the same for every stage. */
+export interface StageIndependentConfig {
   /** Stage-wide steady-state request rate (requests per second) and burst. */
   throttleRate: number;
   throttleBurst: number;
@@ -22,7 +54,7 @@ export interface StackConfig {
   /** Lambda environment: how long an Idempotency-Key stays claimed, and presigned-URL lifetime. */
   idempotencyTtlSeconds: number;
   uploadUrlTtlSeconds: number;
-  /** Retention of the Lambda and API Gateway log groups. */
+  /** Retention of the Lambda, API Gateway and WAF log groups. */
   logRetentionDays: RetentionDays;
   /** Lifetime of S3 server access log objects in the log bucket. */
   accessLogExpirationDays: number;
@@ -30,11 +62,13 @@ export interface StackConfig {
   noncurrentVersionExpirationDays: number;
   /** Invoice bucket: days before a current invoice object expires; undefined keeps them. */
   invoiceExpirationDays: number | undefined;
-  /** E-mail address subscribed to the alarm topic; undefined subscribes nobody. */
-  alarmEmail: string | undefined;
   /** Alarm thresholds: p99 latency of the stage (ms) and the 5XX share of requests (0..1). */
   alarmLatencyP99Ms: number;
   alarmServerErrorRate: number;
+  /** Alarm threshold: the 4XX share of requests (0..1), counted once a period has enough requests. */
+  alarmClientErrorRate: number;
+  /** Alarm threshold: requests WAF blocked in five minutes (any rule). */
+  alarmWafBlockedRequests: number;
   /**
    * Create the account-level role that lets API Gateway write execution logs. Set false when the
    * account already has one configured (it is a per-account, per-region setting).
@@ -49,9 +83,10 @@ export interface StackConfig {
   functionMemoryMb: number;
 }
 
-export const DEFAULT_STACK_CONFIG: StackConfig = {
-  stackName: 'PartnerCaseApi',
-  stageName: 'prod',
+/** Base of the stack name; the stage is appended. */
+export const DEFAULT_STACK_NAME = 'PartnerCaseApi';
+
+export const DEFAULT_STACK_CONFIG: StageIndependentConfig = {
   throttleRate: 50,
   throttleBurst: 100,
   waf: true,
@@ -63,9 +98,10 @@ export const DEFAULT_STACK_CONFIG: StackConfig = {
   accessLogExpirationDays: 365,
   noncurrentVersionExpirationDays: 30,
   invoiceExpirationDays: undefined,
-  alarmEmail: undefined,
   alarmLatencyP99Ms: 3000,
   alarmServerErrorRate: 0.01,
+  alarmClientErrorRate: 0.25,
+  alarmWafBlockedRequests: 100,
   apiGatewayCloudWatchRole: true,
   createCasesMemoryMb: 1769,
   functionMemoryMb: 256,
@@ -80,15 +116,31 @@ const RETENTION_VALUES = new Set(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
 );
 
-class ContextReader {
-  constructor(private readonly source: ContextSource) {}
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const ACCOUNT = /^\d{12}$/;
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+// Lower-case host name with at least two labels; API Gateway refuses upper case in domain names.
+const DOMAIN_NAME = /^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 
-  private raw(key: string): unknown {
+type ContextKey = keyof StageIndependentConfig | 'stackName' | 'stageName' | (typeof STAGE_ENTRY_KEYS)[number];
+
+class ContextReader {
+  constructor(
+    private readonly source: ContextSource,
+    /** The stage entry of `cdk.json`, consulted for STAGE_ENTRY_KEYS when the key is not set directly. */
+    private readonly stageEntry: Record<string, unknown> = {},
+  ) {}
+
+  private raw(key: ContextKey): unknown {
+    const blank = (v: unknown) => v === '' || v === null || v === undefined;
     const value = this.source.tryGetContext(key);
-    return value === '' || value === null ? undefined : value;
+    if (!blank(value)) return value;
+    const staged = (STAGE_ENTRY_KEYS as readonly string[]).includes(key) ? this.stageEntry[key] : undefined;
+    return blank(staged) ? undefined : staged;
   }
 
-  string(key: keyof StackConfig, fallback: string, pattern?: RegExp): string {
+  string(key: ContextKey, fallback: string, pattern?: RegExp): string {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     if (typeof value !== 'string' || (pattern && !pattern.test(value))) {
@@ -97,13 +149,13 @@ class ContextReader {
     return value;
   }
 
-  optionalString(key: keyof StackConfig, pattern: RegExp): string | undefined {
+  optionalString(key: ContextKey, pattern: RegExp): string | undefined {
     const value = this.raw(key);
     if (value === undefined) return undefined;
     return this.string(key, '', pattern);
   }
 
-  number(key: keyof StackConfig, fallback: number, min: number, max: number, integer = true): number {
+  number(key: ContextKey, fallback: number, min: number, max: number, integer = true): number {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : Number.NaN;
@@ -115,11 +167,11 @@ class ContextReader {
     return n;
   }
 
-  optionalNumber(key: keyof StackConfig, min: number, max: number): number | undefined {
+  optionalNumber(key: ContextKey, min: number, max: number): number | undefined {
     return this.raw(key) === undefined ? undefined : this.number(key, 0, min, max);
   }
 
-  boolean(key: keyof StackConfig, fallback: boolean): boolean {
+  boolean(key: ContextKey, fallback: boolean): boolean {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     if (value === true || value === 'true') return true;
@@ -128,9 +180,47 @@ class ContextReader {
   }
 }
 
+/** The `-c stage=...` value, refused unless it is one of STAGES. */
+export function readStage(source: ContextSource): StageName {
+  const value = source.tryGetContext('stage');
+  if (typeof value === 'string' && (STAGES as readonly string[]).includes(value)) return value as StageName;
+  const allowed = STAGES.map((s) => `-c stage=${s}`).join(' or ');
+  throw new Error(
+    value === undefined || value === ''
+      ? `Context "stage" is required: pass ${allowed} (allowed values: ${STAGES.join(', ')}).`
+      : `Context "stage" must be one of ${STAGES.join(', ')}, got ${JSON.stringify(value)}.`,
+  );
+}
+
+/** The stage's entry in context `stages` (cdk.json): its pinned account and region, and any STAGE_ENTRY_KEYS. */
+function readStageEntry(source: ContextSource, stage: StageName): { target: StageTarget; entry: Record<string, unknown> } {
+  const stages = source.tryGetContext('stages');
+  const entry = stages !== null && typeof stages === 'object' ? (stages as Record<string, unknown>)[stage] : undefined;
+  const where = `Context "stages.${stage}" (cdk.json)`;
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+    throw new Error(`${where} is missing: add { "account": "<12-digit account id>", "region": "<region>" } for stage ${stage}.`);
+  }
+  const record = entry as Record<string, unknown>;
+  const allowed = new Set<string>(['account', 'region', ...STAGE_ENTRY_KEYS]);
+  const unknown = Object.keys(record).filter((k) => !allowed.has(k));
+  if (unknown.length > 0) {
+    throw new Error(`${where} may only hold ${[...allowed].join(', ')}; unknown: ${unknown.join(', ')}.`);
+  }
+  const { account, region } = record;
+  if (typeof account !== 'string' || !ACCOUNT.test(account)) {
+    throw new Error(`${where} "account" must be a 12-digit AWS account id (a string), got ${JSON.stringify(account)}.`);
+  }
+  if (typeof region !== 'string' || !REGION.test(region)) {
+    throw new Error(`${where} "region" must be an AWS region such as eu-west-2, got ${JSON.stringify(region)}.`);
+  }
+  return { target: { account, region }, entry: record };
+}
+
 /** Reads and validates the stack configuration from CDK context. */
 export function readStackConfig(source: ContextSource): StackConfig {
-  const r = new ContextReader(source);
+  const stage = readStage(source);
+  const { target, entry } = readStageEntry(source, stage);
+  const r = new ContextReader(source, entry);
   const d = DEFAULT_STACK_CONFIG;
 
   const logRetentionDays = r.number('logRetentionDays', d.logRetentionDays, 1, 9999);
@@ -140,10 +230,33 @@ export function readStackConfig(source: ContextSource): StackConfig {
     );
   }
 
+  const alarmEmail = r.optionalString('alarmEmail', EMAIL);
+  // An alarm nobody receives is no alarm: production cannot be synthesised without a subscriber.
+  if (stage === 'prod' && alarmEmail === undefined) {
+    throw new Error(
+      'Context "alarmEmail" is required for stage prod: pass -c alarmEmail=<on-call address> or set stages.prod.alarmEmail in cdk.json.',
+    );
+  }
+
+  const domainName = r.optionalString('domainName', DOMAIN_NAME);
+  const certificateArn = r.optionalString('certificateArn', CERTIFICATE_ARN);
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error('Context "domainName" and "certificateArn" go together: set both (a custom domain) or neither.');
+  }
+  if (certificateArn !== undefined && certificateArn.split(':')[3] !== target.region) {
+    throw new Error(`Context "certificateArn" must be a certificate in the stage's region ${target.region} (regional endpoint), got ${certificateArn}`);
+  }
+
+  const baseName = r.string('stackName', DEFAULT_STACK_NAME, /^[A-Za-z][A-Za-z0-9-]{0,100}$/);
   const config: StackConfig = {
-    stackName: r.string('stackName', d.stackName, /^[A-Za-z][A-Za-z0-9-]{0,127}$/),
+    stage,
+    target,
+    stackName: `${baseName}-${stage}`,
     // API Gateway stage names: letters, digits, hyphen and underscore.
-    stageName: r.string('stageName', d.stageName, /^[A-Za-z0-9_-]{1,128}$/),
+    stageName: r.string('stageName', stage, /^[A-Za-z0-9_-]{1,128}$/),
+    terminationProtection: stage === 'prod',
+    alarmEmail,
+    customDomain: domainName !== undefined && certificateArn !== undefined ? { domainName, certificateArn } : undefined,
     throttleRate: r.number('throttleRate', d.throttleRate, 1, 10_000, false),
     throttleBurst: r.number('throttleBurst', d.throttleBurst, 1, 5_000),
     waf: r.boolean('waf', d.waf),
@@ -157,9 +270,10 @@ export function readStackConfig(source: ContextSource): StackConfig {
     accessLogExpirationDays: r.number('accessLogExpirationDays', d.accessLogExpirationDays, 1, 36_500),
     noncurrentVersionExpirationDays: r.number('noncurrentVersionExpirationDays', d.noncurrentVersionExpirationDays, 1, 36_500),
     invoiceExpirationDays: r.optionalNumber('invoiceExpirationDays', 1, 36_500),
-    alarmEmail: r.optionalString('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/),
     alarmLatencyP99Ms: r.number('alarmLatencyP99Ms', d.alarmLatencyP99Ms, 50, 29_000),
     alarmServerErrorRate: r.number('alarmServerErrorRate', d.alarmServerErrorRate, 0.0001, 1, false),
+    alarmClientErrorRate: r.number('alarmClientErrorRate', d.alarmClientErrorRate, 0.01, 1, false),
+    alarmWafBlockedRequests: r.number('alarmWafBlockedRequests', d.alarmWafBlockedRequests, 1, 1_000_000_000),
     apiGatewayCloudWatchRole: r.boolean('apiGatewayCloudWatchRole', d.apiGatewayCloudWatchRole),
     createCasesMemoryMb: r.number('createCasesMemoryMb', d.createCasesMemoryMb, 128, 10_240),
     functionMemoryMb: r.number('functionMemoryMb', d.functionMemoryMb, 128, 10_240),
@@ -170,9 +284,16 @@ export function readStackConfig(source: ContextSource): StackConfig {
   return config;
 }
 
+/**
+ * The namespace and `service` dimension of the service's own metrics (Powertools EMF adds the
+ * service name as the `service` dimension). The functions get them through their environment, and
+ * the alarms and the dashboard read the metrics with them.
+ */
+export const SERVICE_METRICS = { namespace: 'PartnerCaseApi', service: 'partner-case-api' } as const;
+
 /** The environment every API function reads (see lib/config.ts). */
 export function functionEnvironment(
-  config: StackConfig,
+  config: Pick<StageIndependentConfig, 'idempotencyTtlSeconds' | 'uploadUrlTtlSeconds'>,
   resources: { tableName: string; bucketName: string },
 ): Record<string, string> {
   return {
@@ -180,8 +301,8 @@ export function functionEnvironment(
     BUCKET_NAME: resources.bucketName,
     IDEMPOTENCY_TTL_SECONDS: String(config.idempotencyTtlSeconds),
     UPLOAD_URL_TTL_SECONDS: String(config.uploadUrlTtlSeconds),
-    POWERTOOLS_SERVICE_NAME: 'partner-case-api',
-    POWERTOOLS_METRICS_NAMESPACE: 'PartnerCaseApi',
+    POWERTOOLS_SERVICE_NAME: SERVICE_METRICS.service,
+    POWERTOOLS_METRICS_NAMESPACE: SERVICE_METRICS.namespace,
     POWERTOOLS_LOG_LEVEL: 'INFO',
     // Stack traces point at the TypeScript sources through the bundled source map.
     NODE_OPTIONS: '--enable-source-maps',

@@ -1,12 +1,17 @@
-import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 
 /** Rate-based rules count over this window (WAF allows 60, 120, 300 or 600 seconds). */
 export const RATE_WINDOW_SECONDS = 300;
 
 export interface ApiFirewallProps {
+  /** The web ACL's name (and CloudWatch metric name); the stack name keeps it unique per stage. */
+  name: string;
   stage: Stage;
+  logRetention: RetentionDays;
   /** Requests per window allowed for one API key. */
   rateLimitPerKey: number;
   /** Requests per window allowed from one source IP, whatever key it sends. */
@@ -15,8 +20,19 @@ export interface ApiFirewallProps {
 
 const RATE_LIMITED_BODY_KEY = 'rate-limited';
 
+/** The headers that carry API keys: WAF logs never show them. */
+export const REDACTED_HEADERS = ['authorization', 'x-api-key'] as const;
+
+/** The rate-based rules (their names are also their metric names). */
+export const RATE_RULE_NAMES = ['RateLimitPerIp', 'RateLimitPerAuthorizationHeader', 'RateLimitPerApiKeyHeader'] as const;
+
+/**
+ * Metrics on, sampled requests off everywhere. A sample shows the whole request in the console,
+ * headers included, so every sampled request of an authenticated partner would show a live API
+ * key, and sampling has no redaction. The WAF log (redacted) is where blocked requests are read.
+ */
 function visibility(metricName: string): CfnWebACL.VisibilityConfigProperty {
-  return { metricName, cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true };
+  return { metricName, cloudWatchMetricsEnabled: true, sampledRequestsEnabled: false };
 }
 
 /**
@@ -94,20 +110,29 @@ const countOnly = (name: string): CfnWebACL.RuleActionOverrideProperty => ({ nam
 
 /**
  * The regional WAF web ACL in front of the API stage. Rate rules come first so that every request
- * is counted, then AWS's managed rule groups.
+ * is counted, then AWS's managed rule groups: IP reputation (known bots and attackers), the
+ * common rule set and known bad inputs. Blocked and counted requests are logged to CloudWatch
+ * Logs with the API-key headers redacted.
  */
 export class ApiFirewall extends Construct {
   readonly webAcl: CfnWebACL;
   readonly association: CfnWebACLAssociation;
+  readonly logGroup: LogGroup;
+  readonly loggingConfiguration: CfnLoggingConfiguration;
+  /** The web ACL's CloudWatch metric name (the `WebACL` dimension of AWS/WAFV2 metrics). */
+  readonly metricName: string;
 
   constructor(scope: Construct, id: string, props: ApiFirewallProps) {
     super(scope, id);
+    this.metricName = props.name;
+    const [perIp, perAuthorization, perApiKey] = RATE_RULE_NAMES;
 
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
+      name: props.name,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       description: 'Partner Case API: rate limits and AWS managed protections.',
-      visibilityConfig: visibility('PartnerCaseApiWebAcl'),
+      visibilityConfig: visibility(this.metricName),
       customResponseBodies: {
         [RATE_LIMITED_BODY_KEY]: {
           contentType: 'APPLICATION_JSON',
@@ -122,7 +147,7 @@ export class ApiFirewall extends Construct {
       },
       rules: [
         {
-          name: 'RateLimitPerIp',
+          name: perIp,
           priority: 0,
           action: blockAsRateLimited,
           statement: {
@@ -132,19 +157,22 @@ export class ApiFirewall extends Construct {
               aggregateKeyType: 'IP',
             },
           },
-          visibilityConfig: visibility('RateLimitPerIp'),
+          visibilityConfig: visibility(perIp),
         },
-        perHeaderRateRule('RateLimitPerAuthorizationHeader', 1, 'authorization', props.rateLimitPerKey),
-        perHeaderRateRule('RateLimitPerApiKeyHeader', 2, 'x-api-key', props.rateLimitPerKey),
+        perHeaderRateRule(perAuthorization, 1, 'authorization', props.rateLimitPerKey),
+        perHeaderRateRule(perApiKey, 2, 'x-api-key', props.rateLimitPerKey),
+        // Addresses AWS threat intelligence lists as bots, scanners or sources of attacks; cheap
+        // (25 WCU) and evaluated before the larger groups.
+        managedRuleGroup('AWSManagedRulesAmazonIpReputationList', 3),
         // SizeRestrictions_BODY blocks bodies over 8 KB, but a legitimate batch of 100 cases is up
         // to 1 MiB (the handler refuses larger bodies with 413), so it only counts. NoUserAgent_HEADER
         // only counts too: partners call from back-end systems whose HTTP clients often send no
         // User-Agent, and a missing User-Agent says nothing about an authenticated caller.
-        managedRuleGroup('AWSManagedRulesCommonRuleSet', 3, [
+        managedRuleGroup('AWSManagedRulesCommonRuleSet', 4, [
           countOnly('SizeRestrictions_BODY'),
           countOnly('NoUserAgent_HEADER'),
         ]),
-        managedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 4),
+        managedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 5),
       ],
     });
 
@@ -153,5 +181,40 @@ export class ApiFirewall extends Construct {
       webAclArn: this.webAcl.attrArn,
     });
     this.association.node.addDependency(props.stage);
+
+    // WAF only delivers to log groups whose name starts with aws-waf-logs-.
+    const logGroupName = `aws-waf-logs-${props.name}`;
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.loggingConfiguration = new CfnLoggingConfiguration(this, 'Logging', {
+      resourceArn: this.webAcl.attrArn,
+      // WAF wants the log group ARN without the ":*" suffix CDK's logGroupArn carries.
+      logDestinationConfigs: [
+        Stack.of(this).formatArn({
+          service: 'logs',
+          resource: 'log-group',
+          resourceName: logGroupName,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
+      redactedFields: REDACTED_HEADERS.map((name) => ({ singleHeader: { Name: name } })),
+      // Allowed requests are already in the API access log; the WAF log is for explaining blocks
+      // and counts (which rule, which label), so only those are kept.
+      loggingFilter: {
+        DefaultBehavior: 'DROP',
+        Filters: [
+          {
+            Behavior: 'KEEP',
+            Requirement: 'MEETS_ANY',
+            Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }],
+          },
+        ],
+      },
+    });
+    // The destination ARN is written out (no reference), so the order is stated.
+    this.loggingConfiguration.node.addDependency(this.logGroup);
   }
 }

@@ -1,6 +1,21 @@
-import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { REJECTION_CODES } from '../../../lib/cases/case-input.js';
+import { CASE_METRIC_NAMES } from '../../../infra/service-metrics.js';
+import { SERVICE_METRICS } from '../../../infra/stack-config.js';
+import { onlyResource, PROJECT_ROOT, resourcesOfType, synth, type Resource } from './synth.js';
 
-type MetricQuery = { MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] } } };
+type MetricQuery = {
+  Id: string;
+  Expression?: string;
+  MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] }; Stat: string };
+};
+
+const alarmNamed = (id: string, context: Record<string, unknown> = {}): Resource => {
+  const found = alarms(context).filter((a) => a.Properties.AlarmName === `PartnerCaseApi-dev-${id}`);
+  if (found.length !== 1) throw new Error(`expected one alarm ${id}, found ${found.length}`);
+  return found[0] as Resource;
+};
 
 function alarms(context: Record<string, unknown> = {}): Resource[] {
   return Object.values(resourcesOfType(synth(context).template, 'AWS::CloudWatch::Alarm'));
@@ -19,15 +34,83 @@ const countByMetric = (list: Resource[]): Record<string, number> => {
 };
 
 describe('alarms', () => {
-  it('watch the API, every function and the table', () => {
+  it('watch the API, failed case writes, WAF blocks, every function and the table', () => {
     expect(countByMetric(alarms())).toEqual({
       '5XXError': 1,
+      '4XXError': 1,
+      Count: 1,
       Latency: 1,
+      CasesTemporaryFailure: 1,
+      CaseWriteOutcomeUnknown: 1,
+      BlockedRequests: 1,
       Errors: 3,
       Throttles: 3,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
+  });
+
+  it.each([
+    ['CasesTemporaryFailure', 'CasesTemporaryFailure'],
+    ['CaseWriteOutcomeUnknown', 'CaseWriteOutcomeUnknown'],
+  ])('%s pages at the first case in five minutes, reading the service metric with its service dimension', (id, metricName) => {
+    expect(alarmNamed(id).Properties).toMatchObject({
+      Namespace: 'PartnerCaseApi',
+      MetricName: metricName,
+      Dimensions: [{ Name: 'service', Value: 'partner-case-api' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+  });
+
+  it('the service metrics are read with the namespace and service name the functions are given', () => {
+    const environment = Object.values(resourcesOfType(synth().template, 'AWS::Lambda::Function')).map(
+      (f) => (f.Properties.Environment as { Variables: Record<string, string> }).Variables,
+    );
+    for (const variables of environment) {
+      expect(variables).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: SERVICE_METRICS.namespace, POWERTOOLS_SERVICE_NAME: SERVICE_METRICS.service });
+    }
+  });
+
+  it('every case metric the alarms and the dashboard read is one create-cases publishes', () => {
+    const source = readFileSync(path.join(PROJECT_ROOT, 'functions/create-cases.ts'), 'utf8');
+    const published = new Set([...source.matchAll(/addMetric\('(\w+)'/g)].map((m) => m[1]));
+    // Published once the create-cases change that reports unknown write outcomes is merged.
+    const pending = new Set<string>([CASE_METRIC_NAMES.outcomeUnknown]);
+    for (const name of Object.values(CASE_METRIC_NAMES)) {
+      expect({ name, published: published.has(name) || pending.has(name) }).toEqual({ name, published: true });
+    }
+  });
+
+  it('the 4XX alarm watches the share of 4XX answers, only in periods with enough requests to mean something', () => {
+    const alarm = alarmNamed('ApiClientErrorRate');
+    expect(alarm.Properties).toMatchObject({ Threshold: 0.25, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+    const queries = alarm.Properties.Metrics as MetricQuery[];
+    const expression = queries.find((q) => q.Expression)?.Expression;
+    expect(expression).toBe('IF(requests >= 50, clientErrors / requests, 0)');
+    const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
+    expect(byId.clientErrors).toMatchObject({ Metric: { MetricName: '4XXError', Namespace: 'AWS/ApiGateway' }, Stat: 'Sum' });
+    expect(byId.requests).toMatchObject({ Metric: { MetricName: 'Count', Namespace: 'AWS/ApiGateway' }, Stat: 'Sum' });
+    expect(alarmNamed('ApiClientErrorRate', { alarmClientErrorRate: '0.1' }).Properties.Threshold).toBe(0.1);
+  });
+
+  it('the WAF alarm counts requests blocked by any rule of the web ACL, and exists only with WAF on', () => {
+    expect(alarmNamed('WafBlockedRequests').Properties).toMatchObject({
+      Namespace: 'AWS/WAFV2',
+      MetricName: 'BlockedRequests',
+      Statistic: 'Sum',
+      Threshold: 100,
+      Dimensions: expect.arrayContaining([
+        { Name: 'WebACL', Value: 'PartnerCaseApi-dev' },
+        { Name: 'Region', Value: 'eu-west-2' },
+        { Name: 'Rule', Value: 'ALL' },
+      ]),
+    });
+    expect(alarms({ waf: 'false' }).some((a) => a.Properties.MetricName === 'BlockedRequests')).toBe(false);
+    expect(alarmNamed('WafBlockedRequests', { alarmWafBlockedRequests: '500' }).Properties.Threshold).toBe(500);
   });
 
   it('the 5XX alarm watches the share of failed requests on the stage', () => {
@@ -71,11 +154,94 @@ describe('alarms', () => {
     }
   });
 
-  it('the topic requires TLS and is subscribed by e-mail only when alarmEmail is given', () => {
+  it('the topic is subscribed by e-mail when alarmEmail is given (dev may go without)', () => {
     expect(Object.keys(resourcesOfType(synth().template, 'AWS::SNS::Subscription'))).toHaveLength(0);
     const subscription = onlyResource(synth({ alarmEmail: 'ops@example.com' }).template, 'AWS::SNS::Subscription');
     expect(subscription.Properties).toMatchObject({ Protocol: 'email', Endpoint: 'ops@example.com' });
-    const policy = onlyResource(synth().template, 'AWS::SNS::TopicPolicy');
-    expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+  });
+
+  it("the topic lets this account's alarms of this stack publish, and refuses anything without TLS", () => {
+    const { template } = synth();
+    const topicId = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'))[0];
+    const policy = onlyResource(template, 'AWS::SNS::TopicPolicy');
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    expect(statements).toHaveLength(2);
+    expect(statements).toContainEqual({
+      Sid: 'AllowThisStacksAlarmsToPublish',
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+      Resource: { Ref: topicId },
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': '111111111111' },
+        ArnLike: { 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-2:111111111111:alarm:PartnerCaseApi-dev-*' },
+      },
+    });
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+    for (const alarm of alarms()) expect(alarm.Properties.AlarmName).toMatch(/^PartnerCaseApi-dev-/);
+  });
+});
+
+type Widget = { type: string; width: number; properties: Record<string, unknown> };
+
+function dashboardWidgets(context: Record<string, unknown> = {}): Widget[] {
+  const dashboard = onlyResource(synth(context).template, 'AWS::CloudWatch::Dashboard');
+  expect(dashboard.Properties.DashboardName).toBe('PartnerCaseApi-dev');
+  // The body is a Fn::Join of literal JSON and references; references become placeholders.
+  const parts = (dashboard.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  const body = parts.map((p) => (typeof p === 'string' ? p : 'REF')).join('');
+  return (JSON.parse(body) as { widgets: Widget[] }).widgets;
+}
+
+const titled = (widgets: Widget[], title: string): Widget => {
+  const found = widgets.find((w) => w.properties.title === title);
+  if (!found) throw new Error(`no widget ${title}`);
+  return found;
+};
+
+const metricNamesOf = (widget: Widget): string[] => ((widget.properties.metrics ?? []) as unknown[][]).map((m) => m[1] as string);
+
+describe('the dashboard of the partner path', () => {
+  it('shows requests, 4XX/5XX, latency p50 and p99, cases, failed writes, rejections by code and every throttle', () => {
+    expect(dashboardWidgets().map((w) => w.properties.title)).toEqual([
+      'Alarms',
+      'Requests',
+      'Errors',
+      'Latency (ms)',
+      'Cases',
+      'Failed case writes',
+      'Created and rejected by code',
+      'Throttles: WAF rate rules',
+      'Throttles: stage (429)',
+      'Throttles: Lambda',
+      'Throttles: DynamoDB',
+    ]);
+  });
+
+  it('plots latency at p50 and p99', () => {
+    const stats = (titled(dashboardWidgets(), 'Latency (ms)').properties.metrics as unknown[][]).map((m) => (m.at(-1) as { stat: string }).stat);
+    expect(stats).toEqual(['p50', 'p99', 'p99']);
+  });
+
+  it('plots cases created and rejected, and the two kinds of failed write', () => {
+    const widgets = dashboardWidgets();
+    expect(metricNamesOf(titled(widgets, 'Cases'))).toEqual(['CasesSubmitted', 'CasesCreated', 'CasesRejected']);
+    expect(metricNamesOf(titled(widgets, 'Failed case writes'))).toEqual(['CasesTemporaryFailure', 'CaseWriteOutcomeUnknown']);
+  });
+
+  it('counts rejections by every rejection code from the create-cases log', () => {
+    const widget = titled(dashboardWidgets(), 'Created and rejected by code');
+    expect(widget.type).toBe('log');
+    const query = widget.properties.query as string;
+    expect(query).toContain('filter message = "request completed"');
+    for (const code of REJECTION_CODES) expect(query).toContain(`sum(rejected_${code}) as ${code}`);
+  });
+
+  it('shows the three WAF rate rules, and no WAF widget when WAF is off', () => {
+    const rules = (titled(dashboardWidgets(), 'Throttles: WAF rate rules').properties.metrics as unknown[][]).map((m) => m[m.indexOf('Rule') + 1]);
+    expect(rules).toEqual(['RateLimitPerIp', 'RateLimitPerAuthorizationHeader', 'RateLimitPerApiKeyHeader']);
+    expect(dashboardWidgets({ waf: 'false' }).map((w) => w.properties.title)).not.toContain('Throttles: WAF rate rules');
   });
 });

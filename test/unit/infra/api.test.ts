@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/problem-responses.js';
-import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
+import { onlyResource, prodContext, resourcesOfType, synth, type Resource } from './synth.js';
 
 type Method = Resource & { Properties: { HttpMethod: string; ResourceId: { Ref: string }; Integration: Record<string, unknown> } };
 
@@ -47,7 +47,7 @@ describe('the REST API', () => {
 
   it('is regional, named after the stack, and accepts no binary media types', () => {
     const api = onlyResource(synth().template, 'AWS::ApiGateway::RestApi');
-    expect(api.Properties).toMatchObject({ Name: 'PartnerCaseApi', EndpointConfiguration: { Types: ['REGIONAL'] } });
+    expect(api.Properties).toMatchObject({ Name: 'PartnerCaseApi-dev', EndpointConfiguration: { Types: ['REGIONAL'] } });
     expect(api.Properties.BinaryMediaTypes).toBeUndefined();
   });
 
@@ -71,10 +71,13 @@ describe('the REST API', () => {
     });
   });
 
-  it('the default stage is prod, throttled at 50 requests per second with bursts of 100', () => {
-    const stage = onlyResource(synth().template, 'AWS::ApiGateway::Stage');
+  it.each([
+    ['dev', {}],
+    ['prod', prodContext()],
+  ])('the %s deployment serves the API Gateway stage of the same name, throttled at 50 requests per second with bursts of 100', (name, context) => {
+    const stage = onlyResource(synth(context).template, 'AWS::ApiGateway::Stage');
     expect(stage.Properties).toMatchObject({
-      StageName: 'prod',
+      StageName: name,
       MethodSettings: [expect.objectContaining({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
     });
   });
@@ -90,6 +93,7 @@ describe('the REST API', () => {
       ip: '$context.identity.sourceIp',
       errorMessage: '$context.error.message',
     });
+    expect(line).toMatchObject({ tlsVersion: '$context.tlsVersion', cipherSuite: '$context.cipherSuite' });
     expect(setting.Format).not.toMatch(/header|Authorization|api-key/i);
     const logGroupId = /"Ref":"(ApiAccessLogs\w+)"/.exec(JSON.stringify(setting.DestinationArn))?.[1] ?? '';
     expect(resourcesOfType(template, 'AWS::Logs::LogGroup')[logGroupId]?.Properties.RetentionInDays).toBe(90);
@@ -113,6 +117,43 @@ describe('the REST API', () => {
     template.hasOutput('ApiUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^DataStoresTable') } });
     template.hasOutput('BucketName', { Value: { Ref: Match.stringLikeRegexp('^DataStoresInvoiceBucket') } });
+  });
+});
+
+describe('TLS', () => {
+  const domainContext = {
+    domainName: 'api.partner-cases.example.com',
+    certificateArn: 'arn:aws:acm:eu-west-2:111111111111:certificate/0f3a8c1e-1234-4abc-9def-123456789abc',
+  };
+
+  it('the execute-api endpoint accepts TLS 1.2 and 1.3 only, with forward secrecy, and checks the SNI host', () => {
+    const api = onlyResource(synth().template, 'AWS::ApiGateway::RestApi');
+    expect(api.Properties).toMatchObject({ SecurityPolicy: 'SecurityPolicy_TLS13_1_2_PFS_PQ_2025_09', EndpointAccessMode: 'STRICT' });
+    expect(api.Properties.DisableExecuteApiEndpoint).toBe(false);
+    expect(Object.keys(resourcesOfType(synth().template, 'AWS::ApiGateway::DomainName'))).toHaveLength(0);
+  });
+
+  it('a custom domain from the context gets the same TLS 1.2+ policy, maps the stage at its root and disables the execute-api endpoint', () => {
+    const { template } = synth(domainContext);
+    const domain = onlyResource(template, 'AWS::ApiGateway::DomainName');
+    expect(domain.Properties).toMatchObject({
+      DomainName: domainContext.domainName,
+      RegionalCertificateArn: domainContext.certificateArn,
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      SecurityPolicy: 'SecurityPolicy_TLS13_1_2_PFS_PQ_2025_09',
+      EndpointAccessMode: 'STRICT',
+    });
+    const mapping = onlyResource(template, 'AWS::ApiGateway::BasePathMapping');
+    expect(mapping.Properties.BasePath).toBeUndefined();
+    expect(mapping.Properties.Stage).toEqual({ Ref: expect.stringMatching(/^ApiRestApiDeploymentStage/) });
+    expect(onlyResource(template, 'AWS::ApiGateway::RestApi').Properties.DisableExecuteApiEndpoint).toBe(true);
+    template.hasOutput('ApiUrl', { Value: `https://${domainContext.domainName}/` });
+    template.hasOutput('CustomDomainTarget', { Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiCustomDomain'), 'RegionalDomainName'] } });
+  });
+
+  it('a custom domain can be pinned per stage in cdk.json', () => {
+    const { template } = synth(prodContext({ stages: { prod: { account: '222222222222', region: 'eu-west-2', ...domainContext, certificateArn: domainContext.certificateArn.replace('111111111111', '222222222222') } } }));
+    expect(onlyResource(template, 'AWS::ApiGateway::DomainName').Properties.DomainName).toBe(domainContext.domainName);
   });
 });
 

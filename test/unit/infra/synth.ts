@@ -25,12 +25,22 @@ export interface Synthesised {
 
 const cache = new Map<string, Synthesised>();
 
+/** A prod stage entry for tests (cdk.json has none until the real account is filled in). */
+export const TEST_PROD_STAGE = { account: '222222222222', region: 'eu-west-2' };
+
+/** Context for a prod synth: the test prod entry next to cdk.json's stages, and an alarm subscriber. */
+export function prodContext(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const stages = cdkJsonContext().stages as Record<string, unknown>;
+  return { stage: 'prod', stages: { ...stages, prod: TEST_PROD_STAGE }, alarmEmail: 'oncall@example.com', ...extra };
+}
+
+/** Synthesises with cdk.json's context, `stage=dev` unless the context names another, and `context` on top. */
 export function synth(context: Record<string, unknown> = {}): Synthesised {
   const key = JSON.stringify(context);
   const cached = cache.get(key);
   if (cached) return cached;
   const app = new App({
-    context: { ...cdkJsonContext(), ...context, 'aws:cdk:bundling-stacks': [] },
+    context: { ...cdkJsonContext(), stage: 'dev', ...context, 'aws:cdk:bundling-stacks': [] },
     // CDK's built-in CloudFormation rule validation still runs in `npm run synth`; here it would
     // add about 3 s to every test file.
     builtinCloudFormationValidation: false,

@@ -38,6 +38,51 @@ describe('the WAF web ACL', () => {
     });
   });
 
+  it('blocks addresses on the AWS IP reputation list, after the rate rules and before the larger groups', () => {
+    const reputation = rule('AWSManagedRulesAmazonIpReputationList');
+    expect(reputation.Statement.ManagedRuleGroupStatement).toEqual({ VendorName: 'AWS', Name: 'AWSManagedRulesAmazonIpReputationList' });
+    expect(reputation.Priority).toBeGreaterThan(rule('RateLimitPerApiKeyHeader').Priority);
+    expect(reputation.Priority).toBeLessThan(rule('AWSManagedRulesCommonRuleSet').Priority);
+  });
+
+  it('never keeps sampled requests (they would show live API keys in the console); metrics stay on', () => {
+    const acl = onlyResource(synth().template, 'AWS::WAFv2::WebACL');
+    const configs = [acl.Properties.VisibilityConfig, ...rules().map((r) => (r as Rule & { VisibilityConfig: unknown }).VisibilityConfig)] as {
+      SampledRequestsEnabled: boolean;
+      CloudWatchMetricsEnabled: boolean;
+    }[];
+    expect(configs).toHaveLength(7);
+    for (const config of configs) expect(config).toMatchObject({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true });
+  });
+
+  it('is named after the stack, with the same CloudWatch metric name', () => {
+    const acl = onlyResource(synth().template, 'AWS::WAFv2::WebACL');
+    expect(acl.Properties.Name).toBe('PartnerCaseApi-dev');
+    expect(acl.Properties.VisibilityConfig).toMatchObject({ MetricName: 'PartnerCaseApi-dev' });
+  });
+
+  it('logs blocked and counted requests to an aws-waf-logs- log group, with the API-key headers redacted', () => {
+    const { template } = synth();
+    const logging = onlyResource(template, 'AWS::WAFv2::LoggingConfiguration');
+    expect(logging.Properties.ResourceArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^FirewallWebAcl/), 'Arn'] });
+    expect(logging.Properties.RedactedFields).toEqual([{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'x-api-key' } }]);
+    expect(logging.Properties.LoggingFilter).toEqual({
+      DefaultBehavior: 'DROP',
+      Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }] }],
+    });
+    const destination = JSON.stringify(logging.Properties.LogDestinationConfigs);
+    expect(destination).toContain(':log-group:aws-waf-logs-PartnerCaseApi-dev');
+    expect(destination).not.toContain(':*');
+    expect((logging as { DependsOn?: string[] }).DependsOn).toEqual([expect.stringMatching(/^FirewallLogs/)]);
+    const group = Object.values(resourcesOfType(template, 'AWS::Logs::LogGroup')).find((g) => g.Properties.LogGroupName === 'aws-waf-logs-PartnerCaseApi-dev');
+    expect(group?.Properties.RetentionInDays).toBe(90);
+    expect(group?.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has no log group or logging configuration with waf=false', () => {
+    expect(Object.keys(resourcesOfType(synth({ waf: 'false' }).template, 'AWS::WAFv2::LoggingConfiguration'))).toHaveLength(0);
+  });
+
   it('blocks known bad inputs', () => {
     expect(rule('AWSManagedRulesKnownBadInputsRuleSet').Statement.ManagedRuleGroupStatement).toMatchObject({
       VendorName: 'AWS',

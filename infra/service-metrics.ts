@@ -1,0 +1,50 @@
+import { Duration } from 'aws-cdk-lib';
+import { Metric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
+import { SERVICE_METRICS } from './stack-config.js';
+
+/**
+ * The service's own CloudWatch metrics, as create-cases publishes them through Powertools EMF
+ * (namespace `PartnerCaseApi`, dimension `service=partner-case-api`, unit Count, one datapoint per
+ * batch). `CaseWriteOutcomeUnknown` counts case writes whose outcome storage could not confirm
+ * (the case may exist although the partner was told TEMPORARY_FAILURE).
+ */
+export const CASE_METRIC_NAMES = {
+  submitted: 'CasesSubmitted',
+  created: 'CasesCreated',
+  rejected: 'CasesRejected',
+  temporaryFailure: 'CasesTemporaryFailure',
+  outcomeUnknown: 'CaseWriteOutcomeUnknown',
+} as const;
+
+export type CaseMetric = keyof typeof CASE_METRIC_NAMES;
+
+export const METRIC_PERIOD = Duration.minutes(5);
+
+/** One of the service's metrics, summed per period. */
+export function caseMetric(metric: CaseMetric, options: MetricOptions = {}): Metric {
+  return new Metric({
+    namespace: SERVICE_METRICS.namespace,
+    metricName: CASE_METRIC_NAMES[metric],
+    dimensionsMap: { service: SERVICE_METRICS.service },
+    statistic: 'Sum',
+    period: METRIC_PERIOD,
+    ...options,
+  });
+}
+
+/** WAF's metrics for one regional web ACL; `rule` is a rule's metric name, or `ALL`. */
+export function wafMetric(
+  metricName: 'BlockedRequests' | 'AllowedRequests' | 'CountedRequests',
+  webAcl: { metricName: string; region: string },
+  rule = 'ALL',
+  options: MetricOptions = {},
+): Metric {
+  return new Metric({
+    namespace: 'AWS/WAFV2',
+    metricName,
+    dimensionsMap: { WebACL: webAcl.metricName, Region: webAcl.region, Rule: rule },
+    statistic: 'Sum',
+    period: METRIC_PERIOD,
+    ...options,
+  });
+}
