@@ -213,13 +213,14 @@ export const PROBLEM_CODES = [
   'INTERNAL',
   'RATE_LIMITED',
   'FORBIDDEN',
+  'GATEWAY_TIMEOUT',
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 export const problemCodeSchema = z.enum(PROBLEM_CODES).meta({
   id: 'ProblemCode',
   description:
-    'Stable, machine-readable error code: switch on this, not on `title` or `detail`. `RATE_LIMITED` and `FORBIDDEN` come from the gateway in front of the API. New codes may be added within v1.',
+    'Stable, machine-readable error code: switch on this, not on `title` or `detail`. `RATE_LIMITED`, `FORBIDDEN` and `GATEWAY_TIMEOUT` come from the gateway in front of the API. New codes may be added within v1.',
 });
 
 /** Any problem: what every error response has in common, whatever its code. */

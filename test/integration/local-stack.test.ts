@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
-import { createLocalServer, MAX_ADAPTER_BODY_BYTES } from '../../infra/local/http-adapter.js';
+import { createLocalServer } from '../../infra/local/http-adapter.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../../infra/route-table.js';
 import { newPartner, type Partner } from '../support/fixtures.js';
 import { validCase } from '../support/cases.js';
 
@@ -50,8 +51,9 @@ describe('the local server', () => {
   });
 
   it('refuses a body larger than Lambda accepts with 413 without reading it all', async () => {
-    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(MAX_ADAPTER_BODY_BYTES + 1) });
+    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(LAMBDA_REQUEST_PAYLOAD_BYTES + 1) });
     expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('answers a body over 1 MiB with the handler’s own 413', async () => {
