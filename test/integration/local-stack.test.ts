@@ -4,7 +4,9 @@ import { createServer, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
 import { createLocalServer } from '../../infra/local/http-adapter.js';
 import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../../infra/route-table.js';
-import { newPartner, type Partner } from '../support/fixtures.js';
+import { SCOPES } from '../../lib/auth/scopes.js';
+import { ROUTE_TABLE } from '../../infra/route-table.js';
+import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 import { validCase } from '../support/cases.js';
 
 /** The local stack as a partner meets it: real HTTP against the real handlers and stores. */
@@ -48,6 +50,15 @@ describe('the local server', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');
     expect(((await wrong.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it.each(ROUTE_TABLE.filter((r) => r.scope))('$method $resource requires the scope the route table names ($scope)', async (route) => {
+    const other = SCOPES.filter((scope) => scope !== route.scope);
+    const apiKey = await extraKey(partner.companyId, other);
+    const path = route.resource.replace(/\{\w+\}/g, 'case_0000000000000000000000');
+    const res = await fetch(`${base}${path}`, { method: route.method, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body: route.method === 'GET' ? undefined : '{}' });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: route.scope });
   });
 
   it('refuses a body larger than Lambda accepts with 413 without reading it all', async () => {
