@@ -10,15 +10,19 @@ import {
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
   RestApi,
   SecurityPolicy,
+  type IResource,
   type Stage,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from './problem-responses.js';
+import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from './problem-responses.js';
+import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources } from './route-table.js';
 
 export interface PartnerApiProps {
   stageName: string;
@@ -77,7 +81,43 @@ export function accessLogFormat(): AccessLogFormat {
 }
 
 /**
- * The REST API: three routes under /api/v1, each a Lambda proxy integration; authentication,
+ * A known path with a method it does not have answers 405 with `Allow`, as the local server does:
+ * an ANY method (API Gateway matches it only for methods not declared on the resource) with a mock
+ * integration. The mock never reads the body: its one template serves requests without a
+ * Content-Type (API Gateway treats them as JSON) and JSON ones; with any other Content-Type API
+ * Gateway refuses the request before the mock, as 415 (passthrough NEVER), which the local
+ * server reproduces.
+ */
+function addMethodNotAllowed(resource: IResource, allowed: string[]): void {
+  const headers = problemHeaders({ headers: { Allow: allowed.join(', ') } });
+  resource.addMethod(
+    'ANY',
+    new MockIntegration({
+      passthroughBehavior: PassthroughBehavior.NEVER,
+      requestTemplates: { 'application/json': JSON.stringify({ statusCode: METHOD_NOT_ALLOWED_RESPONSE.status }) },
+      integrationResponses: [
+        {
+          statusCode: String(METHOD_NOT_ALLOWED_RESPONSE.status),
+          responseParameters: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, value])),
+          responseTemplates: { 'application/json': problemTemplate(METHOD_NOT_ALLOWED_RESPONSE) },
+        },
+      ],
+    }),
+    {
+      operationName: 'MethodNotAllowed',
+      authorizationType: AuthorizationType.NONE,
+      methodResponses: [
+        {
+          statusCode: String(METHOD_NOT_ALLOWED_RESPONSE.status),
+          responseParameters: Object.fromEntries(Object.keys(headers).map((name) => [`method.response.header.${name}`, true])),
+        },
+      ],
+    },
+  );
+}
+
+/**
+ * The REST API: the routes of route-table.ts under /api/v1, each a Lambda proxy integration; authentication,
  * scopes, request validation and the 1 MiB body limit are the handlers' job, so that every error
  * is the same problem+json locally and deployed, in the order the product rules fix (401, then
  * 403, then 400/413/415). API Gateway's own errors are problem+json too (problem-responses.ts).
@@ -150,28 +190,25 @@ export class PartnerApi extends Construct {
     });
     this.stage.node.addDependency(executionLogs);
 
-    const v1 = this.api.root.addResource('api').addResource('v1');
     const integrate = (fn: IFunction) => new LambdaIntegration(fn, { proxy: true, allowTestInvoke: false });
-
-    v1.addResource('uploads').addMethod('POST', integrate(props.handlers.createUpload), {
-      operationName: 'CreateUpload',
-      authorizationType: AuthorizationType.NONE,
-    });
-    const cases = v1.addResource('cases');
-    cases.addMethod('POST', integrate(props.handlers.createCases), {
-      operationName: 'CreateCases',
-      authorizationType: AuthorizationType.NONE,
-    });
-    cases.addResource('{id}').addMethod('GET', integrate(props.handlers.getCase), {
-      operationName: 'GetCase',
-      authorizationType: AuthorizationType.NONE,
-      requestParameters: { 'method.request.path.id': true },
-    });
+    for (const path of routedResources()) {
+      const resource = this.api.root.resourceForPath(path);
+      for (const route of ROUTE_TABLE.filter((r) => r.resource === path)) {
+        const parameters = pathParametersOf(path);
+        resource.addMethod(route.method, integrate(props.handlers[route.function]), {
+          operationName: route.operationName,
+          authorizationType: AuthorizationType.NONE,
+          requestParameters: parameters.length ? Object.fromEntries(parameters.map((p) => [`method.request.path.${p}`, true])) : undefined,
+        });
+      }
+      addMethodNotAllowed(resource, methodsOf(path));
+    }
 
     for (const response of PROBLEM_GATEWAY_RESPONSES) {
       this.api.addGatewayResponse(response.id, {
         type: response.type,
-        statusCode: String(response.status),
+        // Unset keeps API Gateway's own status (see problem-responses.ts).
+        statusCode: response.status === undefined ? undefined : String(response.status),
         responseHeaders: problemHeaders(response),
         templates: { 'application/json': problemTemplate(response) },
       });

@@ -1,7 +1,8 @@
 /**
  * `npm run invoke -- <function> events/<file>.json`: runs one handler on a sample API Gateway
  * event against the local stack (start it with `npm start`) and prints the response, as
- * `sam local invoke` would. Placeholders in the event ({{API_KEY}}, {{CASE_ID}}, ...) are filled
+ * `sam local invoke` would, with the function's timeout from the stack: a function that overruns
+ * it (or throws) is reported, with API Gateway's answer, and exits 1. Placeholders in the event ({{API_KEY}}, {{CASE_ID}}, ...) are filled
  * from environment variables of the same name when set, else from a throw-away company, keys,
  * invoice and case created in the local stores for this run.
  */
@@ -30,7 +31,7 @@ async function main(): Promise<number> {
     probe.destroy();
   }
 
-  const { SAMPLE_EVENTS, invokeSample, provisionEventValues } = await import('./local/sample-events.js');
+  const { SAMPLE_EVENTS, invokeSample, provisionEventValues, reportInvocation } = await import('./local/sample-events.js');
   const file = basename(eventPath);
   const sample = SAMPLE_EVENTS[file];
   if (!sample) {
@@ -46,16 +47,10 @@ async function main(): Promise<number> {
     const override = process.env[name];
     if (override) values[name] = override;
   }
-  const res = await invokeSample(file, values);
-  let body: unknown = res.body;
-  try {
-    body = JSON.parse(res.body);
-  } catch {
-    // not JSON: print as is
-  }
-  console.log(JSON.stringify({ statusCode: res.statusCode, headers: res.headers, body }, null, 2));
-  console.error(`(documented status for ${file}: ${sample.status} — ${sample.description})`);
-  return 0;
+  const report = reportInvocation(file, await invokeSample(file, values));
+  console.log(report.stdout);
+  for (const line of report.stderr) console.error(line);
+  return report.exitCode;
 }
 
 main().then(

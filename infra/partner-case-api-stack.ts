@@ -7,14 +7,8 @@ import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
+import { API_FUNCTIONS, API_FUNCTION_IDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
-
-/** Handler files, relative to the project root; each exports `handler`. */
-export const FUNCTION_ENTRIES = {
-  getCase: 'functions/get-case.ts',
-  createCases: 'functions/create-cases.ts',
-  createUpload: 'functions/create-upload.ts',
-} as const;
 
 export interface PartnerCaseApiStackProps extends StackProps {
   config: StackConfig;
@@ -29,7 +23,7 @@ export interface PartnerCaseApiStackProps extends StackProps {
 export class PartnerCaseApiStack extends Stack {
   readonly data: DataStores;
   readonly api: PartnerApi;
-  readonly functions: { getCase: ApiFunction; createCases: ApiFunction; createUpload: ApiFunction };
+  readonly functions: Readonly<Record<ApiFunctionId, ApiFunction>>;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
@@ -58,37 +52,23 @@ export class PartnerCaseApiStack extends Stack {
       tableName: table.tableName,
       bucketName: invoiceBucket.bucketName,
     });
-    const fn = (name: string, entry: string, description: string, memorySize: number, timeout: Duration) =>
-      new ApiFunction(this, name, {
-        entry: path.join(projectRoot, entry),
+    // Entry, timeout and memory setting come from route-table.ts, which the local server and
+    // `npm run invoke` read too. Memory sizes are starting points the benchmark refines (more
+    // memory also means proportionally more CPU, which shortens cold starts and the hashing work).
+    const fn = (id: ApiFunctionId) => {
+      const spec = API_FUNCTIONS[id];
+      const routes = ROUTE_TABLE.filter((r) => r.function === id).map((r) => `${r.method} ${r.resource}`);
+      return new ApiFunction(this, spec.constructId, {
+        entry: path.join(projectRoot, spec.entry),
         projectRoot,
-        description,
-        // Memory sizes are starting points; the benchmark issue refines them (more memory also
-        // means proportionally more CPU, which shortens cold starts and the hashing work).
-        memorySize,
-        timeout,
+        description: routes.join(', '),
+        memorySize: memoryOf(spec, config),
+        timeout: Duration.seconds(spec.timeoutSeconds),
         environment,
         logRetention: config.logRetentionDays,
       });
-
-    this.functions = {
-      getCase: fn('GetCase', FUNCTION_ENTRIES.getCase, 'GET /api/v1/cases/{id}', config.functionMemoryMb, Duration.seconds(6)),
-      createCases: fn(
-        'CreateCases',
-        FUNCTION_ENTRIES.createCases,
-        'POST /api/v1/cases',
-        config.createCasesMemoryMb,
-        // Up to 100 cases, each a transaction plus a HEAD; well inside API Gateway's 29 s.
-        Duration.seconds(15),
-      ),
-      createUpload: fn(
-        'CreateUpload',
-        FUNCTION_ENTRIES.createUpload,
-        'POST /api/v1/uploads',
-        config.functionMemoryMb,
-        Duration.seconds(6),
-      ),
     };
+    this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
     this.functions.getCase.bindTable(table, 'read');
     this.functions.createUpload.bindTable(table, 'authenticate');

@@ -1,20 +1,27 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { PROBLEM_CONTENT_TYPE } from '../lib/http/problem-details.js';
 
 /**
- * API Gateway answers some requests itself, before any function runs (unknown route, stage
- * throttle, WAF block, oversized request, its own failures). These gateway responses make those
- * answers the same RFC 9457 problem details the handlers send (lib/errors.ts): same media type,
- * same members, `type` as a relative URI, and API Gateway's request id.
- *
- * A gateway-response template cannot read the status code, so each response pins its own status
- * and the body repeats it. DEFAULT_4XX and DEFAULT_5XX catch every type not listed separately.
+ * API Gateway answers some requests itself, before or instead of a function (unknown path, a
+ * method the path does not have, stage throttle, WAF block, oversized request, a function that
+ * failed or did not answer in time). These answers are the same RFC 9457 problem details the
+ * handlers send (lib/errors.ts `toProblemDetails`): same media type, same members in the same
+ * order, `type` as a relative URI, and API Gateway's request id. The stack turns them into gateway
+ * responses and mock integrations (http-api.ts); the local server (`npm start`) and
+ * `npm run invoke` send exactly the same bodies, from the same definitions.
  */
 export interface ProblemGatewayResponse {
   /** Construct id. */
   id: string;
   type: ResponseType;
-  status: number;
+  /**
+   * The status API Gateway answers with. Left undefined where API Gateway decides it and the
+   * template cannot know it (a gateway-response template has no variable for the status): the
+   * response then keeps API Gateway's own status and the body carries no `status` member, rather
+   * than a wrong one.
+   */
+  status?: number;
   code: string;
   title: string;
   detail: string;
@@ -26,8 +33,14 @@ const NOT_FOUND = {
   status: 404,
   code: 'NOT_FOUND',
   title: 'Not found',
-  detail: 'No resource matches this method and path. Paths start with /api/v1/.',
+  detail: 'No resource matches this path. Paths start with /api/v1/.',
 } as const;
+
+/**
+ * Retrying after a 5xx is safe: POST /api/v1/cases replays its first answer for the same
+ * Idempotency-Key, and a repeated upload request only issues another URL.
+ */
+const RETRY_ADVICE = 'The request may or may not have taken effect: retry it (with the same Idempotency-Key for POST /api/v1/cases), and quote the requestId if it keeps failing.';
 
 export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   {
@@ -38,12 +51,13 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
     title: 'Invalid request',
     detail: 'The request could not be accepted.',
   },
-  // API Gateway reports an unknown path, or a method a path does not have, as a missing
-  // authentication token (it assumes an IAM-signed call was meant). It is a 404 to a partner.
+  // API Gateway reports an unknown path as a missing authentication token (it assumes an
+  // IAM-signed call was meant). It is a 404 to a partner. A known path with another method is a
+  // 405 from the path's mock method (http-api.ts, METHOD_NOT_ALLOWED_RESPONSE below).
   { id: 'MissingAuthenticationToken', type: ResponseType.MISSING_AUTHENTICATION_TOKEN, ...NOT_FOUND },
   { id: 'ResourceNotFound', type: ResponseType.RESOURCE_NOT_FOUND, ...NOT_FOUND },
   // No method uses IAM authorisation, so signature errors only arise when API Gateway tries to read
-  // "Authorization: Bearer ..." as a SigV4 header on an unmatched route: also a 404.
+  // "Authorization: Bearer ..." as a SigV4 header on an unmatched path: also a 404.
   { id: 'InvalidSignature', type: ResponseType.INVALID_SIGNATURE, ...NOT_FOUND },
   { id: 'ExpiredToken', type: ResponseType.EXPIRED_TOKEN, ...NOT_FOUND },
   {
@@ -88,39 +102,98 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
     title: 'Unsupported media type',
     detail: 'The request body must be JSON, sent with "Content-Type: application/json".',
   },
+  // The function did not answer within API Gateway's 29 s: always a 504.
+  {
+    id: 'IntegrationTimeout',
+    type: ResponseType.INTEGRATION_TIMEOUT,
+    status: 504,
+    code: 'GATEWAY_TIMEOUT',
+    title: 'Gateway timeout',
+    detail: `The API did not answer in time. ${RETRY_ADVICE}`,
+  },
+  // Every other 5XX keeps the status API Gateway gives it, because it is not one fixed value:
+  // a function that throws, returns a malformed result or overruns its own timeout (inside the
+  // 29 s) is a 502; API Gateway's documented defaults for INTEGRATION_FAILURE (504) and
+  // API_CONFIGURATION_ERROR (500) are not what it answers in every case (an AWS_PROXY integration
+  // failure is observed as 500, a malformed proxy result is a "configuration error" answered 502).
+  // Pinning a status here would also change every unlisted 5XX to it (DEFAULT_5XX's status
+  // applies to all of them), as it once turned the 504 above into a 500.
   {
     id: 'Default5xx',
     type: ResponseType.DEFAULT_5XX,
-    status: 500,
     code: 'INTERNAL',
     title: 'Internal error',
-    detail: 'The request could not be completed. It is safe to retry; quote the requestId if it keeps failing.',
+    detail: `The request could not be completed. ${RETRY_ADVICE}`,
   },
 ];
+
+/**
+ * A known path with a method it does not have: each routed resource gets an ANY method with a
+ * mock integration that answers this (API Gateway matches ANY only for methods not declared on
+ * the resource). `Allow` is added per resource.
+ */
+export const METHOD_NOT_ALLOWED_RESPONSE = {
+  status: 405,
+  code: 'METHOD_NOT_ALLOWED',
+  title: 'Method not allowed',
+  detail: 'This path does not support this method; the Allow header lists the methods it supports.',
+} as const;
+
+/** The gateway response of an API Gateway response type, e.g. `INTEGRATION_TIMEOUT`. */
+export function gatewayResponse(type: string): ProblemGatewayResponse {
+  const found = PROBLEM_GATEWAY_RESPONSES.find((r) => r.type.responseType === type);
+  if (!found) throw new Error(`no gateway response is defined for ${type}`);
+  return found;
+}
 
 /** `/problems/not-found` for NOT_FOUND, as lib/errors.ts builds them. */
 export function problemTypeUri(code: string): string {
   return `/problems/${code.toLowerCase().replace(/_/g, '-')}`;
 }
 
-/** The mapping template: a JSON body whose requestId API Gateway fills in. */
-export function problemTemplate(response: ProblemGatewayResponse): string {
-  return JSON.stringify({
+type ProblemSpec = Pick<ProblemGatewayResponse, 'status' | 'code' | 'title' | 'detail'>;
+
+/** The body, member for member as lib/errors.ts `toProblemDetails` orders them. */
+export function gatewayProblem(response: ProblemSpec, requestId: string): Record<string, unknown> {
+  return {
     type: problemTypeUri(response.code),
     title: response.title,
-    status: response.status,
+    ...(response.status === undefined ? {} : { status: response.status }),
     detail: response.detail,
     code: response.code,
-    requestId: '$context.requestId',
-  });
+    requestId,
+  };
+}
+
+/** The mapping template: a JSON body whose requestId API Gateway fills in. */
+export function problemTemplate(response: ProblemSpec): string {
+  return JSON.stringify(gatewayProblem(response, '$context.requestId'));
+}
+
+/** The response headers, as sent. */
+export function problemHeaderValues(response: Pick<ProblemGatewayResponse, 'headers'>): Record<string, string> {
+  return { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...response.headers };
 }
 
 /** Header values are quoted: API Gateway reads unquoted values as request-parameter references. */
-export function problemHeaders(response: ProblemGatewayResponse): Record<string, string> {
-  const headers: Record<string, string> = {
-    'Content-Type': PROBLEM_CONTENT_TYPE,
-    'Cache-Control': 'no-store',
-    ...response.headers,
+export function problemHeaders(response: Pick<ProblemGatewayResponse, 'headers'>): Record<string, string> {
+  return Object.fromEntries(Object.entries(problemHeaderValues(response)).map(([name, value]) => [name, `'${value}'`]));
+}
+
+/**
+ * The answer the local tools send where API Gateway would send this response. `status` is the
+ * status API Gateway would answer with, needed where the response does not pin one.
+ */
+export function gatewayProblemResult(
+  response: ProblemSpec & Pick<ProblemGatewayResponse, 'headers'>,
+  requestId: string,
+  options: { status?: number; headers?: Record<string, string> } = {},
+): APIGatewayProxyResult {
+  const statusCode = response.status ?? options.status;
+  if (statusCode === undefined) throw new Error(`the response ${response.code} pins no status: say which one API Gateway would send`);
+  return {
+    statusCode,
+    headers: { ...problemHeaderValues(response), ...options.headers },
+    body: JSON.stringify(gatewayProblem(response, requestId)),
   };
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`]));
 }

@@ -1,25 +1,65 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { API_FUNCTIONS, memoryOf, ROUTE_TABLE, type ApiFunctionId, type RouteMethod } from '../route-table.js';
+import { DEFAULT_STACK_CONFIG, readStackConfig, type StageIndependentConfig } from '../stack-config.js';
+import type { LambdaHandler } from './invoke-with-deadline.js';
 
 /**
- * The routes the local server serves, mirroring the API Gateway resources of the CDK stack. Each
- * handler is imported on first use, after the environment points at the local stores (the
- * handlers read their configuration once, when loaded).
+ * The routes the local server serves: the stack's route table (route-table.ts) with each
+ * function's timeout and memory, plus how to load its handler. Each handler is imported on first
+ * use, after the environment points at the local stores (the handlers read their configuration
+ * once, when loaded).
  */
-export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type { LambdaHandler };
 
 export interface ApiRoute {
-  method: 'GET' | 'POST';
+  method: RouteMethod;
   /** API Gateway resource template, e.g. `/api/v1/cases/{id}`. */
   resource: string;
   functionName: string;
+  /** The function's timeout: the context counts down from it, and overrunning it is a 502. */
+  timeoutMs: number;
+  memoryMb: number;
   load: () => Promise<LambdaHandler>;
 }
 
-export const API_ROUTES: ApiRoute[] = [
-  { method: 'POST', resource: '/api/v1/uploads', functionName: 'create-upload', load: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler },
-  { method: 'POST', resource: '/api/v1/cases', functionName: 'create-cases', load: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler },
-  { method: 'GET', resource: '/api/v1/cases/{id}', functionName: 'get-case', load: async () => (await import('../../functions/get-case.js')).handler as unknown as LambdaHandler },
-];
+const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
+  getCase: async () => (await import('../../functions/get-case.js')).handler as unknown as LambdaHandler,
+  createCases: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler,
+  createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
+};
+
+export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {
+  return LOADERS[id]();
+}
+
+/** The stack settings `cdk synth -c stage=dev` would use: cdk.json's context over the defaults. */
+export function localStackConfig(cdkJsonPath = resolve('cdk.json')): StageIndependentConfig {
+  let context: Record<string, unknown> = {};
+  try {
+    context = (JSON.parse(readFileSync(cdkJsonPath, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+  } catch {
+    return DEFAULT_STACK_CONFIG;
+  }
+  // The local stack mirrors the dev stage (its timeouts and memory), whatever cdk.json pins.
+  return readStackConfig({ tryGetContext: (key) => (key === 'stage' ? 'dev' : context[key]) });
+}
+
+export function apiRoutes(config: StageIndependentConfig = localStackConfig()): ApiRoute[] {
+  return ROUTE_TABLE.map((route) => {
+    const fn = API_FUNCTIONS[route.function];
+    return {
+      method: route.method,
+      resource: route.resource,
+      functionName: fn.name,
+      timeoutMs: fn.timeoutSeconds * 1000,
+      memoryMb: memoryOf(fn, config),
+      load: LOADERS[route.function],
+    };
+  });
+}
+
+export const API_ROUTES: ApiRoute[] = apiRoutes();
 
 export interface RouteMatch {
   route: ApiRoute;

@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CodedError, NotFoundError } from '../../lib/errors.js';
-import { InternalError, MethodNotAllowedError, PayloadTooLargeError, problemResponse, statusOf } from '../../lib/http/problem-details.js';
-import { lambdaContext } from './lambda-events.js';
+import { gatewayProblemResult, gatewayResponse, METHOD_NOT_ALLOWED_RESPONSE } from '../problem-responses.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../route-table.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
+import { invokeWithDeadline } from './invoke-with-deadline.js';
 
 /**
  * A thin HTTP server that turns each request into the API Gateway REST proxy event Lambda would
  * receive, runs the real handler and writes its result back. Nothing here knows about the
- * routes' logic: authentication, validation and errors all happen in the handlers.
+ * routes' logic: authentication, validation and errors all happen in the handlers. What API
+ * Gateway answers itself (unknown path, unknown method, oversized request, a function that fails
+ * or overruns its timeout) is answered here from the stack's own definitions
+ * (problem-responses.ts, route-table.ts), so the two agree.
  */
 
-/** API Gateway refuses payloads over 10 MB and Lambda over 6 MB; the handlers' own limit is 1 MiB. */
-export const MAX_ADAPTER_BODY_BYTES = 6 * 1024 * 1024;
-const LAMBDA_TIMEOUT_MS = 30_000;
 const STAGE = 'local';
+
+/** The adapter's own failure (a bug here, not in a handler): nothing in AWS corresponds to it. */
+const ADAPTER_FAILURE_STATUS = 500;
 
 export interface StaticRoute {
   (method: string, pathname: string): { statusCode: number; headers: Record<string, string>; body: string | Buffer } | undefined;
@@ -25,8 +28,10 @@ export interface LocalServerOptions {
   routes: readonly ApiRoute[];
   staticRoutes?: readonly StaticRoute[];
   log?: (line: string) => void;
-  /** Bodies larger than this are answered 413 unread; defaults to MAX_ADAPTER_BODY_BYTES. */
+  /** Bodies larger than this are answered 413 unread; defaults to LAMBDA_REQUEST_PAYLOAD_BYTES. */
   maxBodyBytes?: number;
+  /** API Gateway's integration timeout; defaults to API_GATEWAY_INTEGRATION_TIMEOUT_MS (tests shorten it). */
+  integrationTimeoutMs?: number;
 }
 
 /** API Gateway's `requestContext.requestTime` format: `09/Apr/2015:12:34:56 +0000`. */
@@ -44,7 +49,14 @@ function isUtf8Text(buffer: Buffer): boolean {
   }
 }
 
-export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: ApiRoute, pathParameters: Record<string, string> | null, url: URL): APIGatewayProxyEvent {
+export function toApiGatewayEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  route: ApiRoute,
+  pathParameters: Record<string, string> | null,
+  url: URL,
+  requestId: string = randomUUID(),
+): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -99,7 +111,7 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, route: Api
       },
       path: `/${STAGE}${url.pathname}`,
       stage: STAGE,
-      requestId: randomUUID(),
+      requestId,
       extendedRequestId: randomUUID(),
       domainName: req.headers.host ?? 'localhost',
       requestTime: requestTime(now),
@@ -119,8 +131,16 @@ function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.end(body);
 }
 
-function writeProblem(res: ServerResponse, error: CodedError): void {
-  writeResult(res, problemResponse(error, randomUUID()));
+/**
+ * A known path with a method it does not have, as the path's ANY mock method answers it in AWS
+ * (http-api.ts): 405 with Allow when the request has no Content-Type or a JSON one; any other
+ * Content-Type matches no mapping template, and API Gateway refuses it as 415 first.
+ */
+function methodNotAllowed(req: IncomingMessage, allowed: string[], requestId: string): APIGatewayProxyResult {
+  const contentType = req.headers['content-type'];
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (contentType !== undefined && mediaType !== 'application/json') return gatewayProblemResult(gatewayResponse('UNSUPPORTED_MEDIA_TYPE'), requestId);
+  return gatewayProblemResult(METHOD_NOT_ALLOWED_RESPONSE, requestId, { headers: { Allow: allowed.join(', ') } });
 }
 
 /** Reads the body up to the limit; undefined when it is larger (the rest is not read). */
@@ -178,30 +198,38 @@ export function createLocalServer(options: LocalServerOptions): Server {
             return done(answer.statusCode);
           }
         }
+        // API Gateway's request id: in the event, and in any answer API Gateway gives itself.
+        const requestId = randomUUID();
         const { match, allowed } = findRoute(options.routes, method, url.pathname);
         if (!match) {
-          const error = allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError('No such route. See /docs for the API.');
-          writeProblem(res, error);
-          return done(statusOf(error.code));
+          const answer = allowed.length ? methodNotAllowed(req, allowed, requestId) : gatewayProblemResult(gatewayResponse('MISSING_AUTHENTICATION_TOKEN'), requestId);
+          writeResult(res, answer);
+          return done(answer.statusCode);
         }
-        const limit = options.maxBodyBytes ?? MAX_ADAPTER_BODY_BYTES;
+        const limit = options.maxBodyBytes ?? LAMBDA_REQUEST_PAYLOAD_BYTES;
         const body = await readBody(req, limit);
         if (body === undefined) {
           res.setHeader('Connection', 'close');
-          writeProblem(res, new PayloadTooLargeError(limit));
+          writeResult(res, gatewayProblemResult(gatewayResponse('REQUEST_TOO_LARGE'), requestId));
           res.on('finish', () => req.destroy());
           return done(413);
         }
         const handler = await handlerFor(match.route);
-        const event = toApiGatewayEvent(req, body, match.route, match.pathParameters, url);
-        const result = await handler(event, lambdaContext({ functionName: match.route.functionName, timeoutMs: LAMBDA_TIMEOUT_MS }));
+        const event = toApiGatewayEvent(req, body, match.route, match.pathParameters, url, requestId);
+        const { outcome, result, failure } = await invokeWithDeadline(handler, event, {
+          functionName: match.route.functionName,
+          timeoutMs: match.route.timeoutMs,
+          memoryMb: match.route.memoryMb,
+          integrationTimeoutMs: options.integrationTimeoutMs,
+        });
+        if (outcome !== 'answered') options.log?.(`${match.route.functionName} ${requestId}: ${failure}`);
         writeResult(res, result);
         done(result.statusCode);
       } catch (error) {
-        // A handler never throws (its error middleware answers); this is the adapter's own failure.
+        // The adapter's own failure (a handler's failures are answered above, as API Gateway would).
         console.error(`local adapter error: ${(error as Error).message}`);
-        if (!res.headersSent) writeResult(res, problemResponse(new InternalError(), randomUUID()));
-        done(500);
+        if (!res.headersSent) writeResult(res, gatewayProblemResult(gatewayResponse('DEFAULT_5XX'), randomUUID(), { status: ADAPTER_FAILURE_STATUS }));
+        done(ADAPTER_FAILURE_STATUS);
       }
     })();
   });

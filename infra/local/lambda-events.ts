@@ -61,11 +61,13 @@ export interface ContextOptions {
   memoryMb?: number;
   /** The function's timeout: getRemainingTimeInMillis counts down from it. */
   timeoutMs?: number;
+  /** When the invocation ends (epoch ms), if the caller already fixed it; else now + timeoutMs. */
+  deadlineMs?: number;
 }
 
 export function lambdaContext(options: ContextOptions = {}): Context {
   const functionName = options.functionName ?? 'local';
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const deadline = options.deadlineMs ?? Date.now() + (options.timeoutMs ?? 30_000);
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

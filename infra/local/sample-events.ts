@@ -8,6 +8,9 @@ import { config } from '../../lib/runtime/config.js';
 import { tableAdapters } from '../../lib/adapters/production-adapters.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { s3Client } from '../../lib/adapters/s3/s3-client.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, memoryOf, type ApiFunctionId } from '../route-table.js';
+import { loadFunction, localStackConfig } from './api-routes.js';
+import { invokeWithDeadline, type Invocation } from './invoke-with-deadline.js';
 import { lambdaContext } from './lambda-events.js';
 
 /**
@@ -48,16 +51,15 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
+function functionIdOf(name: FunctionName): ApiFunctionId {
+  const id = API_FUNCTION_IDS.find((candidate) => API_FUNCTIONS[candidate].name === name);
+  if (!id) throw new Error(`${name} is not a function of route-table.ts`);
+  return id;
+}
+
 /** Loads a function's handler; call after the environment points at the stores. */
-export async function loadHandler(name: FunctionName): Promise<Handler> {
-  switch (name) {
-    case 'get-case':
-      return (await import('../../functions/get-case.js')).handler as unknown as Handler;
-    case 'create-cases':
-      return (await import('../../functions/create-cases.js')).handler as unknown as Handler;
-    case 'create-upload':
-      return (await import('../../functions/create-upload.js')).handler as unknown as Handler;
-  }
+export function loadHandler(name: FunctionName): Promise<Handler> {
+  return loadFunction(functionIdOf(name));
 }
 
 export function readEventTemplate(file: string): unknown {
@@ -83,11 +85,48 @@ export function fillEvent(template: unknown, values: Record<string, string>): AP
   return { ...event, requestContext: { ...event.requestContext, requestId: randomUUID() } };
 }
 
-export async function invokeSample(file: string, values: Record<string, string>): Promise<APIGatewayProxyResult> {
+export interface InvokeSampleOptions {
+  /** Another handler for the sample's function (tests use a deliberately slow one). */
+  handler?: Handler;
+  /** Another function timeout than the stack's, e.g. to see what a shorter one would do. */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs a sample event through its function as Lambda behind API Gateway would: with the
+ * function's timeout and memory from the stack (route-table.ts), and API Gateway's answer when
+ * the function overruns, throws or returns a malformed result.
+ */
+export async function invokeSample(file: string, values: Record<string, string>, options: InvokeSampleOptions = {}): Promise<Invocation> {
   const sample = SAMPLE_EVENTS[file];
   if (!sample) throw new Error(`events/${file} is not listed in SAMPLE_EVENTS`);
-  const handler = await loadHandler(sample.function);
-  return handler(fillEvent(readEventTemplate(file), values), lambdaContext({ functionName: sample.function }));
+  const fn = API_FUNCTIONS[functionIdOf(sample.function)];
+  const handler = options.handler ?? (await loadHandler(sample.function));
+  return invokeWithDeadline(handler, fillEvent(readEventTemplate(file), values), {
+    functionName: fn.name,
+    timeoutMs: options.timeoutMs ?? fn.timeoutSeconds * 1000,
+    memoryMb: memoryOf(fn, localStackConfig()),
+  });
+}
+
+/** What `npm run invoke` prints for an invocation, and its exit code (1 when the function failed). */
+export function reportInvocation(file: string, invocation: Invocation): { stdout: string; stderr: string[]; exitCode: number } {
+  const { result } = invocation;
+  let body: unknown = result.body;
+  try {
+    body = JSON.parse(result.body);
+  } catch {
+    // not JSON: print as is
+  }
+  const stdout = JSON.stringify({ statusCode: result.statusCode, headers: result.headers, body }, null, 2);
+  const sample = SAMPLE_EVENTS[file];
+  const documented = sample ? `(documented status for ${file}: ${sample.status} — ${sample.description})` : `(${file} is not a listed sample event)`;
+  if (invocation.outcome === 'answered') return { stdout, stderr: [documented], exitCode: 0 };
+  return {
+    stdout,
+    stderr: [`${invocation.outcome}: ${invocation.failure ?? ''}`, `API Gateway answers the caller ${result.statusCode} (above).`, documented],
+    exitCode: 1,
+  };
 }
 
 /**

@@ -18,13 +18,13 @@ import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
 // ---- problem details (RFC 9457) ------------------------------------------------------------
 
 /** Codes the handlers send (lib/errors.ts), then those API Gateway and WAF send in front of them. */
-export const PROBLEM_CODES = [...ERROR_CODES, 'RATE_LIMITED', 'FORBIDDEN'] as const;
+export const PROBLEM_CODES = [...ERROR_CODES, 'RATE_LIMITED', 'FORBIDDEN', 'GATEWAY_TIMEOUT'] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 export const problemCodeSchema = z.enum(PROBLEM_CODES).meta({
   id: 'ProblemCode',
   description:
-    'Stable, machine-readable error code: switch on this, not on `title` or `detail`. `RATE_LIMITED` and `FORBIDDEN` come from the gateway in front of the API. New codes may be added within v1.',
+    'Stable, machine-readable error code: switch on this, not on `title` or `detail`. `RATE_LIMITED`, `FORBIDDEN` and `GATEWAY_TIMEOUT` come from the gateway in front of the API. New codes may be added within v1.',
 });
 
 /** Any problem: what every error response has in common, whatever its code. */

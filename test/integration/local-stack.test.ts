@@ -2,8 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
-import { createLocalServer, MAX_ADAPTER_BODY_BYTES } from '../../infra/local/http-adapter.js';
-import { newPartner, type Partner } from '../support/fixtures.js';
+import { createLocalServer } from '../../infra/local/http-adapter.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../../infra/route-table.js';
+import { SCOPES } from '../../lib/auth/scopes.js';
+import { ROUTE_TABLE } from '../../infra/route-table.js';
+import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 import { validCase } from '../support/cases.js';
 
 /** The local stack as a partner meets it: real HTTP against the real handlers and stores. */
@@ -49,9 +52,19 @@ describe('the local server', () => {
     expect(((await wrong.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
   });
 
+  it.each(ROUTE_TABLE.filter((r) => r.scope))('$method $resource requires the scope the route table names ($scope)', async (route) => {
+    const other = SCOPES.filter((scope) => scope !== route.scope);
+    const apiKey = await extraKey(partner.companyId, other);
+    const path = route.resource.replace(/\{\w+\}/g, 'case_0000000000000000000000');
+    const res = await fetch(`${base}${path}`, { method: route.method, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body: route.method === 'GET' ? undefined : '{}' });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: route.scope });
+  });
+
   it('refuses a body larger than Lambda accepts with 413 without reading it all', async () => {
-    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(MAX_ADAPTER_BODY_BYTES + 1) });
+    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(LAMBDA_REQUEST_PAYLOAD_BYTES + 1) });
     expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('answers a body over 1 MiB with the handler’s own 413', async () => {

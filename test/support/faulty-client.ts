@@ -3,13 +3,24 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { config } from '../../lib/runtime/config.js';
 import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 
 /**
  * A DocumentClient over DynamoDB Local that injects faults into chosen calls: throttling,
- * transaction conflicts, timeouts, and lost responses (the call succeeds, the reply is lost).
- * DynamoDB Local serialises transactions, so real conflicts never happen locally.
+ * transaction conflicts, timeouts, lost responses (the call succeeds, the reply is lost) and slow
+ * calls; and, optionally, DynamoDB's eventual consistency. DynamoDB Local serialises transactions
+ * and is always consistent, so neither real conflicts nor stale reads happen locally.
+ *
+ * - `slow`: the call is held for `slowCallMs` before it is sent, and gives up with an AbortError
+ *   (as the SDK's HTTP handler does) as soon as the `abortSignal` passed to
+ *   `send(command, { abortSignal })` aborts, before or while it waits.
+ * - Eventual consistency (`staleReadWindowMs`): a GetItem or Query without `ConsistentRead: true`
+ *   does not see what this client wrote in the last `staleReadWindowMs`: it answers with the item
+ *   as this client knew it before that write (from an earlier read or write), or as if absent when
+ *   it knew none (so a freshly created item is always missed). GSI queries are never consistent.
+ *   Only writes made through this client count; a deleted item does not reappear in a Query.
  */
-export type Fault = 'throttle' | 'conflict' | 'timeout' | 'lost-response' | 'internal';
+export type Fault = 'throttle' | 'conflict' | 'timeout' | 'lost-response' | 'internal' | 'slow';
 
 export interface FaultPlan {
   /** Decides, per storage call, whether to inject a fault. */
@@ -19,9 +30,45 @@ export interface FaultPlan {
 export interface FaultCounter {
   injected: Record<Fault, number>;
   calls: number;
+  /** Reads answered from before a recent write (eventual-consistency mode). */
+  staleReads: number;
 }
 
-function makeError(fault: Exclude<Fault, 'lost-response'>, itemCount: number): Error {
+export interface FaultyClientOptions {
+  /** How long a `slow` call waits before it is sent (default 60 s: longer than any deadline). */
+  slowCallMs?: number;
+  /** Eventual-consistency mode: reads without ConsistentRead miss this client's writes of the last N ms. */
+  staleReadWindowMs?: number;
+  /** The clock of the staleness window (tests pass their own to step over it). */
+  now?: () => number;
+}
+
+const DEFAULT_SLOW_CALL_MS = 60_000;
+
+function abortError(): Error {
+  return Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+}
+
+/** Waits `ms`, or rejects with an AbortError as soon as the signal aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError());
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function makeError(fault: Exclude<Fault, 'lost-response' | 'slow'>, itemCount: number): Error {
   switch (fault) {
     case 'throttle':
       return Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
@@ -38,13 +85,20 @@ function makeError(fault: Exclude<Fault, 'lost-response'>, itemCount: number): E
   }
 }
 
+type Next = (args: { input: unknown }) => Promise<{ output: unknown }>;
+interface MiddlewareContext {
+  commandName?: string;
+  /** Where the SDK keeps what was passed to `send` (see @smithy/core's Command). */
+  __smithy_context?: { abortSignal?: AbortSignal };
+}
+
 interface StackLike {
-  add(middleware: (next: (args: { input: unknown }) => Promise<unknown>, context: { commandName?: string }) => (args: { input: unknown }) => Promise<unknown>, options: { step: 'initialize'; name: string }): void;
+  add(middleware: (next: Next, context: MiddlewareContext) => Next, options: { step: 'initialize'; name: string }): void;
 }
 
 /** Adds the fault-injecting middleware to a client's stack; S3 has no transactions, so a conflict there is an internal error. */
-function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean): FaultCounter {
-  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0 }, calls: 0 };
+function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean, options: FaultyClientOptions): FaultCounter {
+  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0, slow: 0 }, calls: 0, staleReads: 0 };
   stack.add(
     (next, context) => async (args) => {
       counter.calls++;
@@ -52,6 +106,10 @@ function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean)
       const fault = plan.decide(context.commandName ?? '', input);
       if (!fault) return next(args);
       counter.injected[fault]++;
+      if (fault === 'slow') {
+        await delay(options.slowCallMs ?? DEFAULT_SLOW_CALL_MS, context.__smithy_context?.abortSignal);
+        return next(args);
+      }
       if (fault === 'lost-response') {
         await next(args);
         throw makeError('timeout', 0);
@@ -64,7 +122,95 @@ function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean)
   return counter;
 }
 
-export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumentClient; counter: FaultCounter } {
+type Item = Record<string, unknown>;
+
+/**
+ * Eventual consistency over DynamoDB Local: remembers, per item key, when this client last wrote
+ * it and the version it knew before; inconsistent reads are answered from that version while the
+ * write is younger than the window. Runs outside the fault middleware, so a read or write the
+ * plan fails never counts.
+ */
+function addStaleReads(stack: StackLike, windowMs: number, now: () => number, counter: FaultCounter): void {
+  const { partitionKey, sortKey } = TABLE_DEFINITION;
+  const keyOf = (item: Item | undefined): string | undefined =>
+    item && item[partitionKey] !== undefined ? JSON.stringify([item[partitionKey], item[sortKey]]) : undefined;
+  /** The latest version of each item this client saw; undefined value: absent, or unknown after an update. */
+  const known = new Map<string, Item | undefined>();
+  const written = new Map<string, { at: number; before: Item | undefined }>();
+  const recordWrite = (key: string | undefined, after: Item | undefined) => {
+    if (!key) return;
+    written.set(key, { at: now(), before: known.get(key) });
+    known.set(key, after);
+  };
+  const staleVersion = (key: string | undefined): { stale: boolean; item?: Item } => {
+    const write = key ? written.get(key) : undefined;
+    if (!write || now() - write.at >= windowMs) return { stale: false };
+    return { stale: true, item: write.before };
+  };
+
+  stack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Item;
+      const result = await next(args);
+      const output = result.output as Item;
+      switch (context.commandName) {
+        case 'PutItemCommand':
+          recordWrite(keyOf(input.Item as Item), input.Item as Item);
+          break;
+        case 'UpdateItemCommand':
+          recordWrite(keyOf(input.Key as Item), undefined);
+          break;
+        case 'DeleteItemCommand':
+          recordWrite(keyOf(input.Key as Item), undefined);
+          break;
+        case 'TransactWriteItemsCommand':
+          for (const entry of (input.TransactItems ?? []) as { Put?: { Item: Item }; Update?: { Key: Item }; Delete?: { Key: Item } }[]) {
+            if (entry.Put) recordWrite(keyOf(entry.Put.Item), entry.Put.Item);
+            else if (entry.Update) recordWrite(keyOf(entry.Update.Key), undefined);
+            else if (entry.Delete) recordWrite(keyOf(entry.Delete.Key), undefined);
+          }
+          break;
+        case 'GetItemCommand': {
+          const key = keyOf(input.Key as Item);
+          if (input.ConsistentRead === true) {
+            if (key) known.set(key, output.Item as Item | undefined);
+            break;
+          }
+          const { stale, item } = staleVersion(key);
+          if (!stale) {
+            if (key) known.set(key, output.Item as Item | undefined);
+            break;
+          }
+          counter.staleReads++;
+          const { Item: _fresh, ...rest } = output;
+          return { ...result, output: item ? { ...rest, Item: item } : rest };
+        }
+        case 'QueryCommand': {
+          if (input.ConsistentRead === true) break;
+          const items = (output.Items ?? []) as Item[];
+          let changed = false;
+          const seen: Item[] = [];
+          for (const fresh of items) {
+            const { stale, item } = staleVersion(keyOf(fresh));
+            if (!stale) {
+              seen.push(fresh);
+              continue;
+            }
+            changed = true;
+            if (item) seen.push(item);
+          }
+          if (!changed) break;
+          counter.staleReads++;
+          return { ...result, output: { ...output, Items: seen, Count: seen.length } };
+        }
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'eventualConsistency' },
+  );
+}
+
+export function faultyDocumentClient(plan: FaultPlan, options: FaultyClientOptions = {}): { client: DynamoDBDocumentClient; counter: FaultCounter } {
   const cfg = config();
   const base = new DynamoDBClient({
     region: cfg.region,
@@ -74,12 +220,15 @@ export function faultyDocumentClient(plan: FaultPlan): { client: DynamoDBDocumen
     // Our own retries are under test: the SDK's would hide the injected faults.
     maxAttempts: 1,
   });
-  const counter = injectFaults(base.middlewareStack as unknown as StackLike, plan, true);
+  const stack = base.middlewareStack as unknown as StackLike;
+  // Added after the fault middleware, so it runs inside it: only calls that reached DynamoDB are recorded.
+  const counter = injectFaults(stack, plan, true, options);
+  if (options.staleReadWindowMs !== undefined) addStaleReads(stack, options.staleReadWindowMs, options.now ?? Date.now, counter);
   return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter };
 }
 
 /** An S3 client over the local S3 whose calls can fail the same way. */
-export function faultyS3Client(plan: FaultPlan): { client: S3Client; counter: FaultCounter } {
+export function faultyS3Client(plan: FaultPlan, options: Pick<FaultyClientOptions, 'slowCallMs'> = {}): { client: S3Client; counter: FaultCounter } {
   const cfg = config();
   const client = new S3Client({
     region: cfg.region,
@@ -90,6 +239,6 @@ export function faultyS3Client(plan: FaultPlan): { client: S3Client; counter: Fa
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  const counter = injectFaults(client.middlewareStack as unknown as StackLike, plan, false);
+  const counter = injectFaults(client.middlewareStack as unknown as StackLike, plan, false, options);
   return { client, counter };
 }

@@ -17,28 +17,60 @@ interface Call {
 const calls: Call[] = [];
 let respond: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> = async () => ({ statusCode: 200, body: '{}' });
 
-const stub = (method: 'GET' | 'POST', resource: string): ApiRoute => ({
+const STUB_TIMEOUT_MS = 20_000;
+const stub = (method: 'GET' | 'POST', resource: string, timeoutMs = STUB_TIMEOUT_MS): ApiRoute => ({
   method,
   resource,
   functionName: `stub-${method.toLowerCase()}`,
+  timeoutMs,
+  memoryMb: 384,
   load: async () => async (event, context) => {
     calls.push({ event, context, remainingMs: context.getRemainingTimeInMillis() });
     return respond(event);
   },
 });
 
-const ROUTES = [stub('GET', '/api/v1/things/{id}'), stub('POST', '/api/v1/things/{id}'), stub('POST', '/api/v1/things')];
+/**
+ * Handlers that never answer: each overruns whatever deadline it is given. They are released when
+ * the file ends, so nothing is left pending.
+ */
+let releaseStuck: () => void = () => undefined;
+const stuck = new Promise<void>((resolve) => (releaseStuck = resolve));
+const stuckRoute = (resource: string, timeoutMs: number): ApiRoute => ({
+  method: 'GET',
+  resource,
+  functionName: 'stub-stuck',
+  timeoutMs,
+  memoryMb: 128,
+  load: async () => async () => {
+    await stuck;
+    return { statusCode: 200, body: 'too late' };
+  },
+});
+
+const ROUTES = [
+  stub('GET', '/api/v1/things/{id}'),
+  stub('POST', '/api/v1/things/{id}'),
+  stub('POST', '/api/v1/things'),
+  // A function timeout far shorter than the integration timeout: Lambda ends the function first.
+  stuckRoute('/api/v1/slow-function', 25),
+  // A function timeout longer than the (shortened) integration timeout: API Gateway gives up first.
+  stuckRoute('/api/v1/slow-integration', 60_000),
+];
 const LIMIT = 1024;
+const INTEGRATION_TIMEOUT_MS = 50;
 let server: Server;
 let base: string;
+const logged: string[] = [];
 
 beforeAll(async () => {
-  server = createLocalServer({ routes: ROUTES, maxBodyBytes: LIMIT });
+  server = createLocalServer({ routes: ROUTES, maxBodyBytes: LIMIT, integrationTimeoutMs: INTEGRATION_TIMEOUT_MS, log: (line) => logged.push(line) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
+  releaseStuck();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
@@ -101,9 +133,10 @@ describe('the event the adapter builds', () => {
     expect(context.awsRequestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(context.awsRequestId).not.toBe(rc.requestId);
     expect(context.functionName).toBe('stub-post');
-    expect(Number(context.memoryLimitInMB)).toBeGreaterThan(0);
-    expect(remainingMs).toBeGreaterThan(25_000);
-    expect(remainingMs).toBeLessThanOrEqual(30_000);
+    expect(context.memoryLimitInMB).toBe('384');
+    // The context counts down from the route's function timeout.
+    expect(remainingMs).toBeGreaterThan(STUB_TIMEOUT_MS - 5_000);
+    expect(remainingMs).toBeLessThanOrEqual(STUB_TIMEOUT_MS);
   });
 
   it('has null body, parameters and query when there are none', async () => {
@@ -137,21 +170,47 @@ describe('the response the adapter writes', () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from([0xde, 0xad, 0xbe, 0xef]));
   });
 
-  it('answers 500 problem details, without the error text, when the handler itself throws', async () => {
+  it('answers 502 problem details, as API Gateway does for a function error, without the error text, when the handler throws', async () => {
     respond = async () => {
       throw new Error('secret internals');
     };
-    const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    try {
-      const res = await fetch(`${base}/api/v1/things/1`);
-      expect(res.status).toBe(500);
-      expect(res.headers.get('content-type')).toBe('application/problem+json');
-      const text = await res.text();
-      expect(JSON.parse(text)).toMatchObject({ status: 500, code: 'INTERNAL' });
-      expect(text).not.toContain('secret internals');
-    } finally {
-      spy.mockRestore();
-    }
+    const res = await fetch(`${base}/api/v1/things/1`);
+    expect(res.status).toBe(502);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    const text = await res.text();
+    // DEFAULT_5XX does not pin a status, so its body names none (problem-responses.ts).
+    expect(JSON.parse(text)).toEqual({ type: '/problems/internal', title: 'Internal error', detail: expect.any(String), code: 'INTERNAL', requestId: lastCall().event.requestContext.requestId });
+    expect(text).not.toContain('secret internals');
+  });
+
+  it('answers 502 as API Gateway does when the handler returns something that is not a proxy result', async () => {
+    respond = async () => ({ body: 'no status code' }) as unknown as APIGatewayProxyResult;
+    const res = await fetch(`${base}/api/v1/things/1`);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ code: 'INTERNAL' });
+  });
+});
+
+describe('a function that does not answer in time', () => {
+  it('answers 504 GATEWAY_TIMEOUT problem details with the request id once the integration timeout passes first', async () => {
+    const res = await fetch(`${base}/api/v1/slow-integration`);
+    expect(res.status).toBe(504);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['type', 'title', 'status', 'detail', 'code', 'requestId']);
+    expect(body).toMatchObject({ type: '/problems/gateway-timeout', title: 'Gateway timeout', status: 504, code: 'GATEWAY_TIMEOUT' });
+    expect(body.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(logged.some((line) => line.includes(String(body.requestId)) && line.includes('integration timeout'))).toBe(true);
+  });
+
+  it('answers 502 as API Gateway does when the function overruns its own timeout first ("Task timed out")', async () => {
+    const res = await fetch(`${base}/api/v1/slow-function`);
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ code: 'INTERNAL', requestId: expect.any(String) });
+    expect(body.status).toBeUndefined();
+    expect(logged.some((line) => line.includes(String(body.requestId)) && line.includes('Task timed out after 0.03 seconds'))).toBe(true);
   });
 });
 
@@ -171,6 +230,16 @@ describe('what the adapter answers itself', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET, POST');
     expect(await wrong.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
+
+    const json = await fetch(`${base}/api/v1/things`, { method: 'PUT', headers: { 'Content-Type': 'Application/JSON; charset=utf-8' }, body: '{}' });
+    expect([json.status, json.headers.get('allow')]).toEqual([405, 'POST']);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('answers a known path with another method and a non-JSON body 415, as API Gateway refuses it before the mock method', async () => {
+    const res = await fetch(`${base}/api/v1/things`, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
     expect(calls).toHaveLength(0);
   });
 
@@ -206,6 +275,7 @@ describe('route matching', () => {
     expect(findRoute(ROUTES, 'GET', '/api/v1/things/42').match?.pathParameters).toEqual({ id: '42' });
     expect(findRoute(ROUTES, 'POST', '/api/v1/things').match?.pathParameters).toBeNull();
     expect(findRoute(ROUTES, 'GET', '/api/v1/things')).toEqual({ allowed: ['POST'] });
+    expect(findRoute(ROUTES, 'DELETE', '/api/v1/things/1')).toEqual({ allowed: ['GET', 'POST'] });
     expect(findRoute(ROUTES, 'GET', '/api/v1/things/')).toEqual({ allowed: [] });
     expect(findRoute(ROUTES, 'GET', '/api/v1/things/1/2')).toEqual({ allowed: [] });
     expect(findRoute(ROUTES, 'GET', '/api/v1/things/%E0%A4%A')).toEqual({ allowed: [] });

@@ -1,24 +1,17 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/problem-responses.js';
+import { API_FUNCTIONS, methodsOf, ROUTE_TABLE, routedResources } from '../../../infra/route-table.js';
+import { methods } from './api-methods.js';
 import { onlyResource, prodContext, resourcesOfType, synth, type Resource } from './synth.js';
 
-type Method = Resource & { Properties: { HttpMethod: string; ResourceId: { Ref: string }; Integration: Record<string, unknown> } };
-
-/** "METHOD /full/path" → integration target function logical id. */
+/** "METHOD /full/path" → integration target function logical id, for the Lambda-backed methods. */
 function routes(context: Record<string, unknown> = {}): Record<string, string> {
-  const { template } = synth(context);
-  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
-  const pathOf = (logicalId: string): string => {
-    const r = resources[logicalId];
-    if (!r) return '';
-    const parent = r.Properties.ParentId as { Ref?: string };
-    return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.Properties.PathPart as string}`;
-  };
   const out: Record<string, string> = {};
-  for (const method of Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')) as Method[]) {
+  for (const { method, path } of methods(synth(context).template)) {
+    if (method.Properties.HttpMethod === 'ANY') continue;
     const uri = JSON.stringify(method.Properties.Integration.Uri);
     const target = /"Fn::GetAtt":\["(\w+)","Arn"\]/.exec(uri)?.[1] ?? 'unknown';
-    out[`${method.Properties.HttpMethod} ${pathOf(method.Properties.ResourceId.Ref)}`] = target.replace(/Function\w+$/, '');
+    out[`${method.Properties.HttpMethod} ${path}`] = target.replace(/Function\w+$/, '');
   }
   return out;
 }
@@ -32,9 +25,19 @@ describe('the REST API', () => {
     });
   });
 
+  it('serves exactly the routes of the route table, each with its operation name and function', () => {
+    const served = methods(synth().template)
+      .filter(({ method }) => method.Properties.HttpMethod !== 'ANY')
+      .map(({ method, path }) => ({ method: method.Properties.HttpMethod, resource: path, operationName: method.Properties.OperationName }));
+    expect(served).toEqual(expect.arrayContaining(ROUTE_TABLE.map(({ method, resource, operationName }) => ({ method, resource, operationName }))));
+    expect(served).toHaveLength(ROUTE_TABLE.length);
+    const targets = routes();
+    for (const route of ROUTE_TABLE) expect(targets[`${route.method} ${route.resource}`]).toBe(API_FUNCTIONS[route.function].constructId);
+  });
+
   it('integrates every route as a Lambda proxy, with no API Gateway authorizer or validator', () => {
     const { template } = synth();
-    for (const method of Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))) {
+    for (const { method } of methods(template).filter(({ method: m }) => m.Properties.HttpMethod !== 'ANY')) {
       expect(method.Properties).toMatchObject({
         AuthorizationType: 'NONE',
         Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
@@ -157,6 +160,43 @@ describe('TLS', () => {
   });
 });
 
+describe('a known path with a method it does not have', () => {
+  const anyMethods = () => methods(synth().template).filter(({ method }) => method.Properties.HttpMethod === 'ANY');
+
+  it('is answered by an ANY mock method on every routed resource, and on no other', () => {
+    expect(anyMethods().map(({ path }) => path).sort()).toEqual(routedResources().sort());
+  });
+
+  it.each(routedResources())('%s answers 405 METHOD_NOT_ALLOWED problem+json with Allow naming its methods, never calling a function', (path) => {
+    const found = anyMethods().find((m) => m.path === path);
+    const { Integration: integration, MethodResponses: methodResponses, AuthorizationType } = found!.method.Properties;
+    expect(AuthorizationType).toBe('NONE');
+    expect(integration).toMatchObject({ Type: 'MOCK', PassthroughBehavior: 'NEVER', RequestTemplates: { 'application/json': '{"statusCode":405}' } });
+    const responses = integration.IntegrationResponses as { StatusCode: string; SelectionPattern?: string; ResponseParameters: Record<string, string>; ResponseTemplates: Record<string, string> }[];
+    expect(responses).toHaveLength(1);
+    const [response] = responses;
+    expect(response?.SelectionPattern).toBeUndefined();
+    expect(response?.StatusCode).toBe('405');
+    expect(response?.ResponseParameters).toEqual({
+      'method.response.header.Content-Type': "'application/problem+json'",
+      'method.response.header.Cache-Control': "'no-store'",
+      'method.response.header.Allow': `'${methodsOf(path).join(', ')}'`,
+    });
+    const body = JSON.parse((response?.ResponseTemplates['application/json'] ?? '').replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
+    expect(body).toEqual({ type: '/problems/method-not-allowed', title: 'Method not allowed', status: 405, detail: expect.any(String), code: 'METHOD_NOT_ALLOWED', requestId: 'abc-123' });
+    expect(methodResponses).toEqual([
+      {
+        StatusCode: '405',
+        ResponseParameters: {
+          'method.response.header.Content-Type': true,
+          'method.response.header.Cache-Control': true,
+          'method.response.header.Allow': true,
+        },
+      },
+    ]);
+  });
+});
+
 describe("API Gateway's own errors", () => {
   const responses = () =>
     Object.fromEntries(
@@ -171,7 +211,8 @@ describe("API Gateway's own errors", () => {
     ['THROTTLED', '429', 'RATE_LIMITED', '/problems/rate-limited'],
     ['WAF_FILTERED', '403', 'FORBIDDEN', '/problems/forbidden'],
     ['REQUEST_TOO_LARGE', '413', 'PAYLOAD_TOO_LARGE', '/problems/payload-too-large'],
-    ['DEFAULT_5XX', '500', 'INTERNAL', '/problems/internal'],
+    ['UNSUPPORTED_MEDIA_TYPE', '415', 'UNSUPPORTED_MEDIA_TYPE', '/problems/unsupported-media-type'],
+    ['INTEGRATION_TIMEOUT', '504', 'GATEWAY_TIMEOUT', '/problems/gateway-timeout'],
   ])('%s answers %s problem+json with code %s', (type, status, code, problemType) => {
     const response = responses()[type];
     expect(response).toBeDefined();
@@ -183,6 +224,20 @@ describe("API Gateway's own errors", () => {
     const template = (response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
     const body = JSON.parse(template.replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
     expect(body).toEqual({ type: problemType, title: expect.any(String), status: Number(status), detail: expect.any(String), code, requestId: 'abc-123' });
+  });
+
+  it('every other 5XX keeps the status API Gateway gives it (502, 500, ...): DEFAULT_5XX pins none, and its body claims none', () => {
+    const response = responses().DEFAULT_5XX;
+    expect(response).toBeDefined();
+    expect(response?.StatusCode).toBeUndefined();
+    expect(response?.ResponseParameters).toMatchObject({ 'gatewayresponse.header.Content-Type': "'application/problem+json'" });
+    const body = JSON.parse(((response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '').replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
+    expect(body).toEqual({ type: '/problems/internal', title: 'Internal error', detail: expect.any(String), code: 'INTERNAL', requestId: 'abc-123' });
+  });
+
+  it('no 5XX gateway response pins 500 over another status', () => {
+    const pinned = Object.entries(responses()).filter(([, r]) => String(r.StatusCode ?? '').startsWith('5'));
+    expect(pinned.map(([type, r]) => `${type} ${String(r.StatusCode)}`)).toEqual(['INTEGRATION_TIMEOUT 504']);
   });
 
   it('a throttled caller is told when to retry', () => {

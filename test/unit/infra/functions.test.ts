@@ -1,4 +1,6 @@
 import { loadConfig } from '../../../lib/runtime/config.js';
+import { API_FUNCTIONS, memoryOf } from '../../../infra/route-table.js';
+import { DEFAULT_STACK_CONFIG } from '../../../infra/stack-config.js';
 import { resourcesOfType, synth, type Resource } from './synth.js';
 
 const FUNCTIONS = ['GetCase', 'CreateCases', 'CreateUpload'] as const;
@@ -28,6 +30,15 @@ describe('API functions', () => {
     expect(functionResource('CreateCases').Properties).toMatchObject({ MemorySize: 1769, Timeout: 15 });
     expect(functionResource('GetCase').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
     expect(functionResource('CreateUpload').Properties).toMatchObject({ MemorySize: 256, Timeout: 6 });
+  });
+
+  it('each function has the timeout and memory setting of the route table the local server also reads', () => {
+    for (const fn of Object.values(API_FUNCTIONS)) {
+      expect(functionResource(fn.constructId as (typeof FUNCTIONS)[number]).Properties).toMatchObject({
+        Timeout: fn.timeoutSeconds,
+        MemorySize: memoryOf(fn, DEFAULT_STACK_CONFIG),
+      });
+    }
   });
 
   it('memory sizes can be changed from the CDK context for the benchmark', () => {

@@ -1,0 +1,84 @@
+import type { Scope } from '../lib/auth/scopes.js';
+import type { StackConfig } from './stack-config.js';
+
+/**
+ * What API Gateway and Lambda are told about each route and function, in one place: the CDK stack
+ * builds its functions and REST resources from these tables, and the local server (`npm start`)
+ * and `npm run invoke` read the same tables for the resource templates, the timeouts and the
+ * payload limits they enforce. Plain data without CDK imports, so the local tools load it cheaply.
+ */
+
+/** API Gateway REST APIs end every integration after 29 s (the default and the regional maximum without a quota raise). */
+export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * A synchronous Lambda invocation carries at most 6 MB of request payload, so no request body
+ * larger than this reaches a function (API Gateway's own limit, 10 MB, is higher).
+ */
+export const LAMBDA_REQUEST_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+/** The key of each function; also the key of the stack's `functions` and of the API's handlers. */
+export type ApiFunctionId = 'getCase' | 'createCases' | 'createUpload';
+
+export interface ApiFunctionSpec {
+  /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
+  name: string;
+  /** Construct id in the stack. */
+  constructId: string;
+  /** Handler file, relative to the project root; it exports `handler`. */
+  entry: string;
+  /** Lambda's function timeout. */
+  timeoutSeconds: number;
+  /** The stack setting that holds the function's memory size (see stack-config.ts). */
+  memorySetting: 'functionMemoryMb' | 'createCasesMemoryMb';
+}
+
+export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
+  getCase: { name: 'get-case', constructId: 'GetCase', entry: 'functions/get-case.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+  // Up to 100 cases, each a transaction plus a HEAD; well inside API Gateway's 29 s.
+  createCases: { name: 'create-cases', constructId: 'CreateCases', entry: 'functions/create-cases.ts', timeoutSeconds: 15, memorySetting: 'createCasesMemoryMb' },
+  createUpload: { name: 'create-upload', constructId: 'CreateUpload', entry: 'functions/create-upload.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+};
+
+export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
+
+export function memoryOf(fn: ApiFunctionSpec, config: Pick<StackConfig, ApiFunctionSpec['memorySetting']>): number {
+  return config[fn.memorySetting];
+}
+
+export type RouteMethod = 'GET' | 'POST';
+
+export interface RouteSpec {
+  method: RouteMethod;
+  /** API Gateway resource template, e.g. `/api/v1/cases/{id}`. */
+  resource: string;
+  function: ApiFunctionId;
+  /** API Gateway operation name (also the OpenAPI operationId). */
+  operationName: string;
+  /**
+   * The scope the handler requires. The handler enforces it (functions/*.ts); this copy lets the
+   * route table be read on its own, and a test holds the two equal.
+   */
+  scope?: Scope;
+}
+
+export const ROUTE_TABLE: readonly RouteSpec[] = [
+  { method: 'POST', resource: '/api/v1/uploads', function: 'createUpload', operationName: 'CreateUpload', scope: 'cases:write' },
+  { method: 'POST', resource: '/api/v1/cases', function: 'createCases', operationName: 'CreateCases', scope: 'cases:write' },
+  { method: 'GET', resource: '/api/v1/cases/{id}', function: 'getCase', operationName: 'GetCase', scope: 'cases:read' },
+];
+
+/** Every resource that has at least one method, in table order. */
+export function routedResources(routes: readonly Pick<RouteSpec, 'resource'>[] = ROUTE_TABLE): string[] {
+  return [...new Set(routes.map((r) => r.resource))];
+}
+
+/** The methods a resource has, in table order: the `Allow` header of its 405. */
+export function methodsOf(resource: string, routes: readonly Pick<RouteSpec, 'resource' | 'method'>[] = ROUTE_TABLE): string[] {
+  return routes.filter((r) => r.resource === resource).map((r) => r.method);
+}
+
+/** `{id}` in `/api/v1/cases/{id}` → `id`. */
+export function pathParametersOf(resource: string): string[] {
+  return [...resource.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+}
