@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -98,6 +98,31 @@ describe('the local server', () => {
     expect(replay.status).toBe(409);
     expect(await replay.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', state: 'COMPLETED', created: result.created, rejected: result.rejected });
   });
+});
+
+describe('the README walk-through', () => {
+  it('runs as written against the local server and leaves no file in the directory it runs in', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const block = /### Walk-through with curl\n\n```sh\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(block).toContain('BASE=http://localhost:3000');
+    const script = block!.replace(/^export API_KEY=\S+.*$/m, `export API_KEY=${partner.apiKey}`).replace(/^BASE=\S+$/m, `BASE=${base}`);
+    const cwd = mkdtempSync(join(tmpdir(), 'pca-readme-'));
+    try {
+      const run = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn('bash', ['-c', script], { cwd });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.on('close', (code) => resolve({ code, stdout }));
+      });
+      expect(run.code).toBe(0);
+      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
+        expect(run.stdout).toContain(expected);
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('npm start', () => {
