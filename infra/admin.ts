@@ -9,8 +9,9 @@
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
  *
- * Works against the local stack (DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000) unless
- * TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
+ * --key takes the key id or the full key; either way only the key id is ever printed.
+ * Works against the local stack (DynamoDB Local of the running npm start of LOCAL_DATA_DIR, else
+ * on DYNAMODB_LOCAL_PORT, default 8000) unless TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
  * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests).
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
  * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
@@ -18,10 +19,12 @@
 import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
+import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../lib/auth/api-key.js';
 import { parseScopeList } from '../lib/auth/scopes.js';
 import { loadConfig } from '../lib/runtime/config.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
 import { tableStores } from '../lib/adapters/dynamodb/stores.js';
+import { withRunningStackPorts } from './local/local-processes.js';
 import { LOCAL_DEFAULTS, localPorts } from './local/stores.js';
 
 class UsageError extends Error {}
@@ -35,11 +38,11 @@ Usage: npm run admin -- <command> [options] [--json]
   company set-auto-attestation --company ID --enabled true|false
   key create --company ID --scopes cases:read,cases:write
   key list --company ID
-  key revoke --key KEY_ID
+  key revoke --key KEY_ID        (or the full key: only its id is printed)
   key rotate --key KEY_ID
 
-Target: the local stack (npm start; DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000) by
-default; a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
+Target: the local stack by default (the running npm start of LOCAL_DATA_DIR, default .local, on
+whatever ports it uses; else DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000); a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
 places; DYNAMODB_ENDPOINT, when set, overrides the endpoint).
 
 --json: the last line printed is one JSON object. Exit codes: 0 done, 1 refused (e.g. unknown
@@ -50,6 +53,8 @@ interface Target {
   description: string;
   local: boolean;
   port?: number;
+  /** Whether the port came from a running npm start (else from DYNAMODB_LOCAL_PORT or the default). */
+  discovered?: boolean;
 }
 
 function target(): Target {
@@ -66,8 +71,9 @@ function target(): Target {
     };
   }
   let port: number;
+  const env = withRunningStackPorts(process.env);
   try {
-    port = localPorts().dynamoPort;
+    port = localPorts(env).dynamoPort;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -76,7 +82,21 @@ function target(): Target {
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
     local: true,
     port,
+    discovered: env !== process.env && !process.env.DYNAMODB_LOCAL_PORT,
   };
+}
+
+/**
+ * The key id from --key, which may hold the full key (as pasted from a partner's report). A full
+ * key is a secret: it is never repeated, not even in an error.
+ */
+function keyIdArgument(value: string | undefined): string {
+  const given = need(value, 'key');
+  if (KEY_ID_PATTERN.test(given)) return given;
+  const parsed = parseApiKey(given);
+  if (parsed) return parsed.keyId;
+  if (given.startsWith(KEY_PREFIX)) throw new UsageError('--key looks like an API key but is not a valid one (mistyped or truncated); pass the key id from npm run admin -- key list --company ID');
+  throw new UsageError('--key must be a key id (16 letters and digits) or a full API key');
 }
 
 function need(value: string | undefined, flag: string): string {
@@ -135,6 +155,7 @@ async function run(argv: string[]): Promise<number> {
     'key rotate': ['key'],
   };
   for (const flag of required[command] ?? []) need(values[flag], flag);
+  const keyId = command === 'key revoke' || command === 'key rotate' ? keyIdArgument(values.key) : undefined;
   if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
@@ -158,7 +179,8 @@ async function run(argv: string[]): Promise<number> {
     try {
       await probe.send(new ListTablesCommand({ Limit: 1 }));
     } catch {
-      console.error(`DynamoDB Local is not running on port ${where.port} (${cfg.dynamoEndpoint}): start it with npm start`);
+      const hint = where.discovered ? 'the npm start recorded for LOCAL_DATA_DIR is not answering' : 'start it with npm start (an npm start on other ports is found through its LOCAL_DATA_DIR, default .local)';
+      console.error(`DynamoDB Local is not running on port ${where.port} (${cfg.dynamoEndpoint}): ${hint}`);
       return 1;
     } finally {
       probe.destroy();
@@ -197,10 +219,10 @@ async function run(argv: string[]): Promise<number> {
         const issued =
           command === 'key create'
             ? await accounts.createKey(need(values.company, 'company'), need(values.scopes, 'scopes'))
-            : await accounts.rotateKey(need(values.key, 'key'));
+            : await accounts.rotateKey(keyId!);
         if (!values.json) {
           console.error('The API key below is shown once and cannot be read back. Hand it to the partner over a secure channel.');
-          if (command === 'key rotate') console.error(`The old key ${values.key} keeps working until you revoke it: npm run admin -- key revoke --key ${values.key}`);
+          if (command === 'key rotate') console.error(`The old key ${keyId} keeps working until you revoke it: npm run admin -- key revoke --key ${keyId}`);
         }
         out(`keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\napiKey  ${issued.apiKey}`, {
           keyId: issued.keyId,
@@ -216,8 +238,7 @@ async function run(argv: string[]): Promise<number> {
         break;
       }
       case 'key revoke': {
-        const keyId = need(values.key, 'key');
-        await accounts.revokeKey(keyId);
+        await accounts.revokeKey(keyId!);
         out(`Revoked key ${keyId}: it is refused from the next request on`, { keyId, revoked: true });
         break;
       }

@@ -1,24 +1,58 @@
 /**
- * `npm run invoke -- <function> events/<file>.json`: runs one handler on a sample API Gateway
- * event against the local stack (start it with `npm start`) and prints the response, as
- * `sam local invoke` would, with the function's timeout from the stack: a function that overruns
- * it (or throws) is reported, with API Gateway's answer, and exits 1. Placeholders in the event ({{API_KEY}}, {{CASE_ID}}, ...) are filled
- * from environment variables of the same name when set, else from a throw-away company, keys,
- * invoice and case created in the local stores for this run.
+ * `npm run invoke -- <function> <event file>`: runs one handler on an API Gateway event against
+ * the local stack (start it with `npm start`) and prints the response, as `sam local invoke`
+ * would, with the function's timeout from the stack: a function that overruns it (or throws) is
+ * reported, with API Gateway's answer, and exits 1. The event file may live anywhere; for the
+ * samples in `events/` the status they document is checked, and a different status exits 1.
+ *
+ * Placeholders in the event ({{API_KEY}}, {{CASE_ID}}, ...) are filled consistently from one
+ * company: with `API_KEY` exported (as the README has you do), that key's company; otherwise a
+ * sample company reused on every run. The one-scope keys made for the run are revoked at its end.
+ * Any other placeholder exported by name (e.g. CASE_ID) overrides the provisioned value.
  */
-import { basename } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { withRunningStackPorts } from './local/local-processes.js';
 import { localEnvironment, localPorts } from './local/stores.js';
 
-const USAGE = 'usage: npm run invoke -- <get-case|create-cases|create-upload> events/<file>.json';
+const USAGE = 'usage: npm run invoke -- <get-case|create-cases|create-upload> <event file, e.g. events/get-case.json>';
 
 async function main(): Promise<number> {
-  const [fn, eventPath] = process.argv.slice(2);
-  if (!fn || !eventPath) {
+  const [fn, eventPath, ...extra] = process.argv.slice(2);
+  if (!fn || !eventPath || extra.length > 0) {
     console.error(USAGE);
     return 2;
   }
-  const ports = localPorts();
+  const { FUNCTION_NAMES, SAMPLE_EVENTS } = await import('./local/sample-events.js');
+  const name = FUNCTION_NAMES.find((f) => f === fn);
+  if (!name) {
+    console.error(`unknown function "${fn}"; ${USAGE}`);
+    return 2;
+  }
+  let template: unknown;
+  try {
+    template = JSON.parse(readFileSync(eventPath, 'utf8')) as unknown;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    console.error(`cannot read the event ${eventPath}: ${reason}`);
+    return 2;
+  }
+  // A documented status belongs to the sample file itself, not to a copy elsewhere.
+  const file = basename(eventPath);
+  const sample = resolve(eventPath) === resolve('events', file) ? SAMPLE_EVENTS[file] : undefined;
+  if (sample && sample.function !== name) {
+    console.error(`events/${file} is an event for ${sample.function}, not ${name}`);
+    return 2;
+  }
+
+  let ports;
+  try {
+    ports = localPorts(withRunningStackPorts(process.env));
+  } catch (error) {
+    console.error((error as Error).message);
+    return 2;
+  }
   Object.assign(process.env, { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...localEnvironment(ports) });
 
   const probe = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT, region: process.env.AWS_REGION, maxAttempts: 1 });
@@ -31,26 +65,45 @@ async function main(): Promise<number> {
     probe.destroy();
   }
 
-  const { SAMPLE_EVENTS, invokeSample, provisionEventValues, reportInvocation } = await import('./local/sample-events.js');
-  const file = basename(eventPath);
-  const sample = SAMPLE_EVENTS[file];
-  if (!sample) {
-    console.error(`events/${file} is not a known sample event; see infra/local/sample-events.ts`);
-    return 2;
+  const { invokeEvent, provisionEventValues, reportInvocation } = await import('./local/sample-events.js');
+  const exportedKey = process.env.API_KEY || undefined;
+  const values = await provisionEventValues({ apiKey: exportedKey });
+  const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter((key): key is string => Boolean(key) && key !== exportedKey);
+  const overridden: string[] = [];
+  for (const placeholder of Object.keys(values)) {
+    const override = process.env[placeholder];
+    if (placeholder !== 'API_KEY' && override) {
+      values[placeholder] = override;
+      overridden.push(placeholder);
+    }
   }
-  if (sample.function !== fn) {
-    console.error(`events/${file} is an event for ${sample.function}, not ${fn}`);
-    return 2;
+  try {
+    const invocation = await invokeEvent(name, template, values);
+    const report = reportInvocation(sample ? file : eventPath, invocation);
+    console.log(report.stdout);
+    for (const line of report.stderr) console.error(line);
+    console.error(`(placeholders filled from ${exportedKey ? 'the company of the exported API_KEY' : 'the sample company'}${overridden.length ? `; ${overridden.join(', ')} from the environment` : ''})`);
+    if (report.exitCode !== 0) return report.exitCode;
+    const res = invocation.result;
+    if (!sample) return 0;
+    if (res.statusCode !== sample.status) {
+      console.error(`status ${res.statusCode} differs from the documented status ${sample.status} for ${file} (${sample.description})`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    await revokeRunKeys(runKeys);
   }
-  const values = await provisionEventValues();
-  for (const name of Object.keys(values)) {
-    const override = process.env[name];
-    if (override) values[name] = override;
-  }
-  const report = reportInvocation(file, await invokeSample(file, values));
-  console.log(report.stdout);
-  for (const line of report.stderr) console.error(line);
-  return report.exitCode;
+}
+
+/** Revokes the keys made for this run (never an exported one), so none stays usable. */
+async function revokeRunKeys(keys: string[]): Promise<void> {
+  const { parseApiKey } = await import('../lib/auth/api-key.js');
+  const { AccountsService } = await import('../lib/accounts/accounts-service.js');
+  const { tableAdapters } = await import('../lib/adapters/production-adapters.js');
+  const stores = tableAdapters();
+  const accounts = new AccountsService(stores.companies, stores.keys);
+  await Promise.all(keys.map((key) => parseApiKey(key)).map((parsed) => (parsed ? accounts.revokeKey(parsed.keyId) : undefined)));
 }
 
 main().then(

@@ -5,10 +5,31 @@
  *
  * Ctrl-C (SIGINT) or SIGTERM, also while starting, stops the HTTP server, s3rver and DynamoDB
  * Local (no Java process is left behind) and exits 0. `LOCAL_DATA_DIR` moves `.local/` elsewhere.
+ * If an earlier start died hard and left its DynamoDB Local running, this start stops it first.
  */
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import type { StaticRoute } from './http-adapter.js';
+import { describePortHolder, forgetLocalStack, reclaimStaleDynamoLocal, recordLocalStack } from './local-processes.js';
 import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
+
+/** Where the first start leaves the demo key (mode 0600) for scripts such as CI's smoke test. */
+export const DEMO_KEY_FILE = 'demo-api-key';
+
+/**
+ * The served OpenAPI document names this server, on its actual port, instead of the default
+ * local address the committed document lists.
+ */
+function withLocalServer(serve: StaticRoute, openApiRoute: string, base: string): StaticRoute {
+  return (method, pathname) => {
+    const answer = serve(method, pathname);
+    if (!answer || answer.statusCode !== 200 || pathname.replace(/\/+$/, '') !== openApiRoute) return answer;
+    const document = JSON.parse(answer.body.toString()) as { servers?: { url: string; description?: string }[] };
+    document.servers = (document.servers ?? []).map((server) => (server.url.startsWith('http://localhost') ? { ...server, url: base } : server));
+    return { ...answer, body: `${JSON.stringify(document, null, 2)}\n` };
+  };
+}
 
 async function main(): Promise<void> {
   let ports;
@@ -27,9 +48,21 @@ async function main(): Promise<void> {
     ['DYNAMODB_LOCAL_PORT', ports.dynamoPort],
     ['S3_LOCAL_PORT', ports.s3Port],
   ];
+  const dataDir = process.env.LOCAL_DATA_DIR || '.local';
+  const dynamoDir = join(dataDir, 'dynamodb');
+  const stale = await reclaimStaleDynamoLocal(dynamoDir);
+  if (stale.kind === 'in-use') {
+    console.error(`Another npm start (pid ${stale.ownerPid}) is running on the data in ${dataDir} (its DynamoDB Local is pid ${stale.javaPid} on port ${stale.port}): stop it, or give this one its own LOCAL_DATA_DIR.`);
+    process.exit(1);
+  }
+  if (stale.kind === 'stopped') {
+    console.log(`Stopped DynamoDB Local (pid ${stale.javaPid}, port ${stale.port}), left running on ${dynamoDir} by an earlier npm start that did not shut down.`);
+  }
   for (const [name, port] of named) {
     if (await portInUse(port)) {
-      console.error(`Port ${port} (${name}) is already in use: is another npm start running? Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT and S3_LOCAL_PORT.`);
+      const holder = describePortHolder(port);
+      const who = holder ? ` by ${holder}` : ': is another npm start running?';
+      console.error(`Port ${port} (${name}) is already in use${who}. Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT and S3_LOCAL_PORT.`);
       process.exit(1);
     }
   }
@@ -40,7 +73,6 @@ async function main(): Promise<void> {
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
   });
 
-  const dataDir = process.env.LOCAL_DATA_DIR || '.local';
   let server: Server | undefined;
   let stopping = false;
   // Kept as promises so that a signal during start-up still stops whatever has started.
@@ -53,6 +85,7 @@ async function main(): Promise<void> {
       server.closeAllConnections();
       await closed;
     }
+    forgetLocalStack(dataDir);
     const [dynamo, s3] = await Promise.allSettled([starting?.dynamo, starting?.s3]);
     await Promise.allSettled([s3.status === 'fulfilled' ? s3.value?.stop() : undefined, dynamo.status === 'fulfilled' ? dynamo.value?.stop() : undefined]);
     process.exit(code);
@@ -63,7 +96,7 @@ async function main(): Promise<void> {
 
   try {
     starting = {
-      dynamo: startDynamoLocal(ports.dynamoPort, join(dataDir, 'dynamodb')),
+      dynamo: startDynamoLocal(ports.dynamoPort, dynamoDir),
       s3: startLocalS3(ports.s3Port, join(dataDir, 's3'), LOCAL_DEFAULTS.bucketName),
     };
     const [dynamo] = await Promise.all([starting.dynamo, starting.s3]);
@@ -73,24 +106,36 @@ async function main(): Promise<void> {
     const { ensureDemoAccount } = await import('./demo-account.js');
     const { createLocalServer } = await import('./http-adapter.js');
     const { API_ROUTES } = await import('./api-routes.js');
-    const { docsResponse } = await import('./docs-routes.js');
+    const { docsResponse, OPENAPI_ROUTE } = await import('./docs-routes.js');
     const demo = await ensureDemoAccount();
+    const keyFile = join(dataDir, DEMO_KEY_FILE);
+    if (demo.created && demo.apiKey) {
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(keyFile, `${demo.apiKey}\n`, { mode: 0o600 });
+      chmodSync(keyFile, 0o600); // a file left from an earlier table keeps its old mode otherwise
+    }
 
-    server = createLocalServer({ routes: API_ROUTES, staticRoutes: [docsResponse], log: (line) => console.log(line) });
+    const base = `http://localhost:${ports.apiPort}`;
+    server = createLocalServer({ routes: API_ROUTES, staticRoutes: [withLocalServer(docsResponse, OPENAPI_ROUTE, base)], log: (line) => console.log(line) });
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(ports.apiPort, '127.0.0.1', () => resolve());
     });
+    recordLocalStack(dataDir, { pid: process.pid, apiPort: ports.apiPort, dynamoPort: ports.dynamoPort, s3Port: ports.s3Port });
 
-    const base = `http://localhost:${ports.apiPort}`;
     console.log(`Partner Case API (local) on ${base}`);
     console.log(`  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in ${join(dataDir, 'dynamodb')})`);
     console.log(`  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`);
     console.log(`  API reference   ${base}/docs`);
+    if (!dynamo.loopbackOnly) {
+      console.log('  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.');
+    }
+    // A command for another terminal names a non-default port, so it reaches this stack.
+    const adminPrefix = ports.dynamoPort !== LOCAL_DEFAULTS.dynamoPort ? `DYNAMODB_LOCAL_PORT=${ports.dynamoPort} ` : '';
     if (demo.created && demo.apiKey) {
       console.log('');
       console.log(`Demo company ${demo.companyId} was created with an API key (cases:read, cases:write).`);
-      console.log('This key is shown once and cannot be read back:');
+      console.log(`This key is shown once here, and kept only in ${keyFile} (mode 0600):`);
       console.log('');
       console.log(`  export API_KEY=${demo.apiKey}`);
       console.log('');
@@ -98,8 +143,9 @@ async function main(): Promise<void> {
       console.log(`  curl -s ${base}/api/v1/cases/case_0000000000000000000000 -H "Authorization: Bearer $API_KEY"`);
     } else {
       console.log('');
-      console.log(`A demo key for company ${demo.companyId} was printed on the first start. For a new one:`);
-      console.log(`  npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write`);
+      const kept = existsSync(keyFile) ? ` and kept in ${keyFile}` : '';
+      console.log(`The demo key for company ${demo.companyId} was printed on the first start${kept}. For a new one:`);
+      console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write`);
     }
     console.log('');
     console.log('Ctrl-C stops everything.');

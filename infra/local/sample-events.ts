@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
+import { parseApiKey, secretMatches } from '../../lib/auth/api-key.js';
+import { hasScope } from '../../lib/auth/scopes.js';
 import { config } from '../../lib/runtime/config.js';
 import { tableAdapters } from '../../lib/adapters/production-adapters.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
@@ -17,10 +19,11 @@ import { lambdaContext } from './lambda-events.js';
  * The sample API Gateway events in `events/`: which function each one is for and the status it
  * documents. The same files feed `sam local invoke`, `npm run invoke` and a test that runs every
  * one of them. Events hold placeholders (`{{API_KEY}}`, `{{CASE_ID}}`, ...) instead of secrets;
- * `provisionEventValues` creates a throw-away company, keys, an uploaded file and a case in the
- * local stores and returns the values to fill them with.
+ * `provisionEventValues` creates keys, an uploaded file and a case in one company of the local
+ * stores (the given key's, or a reused sample company) and returns the values to fill them with.
  */
-export type FunctionName = 'get-case' | 'create-cases' | 'create-upload';
+export const FUNCTION_NAMES = ['get-case', 'create-cases', 'create-upload'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export interface SampleEvent {
   function: FunctionName;
@@ -100,9 +103,19 @@ export interface InvokeSampleOptions {
 export async function invokeSample(file: string, values: Record<string, string>, options: InvokeSampleOptions = {}): Promise<Invocation> {
   const sample = SAMPLE_EVENTS[file];
   if (!sample) throw new Error(`events/${file} is not listed in SAMPLE_EVENTS`);
-  const fn = API_FUNCTIONS[functionIdOf(sample.function)];
-  const handler = options.handler ?? (await loadHandler(sample.function));
-  return invokeWithDeadline(handler, fillEvent(readEventTemplate(file), values), {
+  return invokeEvent(sample.function, readEventTemplate(file), values, options);
+}
+
+/**
+ * Runs a function on an event template (any file, e.g. one outside events/) filled with values, as
+ * Lambda behind API Gateway would: with the function's timeout and memory from the stack
+ * (route-table.ts), and API Gateway's answer when the function overruns, throws or returns a
+ * malformed result.
+ */
+export async function invokeEvent(name: FunctionName, template: unknown, values: Record<string, string>, options: InvokeSampleOptions = {}): Promise<Invocation> {
+  const fn = API_FUNCTIONS[functionIdOf(name)];
+  const handler = options.handler ?? (await loadHandler(name));
+  return invokeWithDeadline(handler, fillEvent(template, values), {
     functionName: fn.name,
     timeoutMs: options.timeoutMs ?? fn.timeoutSeconds * 1000,
     memoryMb: memoryOf(fn, localStackConfig()),
@@ -129,26 +142,50 @@ export function reportInvocation(file: string, invocation: Invocation): { stdout
   };
 }
 
+/** The one company the sample events use when no API_KEY is given; found again on every run. */
+export const SAMPLE_COMPANY_NAME = 'Sample Events Ltd';
+
+export interface ProvisionOptions {
+  /** A read+write key of the local stack: then every value belongs to that key's company. */
+  apiKey?: string;
+}
+
 /**
- * A fresh company with three keys (read+write, read-only, write-only), an uploaded invoice, one
- * case, and an Idempotency-Key already used: everything the sample events refer to.
+ * Everything the sample events refer to, all in one company: three keys (read+write, read-only,
+ * write-only), an uploaded invoice, one case, and an Idempotency-Key already used. With
+ * `apiKey` the company is that key's and the key itself is the read+write one; without, it is
+ * the sample company (created on the first run only). The one-scope keys are new on each run.
  */
-export async function provisionEventValues(): Promise<Record<string, string>> {
+export async function provisionEventValues(options: ProvisionOptions = {}): Promise<Record<string, string>> {
   const cfg = config();
   const stores = tableAdapters(cfg);
   const accounts = new AccountsService(stores.companies, stores.keys);
-  const company = await accounts.createCompany('Sample Events Ltd');
-  const [readWrite, readOnly, writeOnly] = await Promise.all([
-    accounts.createKey(company.companyId, ['cases:read', 'cases:write']),
-    accounts.createKey(company.companyId, ['cases:read']),
-    accounts.createKey(company.companyId, ['cases:write']),
-  ]);
-  const fileKey = issueFileKey(company.companyId, 'application/pdf');
+  let companyId: string;
+  let readWriteKey: string;
+  if (options.apiKey) {
+    // Never repeat the key in an error: it is a secret.
+    const parsed = parseApiKey(options.apiKey);
+    const record = parsed ? await stores.keys.get(parsed.keyId) : undefined;
+    if (!parsed || !record || record.revoked || !secretMatches(parsed.secret, record.secretHash)) {
+      throw new Error('API_KEY is not a usable key of this local stack (mistyped, unknown or revoked); unset it to use the sample company');
+    }
+    if (!hasScope(record.scopes, 'cases:read') || !hasScope(record.scopes, 'cases:write')) {
+      throw new Error(`API_KEY (key ${parsed.keyId}) needs both cases:read and cases:write to fill the sample events`);
+    }
+    companyId = record.companyId;
+    readWriteKey = options.apiKey;
+  } else {
+    const existing = (await accounts.listCompanies()).find((c) => c.name === SAMPLE_COMPANY_NAME);
+    companyId = existing?.companyId ?? (await accounts.createCompany(SAMPLE_COMPANY_NAME)).companyId;
+    readWriteKey = (await accounts.createKey(companyId, ['cases:read', 'cases:write'])).apiKey;
+  }
+  const [readOnly, writeOnly] = await Promise.all([accounts.createKey(companyId, ['cases:read']), accounts.createKey(companyId, ['cases:write'])]);
+  const fileKey = issueFileKey(companyId, 'application/pdf');
   await s3Client(cfg).send(new PutObjectCommand({ Bucket: cfg.bucketName, Key: fileKey, Body: '%PDF-1.4\n% sample invoice\n', ContentType: 'application/pdf' }));
 
   const runId = randomUUID().slice(0, 8);
   const values: Record<string, string> = {
-    API_KEY: readWrite.apiKey,
+    API_KEY: readWriteKey,
     READ_ONLY_API_KEY: readOnly.apiKey,
     WRITE_ONLY_API_KEY: writeOnly.apiKey,
     FILE_KEY: fileKey,

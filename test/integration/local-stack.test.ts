@@ -1,4 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
@@ -110,16 +113,44 @@ describe('the local server', () => {
   });
 });
 
+describe('the README walk-through', () => {
+  it('runs as written against the local server and leaves no file in the directory it runs in', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const block = /### Walk-through with curl\n\n```sh\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(block).toContain('BASE=http://localhost:3000');
+    const script = block!.replace(/^export API_KEY=\S+.*$/m, `export API_KEY=${partner.apiKey}`).replace(/^BASE=\S+$/m, `BASE=${base}`);
+    const cwd = mkdtempSync(join(tmpdir(), 'pca-readme-'));
+    try {
+      const run = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn('bash', ['-c', script], { cwd });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.on('close', (code) => resolve({ code, stdout }));
+      });
+      expect(run.code).toBe(0);
+      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
+        expect(run.stdout).toContain(expected);
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('npm start', () => {
-  it('says the port is taken, in one line, instead of crashing when another instance runs', async () => {
+  it('says the port is taken and by which process, in one line, instead of crashing', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
     const port = (blocker.address() as AddressInfo).port;
     try {
-      const run = spawnSync('npx', ['tsx', 'infra/local/main.ts'], { env: { ...process.env, PORT: String(port) }, encoding: 'utf8', timeout: 60_000 });
+      // Its own data directory: a developer's npm start on .local must not change the answer.
+      const dataDir = mkdtempSync(join(tmpdir(), 'pca-port-taken-'));
+      const run = spawnSync('npx', ['tsx', 'infra/local/main.ts'], { env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 60_000 });
+      rmSync(dataDir, { recursive: true, force: true });
       expect(run.status).not.toBe(0);
       const lines = run.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'));
-      expect(lines).toEqual([expect.stringContaining(`Port ${port} (PORT) is already in use`)]);
+      expect(lines).toEqual([expect.stringContaining(`Port ${port} (PORT) is already in use by pid ${process.pid}`)]);
     } finally {
       blocker.close();
     }
