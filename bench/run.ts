@@ -14,6 +14,7 @@
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (10).
  * Method and reading of every figure: docs/performance.md.
  */
+import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../infra/route-table.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -305,7 +306,7 @@ try {
     variants.push({ name: `${fn.name}+zod-ns`, fn, role: 'what-if', bundle: await bundleLikeCdk(`${fn.name}-zod-ns`, fn.entry, bundleDir, [zodNamespaceImport]) });
   }
   const childEnv: Record<string, string> = {
-    ...functionEnvironment(DEFAULT_STACK_CONFIG, { tableName: cfg.tableName, bucketName: cfg.bucketName }),
+    ...functionEnvironment(DEFAULT_STACK_CONFIG, { tableName: cfg.tableName, bucketName: cfg.bucketName, claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS }),
     ...stack.env,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };

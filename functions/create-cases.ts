@@ -9,13 +9,9 @@ import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 
 /** POST /api/v1/cases (scope cases:write). */
 
-/** Time kept back from the Lambda's remaining time so a response always leaves before the timeout. */
-const DEADLINE_MARGIN_MS = 1_500;
-
 export function createCases(service: CreateCasesService): CoreHandler {
   return async (event, context) => {
     const envelope = parseBatchEnvelope(event);
-    const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000;
     const userAgent = headerValues(event, 'user-agent')[0];
     const result = await service.create({
       caller: callerOf(context),
@@ -24,7 +20,7 @@ export function createCases(service: CreateCasesService): CoreHandler {
       ...(userAgent ? { userAgent: userAgent.slice(0, 256) } : {}),
       ...(envelope.idempotencyKey ? { idempotencyKey: envelope.idempotencyKey } : {}),
       cases: envelope.cases,
-      deadlineMs: Date.now() + remaining - DEADLINE_MARGIN_MS,
+      deadline: context.deadline,
     });
 
     const counts = outcomeCounts(result);

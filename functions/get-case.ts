@@ -24,9 +24,9 @@ export function buildGetCaseHandler(deps: GetCaseDeps) {
     {
       scope: 'cases:read',
       keys: deps.keys,
-      prefetch: async (event) => {
+      prefetch: async (event, deadline) => {
         const id = caseIdToRead(event.pathParameters?.id);
-        return id === undefined ? undefined : deps.caseReader.get(id);
+        return id === undefined ? undefined : deps.caseReader.get(id, deadline);
       },
     },
     getCase,

@@ -52,7 +52,7 @@ export const PARTITIONS = {
  */
 export const WRITABLE_ATTRIBUTES = {
   apiKeyUse: [PK, SK, 'lastUsedAt'],
-  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', TTL_ATTRIBUTE],
+  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE],
   idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
   referenceCounter: [PK, SK, 'sequence', 'type'],
 } as const;
@@ -200,9 +200,13 @@ export function invoiceUploadStatements(bucket: IBucket): PolicyStatement[] {
 }
 
 /**
- * Checking that an invoice was uploaded: HeadObject is authorised by s3:GetObject. Without
- * s3:ListBucket, S3 answers a HEAD for a missing key with 403 rather than 404; the handler reads a
- * 403 as "not uploaded" (lib/uploads/file-store.ts), and the function cannot list the bucket.
+ * Checking that an invoice was uploaded: HeadObject is authorised by s3:GetObject on the invoice
+ * objects. s3:ListBucket on the bucket makes S3 answer a HEAD of a missing key with 404 rather than
+ * 403 (S3's HeadObject documentation), so the handler reads only a 404 as "not uploaded" and a 403
+ * as the storage failure it is (lib/adapters/s3/invoice-file-store.ts). The grant is on the bucket
+ * without an `s3:prefix` condition: a HEAD request carries no prefix, and whether S3 evaluates that
+ * key for the 404-or-403 decision is not documented; a condition it cannot satisfy would quietly
+ * bring the 403 back. The function's code never lists, and the bucket holds invoices only.
  */
 export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
   return [
@@ -210,6 +214,11 @@ export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
       sid: 'CheckInvoiceUploads',
       actions: ['s3:GetObject'],
       resources: [invoiceObjectsArn(bucket)],
+    }),
+    new PolicyStatement({
+      sid: 'TellMissingInvoicesApart',
+      actions: ['s3:ListBucket'],
+      resources: [bucket.bucketArn],
     }),
   ];
 }

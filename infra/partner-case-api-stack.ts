@@ -7,7 +7,7 @@ import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
-import { API_FUNCTIONS, API_FUNCTION_IDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
+import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 
 export interface PartnerCaseApiStackProps extends StackProps {
@@ -51,6 +51,7 @@ export class PartnerCaseApiStack extends Stack {
     const environment = functionEnvironment(config, {
       tableName: table.tableName,
       bucketName: invoiceBucket.bucketName,
+      claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     });
     // Entry, timeout and memory setting come from route-table.ts, which the local server and
     // `npm run invoke` read too. Memory sizes are starting points the benchmark refines (more

@@ -42,6 +42,14 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
 
+/**
+ * How long an Idempotency-Key may stay IN_PROGRESS before another request may take it over
+ * (product rules "Availability and deadlines"): create-cases' timeout plus a margin for clock skew
+ * between Lambda hosts. A request always answers before its timeout, so its claim is completed or
+ * released by then, or was abandoned by a function that died.
+ */
+export const IDEMPOTENCY_CLAIM_HORIZON_SECONDS = API_FUNCTIONS.createCases.timeoutSeconds + 5;
+
 export function memoryOf(fn: ApiFunctionSpec, config: Pick<StackConfig, ApiFunctionSpec['memorySetting']>): number {
   return config[fn.memorySetting];
 }

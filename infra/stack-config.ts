@@ -294,11 +294,12 @@ export const SERVICE_METRICS = { namespace: 'PartnerCaseApi', service: 'partner-
 /** The environment every API function reads (see lib/config.ts). */
 export function functionEnvironment(
   config: Pick<StageIndependentConfig, 'idempotencyTtlSeconds' | 'uploadUrlTtlSeconds'>,
-  resources: { tableName: string; bucketName: string },
+  resources: { tableName: string; bucketName: string; claimHorizonSeconds: number },
 ): Record<string, string> {
   return {
     TABLE_NAME: resources.tableName,
     BUCKET_NAME: resources.bucketName,
+    IDEMPOTENCY_CLAIM_HORIZON_SECONDS: String(resources.claimHorizonSeconds),
     IDEMPOTENCY_TTL_SECONDS: String(config.idempotencyTtlSeconds),
     UPLOAD_URL_TTL_SECONDS: String(config.uploadUrlTtlSeconds),
     POWERTOOLS_SERVICE_NAME: SERVICE_METRICS.service,

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'BATCH_EMPTY',
   'BATCH_TOO_LARGE',
   'INTERNAL',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -113,17 +114,39 @@ export class BatchTooLargeError extends CodedError {
 
 export type IdempotencyState = 'IN_PROGRESS' | 'COMPLETED';
 
+export interface IdempotencyReplay {
+  state: IdempotencyState;
+  /** Whether the replayed request carries the same parsed body as the one that used the key. */
+  sameRequest: boolean;
+  /** The original answer, when the first request finished. */
+  original?: { created: unknown[]; rejected: unknown[] };
+  /** While the first request is still running: when it can no longer be (its claim's horizon). */
+  retryAfterSeconds?: number;
+}
+
 export class IdempotencyKeyReusedError extends CodedError {
-  constructor(state: IdempotencyState, original?: { created: unknown[]; rejected: unknown[] }, retryAfterSeconds = 2) {
+  constructor(replay: IdempotencyReplay) {
+    const { state, sameRequest, original } = replay;
     super(
       'IDEMPOTENCY_KEY_REUSED',
       state === 'COMPLETED'
         ? 'This Idempotency-Key was already used; nothing new was created. The original result is included.'
         : 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
       {
-        extensions: state === 'COMPLETED' && original ? { state, created: original.created, rejected: original.rejected } : { state },
-        ...(state === 'IN_PROGRESS' ? { retryAfterSeconds } : {}),
+        extensions: state === 'COMPLETED' && original ? { state, sameRequest, created: original.created, rejected: original.rejected } : { state, sameRequest },
+        ...(state === 'IN_PROGRESS' ? { retryAfterSeconds: replay.retryAfterSeconds ?? 1 } : {}),
       },
     );
+  }
+}
+
+/**
+ * Storage could not answer in time (throttled, failing or slower than the request's deadline)
+ * before anything was written: the request had no effect and may be retried as it is.
+ */
+export class ServiceUnavailableError extends CodedError {
+  constructor(retryAfterSeconds: number, cause?: unknown) {
+    super('SERVICE_UNAVAILABLE', 'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.', { retryAfterSeconds });
+    if (cause !== undefined) this.cause = cause;
   }
 }

@@ -14,6 +14,7 @@ export function floorConfig(): AppConfig {
     s3Endpoint: env.S3_ENDPOINT,
     idempotencyTtlSeconds: 86_400,
     uploadUrlTtlSeconds: 900,
+    claimHorizonSeconds: 20,
     local: Boolean(env.DYNAMODB_ENDPOINT),
   };
 }

@@ -38,6 +38,7 @@ export async function cpuRig(fileCount = 100): Promise<CpuRig> {
     fileKeyProblem,
     now: () => new Date(),
     idempotencyTtlSeconds: 24 * 3600,
+    claimHorizonSeconds: 20,
   }) as unknown as Handler;
   // Warm the key: the in-memory touch is free, but keep the path identical to the measured one.
   await keys.touch(key.keyId, new Date().toISOString(), new Date(0).toISOString());

@@ -133,7 +133,7 @@ export function reportInvocation(file: string, invocation: Invocation): { stdout
   }
   const stdout = JSON.stringify({ statusCode: result.statusCode, headers: result.headers, body }, null, 2);
   const sample = SAMPLE_EVENTS[file];
-  const documented = sample ? `(documented status for ${file}: ${sample.status} — ${sample.description})` : `(${file} is not a listed sample event)`;
+  const documented = sample ? `(documented status for ${file}: ${sample.status} — ${sample.description})` : `(${file} is not one of the sample events in events/: no documented status to check)`;
   if (invocation.outcome === 'answered') return { stdout, stderr: [documented], exitCode: 0 };
   return {
     stdout,

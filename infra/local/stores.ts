@@ -8,6 +8,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCom
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
+import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../route-table.js';
 import { forgetDynamoLocal, recordDynamoLocal } from './local-processes.js';
 import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signature-gate.js';
 
@@ -62,6 +63,7 @@ export function localEnvironment(ports: LocalPorts): Record<string, string> {
     S3_ENDPOINT: `http://127.0.0.1:${ports.s3Port}`,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    IDEMPOTENCY_CLAIM_HORIZON_SECONDS: String(IDEMPOTENCY_CLAIM_HORIZON_SECONDS),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   payloadTooLargeProblemSchema,
   problemSchema,
   rateLimitedProblemSchema,
+  serviceUnavailableProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
 } from '../../lib/http/response-schemas.js';
@@ -216,6 +217,9 @@ const tooManyRequests = problem('A rate limit of the gateway was exceeded.', rat
 });
 const otherProblem = problem('Any other error (for example `404 NOT_FOUND` from the gateway for an unknown route): problem details with a `code`.', problemSchema);
 const internal = problem('An unexpected failure. Safe to retry; quote the `requestId` if it persists.', internalProblemSchema);
+const unavailable = problem('Storage could not answer in time; nothing was written. Retry after `Retry-After` seconds.', serviceUnavailableProblemSchema, {
+  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+});
 
 function json(description: string, schema: z.ZodType, examples?: Record<string, { summary: string; value: unknown }>): ResponseConfig {
   return { description, headers: responseHeaders({}), content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
@@ -322,6 +326,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
       415: unsupportedMediaType,
       429: tooManyRequests,
       500: internal,
+      503: unavailable,
       default: otherProblem,
     },
   });
@@ -374,7 +379,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
       409: problem(
         'The `Idempotency-Key` was already used: nothing new was created.',
         idempotencyKeyReusedProblemSchema,
-        { 'Retry-After': { required: false, description: 'Only while the first request is `IN_PROGRESS`: seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+        { 'Retry-After': { required: false, description: 'Only while the first request is `IN_PROGRESS`: seconds until it has certainly ended (its function timeout plus a margin); retry then to receive its result.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
         {
           completed: {
             summary: 'The first request finished: its result is included',
@@ -386,6 +391,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
               code: 'IDEMPOTENCY_KEY_REUSED',
               requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
               state: 'COMPLETED',
+              sameRequest: true,
               created: [CREATED],
               rejected: [REJECTED_DUE_DATE],
             },
@@ -400,6 +406,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
               code: 'IDEMPOTENCY_KEY_REUSED',
               requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
               state: 'IN_PROGRESS',
+              sameRequest: true,
             },
           },
         },
@@ -408,6 +415,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
       415: unsupportedMediaType,
       429: tooManyRequests,
       500: internal,
+      503: unavailable,
       default: otherProblem,
     },
   });
@@ -437,6 +445,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
       404: problem('No case with this id exists for your company.', notFoundProblemSchema),
       429: tooManyRequests,
       500: internal,
+      503: unavailable,
       default: otherProblem,
     },
   });

@@ -1,3 +1,5 @@
+import type { Deadline } from '../deadline.js';
+
 /** What account administration and case creation need to know of a company (implemented in lib/adapters). */
 export interface CompanyRecord {
   companyId: string;
@@ -10,7 +12,7 @@ export interface CompanyRecord {
 
 export interface CompanyStore {
   /** Strongly consistent. */
-  get(companyId: string): Promise<CompanyRecord | undefined>;
+  get(companyId: string, deadline?: Deadline): Promise<CompanyRecord | undefined>;
   /** Fails when a company with this id exists. */
   create(record: CompanyRecord): Promise<void>;
   list(): Promise<CompanyRecord[]>;

@@ -32,6 +32,7 @@ export function caseCreationAdapters(cfg: AppConfig = config()) {
     log: operationalLog,
     now: () => new Date(),
     idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+    claimHorizonSeconds: cfg.claimHorizonSeconds,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Deadline } from '../deadline.js';
 import { UnauthenticatedError } from '../errors.js';
 import type { Log } from '../log.js';
 import { parseApiKey, secretMatches, type ParsedApiKey } from './api-key.js';
@@ -44,8 +45,8 @@ export class KeyAuthenticator {
     return parsed;
   }
 
-  async authenticate(parsed: ParsedApiKey): Promise<Authenticated> {
-    const record = await this.keys.get(parsed.keyId);
+  async authenticate(parsed: ParsedApiKey, deadline?: Deadline): Promise<Authenticated> {
+    const record = await this.keys.get(parsed.keyId, deadline);
     const matches = secretMatches(parsed.secret, record?.secretHash ?? DUMMY_HASH);
     if (!record || !matches || record.revoked) throw new UnauthenticatedError();
 
@@ -54,7 +55,7 @@ export class KeyAuthenticator {
     const last = record.lastUsedAt ? Date.parse(record.lastUsedAt) : Number.NaN;
     if (at.getTime() - last < KEY_USE_RECORD_INTERVAL_MS) return { caller, keyUse: Promise.resolve() };
     const notAfter = new Date(at.getTime() - KEY_USE_RECORD_INTERVAL_MS).toISOString();
-    const keyUse = this.keys.touch(record.keyId, at.toISOString(), notAfter).catch((error: unknown) => {
+    const keyUse = this.keys.touch(record.keyId, at.toISOString(), notAfter, deadline).catch((error: unknown) => {
       this.log.warn('could not record API key use', { error: error as Error });
     });
     return { caller, keyUse };

@@ -1,3 +1,5 @@
+import type { Deadline } from '../deadline.js';
+
 /** What authentication and key administration need from storage (implemented in lib/adapters). */
 export interface ApiKeyRecord {
   keyId: string;
@@ -14,12 +16,12 @@ export interface ApiKeyRecord {
 
 export interface ApiKeyStore {
   /** Strongly consistent: a revocation must take effect on the very next request. */
-  get(keyId: string): Promise<ApiKeyRecord | undefined>;
+  get(keyId: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined>;
   /** Fails when a key with this id exists. */
   create(record: ApiKeyRecord): Promise<void>;
   listForCompany(companyId: string): Promise<ApiKeyRecord[]>;
   /** Returns false when the key does not exist. */
   revoke(keyId: string, at: string): Promise<boolean>;
   /** Sets lastUsedAt unless it was set after `notAfter` (at most one write a minute per key). */
-  touch(keyId: string, at: string, notAfter: string): Promise<void>;
+  touch(keyId: string, at: string, notAfter: string, deadline?: Deadline): Promise<void>;
 }

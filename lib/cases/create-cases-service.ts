@@ -1,4 +1,5 @@
 import type { Caller } from '../auth/authenticate-key.js';
+import type { Deadline } from '../deadline.js';
 import { IdempotencyKeyReusedError } from '../errors.js';
 import type { Log } from '../log.js';
 import { randomBase62 } from '../random-id.js';
@@ -6,6 +7,7 @@ import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import type { RecoveryGate, StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
+import { requestFingerprint } from './request-fingerprint.js';
 import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from './ports.js';
 
 /**
@@ -29,6 +31,11 @@ export interface CreateCasesDeps {
   fileKeyProblem: (fileKey: string, companyId: string) => string | undefined;
   now: () => Date;
   idempotencyTtlSeconds: number;
+  /**
+   * How long an Idempotency-Key may stay IN_PROGRESS before another request may take it over: the
+   * function's timeout plus a margin, so a claim never outlives the request that holds it by more.
+   */
+  claimHorizonSeconds: number;
   newCaseId?: () => string;
 }
 
@@ -39,12 +46,9 @@ export interface CreateCasesRequest {
   userAgent?: string;
   idempotencyKey?: string;
   cases: unknown[];
-  /** Epoch ms after which no further retry is started. */
-  deadlineMs: number;
+  /** The request's deadline: every storage call gives up by then; clean-up uses its reserve. */
+  deadline: Deadline;
 }
-
-/** A claim older than this belongs to a request that can no longer be running (Lambda max is 15 min). */
-export const STALE_CLAIM_SECONDS = 16 * 60;
 
 interface Slot {
   index: number;
@@ -80,21 +84,27 @@ export class CreateCasesService {
     const referencesNeeded = new Set(pureValid.map((s) => s.value!.invoiceRefKey)).size;
 
     // Phase 2.
+    const { deadline } = request;
+    const requestHash = request.idempotencyKey ? requestFingerprint(request.cases) : '';
     const claimP: Promise<ClaimResult> = request.idempotencyKey
-      ? deps.idempotency.claim({
-          companyId,
-          idempotencyKey: request.idempotencyKey,
-          requestId: request.requestId,
-          now,
-          ttlSeconds: deps.idempotencyTtlSeconds,
-          staleAfterSeconds: STALE_CLAIM_SECONDS,
-        })
+      ? deps.idempotency.claim(
+          {
+            companyId,
+            idempotencyKey: request.idempotencyKey,
+            requestId: request.requestId,
+            now,
+            ttlSeconds: deps.idempotencyTtlSeconds,
+            staleAfterSeconds: deps.claimHorizonSeconds,
+            requestHash,
+          },
+          deadline,
+        )
       : Promise.resolve({ claimed: true });
-    const companyP = referencesNeeded > 0 ? deps.companies.get(companyId) : Promise.resolve(undefined);
-    const firstSequenceP = referencesNeeded > 0 ? deps.references.reserve(referencesNeeded) : Promise.resolve(0);
+    const companyP = referencesNeeded > 0 ? deps.companies.get(companyId, deadline) : Promise.resolve(undefined);
+    const firstSequenceP = referencesNeeded > 0 ? deps.references.reserve(referencesNeeded, deadline) : Promise.resolve(0);
     const filesP = Promise.all(
       fileKeys.map((key) =>
-        deps.files.exists(key).then(
+        deps.files.exists(key, deadline).then(
           (exists) => [key, exists ? 'present' : 'absent'] as const,
           (error: unknown) => {
             deps.log.warn('invoice file check failed', { error: error as Error });
@@ -108,17 +118,25 @@ export class CreateCasesService {
     if (claim.status === 'rejected') {
       // The put may have been applied even though its answer was lost: give the key back (the
       // release only deletes a claim holding this request's id) so a retry is not refused.
-      if (request.idempotencyKey) {
-        await deps.idempotency.release(companyId, request.idempotencyKey, request.requestId).catch(() => undefined);
-      }
+      if (request.idempotencyKey) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);
       throw claim.reason;
     }
     if (!claim.value.claimed) {
+      const replay = claim.value;
+      const sameRequest = replay.requestHash === requestHash;
       throw new IdempotencyKeyReusedError(
-        claim.value.state,
-        claim.value.state === 'COMPLETED'
-          ? { created: (claim.value.response.created as CreatedItem[]).map(orderCreated), rejected: (claim.value.response.rejected as RejectedItem[]).map(orderRejected) }
-          : undefined,
+        replay.state === 'COMPLETED'
+          ? {
+              state: 'COMPLETED',
+              sameRequest,
+              original: { created: (replay.response.created as CreatedItem[]).map(orderCreated), rejected: (replay.response.rejected as RejectedItem[]).map(orderRejected) },
+            }
+          : {
+              state: 'IN_PROGRESS',
+              sameRequest,
+              // The first request answers before its function's timeout; its claim cannot outlive the horizon.
+              retryAfterSeconds: Math.max(1, replay.claimedAt + deps.claimHorizonSeconds - Math.floor(now.getTime() / 1000)),
+            },
       );
     }
 
@@ -170,16 +188,12 @@ export class CreateCasesService {
       writeStarted = toWrite.length > 0;
       await Promise.all(
         toWrite.map(async (slot) => {
-          slot.outcome = await deps.writer.write(slot.newCase!, request.deadlineMs);
+          slot.outcome = await deps.writer.write(slot.newCase!, deadline);
         }),
       );
     } catch (error) {
       // Failed as a whole before any case was written: give the key back so a retry can use it.
-      if (request.idempotencyKey && !writeStarted) {
-        await deps.idempotency.release(companyId, request.idempotencyKey, request.requestId).catch((releaseError: unknown) => {
-          deps.log.error('could not release idempotency claim', { error: releaseError as Error });
-        });
-      }
+      if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);
       throw error;
     }
 
@@ -188,7 +202,7 @@ export class CreateCasesService {
     // Phase 4.
     if (request.idempotencyKey) {
       const stored: StoredBatchResponse = { statusCode: result.statusCode, created: result.created, rejected: result.rejected };
-      await completeClaim(deps.idempotency, deps.log, companyId, request.idempotencyKey, request.requestId, stored, deps.now());
+      await completeClaim(deps, companyId, request.idempotencyKey, request.requestId, stored, deadline);
     }
     return result;
   }
@@ -212,21 +226,29 @@ function orderRejected(item: RejectedItem): RejectedItem {
   };
 }
 
-async function completeClaim(store: IdempotencyStore, log: Log, companyId: string, key: string, requestId: string, response: StoredBatchResponse, now: Date) {
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      await store.complete(companyId, key, requestId, response, now);
-      return;
-    } catch (error) {
-      if (attempt === 3) {
-        // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
-        // until it goes stale: a retry with this key meanwhile gets 409 and creates nothing, and
-        // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
-        log.error('could not complete idempotency claim', { error: error as Error });
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 25 * attempt));
-    }
+/**
+ * Gives the key back after the request failed as a whole before any case was written (also when
+ * the claim's own answer was lost: the put may have landed). Clean-up: it may use the time kept
+ * back from the deadline. Only a claim held by this request and still IN_PROGRESS is deleted.
+ */
+async function releaseClaim(deps: CreateCasesDeps, companyId: string, key: string, requestId: string, deadline: Deadline): Promise<void> {
+  try {
+    await deps.idempotency.release(companyId, key, requestId, deadline.forCleanUp());
+  } catch (error) {
+    // The claim stays IN_PROGRESS until its horizon passes (the function timeout plus a margin);
+    // a retry meanwhile gets 409 with Retry-After, and creates nothing.
+    deps.log.error('could not release idempotency claim', { error: error as Error, idempotencyKeyReleased: false });
+  }
+}
+
+async function completeClaim(deps: CreateCasesDeps, companyId: string, key: string, requestId: string, response: StoredBatchResponse, deadline: Deadline): Promise<void> {
+  try {
+    await deps.idempotency.complete(companyId, key, requestId, response, deps.now(), deadline.forCleanUp());
+  } catch (error) {
+    // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
+    // until its horizon passes: a retry with this key meanwhile gets 409 and creates nothing, and
+    // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
+    deps.log.error('could not complete idempotency claim', { error: error as Error });
   }
 }
 

@@ -3,6 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { KeyAuthenticator } from '../auth/authenticate-key.js';
 import type { ApiKeyStore } from '../auth/ports.js';
 import type { Scope } from '../auth/scopes.js';
+import type { Deadline } from '../deadline.js';
 import { operationalLog } from '../runtime/logger.js';
 import { authenticate } from './authenticate.js';
 import { jsonEnvelope, requireObjectBody } from './json-envelope.js';
@@ -22,7 +23,7 @@ export interface ApiHandlerOptions {
    * the case): started only once the key parses, looked at only after authentication and the
    * scope check (`prefetchedValue`).
    */
-  prefetch?: (event: ApiEvent) => Promise<unknown>;
+  prefetch?: (event: ApiEvent, deadline: Deadline) => Promise<unknown>;
 }
 
 export type CoreHandler = (event: ApiEvent, context: ApiContext) => Promise<ApiResult>;

@@ -66,6 +66,9 @@ export function jsonEnvelope(maxBytes = MAX_BODY_BYTES): MiddlewareObj<ApiEvent,
         event.body = text;
         event.isBase64Encoded = false;
       }
+      // U+FFFD in the raw text is what a lossy decode leaves (here API Gateway hands text bodies over
+      // as strings, so bad bytes could be replaced before we see them): refused, never stored.
+      if ((event.body ?? '').includes('\ufffd')) throw new InvalidRequestError('The request body is not valid UTF-8 text.');
       if (bytes === 0 || (event.body ?? '').trim() === '') throw new InvalidRequestError('A JSON request body is required.');
     },
   };

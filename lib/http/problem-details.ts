@@ -22,6 +22,7 @@ const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> =
   BATCH_EMPTY: { status: 400, title: 'Batch empty' },
   BATCH_TOO_LARGE: { status: 400, title: 'Batch too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 };
 
 const REALM = 'Bearer realm="partner-case-api"';

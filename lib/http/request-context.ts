@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
+import { DEADLINE_RESERVE_MS, REQUEST_RETRY_BUDGET, requestDeadline } from '../deadline.js';
 import { logger } from '../runtime/logger.js';
 import type { ApiContext, ApiEvent, ApiResult } from './types.js';
 
@@ -22,6 +23,9 @@ export function requestContext(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiC
     before: (request) => {
       const context = request.context;
       context.startedAt = performance.now();
+      // Lambda's own clock; a context without one (a hand-made test context) gets API Gateway's 29 s.
+      const remainingMs = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 29_000;
+      context.deadline = requestDeadline({ now: Date.now(), remainingMs, reserveMs: DEADLINE_RESERVE_MS, retryBudget: REQUEST_RETRY_BUDGET });
       context.logFields = {};
       context.requestId = request.event.requestContext?.requestId || context.awsRequestId || randomUUID();
       logger.resetKeys();

@@ -159,6 +159,11 @@ export const unsupportedMediaTypeProblemSchema = problem(
   { detail: 'The request body must be JSON, sent with "Content-Type: application/json".' },
 );
 
+const sameRequestSchema = z.boolean().meta({
+  description:
+    'Whether this request carries the same body as the first one with this key (compared by a hash of its canonical JSON). `true`: a safe retry. `false`: the key was reused for another request by mistake, and that request was not processed.',
+});
+
 const idempotencyDescription =
   'The `Idempotency-Key` was already used by your company (within 24 hours). Nothing new was created, whatever the payload.';
 
@@ -168,10 +173,11 @@ export const idempotencyInProgressProblemSchema = problem(
   409,
   'Idempotency key reused',
   `${idempotencyDescription} The first request is still being processed: retry after \`Retry-After\` seconds to receive its result.`,
-  { state: z.literal('IN_PROGRESS').meta({ description: 'The first request with this key is still running.' }) },
+  { state: z.literal('IN_PROGRESS').meta({ description: 'The first request with this key is still running.' }), sameRequest: sameRequestSchema },
   {
     detail: 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
     state: 'IN_PROGRESS',
+    sameRequest: true,
   },
 );
 
@@ -183,12 +189,14 @@ export const idempotencyCompletedProblemSchema = problem(
   `${idempotencyDescription} The first request finished: its original \`created\` and \`rejected\` arrays are included, so a client that lost that response recovers its case ids.`,
   {
     state: z.literal('COMPLETED').meta({ description: 'The first request with this key has finished.' }),
+    sameRequest: sameRequestSchema,
     created: z.array(createdItemSchema).meta({ description: 'The original `created` array.' }),
     rejected: z.array(rejectedItemSchema).meta({ description: 'The original `rejected` array.' }),
   },
   {
     detail: 'This Idempotency-Key was already used; nothing new was created. The original result is included.',
     state: 'COMPLETED',
+    sameRequest: true,
     created: [{ index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE }],
     rejected: [],
   },
@@ -206,6 +214,16 @@ export const internalProblemSchema = problem(
   'The request could not be completed. It is safe to retry (with the same `Idempotency-Key`); quote `requestId` if it keeps failing.',
   {},
   { detail: 'The request could not be completed. It is safe to retry; quote the requestId if it keeps failing.' },
+);
+
+export const serviceUnavailableProblemSchema = problem(
+  'ServiceUnavailableProblem',
+  'SERVICE_UNAVAILABLE',
+  503,
+  'Service unavailable',
+  'Storage could not answer in time and nothing was written: the request had no effect. Retry after `Retry-After` seconds, with backoff; with the same `Idempotency-Key` it is safe.',
+  {},
+  { detail: 'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.' },
 );
 
 export const rateLimitedProblemSchema = problem(

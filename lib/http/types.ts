@@ -1,9 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Caller } from '../auth/authenticate-key.js';
+import type { Deadline } from '../deadline.js';
 
 /** The Lambda context, extended by our middleware. */
 export interface ApiContext extends Context {
   requestId: string;
+  /** Set first, from the Lambda's remaining time: every storage call of the request honours it. */
+  deadline: Deadline;
   /** Set by the authentication middleware, before the scope check and the handler. */
   caller?: Caller;
   /**

@@ -15,6 +15,8 @@ const schema = z.object({
   S3_ENDPOINT: z.url().optional(),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(15 * 60),
+  /** create-cases' timeout plus a margin (infra/route-table.ts sets it in the stack and locally). */
+  IDEMPOTENCY_CLAIM_HORIZON_SECONDS: z.coerce.number().int().min(5).max(16 * 60).default(20),
 });
 
 export interface AppConfig {
@@ -25,6 +27,7 @@ export interface AppConfig {
   s3Endpoint: string | undefined;
   idempotencyTtlSeconds: number;
   uploadUrlTtlSeconds: number;
+  claimHorizonSeconds: number;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -44,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     s3Endpoint: e.S3_ENDPOINT,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     uploadUrlTtlSeconds: e.UPLOAD_URL_TTL_SECONDS,
+    claimHorizonSeconds: e.IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }

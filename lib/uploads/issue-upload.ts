@@ -9,8 +9,9 @@ import type { UploadTicket } from './upload-ticket.js';
  * unused upload leaves no trace, and the object appears only when the partner PUTs it.
  *
  * What the URL binds (all covered by the signature, so the partner cannot change them): the
- * Content-Type and Content-Length the PUT must send, the object metadata (original file name,
- * company, key), the bucket, the key, the method and the expiry.
+ * Content-Type and Content-Length the PUT must send, `If-None-Match: *` (the object is created
+ * once: the URL cannot overwrite it, product rules "Availability and deadlines"), the object
+ * metadata (original file name, company, key), the bucket, the key, the method and the expiry.
  */
 export interface UploadCaller {
   companyId: string;
@@ -70,7 +71,7 @@ export class UploadService {
       fileKey,
       uploadUrl,
       method: 'PUT',
-      headers: { 'Content-Type': request.contentType, 'Content-Length': String(request.contentLength) },
+      headers: { 'Content-Type': request.contentType, 'Content-Length': String(request.contentLength), 'If-None-Match': '*' },
       expiresAt: new Date(signedAt.getTime() + this.options.ttlSeconds * 1000).toISOString(),
     };
   }

@@ -10,6 +10,9 @@ export interface UploadToSign {
 }
 
 export interface UploadUrlSigner {
-  /** A URL that accepts exactly one PUT of this object, with these headers, until it expires. No I/O. */
+  /**
+   * A URL that accepts one PUT of this object, with these headers and `If-None-Match: *` (it
+   * creates the object only if none exists), until it expires. No I/O.
+   */
   sign(upload: UploadToSign): Promise<string>;
 }

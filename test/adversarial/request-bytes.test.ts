@@ -66,6 +66,12 @@ describe('request bytes', () => {
     expect(stored).toEqual([]);
   });
 
+  it('refuses text that already holds U+FFFD, the mark of bytes decoded lossily before it arrived', async () => {
+    const res = await post('cases', casesBody({ debtorName: 'M\ufffdller GmbH' }), 'application/json');
+    expect(res.statusCode).toBe(400);
+    expect(res.body.detail).toBe('The request body is not valid UTF-8 text.');
+  });
+
   it('accepts UTF-8 that arrives base64-encoded and stores the text exactly', async () => {
     const name = 'Müller & Søn — 東京';
     const res = await post('cases', Buffer.from(casesBody({ debtorName: name }), 'utf8'), 'application/json');

@@ -119,13 +119,14 @@ describe('storage faults during creation', () => {
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
   });
 
-  it('release the Idempotency-Key when the request fails before any case was written', async () => {
+  it('answer 503 with Retry-After and release the Idempotency-Key when storage fails before any case was written', async () => {
     const key = `idem-release-${Date.now()}`;
     const { handler } = handlerWithFaults((name, input) =>
       name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes('COUNTER#') ? 'internal' : undefined,
     );
     const failed = await postCases(partner.apiKey, { cases: [validCase(fileKey)] }, { 'Idempotency-Key': key }, handler);
-    expect([failed.statusCode, failed.body.code]).toEqual([500, 'INTERNAL']);
+    expect([failed.statusCode, failed.body.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(failed.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
     expect(JSON.stringify(failed.body)).not.toMatch(/COUNTER|Internal server error|partner-case-api-local/);
     const retry = await postCases(partner.apiKey, { cases: [validCase(fileKey)] }, { 'Idempotency-Key': key });
     expect(retry.statusCode).toBe(201);

@@ -8,6 +8,7 @@ import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
 import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
 import { randomBase62 } from '../../lib/random-id.js';
+import { standaloneDeadline } from '../../lib/deadline.js';
 import { config } from '../../lib/runtime/config.js';
 import { MemoryApiKeyStore, MemoryCaseWriter, MemoryCompanyStore, MemoryIdempotencyStore, MemoryReferenceAllocator } from '../support/memory-stores.js';
 
@@ -54,7 +55,8 @@ function dynamoPorts(): Ports {
 
 const companyId = () => `cmp_${randomBase62(16)}`;
 const NOW = new Date('2026-03-01T12:00:00.000Z');
-const DEADLINE = () => Date.now() + 10_000;
+const DEADLINE = () => standaloneDeadline(10_000);
+const EXPIRED = () => standaloneDeadline(0);
 
 function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return { keyId: randomBase62(16), companyId: companyId(), scopes: ['cases:read', 'cases:write'], secretHash: 'ab'.repeat(32), revoked: false, createdAt: NOW.toISOString(), ...overrides };
@@ -87,7 +89,9 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
   return { stored, audit };
 }
 
-const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400) => ({ companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds });
+const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400) => ({ companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds, requestHash: `hash-of-${requestId}` });
+const NOW_S = Math.floor(NOW.getTime() / 1000);
+const inProgress = (requestId: string, claimedAt = NOW_S) => ({ claimed: false, state: 'IN_PROGRESS', claimedAt, requestHash: `hash-of-${requestId}` });
 const response = (n = 1): StoredBatchResponse => ({ statusCode: 201, created: Array.from({ length: n }, (_, i) => ({ index: i, invoiceRef: `R-${i}`, id: `case_${String(i).padStart(22, '0')}`, reference: 'PC-222-222' })), rejected: [] });
 
 describe.each([
@@ -195,7 +199,7 @@ describe.each([
     it('claims a new key once; a second claim sees it in progress', async () => {
       const company = companyId();
       expect(await ports.idempotency.claim(claim(company, 'k1', 'r1'))).toEqual({ claimed: true });
-      expect(await ports.idempotency.claim(claim(company, 'k1', 'r2'))).toEqual({ claimed: false, state: 'IN_PROGRESS' });
+      expect(await ports.idempotency.claim(claim(company, 'k1', 'r2'))).toEqual(inProgress('r1'));
       expect(await ports.idempotency.claim(claim(companyId(), 'k1', 'r3'))).toEqual({ claimed: true });
     });
 
@@ -204,22 +208,29 @@ describe.each([
       for (const [key, size] of [['small', 1], ['large', 900]] as const) {
         await ports.idempotency.claim(claim(company, key, 'r1'));
         await ports.idempotency.complete(company, key, 'r1', response(size), NOW);
-        expect(await ports.idempotency.claim(claim(company, key, 'r2'))).toEqual({ claimed: false, state: 'COMPLETED', response: response(size) });
+        expect(await ports.idempotency.claim(claim(company, key, 'r2'))).toEqual({ claimed: false, state: 'COMPLETED', response: response(size), requestHash: 'hash-of-r1' });
       }
+    });
+
+    it('recognises its own claim when the put is repeated (an earlier answer was lost)', async () => {
+      const company = companyId();
+      expect(await ports.idempotency.claim(claim(company, 'own', 'r1'))).toEqual({ claimed: true });
+      expect(await ports.idempotency.claim(claim(company, 'own', 'r1'))).toEqual({ claimed: true });
+      expect(await ports.idempotency.claim(claim(company, 'own', 'r2'))).toEqual(inProgress('r1'));
     });
 
     it('lets only the claiming request complete the claim', async () => {
       const company = companyId();
       await ports.idempotency.claim(claim(company, 'k2', 'r1'));
       await expect(ports.idempotency.complete(company, 'k2', 'someone-else', response(), NOW)).rejects.toThrow();
-      expect(await ports.idempotency.claim(claim(company, 'k2', 'r3'))).toEqual({ claimed: false, state: 'IN_PROGRESS' });
+      expect(await ports.idempotency.claim(claim(company, 'k2', 'r3'))).toEqual(inProgress('r1'));
     });
 
     it('releases only its own claim, and never a completed one', async () => {
       const company = companyId();
       await ports.idempotency.claim(claim(company, 'k3', 'r1'));
       await ports.idempotency.release(company, 'k3', 'someone-else');
-      expect(await ports.idempotency.claim(claim(company, 'k3', 'r2'))).toEqual({ claimed: false, state: 'IN_PROGRESS' });
+      expect(await ports.idempotency.claim(claim(company, 'k3', 'r2'))).toEqual(inProgress('r1'));
       await ports.idempotency.complete(company, 'k3', 'r1', response(), NOW);
       await ports.idempotency.release(company, 'k3', 'r1');
       expect(await ports.idempotency.claim(claim(company, 'k3', 'r4'))).toMatchObject({ claimed: false, state: 'COMPLETED' });
@@ -236,6 +247,22 @@ describe.each([
       await ports.idempotency.claim(claim(company, 'old', 'r1', NOW, 960, 60));
       await ports.idempotency.complete(company, 'old', 'r1', response(), NOW);
       expect(await ports.idempotency.claim(claim(company, 'old', 'r2', new Date(NOW.getTime() + 61_000)))).toEqual({ claimed: true });
+    });
+  });
+
+  describe('deadlines', () => {
+    it('gives up as unavailable, without touching storage, once the request’s deadline has passed', async () => {
+      const unavailable = { code: 'SERVICE_UNAVAILABLE' };
+      const company = companyId();
+      await expect(ports.idempotency.claim(claim(company, 'late', 'r1'), EXPIRED())).rejects.toMatchObject(unavailable);
+      await expect(ports.references.reserve(1, EXPIRED())).rejects.toMatchObject(unavailable);
+      await expect(ports.reader.get(`case_${randomBase62(22)}`, EXPIRED())).rejects.toMatchObject(unavailable);
+      await expect(ports.keys.get(randomBase62(16), EXPIRED())).rejects.toMatchObject(unavailable);
+      await expect(ports.companies.get(company, EXPIRED())).rejects.toMatchObject(unavailable);
+      expect(await ports.idempotency.claim(claim(company, 'late', 'r2'))).toEqual({ claimed: true });
+      const c = newCase(company, 'LATE-1');
+      expect(await ports.writer.write(c, EXPIRED())).toMatchObject({ kind: 'failed' });
+      expect(await ports.reader.get(c.stored.caseId)).toBeUndefined();
     });
   });
 

@@ -53,7 +53,7 @@ describe('uploading an invoice', () => {
       fileKey: expect.stringMatching(new RegExp(`^invoices/${partner.companyId}/[0-9A-Za-z]{32}\\.pdf$`)),
       uploadUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
       method: 'PUT',
-      headers: { 'Content-Type': 'application/pdf', 'Content-Length': '1234' },
+      headers: { 'Content-Type': 'application/pdf', 'Content-Length': '1234', 'If-None-Match': '*' },
       expiresAt: expect.any(String),
     });
     const expiresAt = Date.parse(res.body.expiresAt as string);
@@ -99,6 +99,27 @@ describe('uploading an invoice', () => {
     expect(await files.exists(ticket.fileKey)).toBe(true);
   });
 
+  it('an upload URL creates its object once: a second PUT is refused with 412 and the first file stays', async () => {
+    const first = Buffer.from('%PDF-1.4\n% first\n');
+    const res = await postUpload(asPartner(partner), { fileName: 'once.pdf', contentType: 'application/pdf', contentLength: first.length });
+    const ticket = res.body as unknown as UploadTicket;
+    expect((await putFile(ticket, first)).status).toBe(200);
+    const second = Buffer.from('%PDF-1.4\n% other\n');
+    expect(second.length).toBe(first.length);
+    const again = await putFile(ticket, second);
+    expect(again.status).toBe(412);
+    expect(await again.text()).toContain('<Code>PreconditionFailed</Code>');
+    expect((await storedObject(ticket.fileKey)).bytes).toEqual(first);
+  });
+
+  it('refuses a PUT that leaves out the signed If-None-Match header', async () => {
+    const bytes = Buffer.from('%PDF-1.4\n% tiny\n');
+    const ticket = (await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: bytes.length })).body as unknown as UploadTicket;
+    const { 'If-None-Match': _omitted, ...withoutCondition } = ticket.headers;
+    const put = await fetch(ticket.uploadUrl, { method: 'PUT', headers: withoutCondition, body: bytes });
+    expect(put.status).toBe(403);
+  });
+
   it('a fileKey issued to my company is valid for me and refused for any other company', async () => {
     const other = await newPartner(['cases:write']);
     const mine = (await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 10 })).body.fileKey as string;
@@ -115,7 +136,7 @@ describe('uploading an invoice', () => {
   it('accepts a file of exactly 10 MiB', async () => {
     const res = await postUpload(asPartner(partner), { fileName: 'big.pdf', contentType: 'application/pdf', contentLength: 10 * MiB });
     expect(res.statusCode).toBe(201);
-    expect(res.body.headers).toEqual({ 'Content-Type': 'application/pdf', 'Content-Length': String(10 * MiB) });
+    expect(res.body.headers).toEqual({ 'Content-Type': 'application/pdf', 'Content-Length': String(10 * MiB), 'If-None-Match': '*' });
   });
 });
 

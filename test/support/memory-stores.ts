@@ -2,6 +2,13 @@ import type { CompanyRecord, CompanyStore } from '../../lib/accounts/ports.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../lib/auth/ports.js';
 import type { StoredCase } from '../../lib/cases/case-record.js';
 import type { CaseReader, CaseWriter, ClaimRequest, ClaimResult, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from '../../lib/cases/ports.js';
+import { isPast, type Deadline } from '../../lib/deadline.js';
+import { ServiceUnavailableError } from '../../lib/errors.js';
+
+/** As the real adapters: a call made after the request's deadline has passed fails as unavailable. */
+function checkDeadline(deadline: Deadline | undefined): void {
+  if (deadline && isPast(deadline)) throw new ServiceUnavailableError(2);
+}
 
 /**
  * The store interfaces implemented in memory, with the same semantics as the DynamoDB / S3 ones
@@ -11,7 +18,8 @@ import type { CaseReader, CaseWriter, ClaimRequest, ClaimResult, IdempotencyStor
 export class MemoryApiKeyStore implements ApiKeyStore {
   readonly records = new Map<string, ApiKeyRecord>();
 
-  async get(keyId: string): Promise<ApiKeyRecord | undefined> {
+  async get(keyId: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined> {
+    checkDeadline(deadline);
     const record = this.records.get(keyId);
     return record ? { ...record, scopes: [...record.scopes] } : undefined;
   }
@@ -29,7 +37,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     record.revokedAt ??= at;
     return true;
   }
-  async touch(keyId: string, at: string, notAfter: string): Promise<void> {
+  async touch(keyId: string, at: string, notAfter: string, deadline?: Deadline): Promise<void> {
+    checkDeadline(deadline);
     const record = this.records.get(keyId);
     if (record && (!record.lastUsedAt || record.lastUsedAt < notAfter)) record.lastUsedAt = at;
   }
@@ -38,7 +47,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
 export class MemoryCompanyStore implements CompanyStore {
   readonly records = new Map<string, CompanyRecord>();
 
-  async get(companyId: string): Promise<CompanyRecord | undefined> {
+  async get(companyId: string, deadline?: Deadline): Promise<CompanyRecord | undefined> {
+    checkDeadline(deadline);
     const record = this.records.get(companyId);
     return record ? { ...record } : undefined;
   }
@@ -63,7 +73,8 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
 
-  async write(newCase: NewCase, _deadlineMs: number): Promise<WriteOutcome> {
+  async write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome> {
+    if (deadline && isPast(deadline)) return { kind: 'failed', attempts: 0, error: 'DeadlinePassed' };
     const { stored, audit } = newCase;
     const guardKey = `${stored.companyId}|${stored.invoiceRefKey}`;
     const existing = this.guards.get(guardKey);
@@ -77,7 +88,8 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
     return { kind: 'created', attempts: 1 };
   }
 
-  async get(caseId: string): Promise<StoredCase | undefined> {
+  async get(caseId: string, deadline?: Deadline): Promise<StoredCase | undefined> {
+    checkDeadline(deadline);
     const found = this.cases.get(caseId);
     return found ? { ...found } : undefined;
   }
@@ -95,31 +107,38 @@ interface Claim {
   state: 'IN_PROGRESS' | 'COMPLETED';
   claimedAtEpoch: number;
   ttl: number;
+  requestHash: string;
   response?: StoredBatchResponse;
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly claims = new Map<string, Claim>();
 
-  async claim(request: ClaimRequest): Promise<ClaimResult> {
+  async claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult> {
+    checkDeadline(deadline);
     const key = `${request.companyId}|${request.idempotencyKey}`;
     const nowSeconds = Math.floor(request.now.getTime() / 1000);
     const old = this.claims.get(key);
     const free = !old || old.ttl < nowSeconds || (old.state === 'IN_PROGRESS' && old.claimedAtEpoch < nowSeconds - request.staleAfterSeconds);
     if (!free) {
-      return old.state === 'COMPLETED' && old.response ? { claimed: false, state: 'COMPLETED', response: old.response } : { claimed: false, state: 'IN_PROGRESS' };
+      if (old.state === 'IN_PROGRESS' && old.requestId === request.requestId) return { claimed: true };
+      return old.state === 'COMPLETED' && old.response
+        ? { claimed: false, state: 'COMPLETED', response: old.response, requestHash: old.requestHash }
+        : { claimed: false, state: 'IN_PROGRESS', claimedAt: old.claimedAtEpoch, requestHash: old.requestHash };
     }
-    this.claims.set(key, { requestId: request.requestId, state: 'IN_PROGRESS', claimedAtEpoch: nowSeconds, ttl: nowSeconds + request.ttlSeconds });
+    this.claims.set(key, { requestId: request.requestId, state: 'IN_PROGRESS', claimedAtEpoch: nowSeconds, ttl: nowSeconds + request.ttlSeconds, requestHash: request.requestHash });
     return { claimed: true };
   }
-  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse): Promise<void> {
+  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, _now?: Date, deadline?: Deadline): Promise<void> {
+    checkDeadline(deadline);
     const claim = this.claims.get(`${companyId}|${idempotencyKey}`);
     if (!claim || claim.requestId !== requestId) throw new Error('claim lost');
     // The real store sends the response to DynamoDB: serialise it, as marshalling would walk it.
     claim.response = JSON.parse(JSON.stringify(response)) as StoredBatchResponse;
     claim.state = 'COMPLETED';
   }
-  async release(companyId: string, idempotencyKey: string, requestId: string): Promise<void> {
+  async release(companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
+    checkDeadline(deadline);
     const key = `${companyId}|${idempotencyKey}`;
     const claim = this.claims.get(key);
     // As the DynamoDB condition: only this request's claim, and only while it is in progress.
@@ -130,7 +149,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 export class MemoryReferenceAllocator implements ReferenceAllocator {
   private next = 1;
 
-  async reserve(count: number): Promise<number> {
+  async reserve(count: number, deadline?: Deadline): Promise<number> {
+    checkDeadline(deadline);
     if (!Number.isInteger(count) || count < 1) throw new Error(`cannot reserve ${count} references`);
     const first = this.next;
     this.next += count;
@@ -141,7 +161,8 @@ export class MemoryReferenceAllocator implements ReferenceAllocator {
 export class MemoryFileStore implements InvoiceFiles {
   readonly keys = new Set<string>();
 
-  async exists(fileKey: string): Promise<boolean> {
+  async exists(fileKey: string, deadline?: Deadline): Promise<boolean> {
+    checkDeadline(deadline);
     return this.keys.has(fileKey);
   }
 }

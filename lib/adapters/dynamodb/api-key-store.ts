@@ -3,6 +3,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ApiKeyRecord, ApiKeyStore } from '../../auth/ports.js';
 import { queryAll, updateExisting } from './item-operations.js';
 import { GSI1, ITEM_TYPES, keys } from './table-keys.js';
+import type { Deadline } from '../../deadline.js';
+import { withRetries } from '../retry.js';
 
 function fromItem(item: Record<string, unknown>): ApiKeyRecord {
   return {
@@ -24,14 +26,16 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     private readonly tableName: string,
   ) {}
 
-  async get(keyId: string): Promise<ApiKeyRecord | undefined> {
+  async get(keyId: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined> {
     // Strongly consistent: a revocation must take effect on the very next request.
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyId), ConsistentRead: true }));
+    const command = new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyId), ConsistentRead: true });
+    const out = await withRetries((options) => this.client.send(command, options), deadline);
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
   async create(record: ApiKeyRecord): Promise<void> {
-    await this.client.send(
+    await withRetries((options) =>
+      this.client.send(
       new PutCommand({
         TableName: this.tableName,
         Item: {
@@ -42,6 +46,8 @@ export class DynamoApiKeyStore implements ApiKeyStore {
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
+        options,
+      ),
     );
   }
 
@@ -64,9 +70,9 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     });
   }
 
-  async touch(keyId: string, at: string, notAfter: string): Promise<void> {
+  async touch(keyId: string, at: string, notAfter: string, deadline?: Deadline): Promise<void> {
     try {
-      await this.client.send(
+      await withRetries((options) => this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.apiKey(keyId),
@@ -74,7 +80,8 @@ export class DynamoApiKeyStore implements ApiKeyStore {
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastUsedAt) OR lastUsedAt < :notAfter)',
           ExpressionAttributeValues: { ':at': at, ':notAfter': notAfter },
         }),
-      );
+        options,
+      ), deadline);
     } catch (error) {
       // Another request recorded the use first: exactly what the condition is for.
       if (error instanceof ConditionalCheckFailedException) return;

@@ -2,6 +2,8 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseReader } from '../../cases/ports.js';
 import { keys } from './table-keys.js';
+import type { Deadline } from '../../deadline.js';
+import { withRetries } from '../retry.js';
 
 export function caseFromItem(item: Record<string, unknown>): StoredCase {
   // Strip the storage-only attributes; the rest is the StoredCase written by the case writer.
@@ -15,8 +17,11 @@ export class DynamoCaseReader implements CaseReader {
     private readonly tableName: string,
   ) {}
 
-  async get(caseId: string): Promise<StoredCase | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.case(caseId) }));
+  async get(caseId: string, deadline?: Deadline): Promise<StoredCase | undefined> {
+    // Strongly consistent: a GET of an id just returned in a 201 must find the case (an eventually
+    // consistent read may miss a write of the last second; DynamoDB Local never shows that).
+    const command = new GetCommand({ TableName: this.tableName, Key: keys.case(caseId), ConsistentRead: true });
+    const out = await withRetries((options) => this.client.send(command, options), deadline);
     return out.Item ? caseFromItem(out.Item) : undefined;
   }
 }

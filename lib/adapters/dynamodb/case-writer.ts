@@ -4,7 +4,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
-import { backoffMs, DEFAULT_RETRY_POLICY, isRetryable, sleep, type RetryPolicy } from './retry.js';
+import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
+import { backoffMs, DEFAULT_RETRY_POLICY, isDeadlineAbort, isRetryable, mayRetry, sendOptions, sleep, type RetryPolicy } from '../retry.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
@@ -29,7 +30,7 @@ export class DynamoCaseWriter implements CaseWriter {
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
-  async write(newCase: NewCase, deadlineMs: number): Promise<WriteOutcome> {
+  async write(newCase: NewCase, deadline: Deadline = standaloneDeadline()): Promise<WriteOutcome> {
     const { stored, audit } = newCase;
     const command = new TransactWriteCommand({
       ClientRequestToken: stored.caseId.slice(0, 36),
@@ -67,19 +68,23 @@ export class DynamoCaseWriter implements CaseWriter {
       ],
     });
 
+    // Nothing is started once the request's time is up: nothing was written, resubmitting is safe.
+    if (isPast(deadline)) return { kind: 'failed', attempts: 0, error: 'DeadlinePassed' };
     let outcomeUnknown = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.client.send(command);
+        await this.client.send(command, sendOptions(deadline));
         return { kind: 'created', attempts: attempt };
       } catch (error) {
         const guard = guardConflict(error);
         if (guard) return this.outcomeOf(guard, stored, attempt);
+        // An attempt cut off by the deadline may have reached DynamoDB: its outcome is unknown too.
         outcomeUnknown ||= mayHaveCommitted(error);
         const lastError = describe(error);
         const delay = backoffMs(attempt, this.policy);
-        if (!isRetryable(error) || attempt >= this.policy.maxAttempts || Date.now() + delay >= deadlineMs) {
-          const readBack = outcomeUnknown ? await this.readBack(stored, attempt, deadlineMs) : 'absent';
+        if (isDeadlineAbort(error, deadline) || !isRetryable(error) || !mayRetry(attempt, delay, deadline, this.policy)) {
+          // The read-back is clean-up: it may use the time kept back for the answer.
+          const readBack = outcomeUnknown ? await this.readBack(stored, attempt, deadline.forCleanUp()) : 'absent';
           if (typeof readBack === 'object') return readBack;
           logger.warn('case write failed', { caseId: stored.caseId, attempts: attempt, error: lastError });
           return { kind: 'failed', attempts: attempt, error: lastError, ...(readBack === 'unknown' ? { outcomeUnknown: true as const } : {}) };
@@ -95,11 +100,12 @@ export class DynamoCaseWriter implements CaseWriter {
   }
 
   /** After an attempt with an unknown outcome: what the guard says; `absent` when nothing was written; `unknown` when storage cannot tell. */
-  private async readBack(stored: StoredCase, attempts: number, deadlineMs: number): Promise<Resolved | 'absent' | 'unknown'> {
-    for (let read = 1; read <= this.policy.maxAttempts; read++) {
+  private async readBack(stored: StoredCase, attempts: number, deadline: Deadline): Promise<Resolved | 'absent' | 'unknown'> {
+    for (let read = 1; ; read++) {
       try {
         const out = await this.client.send(
           new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(stored.companyId, stored.invoiceRefKey), ConsistentRead: true }),
+          sendOptions(deadline),
         );
         const item = out.Item;
         if (item && typeof item.caseId === 'string' && typeof item.reference === 'string') {
@@ -108,14 +114,13 @@ export class DynamoCaseWriter implements CaseWriter {
         return 'absent';
       } catch (error) {
         const delay = backoffMs(read, this.policy);
-        if (read >= this.policy.maxAttempts || Date.now() + delay >= deadlineMs) {
+        if (isDeadlineAbort(error, deadline) || !mayRetry(read, delay, deadline, this.policy)) {
           logger.error('case write outcome unknown', { caseId: stored.caseId, error: describe(error) });
           return 'unknown';
         }
         await sleep(delay);
       }
     }
-    return 'unknown';
   }
 }
 
@@ -127,6 +132,7 @@ export class DynamoCaseWriter implements CaseWriter {
  */
 function mayHaveCommitted(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (e?.name === 'AbortError') return true;
   if (error instanceof TransactionCanceledException || e?.name === 'TransactionCanceledException') return false;
   if (e?.name === 'TransactionInProgressException') return true;
   const status = e?.$metadata?.httpStatusCode;

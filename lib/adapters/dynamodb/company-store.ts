@@ -2,6 +2,8 @@ import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/li
 import type { CompanyRecord, CompanyStore } from '../../accounts/ports.js';
 import { queryAll, updateExisting } from './item-operations.js';
 import { GSI1, ITEM_TYPES, keys } from './table-keys.js';
+import type { Deadline } from '../../deadline.js';
+import { withRetries } from '../retry.js';
 
 function fromItem(item: Record<string, unknown>): CompanyRecord {
   return {
@@ -19,18 +21,22 @@ export class DynamoCompanyStore implements CompanyStore {
     private readonly tableName: string,
   ) {}
 
-  async get(companyId: string): Promise<CompanyRecord | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.company(companyId), ConsistentRead: true }));
+  async get(companyId: string, deadline?: Deadline): Promise<CompanyRecord | undefined> {
+    const command = new GetCommand({ TableName: this.tableName, Key: keys.company(companyId), ConsistentRead: true });
+    const out = await withRetries((options) => this.client.send(command, options), deadline);
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
   async create(record: CompanyRecord): Promise<void> {
-    await this.client.send(
+    await withRetries((options) =>
+      this.client.send(
       new PutCommand({
         TableName: this.tableName,
         Item: { ...keys.company(record.companyId), ...keys.companyListing(record.createdAt, record.companyId), type: ITEM_TYPES.company, ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
+        options,
+      ),
     );
   }
 

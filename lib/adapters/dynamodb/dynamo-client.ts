@@ -35,7 +35,9 @@ export function createDocumentClient(cfg: AppConfig): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: cfg.region,
     requestHandler: createHttpHandler(),
-    maxAttempts: 3,
+    // One retry layer (lib/adapters/retry.ts) with a per-request budget and deadline: the SDK's own
+    // retries would multiply with it and ignore the request's remaining time.
+    maxAttempts: 1,
     ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
   });
   return DynamoDBDocumentClient.from(base, {

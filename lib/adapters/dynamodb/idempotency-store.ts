@@ -5,6 +5,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse } from '../../cases/ports.js';
 import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
+import type { Deadline } from '../../deadline.js';
+import { withRetries } from '../retry.js';
 import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
 
 /**
@@ -21,10 +23,10 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     private readonly tableName: string,
   ) {}
 
-  async claim(request: ClaimRequest): Promise<ClaimResult> {
+  async claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult> {
     const nowSeconds = Math.floor(request.now.getTime() / 1000);
     try {
-      await this.client.send(
+      await withRetries((options) => this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: {
@@ -36,6 +38,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             requestId: request.requestId,
             claimedAt: request.now.toISOString(),
             claimedAtEpoch: nowSeconds,
+            requestHash: request.requestHash,
             [TTL_ATTRIBUTE]: nowSeconds + request.ttlSeconds,
           },
           ConditionExpression:
@@ -44,23 +47,27 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           ExpressionAttributeValues: { ':now': nowSeconds, ':inProgress': 'IN_PROGRESS', ':staleBefore': nowSeconds - request.staleAfterSeconds },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
-      );
+        options,
+      ), deadline);
       return { claimed: true };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const raw = error.Item as Record<string, AttributeValue> | undefined;
       const item = raw ? unmarshall(raw) : {};
+      // Our own claim: an earlier attempt of this very put was applied and only its answer lost.
+      if (item.state === 'IN_PROGRESS' && item.requestId === request.requestId) return { claimed: true };
+      const requestHash = typeof item.requestHash === 'string' ? { requestHash: item.requestHash } : {};
       const response = item.state === 'COMPLETED' ? decodeResponse(item) : undefined;
       if (response) {
-        return { claimed: false, state: 'COMPLETED', response };
+        return { claimed: false, state: 'COMPLETED', response, ...requestHash };
       }
-      return { claimed: false, state: 'IN_PROGRESS' };
+      return { claimed: false, state: 'IN_PROGRESS', claimedAt: Number(item.claimedAtEpoch) || nowSeconds, ...requestHash };
     }
   }
 
-  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date): Promise<void> {
+  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void> {
     const encoded = encodeResponse(response);
-    await this.client.send(
+    await withRetries((options) => this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.idempotencyClaim(companyId, idempotencyKey),
@@ -69,12 +76,13 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
         ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': encoded.value, ':at': now.toISOString(), ':requestId': requestId },
       }),
-    );
+      options,
+    ), deadline);
   }
 
-  async release(companyId: string, idempotencyKey: string, requestId: string): Promise<void> {
+  async release(companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
     try {
-      await this.client.send(
+      await withRetries((options) => this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: keys.idempotencyClaim(companyId, idempotencyKey),
@@ -82,7 +90,8 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'IN_PROGRESS' },
         }),
-      );
+        options,
+      ), deadline);
     } catch (error) {
       // Someone else's claim now (ours went stale and was taken over): leave it alone.
       if (error instanceof ConditionalCheckFailedException) return;

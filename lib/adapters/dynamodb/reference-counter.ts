@@ -1,6 +1,8 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReferenceAllocator } from '../../cases/ports.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
+import type { Deadline } from '../../deadline.js';
+import { withRetries } from '../retry.js';
 
 /**
  * One atomic counter for the whole service: a batch reserves its block with a single ADD, so
@@ -13,18 +15,17 @@ export class DynamoReferenceAllocator implements ReferenceAllocator {
     private readonly tableName: string,
   ) {}
 
-  async reserve(count: number): Promise<number> {
+  async reserve(count: number, deadline?: Deadline): Promise<number> {
     if (!Number.isInteger(count) || count < 1) throw new Error(`cannot reserve ${count} references`);
-    const out = await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: keys.caseReferenceCounter(),
-        UpdateExpression: 'ADD #seq :n SET #type = :type',
-        ExpressionAttributeNames: { '#seq': 'sequence', '#type': 'type' },
-        ExpressionAttributeValues: { ':n': count, ':type': ITEM_TYPES.counter },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
+    const command = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keys.caseReferenceCounter(),
+      UpdateExpression: 'ADD #seq :n SET #type = :type',
+      ExpressionAttributeNames: { '#seq': 'sequence', '#type': 'type' },
+      ExpressionAttributeValues: { ':n': count, ':type': ITEM_TYPES.counter },
+      ReturnValues: 'UPDATED_NEW',
+    });
+    const out = await withRetries((options) => this.client.send(command, options), deadline);
     const last = Number(out.Attributes?.sequence);
     if (!Number.isSafeInteger(last)) throw new Error('reference counter returned no value');
     return last - count + 1;

@@ -3,11 +3,11 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { UploadToSign, UploadUrlSigner } from '../../uploads/ports.js';
 
 /** The headers S3 must see signed, beyond `host` (always signed). */
-export const SIGNED_UPLOAD_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length']);
+export const SIGNED_UPLOAD_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length', 'if-none-match']);
 
 /**
- * Presigned S3 PUTs (SigV4, query-string form). Content-Type and Content-Length are signed
- * headers, so the PUT must send exactly these values; the presigner moves `x-amz-meta-*` into the
+ * Presigned S3 PUTs (SigV4, query-string form). Content-Type, Content-Length and
+ * `If-None-Match: *` are signed headers, so the PUT must send exactly these values; the presigner moves `x-amz-meta-*` into the
  * query string, so the metadata travels in the URL. No checksum parameter is added: the client is
  * built with requestChecksumCalculation WHEN_REQUIRED (lib/adapters/s3/s3-client.ts).
  */
@@ -23,6 +23,8 @@ export class PresignedUploadSigner implements UploadUrlSigner {
       Key: upload.fileKey,
       ContentType: upload.contentType,
       ContentLength: upload.contentLength,
+      // S3 conditional write: the PUT succeeds only if no object exists under the key (412 otherwise).
+      IfNoneMatch: '*',
       Metadata: upload.metadata,
     });
     return getSignedUrl(this.client, command, {

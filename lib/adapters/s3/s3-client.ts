@@ -16,7 +16,8 @@ export function createS3Client(cfg: Pick<AppConfig, 'region' | 's3Endpoint'>): S
   return new S3Client({
     region: cfg.region,
     requestHandler: createHttpHandler(),
-    maxAttempts: 3,
+    // Retries are the retry layer's (lib/adapters/retry.ts), within the request's deadline.
+    maxAttempts: 1,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(cfg.s3Endpoint ? { endpoint: cfg.s3Endpoint, forcePathStyle: true, credentials: LOCAL_S3_CREDENTIALS } : {}),

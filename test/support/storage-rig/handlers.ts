@@ -77,6 +77,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     log: operationalLog,
     now: () => new Date(),
     idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+    claimHorizonSeconds: cfg.claimHorizonSeconds,
   });
   const createUpload = buildCreateUploadHandler({
     keys: stores.keys,

@@ -1,6 +1,9 @@
 import type { Caller } from '../../../lib/auth/authenticate-key.js';
-import { CreateCasesService, STALE_CLAIM_SECONDS, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
+import { CreateCasesService, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
+import { requestFingerprint } from '../../../lib/cases/request-fingerprint.js';
+import { standaloneDeadline } from '../../../lib/deadline.js';
 import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
+import type { Deadline } from '../../../lib/deadline.js';
 import { IdempotencyKeyReusedError } from '../../../lib/errors.js';
 import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
 import { validCase } from '../../support/case-inputs.js';
@@ -40,6 +43,7 @@ function world(overrides: Partial<CreateCasesDeps> = {}) {
     fileKeyProblem,
     now: () => NOW,
     idempotencyTtlSeconds: 86_400,
+    claimHorizonSeconds: 20,
     newCaseId: () => `case_${String(++ids).padStart(22, '0')}`,
     ...overrides,
   };
@@ -51,7 +55,7 @@ function world(overrides: Partial<CreateCasesDeps> = {}) {
     requestId: 'req-1',
     sourceIp: '198.51.100.7',
     cases,
-    deadlineMs: Date.now() + 10_000,
+    deadline: standaloneDeadline(10_000),
     ...extra,
   });
   return { service, deps, companies, writer, idempotency, references, files, log, calls, fileKey, request };
@@ -70,7 +74,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
     ]);
     expect(result.rejected).toEqual([]);
     expect(reserve).toHaveBeenCalledTimes(1);
-    expect(reserve).toHaveBeenCalledWith(2);
+    expect(reserve).toHaveBeenCalledWith(2, expect.anything());
     // One existence check per distinct file, however many cases cite it.
     expect(exists).toHaveBeenCalledTimes(1);
     expect(w.writer.cases.size).toBe(2);
@@ -121,7 +125,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
   it('reports a case whose write failed as TEMPORARY_FAILURE, and its in-request twin too', async () => {
     const w = world();
     const realWrite = w.writer.write.bind(w.writer);
-    jest.spyOn(w.writer, 'write').mockImplementation(async (c: NewCase, deadline: number): Promise<WriteOutcome> => {
+    jest.spyOn(w.writer, 'write').mockImplementation(async (c: NewCase, deadline?: Deadline): Promise<WriteOutcome> => {
       if (c.stored.invoiceRef === 'FAIL-1') return { kind: 'failed', attempts: 5, error: 'ThrottlingException' };
       if (c.stored.invoiceRef === 'LOST-1') return { kind: 'failed', attempts: 5, error: 'TimeoutError', outcomeUnknown: true };
       return realWrite(c, deadline);
@@ -154,22 +158,54 @@ describe('creating a batch of cases (use case, in memory)', () => {
         order.push('write');
         return write(c, d);
       });
-      const first = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-1' }));
+      const cases = [validCase(w.fileKey)];
+      const first = await w.service.create(w.request(cases, { idempotencyKey: 'key-1' }));
       expect(order).toEqual(['claim', 'write']);
-      const replay = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-1', requestId: 'req-2' })).catch((e: unknown) => e);
+      const replay = await w.service.create(w.request(cases, { idempotencyKey: 'key-1', requestId: 'req-2' })).catch((e: unknown) => e);
       expect(replay).toBeInstanceOf(IdempotencyKeyReusedError);
-      expect((replay as IdempotencyKeyReusedError).extensions).toEqual({ state: 'COMPLETED', created: first.created, rejected: first.rejected });
+      expect((replay as IdempotencyKeyReusedError).extensions).toEqual({ state: 'COMPLETED', sameRequest: true, created: first.created, rejected: first.rejected });
       expect(w.writer.cases.size).toBe(1);
     });
 
     it('refuses a key still in progress with a retry hint, writing nothing', async () => {
       const w = world();
-      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: NOW, ttlSeconds: 86_400, staleAfterSeconds: STALE_CLAIM_SECONDS });
-      const error = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'busy' })).catch((e: unknown) => e);
+      const cases = [validCase(w.fileKey)];
+      const claimedAt = new Date(NOW.getTime() - 5_000);
+      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: claimedAt, ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: requestFingerprint(cases) });
+      const error = await w.service.create(w.request(cases, { idempotencyKey: 'busy' })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IdempotencyKeyReusedError);
-      expect((error as IdempotencyKeyReusedError).extensions).toEqual({ state: 'IN_PROGRESS' });
-      expect((error as IdempotencyKeyReusedError).retryAfterSeconds).toBeGreaterThan(0);
+      expect((error as IdempotencyKeyReusedError).extensions).toEqual({ state: 'IN_PROGRESS', sameRequest: true });
+      // Claimed 5 s ago with a 20 s horizon: the first request is over (or abandoned) 15 s from now.
+      expect((error as IdempotencyKeyReusedError).retryAfterSeconds).toBe(15);
       expect(w.writer.cases.size).toBe(0);
+    });
+
+    it('tells a safe retry from a key reused for another body: sameRequest', async () => {
+      const w = world();
+      const first = validCase(w.fileKey, { invoiceRef: 'SAME-1' });
+      await w.service.create(w.request([first], { idempotencyKey: 'k-same' }));
+      // Same body with its keys in another order: the same request.
+      const reordered = Object.fromEntries(Object.entries(first).reverse());
+      const same = await w.service.create(w.request([reordered], { idempotencyKey: 'k-same', requestId: 'req-2' })).catch((e: unknown) => e);
+      expect((same as IdempotencyKeyReusedError).extensions).toMatchObject({ state: 'COMPLETED', sameRequest: true });
+      const other = await w.service.create(w.request([{ ...first, principalAmount: 99 }], { idempotencyKey: 'k-same', requestId: 'req-3' })).catch((e: unknown) => e);
+      expect((other as IdempotencyKeyReusedError).extensions).toMatchObject({ state: 'COMPLETED', sameRequest: false });
+    });
+
+    it('lets a claim left behind by a request that died be taken over once its horizon has passed', async () => {
+      const w = world();
+      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'dead', requestId: 'died', now: new Date(NOW.getTime() - 21_000), ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: 'x' });
+      const result = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'dead' }));
+      expect(result.created).toHaveLength(1);
+    });
+
+    it('answers unavailable and gives the key back when storage cannot answer before the deadline', async () => {
+      const w = world();
+      const expired = standaloneDeadline(0);
+      const error = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'late', deadline: expired })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      expect(w.writer.cases.size).toBe(0);
+      expect(w.idempotency.claims.size).toBe(0);
     });
 
     it('gives the key back when the request fails as a whole before any case is written', async () => {
@@ -193,6 +229,18 @@ describe('creating a batch of cases (use case, in memory)', () => {
       await expect(w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-3' }))).rejects.toThrow('socket hang up');
       expect(w.idempotency.claims.size).toBe(0);
       expect(w.writer.cases.size).toBe(0);
+    });
+
+    it('passes the request’s deadline to every storage call, and the clean-up deadline to completing the claim', async () => {
+      const w = world();
+      const deadline = standaloneDeadline(10_000);
+      const spies = [jest.spyOn(w.idempotency, 'claim'), jest.spyOn(w.companies, 'get'), jest.spyOn(w.references, 'reserve'), jest.spyOn(w.files, 'exists'), jest.spyOn(w.writer, 'write')];
+      const complete = jest.spyOn(w.idempotency, 'complete');
+      await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'k-deadline', deadline }));
+      for (const spy of spies) expect(spy.mock.calls[0]?.at(-1)).toBe(deadline);
+      const cleanUp = complete.mock.calls[0]?.at(-1) as Deadline;
+      expect(cleanUp.answerBy).toBe(deadline.answerBy);
+      expect(cleanUp.retries).toBe(deadline.retries);
     });
 
     it('keeps the claim once a write has started, and still answers when completing the claim fails', async () => {

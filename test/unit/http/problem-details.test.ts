@@ -24,7 +24,7 @@ describe('problem details', () => {
       [new InsufficientScopeError('cases:read'), 403, 'INSUFFICIENT_SCOPE'],
       [new InvalidRequestError('bad', [{ field: 'x', message: 'y' }]), 400, 'INVALID_REQUEST'],
       [new BatchTooLargeError(101, 100), 400, 'BATCH_TOO_LARGE'],
-      [new IdempotencyKeyReusedError('IN_PROGRESS'), 409, 'IDEMPOTENCY_KEY_REUSED'],
+      [new IdempotencyKeyReusedError({ state: 'IN_PROGRESS', sameRequest: true, retryAfterSeconds: 7 }), 409, 'IDEMPOTENCY_KEY_REUSED'],
       [new InternalError(), 500, 'INTERNAL'],
     ];
     for (const [error, status, code] of cases) {
@@ -41,10 +41,10 @@ describe('problem details', () => {
   });
 
   it('tell an in-progress 409 to retry later and a completed one what was created', () => {
-    const inProgress = problemResponse(new IdempotencyKeyReusedError('IN_PROGRESS'), 'r');
+    const inProgress = problemResponse(new IdempotencyKeyReusedError({ state: 'IN_PROGRESS', sameRequest: true, retryAfterSeconds: 7 }), 'r');
     expect(inProgress.headers?.['Retry-After']).toBeDefined();
     expect(body(inProgress)).toMatchObject({ state: 'IN_PROGRESS' });
-    const done = problemResponse(new IdempotencyKeyReusedError('COMPLETED', { created: [{ index: 0 }], rejected: [] }), 'r');
+    const done = problemResponse(new IdempotencyKeyReusedError({ state: 'COMPLETED', sameRequest: false, original: { created: [{ index: 0 }], rejected: [] } }), 'r');
     expect(body(done)).toMatchObject({ state: 'COMPLETED', created: [{ index: 0 }], rejected: [] });
     expect(done.headers?.['Retry-After']).toBeUndefined();
   });

@@ -67,6 +67,7 @@ describe('API functions', () => {
       TABLE_NAME: { Ref: expect.stringMatching(/^DataStoresTable/) },
       BUCKET_NAME: { Ref: expect.stringMatching(/^DataStoresInvoiceBucket/) },
       IDEMPOTENCY_TTL_SECONDS: '86400',
+      IDEMPOTENCY_CLAIM_HORIZON_SECONDS: '20',
       UPLOAD_URL_TTL_SECONDS: '900',
       POWERTOOLS_SERVICE_NAME: 'partner-case-api',
       POWERTOOLS_METRICS_NAMESPACE: 'PartnerCaseApi',
@@ -74,7 +75,7 @@ describe('API functions', () => {
       NODE_OPTIONS: '--enable-source-maps',
     });
     const deployed = { ...variables, TABLE_NAME: 'table', BUCKET_NAME: 'bucket', AWS_REGION: 'eu-west-2' } as NodeJS.ProcessEnv;
-    expect(loadConfig(deployed)).toMatchObject({ idempotencyTtlSeconds: 86400, uploadUrlTtlSeconds: 900, local: false });
+    expect(loadConfig(deployed)).toMatchObject({ idempotencyTtlSeconds: 86400, uploadUrlTtlSeconds: 900, claimHorizonSeconds: 20, local: false });
   });
 
   it('the idempotency and upload-URL lifetimes come from the CDK context', () => {

@@ -57,7 +57,7 @@ async function createCasesRequests(): Promise<ItemRequest[]> {
   const now = new Date('2025-06-01T10:00:00Z');
   await new DynamoApiKeyStore(ddb, 't').touch('k_1', now.toISOString(), '2025-06-01T09:59:00Z');
   const idempotency = new DynamoIdempotencyStore(ddb, 't');
-  await idempotency.claim({ companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60 });
+  await idempotency.claim({ companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60, requestHash: 'h' });
   await idempotency.complete(COMPANY, 'idem-1', 'r1', { statusCode: 201, created: [], rejected: [] }, now);
   // An answer too large for a plain map is stored gzipped under another attribute.
   const large = { statusCode: 200, created: [], rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })) };
@@ -68,7 +68,7 @@ async function createCasesRequests(): Promise<ItemRequest[]> {
     stored: { caseId: CASE, companyId: COMPANY, invoiceRef: 'INV-1', invoiceRefKey: 'inv-1', reference: 'PC-1', createdAt: now.toISOString() },
     audit: { caseId: CASE, attestedBy: 'Jane Smith' },
   } as unknown as NewCase;
-  await new DynamoCaseWriter(ddb, 't').write(newCase, Date.now() + 10_000);
+  await new DynamoCaseWriter(ddb, 't').write(newCase);
   return client.requests;
 }
 
@@ -87,7 +87,7 @@ describe('least-privilege IAM', () => {
     expect(Match.objectLike({ r: invoiceObjects }).test({ r: presign.Resource }).isSuccess).toBe(true);
   });
 
-  it('create-cases may only write to the table and HEAD invoice files, and holds no ConditionCheckItem', () => {
+  it('create-cases may only write to the table and HEAD invoice files (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
     const allowed = policyOf('CreateCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual([
       'dynamodb:DeleteItem',
@@ -95,10 +95,13 @@ describe('least-privilege IAM', () => {
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
       's3:GetObject',
+      's3:ListBucket',
     ]);
     const head = statementWithSid(policyOf('CreateCases'), 'CheckInvoiceUploads');
     expect(head.Action).toBe('s3:GetObject');
     expect(Match.objectLike({ r: invoiceObjects }).test({ r: head.Resource }).isSuccess).toBe(true);
+    const list = statementWithSid(policyOf('CreateCases'), 'TellMissingInvoicesApart');
+    expect(list).toEqual({ Sid: 'TellMissingInvoicesApart', Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^DataStoresInvoiceBucket/), 'Arn'] } });
   });
 
   it.each(FUNCTIONS)('%s: every DynamoDB statement names the table itself, with no wildcard action and no index', (id) => {

@@ -17,21 +17,29 @@ describe('checking that an invoice was uploaded', () => {
   it.each([
     ['404 NotFound', s3Error('NotFound', 404)],
     ['NoSuchKey', s3Error('NoSuchKey', 404)],
-    ['403 without s3:ListBucket', s3Error('Forbidden', 403)],
   ])('says no when S3 answers %s', async (_name, error) => {
     await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(error)), 'b').exists('k')).resolves.toBe(false);
   });
 
-  it('does not hide a 403 when told that the function may list the bucket', async () => {
-    const store = new S3InvoiceFileStore(clientThat(() => Promise.reject(s3Error('Forbidden', 403))), 'b', { forbiddenMeansAbsent: false });
-    await expect(store.exists('k')).rejects.toThrow();
+  it('never reads a 403 as "not uploaded": with s3:ListBucket granted, it is a permissions or KMS failure', async () => {
+    const forbidden = s3Error('Forbidden', 403);
+    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(forbidden)), 'b').exists('k')).rejects.toBe(forbidden);
   });
 
   it.each([
     ['a 500', s3Error('InternalError', 500)],
     ['a 503 SlowDown', s3Error('SlowDown', 503)],
     ['a network failure', Object.assign(new Error('socket hang up'), { name: 'TimeoutError' })],
-  ])('fails loudly on %s instead of claiming the file is missing', async (_name, error) => {
-    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(error)), 'b').exists('k')).rejects.toBe(error);
+  ])('retries and then fails loudly on %s instead of claiming the file is missing', async (_name, error) => {
+    let calls = 0;
+    const store = new S3InvoiceFileStore(
+      clientThat(() => {
+        calls++;
+        return Promise.reject(error);
+      }),
+      'b',
+    );
+    await expect(store.exists('k')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', cause: error });
+    expect(calls).toBe(5);
   });
 });

@@ -41,10 +41,10 @@ describe('the presigned upload URL', () => {
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('asks the partner to send exactly the signed Content-Type and Content-Length with a PUT', async () => {
+  it('asks the partner to send exactly the signed Content-Type, Content-Length and If-None-Match with a PUT', async () => {
     const { ticket, url } = await issue({ ...request, contentType: 'image/png', contentLength: 7 });
     expect(ticket.method).toBe('PUT');
-    expect(ticket.headers).toEqual({ 'Content-Type': 'image/png', 'Content-Length': '7' });
+    expect(ticket.headers).toEqual({ 'Content-Type': 'image/png', 'Content-Length': '7', 'If-None-Match': '*' });
     const signed = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').split(';');
     // Every signed header other than host (which the HTTP client sets from the URL) is listed.
     expect(signed.filter((h) => h !== 'host').sort()).toEqual(Object.keys(ticket.headers).map((h) => h.toLowerCase()).sort());
