@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AppConfig } from '../../runtime/config.js';
+import { tracer } from '../../runtime/tracer.js';
 
 /**
  * HTTP settings for every storage client. A full batch issues 100 transactions at once, so the
@@ -32,12 +33,15 @@ export function createHttpHandler(): NodeHttpHandler {
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 export function createDocumentClient(cfg: AppConfig): DynamoDBDocumentClient {
-  const base = new DynamoDBClient({
-    region: cfg.region,
-    requestHandler: createHttpHandler(),
-    maxAttempts: 3,
-    ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
-  });
+  // Traced before the DocumentClient wraps it: the DocumentClient shares this middleware stack.
+  const base = tracer.captureAWSv3Client(
+    new DynamoDBClient({
+      region: cfg.region,
+      requestHandler: createHttpHandler(),
+      maxAttempts: 3,
+      ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
+    }),
+  );
   return DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
