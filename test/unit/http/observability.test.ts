@@ -273,17 +273,60 @@ async function storageClients(env: Env) {
 
 const xrayMiddleware = (client: { middlewareStack: { identify(): string[] } }) => client.middlewareStack.identify().filter((m) => m.startsWith('XRaySDKInstrumentation'));
 
+/** As in Lambda with active tracing. */
+const TRACING_ON: Env = {
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+  POWERTOOLS_TRACE_ENABLED: 'true',
+  // Patching Node's http module would outlive the test in this worker; it is not under test here.
+  POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS: 'false',
+};
+
 describe('tracing', () => {
   it('in Lambda, the tracer wraps the DynamoDB and the S3 client, so every storage call is a subsegment', async () => {
-    const { tracer, dynamo, s3 } = await storageClients({
-      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-      POWERTOOLS_TRACE_ENABLED: 'true',
-      // Patching Node's http module would outlive this test in the worker; not under test here.
-      POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS: 'false',
-    });
+    const { tracer, dynamo, s3 } = await storageClients(TRACING_ON);
     expect(tracer.isTracingEnabled()).toBe(true);
     expect(xrayMiddleware(dynamo)).toHaveLength(1);
     expect(xrayMiddleware(s3)).toHaveLength(1);
+  });
+
+  it("every route's segment is annotated with the cold start; only a request answered 5xx is recorded as a fault", async () => {
+    const loaded = await loadIsolated(TRACING_ON, async () => {
+      const { tracer } = await import('../../../lib/runtime/tracer.js');
+      const { buildGetCaseHandler } = await import('../../../functions/get-case.js');
+      const memory = await import('../../support/memory-stores.js');
+      const { apiKey, record } = await partnerKey();
+      const keys = new memory.MemoryApiKeyStore();
+      keys.records.set(record.keyId, record);
+      const caseReader = {
+        get: async () => {
+          throw new Error('storage is down');
+        },
+      };
+      return { tracer, apiKey, handler: buildGetCaseHandler({ keys, caseReader }) };
+    });
+    const { tracer } = loaded;
+    // No Lambda facade segment exists here: the segment bookkeeping is replaced, what the chain
+    // asks of the tracer is recorded.
+    jest.spyOn(tracer, 'getSegment').mockReturnValue(undefined);
+    const coldStart = jest.spyOn(tracer, 'annotateColdStart').mockImplementation(() => undefined);
+    jest.spyOn(tracer, 'addServiceNameAnnotation').mockImplementation(() => undefined);
+    const fault = jest.spyOn(tracer, 'addErrorAsMetadata').mockImplementation(() => undefined);
+    const response = jest.spyOn(tracer, 'addResponseAsMetadata');
+    const read = async (headers: Record<string, string>) =>
+      (
+        await loaded.handler(
+          apiEvent({ method: 'GET', path: '/api/v1/cases/x', resource: '/api/v1/cases/{id}', pathParameters: { id: 'case_0000000000000000000000' }, headers }),
+          lambdaContext(),
+        )
+      ).statusCode;
+
+    expect(await read({})).toBe(401);
+    expect(fault).not.toHaveBeenCalled();
+    expect(await read(bearer(loaded.apiKey))).toBe(500);
+    expect(fault).toHaveBeenCalledTimes(1);
+    expect((fault.mock.calls[0]![0] as Error).message).toBe('storage is down');
+    expect(coldStart).toHaveBeenCalledTimes(2);
+    expect(response).not.toHaveBeenCalled();
   });
 
   it('in tests and locally the tracer is off and the clients are left as they are: nothing needs X-Ray', async () => {
