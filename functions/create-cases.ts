@@ -29,7 +29,8 @@ export function createCases(service: CreateCasesService): CoreHandler {
     metrics.addMetric('CasesCreated', MetricUnit.Count, result.created.length);
     metrics.addMetric('CasesRejected', MetricUnit.Count, result.rejected.length);
     metrics.addMetric('CasesTemporaryFailure', MetricUnit.Count, counts.rejected_TEMPORARY_FAILURE ?? 0);
-    metrics.publishStoredMetrics();
+    metrics.addMetric('CaseWriteOutcomeUnknown', MetricUnit.Count, result.writeOutcomeUnknown);
+    // Published by the shared chain's logMetrics middleware, once per invocation.
 
     return jsonResponse(result.statusCode, { created: result.created, rejected: result.rejected });
   };

@@ -5,8 +5,10 @@ import { SERVICE_METRICS } from './stack-config.js';
 /**
  * The service's own CloudWatch metrics, as create-cases publishes them through Powertools EMF
  * (namespace `PartnerCaseApi`, dimension `service=partner-case-api`, unit Count, one datapoint per
- * batch). `CaseWriteOutcomeUnknown` counts case writes whose outcome storage could not confirm
- * (the case may exist although the partner was told TEMPORARY_FAILURE).
+ * batch). `CaseWriteOutcomeUnknown` counts the TEMPORARY_FAILURE rejections whose write outcome
+ * storage could not confirm (the case may exist although the partner was told TEMPORARY_FAILURE;
+ * an in-request twin of such a case counts too). Every function also publishes Powertools'
+ * `ColdStart` (dimensions `service` and `function_name`), which no alarm reads.
  */
 export const CASE_METRIC_NAMES = {
   submitted: 'CasesSubmitted',

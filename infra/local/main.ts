@@ -70,6 +70,8 @@ async function main(): Promise<void> {
   Object.assign(process.env, localEnvironment(ports), {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    // Outside Lambda the tracer switches itself off; said here too so no X-Ray daemon is ever looked for.
+    POWERTOOLS_TRACE_ENABLED: 'false',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
   });
 

@@ -86,4 +86,10 @@ export interface BatchResult {
   statusCode: 200 | 201;
   created: CreatedItem[];
   rejected: RejectedItem[];
+  /**
+   * How many of the `TEMPORARY_FAILURE` rejections rest on a write whose outcome storage could
+   * not confirm (the case may exist; an in-request twin of such a case counts too). For operators
+   * (log line and metric); never part of the partner's answer.
+   */
+  writeOutcomeUnknown: number;
 }

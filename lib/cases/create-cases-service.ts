@@ -299,8 +299,12 @@ const TEMPORARY_MESSAGE = 'storage was temporarily unavailable; nothing was writ
 const UNCONFIRMED_MESSAGE =
   'storage was temporarily unavailable and could not confirm whether this case was written; resubmitting it is safe: if it was written, the resubmission is rejected as DUPLICATE naming it';
 
+function outcomeUnknown(outcome: WriteOutcome | undefined): boolean {
+  return outcome?.kind === 'failed' && outcome.outcomeUnknown === true;
+}
+
 function temporaryMessage(outcome: WriteOutcome | undefined): string {
-  return outcome?.kind === 'failed' && outcome.outcomeUnknown ? UNCONFIRMED_MESSAGE : TEMPORARY_MESSAGE;
+  return outcomeUnknown(outcome) ? UNCONFIRMED_MESSAGE : TEMPORARY_MESSAGE;
 }
 
 function rejection(slot: Slot, code: RejectionCode, message: string, extra: Partial<RejectedItem> = {}): RejectedItem {
@@ -315,6 +319,7 @@ function duplicateMessage(reference: string): string {
 function assemble(slots: Slot[]): BatchResult {
   const created: CreatedItem[] = [];
   const rejected: RejectedItem[] = [];
+  let writeOutcomeUnknown = 0;
   for (const slot of slots) {
     const code = firstCode(slot.findings);
     if (code) {
@@ -337,6 +342,7 @@ function assemble(slots: Slot[]): BatchResult {
         rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
       } else {
         rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+        if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
       }
       continue;
     }
@@ -348,14 +354,15 @@ function assemble(slots: Slot[]): BatchResult {
       rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
     } else {
       rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+      if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }
-  return { statusCode: created.length > 0 ? 201 : 200, created, rejected };
+  return { statusCode: created.length > 0 ? 201 : 200, created, rejected, writeOutcomeUnknown };
 }
 
 /** Counts by outcome for the request log line and metrics. */
 export function outcomeCounts(result: BatchResult): Record<string, number> {
-  const counts: Record<string, number> = { created: result.created.length, rejected: result.rejected.length };
+  const counts: Record<string, number> = { created: result.created.length, rejected: result.rejected.length, writeOutcomeUnknown: result.writeOutcomeUnknown };
   for (const item of result.rejected) counts[`rejected_${item.code}`] = (counts[`rejected_${item.code}`] ?? 0) + 1;
   return counts;
 }

@@ -1,3 +1,4 @@
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { KeyAuthenticator } from '../auth/authenticate-key.js';
@@ -5,11 +6,13 @@ import type { ApiKeyStore } from '../auth/ports.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Deadline } from '../deadline.js';
 import { operationalLog } from '../runtime/logger.js';
+import { metrics } from '../runtime/metrics.js';
 import { authenticate } from './authenticate.js';
 import { jsonEnvelope, requireObjectBody } from './json-envelope.js';
 import { problemDetails } from './problem-details.js';
 import { requestContext } from './request-context.js';
 import { requireScope } from './require-scope.js';
+import { traceRequest } from './trace-request.js';
 import type { ApiContext, ApiEvent, ApiResult } from './types.js';
 
 export interface ApiHandlerOptions {
@@ -31,10 +34,15 @@ export type CoreHandler = (event: ApiEvent, context: ApiContext) => Promise<ApiR
 /**
  * The middleware chain every route shares, in the order the product rules fix:
  * request id → authentication (401) → scope (403) → envelope (413/415/400) → handler,
- * with the one problem-details mapper registered last.
+ * with the one problem-details mapper registered last. Around it all: the X-Ray segment (first
+ * in, last out, so it spans the whole request) and the metrics flush (the cold-start metric
+ * before anything else runs; the handler's metrics once, after the request log line, on success
+ * and on error alike).
  */
 export function apiHandler(options: ApiHandlerOptions, core: CoreHandler) {
   const chain = middy<ApiEvent, ApiResult, Error, ApiContext>()
+    .use(traceRequest())
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(requestContext())
     .use(authenticate({ authenticator: new KeyAuthenticator(options.keys, operationalLog, options.now), ...(options.prefetch ? { prefetch: options.prefetch } : {}) }))
     .use(requireScope(options.scope));

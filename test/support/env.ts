@@ -2,6 +2,8 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_DEV ??= 'true';
+// No test needs X-Ray: the tracer records nothing and leaves the storage clients as they are.
+process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
 // Unit tests never reach storage; these keep config() satisfied when a module reads it.
 process.env.TABLE_NAME ??= 'unit-test-table';
 process.env.BUCKET_NAME ??= 'unit-test-bucket';

@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AppConfig } from '../../runtime/config.js';
+import { tracer } from '../../runtime/tracer.js';
 
 /**
  * HTTP settings for every storage client. A full batch issues 100 transactions at once, so the
@@ -32,14 +33,17 @@ export function createHttpHandler(): NodeHttpHandler {
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 export function createDocumentClient(cfg: AppConfig): DynamoDBDocumentClient {
-  const base = new DynamoDBClient({
-    region: cfg.region,
-    requestHandler: createHttpHandler(),
-    // One retry layer (lib/adapters/retry.ts) with a per-request budget and deadline: the SDK's own
-    // retries would multiply with it and ignore the request's remaining time.
-    maxAttempts: 1,
-    ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
-  });
+  // Traced before the DocumentClient wraps it: the DocumentClient shares this middleware stack.
+  const base = tracer.captureAWSv3Client(
+    new DynamoDBClient({
+      region: cfg.region,
+      requestHandler: createHttpHandler(),
+      // One retry layer (lib/adapters/retry.ts) with a per-request budget and deadline: the SDK's own
+      // retries would multiply with it and ignore the request's remaining time.
+      maxAttempts: 1,
+      ...(cfg.dynamoEndpoint ? { endpoint: cfg.dynamoEndpoint, credentials: LOCAL_CREDENTIALS } : {}),
+    }),
+  );
   return DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

@@ -115,6 +115,12 @@ describe('least-privilege IAM', () => {
     }
   });
 
+  it.each(FUNCTIONS)('%s may send the segments its tracer records to X-Ray, and nothing else on "*"', (id) => {
+    const anyResource = policyOf(id).filter((s) => s.Resource === '*');
+    expect(anyResource).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: '*' })]);
+    expect(actionsOf(anyResource[0]!).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+  });
+
   it.each(FUNCTIONS)('%s writes logs only to its own log group', (id) => {
     const logs = policyOf(id).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
     expect(logs).toHaveLength(1);
