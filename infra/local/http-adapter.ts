@@ -5,6 +5,7 @@ import { gatewayProblemResult, gatewayResponse, METHOD_NOT_ALLOWED_RESPONSE } fr
 import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../route-table.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
 import { invokeWithDeadline } from './invoke-with-deadline.js';
+import { restApiEvent } from './lambda-events.js';
 
 /**
  * A thin HTTP server that turns each request into the API Gateway REST proxy event Lambda would
@@ -34,12 +35,6 @@ export interface LocalServerOptions {
   integrationTimeoutMs?: number;
 }
 
-/** API Gateway's `requestContext.requestTime` format: `09/Apr/2015:12:34:56 +0000`. */
-function requestTime(epochMs: number): string {
-  const [, day, month, year, time] = /^\w+, (\d\d) (\w+) (\d+) (\S+) GMT$/.exec(new Date(epochMs).toUTCString()) ?? [];
-  return `${day}/${month}/${year}:${time} +0000`;
-}
-
 function isUtf8Text(buffer: Buffer): boolean {
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(buffer);
@@ -49,6 +44,7 @@ function isUtf8Text(buffer: Buffer): boolean {
   }
 }
 
+/** The REST proxy event API Gateway would build for this request (lambda-events.ts builds it). */
 export function toApiGatewayEvent(
   req: IncomingMessage,
   body: Buffer,
@@ -57,69 +53,24 @@ export function toApiGatewayEvent(
   url: URL,
   requestId: string = randomUUID(),
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i] as string;
-    const value = req.rawHeaders[i + 1] as string;
-    headers[name] = value; // API Gateway keeps the last value in `headers`
-    (multiValueHeaders[name] ??= []).push(value);
-  }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [k, v] of url.searchParams) {
-    query[k] = v;
-    (multiQuery[k] ??= []).push(v);
-  }
+  // Bytes that are not UTF-8 text arrive base64-encoded, as API Gateway passes binary payloads.
   const binary = body.length > 0 && !isUtf8Text(body);
-  const text = body.length === 0 ? null : binary ? body.toString('base64') : body.toString('utf8');
-  const now = Date.now();
-  return {
-    resource: route.resource,
+  return restApiEvent({
+    method: route.method,
     path: url.pathname,
-    httpMethod: route.method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: Object.keys(query).length ? query : null,
-    multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
+    resource: route.resource,
+    rawHeaders: req.rawHeaders,
+    query: url.searchParams,
     pathParameters,
-    stageVariables: null,
-    body: text,
+    body: body.length === 0 ? null : binary ? body.toString('base64') : body.toString('utf8'),
     isBase64Encoded: binary,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: `HTTP/${req.httpVersion}`,
-      httpMethod: route.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
-        user: null,
-        userAgent: req.headers['user-agent'] ?? null,
-        userArn: null,
-      },
-      path: `/${STAGE}${url.pathname}`,
-      stage: STAGE,
-      requestId,
-      extendedRequestId: randomUUID(),
-      domainName: req.headers.host ?? 'localhost',
-      requestTime: requestTime(now),
-      requestTimeEpoch: now,
-      resourceId: 'local',
-      resourcePath: route.resource,
-    },
-  };
+    sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
+    ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
+    stage: STAGE,
+    requestId,
+    protocol: `HTTP/${req.httpVersion}`,
+    domainName: req.headers.host ?? 'localhost',
+  });
 }
 
 function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {

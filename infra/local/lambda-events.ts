@@ -11,7 +11,12 @@ export interface RestEventOptions {
   method: string;
   path: string;
   resource: string;
+  /** Headers by name (one value each); use `rawHeaders` for repeated headers as they arrived. */
   headers?: Record<string, string>;
+  /** Header name/value pairs in arrival order (Node's `rawHeaders`), repeats included. */
+  rawHeaders?: readonly string[];
+  /** Query parameters in arrival order, repeats included. */
+  query?: Iterable<[string, string]>;
   pathParameters?: Record<string, string> | null;
   body?: string | null;
   isBase64Encoded?: boolean;
@@ -19,22 +24,46 @@ export interface RestEventOptions {
   userAgent?: string;
   stage?: string;
   apiId?: string;
+  requestId?: string;
+  protocol?: string;
+  domainName?: string;
+  /** Epoch ms of the request (default now). */
+  at?: number;
+}
+
+/** API Gateway's `requestContext.requestTime` format: `09/Apr/2015:12:34:56 +0000`. */
+export function requestTime(epochMs: number): string {
+  const [, day, month, year, time] = /^\w+, (\d\d) (\w+) (\d+) (\S+) GMT$/.exec(new Date(epochMs).toUTCString()) ?? [];
+  return `${day}/${month}/${year}:${time} +0000`;
 }
 
 export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
-  const headers = options.headers ?? {};
+  const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(headers)) multiValueHeaders[k] = [v];
+  const pairs = options.rawHeaders ?? Object.entries(options.headers ?? {}).flat();
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const name = pairs[i] as string;
+    const value = pairs[i + 1] as string;
+    headers[name] = value; // API Gateway keeps the last value in `headers`
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of options.query ?? []) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
   const stage = options.stage ?? 'prod';
   const apiId = options.apiId ?? 'local';
+  const at = options.at ?? Date.now();
   return {
     resource: options.resource,
     path: options.path,
     httpMethod: options.method,
     headers,
     multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
+    queryStringParameters: Object.keys(query).length ? query : null,
+    multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
     pathParameters: options.pathParameters ?? null,
     stageVariables: null,
     body: options.body ?? null,
@@ -43,13 +72,32 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
       accountId: '000000000000',
       apiId,
       authorizer: null,
-      protocol: 'HTTP/1.1',
+      protocol: options.protocol ?? 'HTTP/1.1',
       httpMethod: options.method,
-      identity: { sourceIp: options.sourceIp ?? '203.0.113.7', userAgent: options.userAgent ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: options.sourceIp ?? '203.0.113.7',
+        user: null,
+        userAgent: options.userAgent ?? null,
+        userArn: null,
+      },
       path: `/${stage}${options.path}`,
       stage,
-      requestId: randomUUID(),
-      requestTimeEpoch: Date.now(),
+      requestId: options.requestId ?? randomUUID(),
+      extendedRequestId: randomUUID(),
+      domainName: options.domainName ?? 'localhost',
+      requestTime: requestTime(at),
+      requestTimeEpoch: at,
       resourceId: apiId,
       resourcePath: options.resource,
     },
