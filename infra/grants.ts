@@ -1,7 +1,7 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { keys, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
+import { keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
 import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 
 /**
@@ -11,8 +11,8 @@ import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
  *
  * How IAM sees a DynamoDB write, and so what these statements can and cannot say:
  * - `dynamodb:LeadingKeys` is the item's partition key; IAM never sees the sort key. Items that
- *   share a partition (a company's profile, its invoiceRef guards and its idempotency claims; a
- *   case and its attestation audit record) cannot be told apart.
+ *   share a partition (a case and its attestation audit record) cannot be told apart; every other
+ *   kind has partitions of its own (invoiceRef guards and idempotency claims each one per item).
  * - `dynamodb:Attributes` is the set of attribute names a request writes (the whole item for a
  *   put, the updated attributes for an update), key attributes included. The lists below also
  *   hold the names the requests' condition expressions read, so whichever way IAM counts those,
@@ -29,17 +29,21 @@ import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 const { partitionKey: PK, sortKey: SK } = TABLE_DEFINITION;
 
 /**
- * Partition-key patterns for `dynamodb:LeadingKeys`, built by the key module itself with `*` as
- * the id, so they follow any change of the key design (test/unit/infra/iam.test.ts checks each
- * pattern against real keys of every item kind).
+ * Partition-key patterns for `dynamodb:LeadingKeys`, from the key module's own partition prefixes,
+ * so they follow any change of the key design (test/unit/infra/iam.test.ts checks each pattern
+ * against real keys of every item kind).
  */
 export const PARTITIONS = {
   /** API-key items. */
-  apiKey: keys.apiKey('*').pk,
+  apiKey: `${PARTITION_PREFIXES.apiKey}*`,
   /** Cases and their attestation audit records. */
-  case: keys.case('*').pk,
-  /** Company profiles, invoiceRef guards and idempotency claims. */
-  company: keys.company('*').pk,
+  case: `${PARTITION_PREFIXES.case}*`,
+  /** Company profiles. */
+  company: `${PARTITION_PREFIXES.company}*`,
+  /** invoiceRef guards: each in a partition of its own. */
+  invoiceRefGuard: `${PARTITION_PREFIXES.invoiceRefGuard}*`,
+  /** Idempotency-Key claims: each in a partition of its own. */
+  idempotencyClaim: `${PARTITION_PREFIXES.idempotencyClaim}*`,
   /** The case-reference counter: one exact partition. */
   referenceCounter: keys.caseReferenceCounter().pk,
 } as const;
@@ -146,25 +150,25 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
       sid: 'WriteCaseTransactions',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.company), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
     }),
     new PolicyStatement({
       sid: 'ClaimIdempotencyKeys',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.company), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyClaim) },
+      conditions: { ...onPartitions(PARTITIONS.idempotencyClaim), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyClaim) },
     }),
     new PolicyStatement({
       sid: 'CompleteIdempotencyClaims',
       actions: ['dynamodb:UpdateItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.company), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyCompletion) },
+      conditions: { ...onPartitions(PARTITIONS.idempotencyClaim), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyCompletion) },
     }),
     new PolicyStatement({
       sid: 'ReleaseIdempotencyClaims',
       actions: ['dynamodb:DeleteItem'],
       resources,
-      conditions: onPartitions(PARTITIONS.company),
+      conditions: onPartitions(PARTITIONS.idempotencyClaim),
     }),
     new PolicyStatement({
       sid: 'ReserveCaseReferences',

@@ -9,8 +9,8 @@
  * | API key              | KEY#<keyId>           | KEY                | COMPANY#<id>#KEYS    | <createdAt>#<kid> |
  * | Case                 | CASE#<caseId>         | CASE               | -                    | -                 |
  * | Attestation audit    | CASE#<caseId>         | ATTESTATION        | -                    | -                 |
- * | invoiceRef guard     | COMPANY#<companyId>   | INVREF#<normRef>   | -                    | -                 |
- * | Idempotency claim    | COMPANY#<companyId>   | IDEMPOTENCY#<key>  | -                    | -                 |
+ * | invoiceRef guard     | INVREF#<cid>#<normRef>| GUARD              | -                    | -                 |
+ * | Idempotency claim    | IDEMPOTENCY#<cid>#<k> | CLAIM              | -                    | -                 |
  * | Reference counter    | COUNTER#CASE_REFERENCE| COUNTER            | -                    | -                 |
  *
  * Access patterns:
@@ -24,14 +24,36 @@
  * |                                           | + Put case + Put audit record, all or nothing      |
  * | Claim / complete / release an idempotency | PutItem (attribute_not_exists) / UpdateItem /      |
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
- * | Reserve a block of case references        | UpdateItem ADD on the counter                      |
+ * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
+ * |                                           | references per process (lib/adapters/dynamodb/     |
+ * |                                           | reference-counter.ts), not once per batch          |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  *
  * Cases are keyed by their own id rather than under the company partition so that a read can
  * fetch the case in parallel with the API key; tenancy is enforced by comparing `companyId`
  * before anything is returned, and a foreign case is answered exactly like a missing one.
+ *
+ * No hot partitions: a partition takes at most 1,000 WCU/s, and nothing a busy partner does writes
+ * one partition per case. Each invoiceRef guard and each Idempotency-Key claim is a partition of
+ * its own (a 100-case batch used to write 100 guards into `COMPANY#<id>`), a case and its audit
+ * record share only their own, and the reference counter is written once per 1,000 references per
+ * Lambda instance rather than by every batch. The company profile and an API key are read (strongly
+ * consistent, 1 RCU) once per request of that company or key: 3,000 RCU/s per partition leaves room
+ * for about 1,500 requests a second per key. The partition prefixes below are what IAM conditions
+ * name (`infra/grants.ts`): claims and guards in partitions of their own let the release of a
+ * claim be granted on claims only.
  */
+
+/** The first segment of each item kind's partition key; IAM `dynamodb:LeadingKeys` patterns use them. */
+export const PARTITION_PREFIXES = {
+  company: 'COMPANY#',
+  apiKey: 'KEY#',
+  case: 'CASE#',
+  invoiceRefGuard: 'INVREF#',
+  idempotencyClaim: 'IDEMPOTENCY#',
+  referenceCounter: 'COUNTER#CASE_REFERENCE',
+} as const;
 
 export const TTL_ATTRIBUTE = 'ttl';
 export const GSI1 = 'gsi1';
@@ -42,34 +64,34 @@ export interface ItemKey {
 }
 
 export const keys = {
-  company: (companyId: string): ItemKey => ({ pk: `COMPANY#${companyId}`, sk: 'PROFILE' }),
+  company: (companyId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.company}${companyId}`, sk: 'PROFILE' }),
   companyListing: (createdAt: string, companyId: string) => ({
     gsi1pk: 'COMPANIES',
     gsi1sk: `${createdAt}#${companyId}`,
   }),
   companiesIndexPk: (): string => 'COMPANIES',
 
-  apiKey: (keyId: string): ItemKey => ({ pk: `KEY#${keyId}`, sk: 'KEY' }),
+  apiKey: (keyId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.apiKey}${keyId}`, sk: 'KEY' }),
   apiKeyListing: (companyId: string, createdAt: string, keyId: string) => ({
     gsi1pk: `COMPANY#${companyId}#KEYS`,
     gsi1sk: `${createdAt}#${keyId}`,
   }),
   companyKeysIndexPk: (companyId: string): string => `COMPANY#${companyId}#KEYS`,
 
-  case: (caseId: string): ItemKey => ({ pk: `CASE#${caseId}`, sk: 'CASE' }),
-  attestation: (caseId: string): ItemKey => ({ pk: `CASE#${caseId}`, sk: 'ATTESTATION' }),
+  case: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'CASE' }),
+  attestation: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'ATTESTATION' }),
 
   invoiceRefGuard: (companyId: string, normalisedInvoiceRef: string): ItemKey => ({
-    pk: `COMPANY#${companyId}`,
-    sk: `INVREF#${normalisedInvoiceRef}`,
+    pk: `${PARTITION_PREFIXES.invoiceRefGuard}${companyId}#${normalisedInvoiceRef}`,
+    sk: 'GUARD',
   }),
 
   idempotencyClaim: (companyId: string, idempotencyKey: string): ItemKey => ({
-    pk: `COMPANY#${companyId}`,
-    sk: `IDEMPOTENCY#${idempotencyKey}`,
+    pk: `${PARTITION_PREFIXES.idempotencyClaim}${companyId}#${idempotencyKey}`,
+    sk: 'CLAIM',
   }),
 
-  caseReferenceCounter: (): ItemKey => ({ pk: 'COUNTER#CASE_REFERENCE', sk: 'COUNTER' }),
+  caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 };
 
 /** Item type tags stored on every item, so a table scan (tests, operators) can tell them apart. */

@@ -148,7 +148,9 @@ describe('the partition patterns come from the key design', () => {
     const items = {
       apiKey: [keys.apiKey('k_1').pk],
       case: [keys.case(CASE).pk, keys.attestation(CASE).pk],
-      company: [keys.company(COMPANY).pk, keys.invoiceRefGuard(COMPANY, 'inv-1').pk, keys.idempotencyClaim(COMPANY, 'idem-1').pk],
+      company: [keys.company(COMPANY).pk],
+      invoiceRefGuard: [keys.invoiceRefGuard(COMPANY, 'inv-1').pk],
+      idempotencyClaim: [keys.idempotencyClaim(COMPANY, 'idem-1').pk],
       referenceCounter: [keys.caseReferenceCounter().pk],
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
@@ -156,7 +158,14 @@ describe('the partition patterns come from the key design', () => {
         for (const pk of pks) expect({ pattern, pk, matches: like(pattern, pk) }).toEqual({ pattern, pk, matches: kind === otherKind });
       }
     }
-    expect(PARTITIONS).toEqual({ apiKey: 'KEY#*', case: 'CASE#*', company: 'COMPANY#*', referenceCounter: 'COUNTER#CASE_REFERENCE' });
+    expect(PARTITIONS).toEqual({
+      apiKey: 'KEY#*',
+      case: 'CASE#*',
+      company: 'COMPANY#*',
+      invoiceRefGuard: 'INVREF#*',
+      idempotencyClaim: 'IDEMPOTENCY#*',
+      referenceCounter: 'COUNTER#CASE_REFERENCE',
+    });
   });
 });
 
@@ -165,12 +174,12 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     const requests = await createCasesRequests();
     expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
       'dynamodb:UpdateItem KEY#k_1',
-      `dynamodb:PutItem COMPANY#${COMPANY}`,
-      `dynamodb:UpdateItem COMPANY#${COMPANY}`,
-      `dynamodb:UpdateItem COMPANY#${COMPANY}`,
-      `dynamodb:DeleteItem COMPANY#${COMPANY}`,
+      `dynamodb:PutItem IDEMPOTENCY#${COMPANY}#idem-1`,
+      `dynamodb:UpdateItem IDEMPOTENCY#${COMPANY}#idem-1`,
+      `dynamodb:UpdateItem IDEMPOTENCY#${COMPANY}#idem-2`,
+      `dynamodb:DeleteItem IDEMPOTENCY#${COMPANY}#idem-1`,
       'dynamodb:UpdateItem COUNTER#CASE_REFERENCE',
-      `dynamodb:PutItem in transaction COMPANY#${COMPANY}`,
+      `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
     ]);
@@ -240,13 +249,14 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     }
   });
 
-  // IAM sees the partition key only: inside COMPANY#<id> it cannot tell an idempotency claim from
-  // an invoiceRef guard or the company profile. The service deletes only its own claims, with a
-  // condition on requestId and state; docs/deploy.md states this limit. A change of the key
-  // design that gives claims their own partition makes this test fail, and the grant narrower.
-  it('known limit: the claim-release grant also covers the other items of the company partition', () => {
+  // Claims and guards each have a partition of their own, so IAM can tell them apart: releasing
+  // a claim is granted on claims only, and no grant reaches a guard or a company profile outside
+  // the case transaction.
+  it('create-cases may release an idempotency claim, and delete nothing else: no guard, no company profile', () => {
     expect(may('CreateCases', remove(keys.idempotencyClaim(COMPANY, 'idem-1')))).toBe('allow');
-    expect(may('CreateCases', remove(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('allow');
+    expect(may('CreateCases', remove(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('implicit-deny');
+    expect(may('CreateCases', remove(keys.company(COMPANY)))).toBe('implicit-deny');
+    expect(may('CreateCases', put(keys.company(COMPANY), ['name']))).toBe('implicit-deny');
     expect(may('GetCase', remove(keys.idempotencyClaim(COMPANY, 'idem-1')))).toBe('implicit-deny');
   });
 });
