@@ -14,6 +14,8 @@ export function floorConfig(): AppConfig {
     s3Endpoint: env.S3_ENDPOINT,
     idempotencyTtlSeconds: 86_400,
     uploadUrlTtlSeconds: 900,
+    cursorSecret: env.CURSOR_SECRET,
+    cursorSecretArn: env.CURSOR_SECRET_ARN,
     local: Boolean(env.DYNAMODB_ENDPOINT),
   };
 }

@@ -15,6 +15,13 @@ const schema = z.object({
   S3_ENDPOINT: z.url().optional(),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(15 * 60),
+  /**
+   * The key material of list cursors, given directly (`npm start` and the tests generate one), or
+   * the ARN of the Secrets Manager secret holding it (the stack), read once per cold start by the
+   * list function. Other functions need neither.
+   */
+  CURSOR_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  CURSOR_SECRET_ARN: z.string().startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }).optional(),
 });
 
 export interface AppConfig {
@@ -25,6 +32,8 @@ export interface AppConfig {
   s3Endpoint: string | undefined;
   idempotencyTtlSeconds: number;
   uploadUrlTtlSeconds: number;
+  cursorSecret: string | undefined;
+  cursorSecretArn: string | undefined;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -44,6 +53,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     s3Endpoint: e.S3_ENDPOINT,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     uploadUrlTtlSeconds: e.UPLOAD_URL_TTL_SECONDS,
+    cursorSecret: e.CURSOR_SECRET,
+    cursorSecretArn: e.CURSOR_SECRET_ARN,
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }
