@@ -13,6 +13,8 @@ export interface RestEventOptions {
   resource: string;
   headers?: Record<string, string>;
   pathParameters?: Record<string, string> | null;
+  /** Query parameters as the gateway decodes them; a list value is a repeated parameter. */
+  query?: Record<string, string | string[]>;
   body?: string | null;
   isBase64Encoded?: boolean;
   sourceIp?: string;
@@ -25,6 +27,10 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
   const headers = options.headers ?? {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (const [k, v] of Object.entries(headers)) multiValueHeaders[k] = [v];
+  // API Gateway's two views of the query string: the last value of each name, and every value.
+  const entries = Object.entries(options.query ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v : [v]] as const);
+  const query = entries.length ? Object.fromEntries(entries.map(([k, v]) => [k, v[v.length - 1] as string])) : null;
+  const multiQuery = entries.length ? Object.fromEntries(entries.map(([k, v]) => [k, [...v]])) : null;
   const stage = options.stage ?? 'prod';
   const apiId = options.apiId ?? 'local';
   return {
@@ -33,8 +39,8 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
     httpMethod: options.method,
     headers,
     multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
+    queryStringParameters: query,
+    multiValueQueryStringParameters: multiQuery,
     pathParameters: options.pathParameters ?? null,
     stageVariables: null,
     body: options.body ?? null,
