@@ -64,7 +64,9 @@ export class DynamoCaseLister implements CaseLister {
     // includes its upper end: that can only be the cursor's own case, dropped below.
     const boundaryCase = lower !== undefined && upper !== undefined ? upper : undefined;
 
-    const names: Record<string, string> = { '#pk': partitionKey, '#sk': sortKey };
+    // DynamoDB refuses a name or value an expression does not use: add each with its condition.
+    const names: Record<string, string> = { '#pk': partitionKey };
+    if (lower !== undefined || upper !== undefined) names['#sk'] = sortKey;
     const values: Record<string, unknown> = {};
     let keyCondition = '#pk = :pk';
     if (lower !== undefined && upper !== undefined) {
