@@ -1,5 +1,6 @@
+import { CASE_LIST_SHARDS } from '../../lib/adapters/dynamodb/table-keys.js';
 import { config } from '../../lib/runtime/config.js';
-import { benchCases, createCasesEvent } from '../support/storage-rig/events.js';
+import { benchCases, createCasesEvent, lambdaContext, listCasesEvent } from '../support/storage-rig/events.js';
 import { MemoryBackend } from '../support/storage-rig/memory-backend.js';
 import { closeRig, makeRig, measure, measureUpload, SCENARIOS, type Rig, type ScenarioId } from '../support/storage-rig/scenarios.js';
 
@@ -89,6 +90,31 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
   ] as const)('%s (warm key: %s) has depth %d, as with the stand-in', async (id, warmKey, depth) => {
     const m = await measure(rig, scenario(id), { warmKey });
     expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth, retries: 0 });
+  });
+
+  // The in-process stand-in has no Query, so the list is measured here only.
+  async function measureList(query: Record<string, string>) {
+    await rig.fixtures.warmKey(rig.partner.keyId);
+    rig.handlers.recorder.reset();
+    const result = await rig.handlers.listCases(listCasesEvent(rig.partner.apiKey, query), lambdaContext());
+    if (result.statusCode !== 200) throw new Error(`unexpected list response ${result.statusCode}: ${result.body.slice(0, 300)}`);
+    return { summary: rig.handlers.recorder.summary(), body: JSON.parse(result.body) as { data: unknown[]; nextCursor: string | null } };
+  }
+
+  it('lists a page in one round trip after the key: every shard of the company queried in parallel', async () => {
+    const { summary, body } = await measureList({ limit: '25' });
+    expect(body.data).toHaveLength(25);
+    expect({ depth: summary.depth, path: summary.path, retries: summary.sdkRetries }).toEqual({ depth: 2, path: 'GetItem → Query', retries: 0 });
+    expect(summary.byCommand).toEqual({ 'dynamodb:GetItem': 1, 'dynamodb:Query': CASE_LIST_SHARDS });
+    const next = await measureList({ limit: '25', cursor: body.nextCursor! });
+    expect(next.body.data).toHaveLength(25);
+    expect(next.summary.depth).toBe(2);
+  });
+
+  it('looks a case up by invoiceRef in two round trips after the key: the guard, then the case', async () => {
+    const { summary, body } = await measureList({ invoiceRef: rig.duplicateCases[0]!.invoiceRef as string });
+    expect(body.data).toHaveLength(1);
+    expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand }).toEqual({ depth: 3, path: 'GetItem → GetItem → GetItem', byCommand: { 'dynamodb:GetItem': 3 } });
   });
 
   it('creates 1 case with an Idempotency-Key in four round trips', async () => {
