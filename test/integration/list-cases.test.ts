@@ -309,7 +309,7 @@ describe('list cursors', () => {
   });
 
   it('refuses a cursor with other filters, or beside an invoiceRef', async () => {
-    for (const query of [{}, { status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED' }, { status: 'DRAFT', createdFrom: '2025-01-01T00:00:00Z' }, { status: 'DRAFT', invoiceRef: 'X' }]) {
+    for (const query of [{}, { status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED' }, { status: 'DRAFT', createdFrom: '2025-01-01T00:00:00Z' }, { status: 'DRAFT', invoiceRef: 'X' }] as Query[]) {
       const res = await list(partner.apiKey, { ...query, cursor }, later(1000));
       expect(refusal(res)).toEqual([400, 'INVALID_CURSOR']);
       expect(res.body.detail).toMatch(/other filters/);
