@@ -128,7 +128,7 @@ describe('the README walk-through', () => {
         child.on('close', (code) => resolve({ code, stdout }));
       });
       expect(run.code).toBe(0);
-      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
+      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"invoiceRef":"INV-1001"', '"nextCursor":null', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
         expect(run.stdout).toContain(expected);
       }
       expect(readdirSync(cwd)).toEqual([]);
