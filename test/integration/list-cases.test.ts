@@ -322,3 +322,45 @@ describe('list cursors', () => {
     expect(refusal(await list(partner.apiKey, { status: 'DRAFT', cursor: forged }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
   });
 });
+
+describe('a local table from before the list', () => {
+  it('gains the case-list index when the local stack starts on it', async () => {
+    const { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+    const { ensureTable } = await import('../../infra/local/stores.js');
+    const endpoint = process.env.DYNAMODB_ENDPOINT!;
+    const client = new DynamoDBClient({ endpoint, region: config().region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const tableName = `old-table-${randomBase62(8)}`;
+    try {
+      await client.send(
+        new CreateTableCommand({
+          TableName: tableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: 'gsi1',
+              KeySchema: [
+                { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+                { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          ],
+        }),
+      );
+      await ensureTable(endpoint, tableName);
+      const indexes = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.GlobalSecondaryIndexes ?? [];
+      expect(indexes.map((i) => [i.IndexName, i.IndexStatus]).sort()).toEqual([
+        ['gsi1', 'ACTIVE'],
+        ['gsi2', 'ACTIVE'],
+      ]);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+      client.destroy();
+    }
+  });
+});
