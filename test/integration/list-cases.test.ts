@@ -3,7 +3,9 @@ import type { RecoveryGate, StoredCase } from '../../lib/cases/case-record.js';
 import { invoiceRefKey } from '../../lib/cases/invoice-ref.js';
 import { CursorSealer } from '../../lib/cases/list-cursor.js';
 import { config } from '../../lib/runtime/config.js';
+import { DynamoCaseLister } from '../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { faultyDocumentClient } from '../support/faulty-client.js';
 import { handler, buildListCasesHandler } from '../../functions/list-cases.js';
 import { checkedInvoke } from '../support/contract.js';
 import { outcome, postCases, readCase, scanTable, uploadInvoice, validCase } from '../support/cases.js';
@@ -362,5 +364,30 @@ describe('a local table from before the list', () => {
       await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
       client.destroy();
     }
+  });
+});
+
+describe('the look-up under eventual consistency', () => {
+  it('finds a case written a moment ago, where the index does not show it yet', async () => {
+    // Reads without ConsistentRead (and every index query) miss this client's writes of the last minute.
+    const { client, counter } = faultyDocumentClient({ decide: () => undefined }, { staleReadWindowMs: 60_000 });
+    const companyId = `cmp_${randomBase62(16)}`;
+    const at = new Date().toISOString();
+    const caseId = `case_${randomBase62(22)}`;
+    const stored: StoredCase = {
+      caseId, companyId, reference: 'PC-STALE-1', status: 'DRAFT', recoveryGate: 'AWAITING_CONFIRMATION', debtorName: 'Acme', debtorEmail: 'ap@acme.example',
+      invoiceRef: 'INV-STALE-1', invoiceRefKey: invoiceRefKey('INV-STALE-1'), invoiceDate: '2025-01-01', dueDate: '2025-02-01', principalPence: 100, currency: 'GBP',
+      invoiceFileKey: `invoices/${companyId}/x.pdf`, createdAt: at, updatedAt: at, createdByKeyId: 'k', requestId: 'r',
+    };
+    const attestation = { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J' };
+    const written = await new DynamoCaseWriter(client, config().tableName).write(
+      { stored, audit: { caseId, companyId, ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
+      Date.now() + 10_000,
+    );
+    expect(written.kind).toBe('created');
+    const lister = new DynamoCaseLister(client, config().tableName);
+    expect((await lister.findByInvoiceRef(companyId, invoiceRefKey(' inv-stale-1 ')))?.caseId).toBe(caseId);
+    expect((await lister.page({ companyId, filters: {}, limit: 10 })).cases).toEqual([]);
+    expect(counter.staleReads).toBeGreaterThan(0);
   });
 });
