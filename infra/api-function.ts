@@ -5,10 +5,12 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
+  caseListStatements,
   caseWriteStatements,
   invoiceCheckStatements,
   invoiceUploadStatements,
@@ -35,11 +37,13 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `authenticate`: read the API key and record its use (UpdateItem of `lastUsedAt` on `KEY#`
  *   items only). GetItem is granted on the table, so this also covers reading a case.
  * - `read`: exactly `authenticate`; named separately so the call site says what the route does.
+ * - `list-cases`: `read` plus Query on the case-list index (gsi2) only; the invoiceRef look-up is
+ *   two GetItems, already granted.
  * - `write-cases`: `authenticate` plus the case transaction, the idempotency claim and the
  *   reference counter, each limited by partition and attributes.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
  */
-export type TableAccess = 'authenticate' | 'read' | 'write-cases';
+export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases';
 
 /**
  * How a function may use the invoice bucket:
@@ -127,7 +131,14 @@ export class ApiFunction extends Construct {
   bindTable(table: ITable, access: TableAccess): void {
     const statements = [...apiKeyAuthenticationStatements(table), ...tableGuardrailStatements(table)];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
+    if (access === 'list-cases') statements.push(...caseListStatements(table));
     this.addStatements(statements);
+  }
+
+  /** The list cursors' key: read access to the one secret, and its ARN (never its value) in the environment. */
+  bindCursorSecret(secret: ISecret): void {
+    secret.grantRead(this.role);
+    this.function.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
   }
 
   bindInvoiceBucket(bucket: IBucket, access: InvoiceBucketAccess): void {

@@ -51,6 +51,14 @@ export class DataStores extends Construct {
       sortKey: { name: TABLE_DEFINITION.gsi1.sortKey, type: AttributeType.STRING },
       projectionType: ProjectionType.ALL,
     });
+    // A company's cases newest first, spread over shards (lib/adapters/dynamodb/table-keys.ts). ALL:
+    // a list page is served from the index alone, without a read of each case.
+    this.table.addGlobalSecondaryIndex({
+      indexName: TABLE_DEFINITION.gsi2.name,
+      partitionKey: { name: TABLE_DEFINITION.gsi2.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE_DEFINITION.gsi2.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
 
     this.accessLogBucket = new Bucket(this, 'AccessLogBucket', {
       // S3 server access log delivery supports SSE-S3 only, not SSE-KMS.

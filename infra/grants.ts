@@ -6,8 +6,8 @@ import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the
- * table (never its indexes: no function queries `gsi1`; the operator's admin CLI does, with the
- * operator's own credentials) or the invoice objects, never `*`.
+ * table, one index (the list function queries `gsi2`; no function queries `gsi1`: the operator's
+ * admin CLI does, with the operator's own credentials) or the invoice objects, never `*`.
  *
  * How IAM sees a DynamoDB write, and so what these statements can and cannot say:
  * - `dynamodb:LeadingKeys` is the item's partition key; IAM never sees the sort key. Items that
@@ -128,6 +128,26 @@ export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
       resources: [table.tableArn],
       // A missing key (a plain PutItem) also satisfies StringNotEquals.
       conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
+    }),
+  ];
+}
+
+/** The ARN of the case-list index (gsi2): the only index a function may query. */
+export function caseListIndexArn(table: ITable): string {
+  return `${table.tableArn}/index/${TABLE_DEFINITION.gsi2.name}`;
+}
+
+/**
+ * The case list (list-cases only): Query on the case-list index, nothing else. The partition a
+ * query names is built from the caller's company by the handler; IAM cannot tie it to the key.
+ * The invoiceRef look-up reads the guard and the case with GetItem (apiKeyAuthenticationStatements).
+ */
+export function caseListStatements(table: ITable): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'ListCasesByCompany',
+      actions: ['dynamodb:Query'],
+      resources: [caseListIndexArn(table)],
     }),
   ];
 }

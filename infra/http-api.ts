@@ -37,6 +37,7 @@ export interface PartnerApiProps {
     createUpload: IFunction;
     createCases: IFunction;
     getCase: IFunction;
+    listCases: IFunction;
   };
 }
 

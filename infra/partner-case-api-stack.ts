@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ApiFunction } from './api-function.js';
+import { CursorSecret } from './cursor-secret.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
@@ -17,13 +18,14 @@ export interface PartnerCaseApiStackProps extends StackProps {
 }
 
 /**
- * The whole service in one stack: table and buckets (retained), three functions, the REST API,
+ * The whole service in one stack: table and buckets (retained), the functions, the list cursors' secret, the REST API,
  * the WAF web ACL (context `waf`), alarms and the outputs operators need.
  */
 export class PartnerCaseApiStack extends Stack {
   readonly data: DataStores;
   readonly api: PartnerApi;
   readonly functions: Readonly<Record<ApiFunctionId, ApiFunction>>;
+  readonly cursorSecret: CursorSecret;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
@@ -72,6 +74,9 @@ export class PartnerCaseApiStack extends Stack {
     this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
     this.functions.getCase.bindTable(table, 'read');
+    this.functions.listCases.bindTable(table, 'list-cases');
+    this.cursorSecret = new CursorSecret(this, 'CursorSecret');
+    this.functions.listCases.bindCursorSecret(this.cursorSecret.secret);
     this.functions.createUpload.bindTable(table, 'authenticate');
     this.functions.createUpload.bindInvoiceBucket(invoiceBucket, 'issue-uploads');
     this.functions.createCases.bindTable(table, 'write-cases');
@@ -88,6 +93,7 @@ export class PartnerCaseApiStack extends Stack {
         createUpload: this.functions.createUpload.function,
         createCases: this.functions.createCases.function,
         getCase: this.functions.getCase.function,
+        listCases: this.functions.listCases.function,
       },
     });
 
@@ -108,6 +114,7 @@ export class PartnerCaseApiStack extends Stack {
 
     const functionsByName = {
       GetCase: this.functions.getCase.function,
+      ListCases: this.functions.listCases.function,
       CreateCases: this.functions.createCases.function,
       CreateUpload: this.functions.createUpload.function,
     };

@@ -18,7 +18,7 @@ export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
 export const LAMBDA_REQUEST_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /** The key of each function; also the key of the stack's `functions` and of the API's handlers. */
-export type ApiFunctionId = 'getCase' | 'createCases' | 'createUpload';
+export type ApiFunctionId = 'getCase' | 'listCases' | 'createCases' | 'createUpload';
 
 export interface ApiFunctionSpec {
   /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
@@ -35,6 +35,8 @@ export interface ApiFunctionSpec {
 
 export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
   getCase: { name: 'get-case', constructId: 'GetCase', entry: 'functions/get-case.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+  // One round of parallel index queries; a selective status/recoveryGate filter may take a few more.
+  listCases: { name: 'list-cases', constructId: 'ListCases', entry: 'functions/list-cases.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
   // Up to 100 cases, each a transaction plus a HEAD; well inside API Gateway's 29 s.
   createCases: { name: 'create-cases', constructId: 'CreateCases', entry: 'functions/create-cases.ts', timeoutSeconds: 15, memorySetting: 'createCasesMemoryMb' },
   createUpload: { name: 'create-upload', constructId: 'CreateUpload', entry: 'functions/create-upload.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
@@ -73,6 +75,7 @@ export interface RouteSpec {
 export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'POST', resource: '/api/v1/uploads', function: 'createUpload', operationName: 'CreateUpload', scope: 'cases:write' },
   { method: 'POST', resource: '/api/v1/cases', function: 'createCases', operationName: 'CreateCases', scope: 'cases:write' },
+  { method: 'GET', resource: '/api/v1/cases', function: 'listCases', operationName: 'ListCases', scope: 'cases:read' },
   { method: 'GET', resource: '/api/v1/cases/{id}', function: 'getCase', operationName: 'GetCase', scope: 'cases:read' },
 ];
 

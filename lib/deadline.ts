@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * A request's deadline (product rules "Availability and deadlines"): every request answers before
  * its function's timeout, whatever storage does. Work, and every retry of it, must finish by
@@ -39,9 +41,13 @@ export const DEADLINE_RESERVE_MS = 2_000;
 const CLEAN_UP_SHARE = 0.75;
 export const REQUEST_RETRY_BUDGET = 50;
 
+/** A 100-case batch has a few hundred storage calls in flight on one signal; each adds a listener. */
+const MAX_CALLS_ON_ONE_SIGNAL = 1_000;
+
 function deadline(workBy: number, answerBy: number, now: number, retries: { left: number }, cleanUp: boolean): Deadline {
   const until = cleanUp ? answerBy : workBy;
   const signal = AbortSignal.timeout(Math.max(0, until - now));
+  setMaxListeners(MAX_CALLS_ON_ONE_SIGNAL, signal);
   return {
     workBy: until,
     answerBy,

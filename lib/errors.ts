@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'INVALID_REQUEST',
+  'INVALID_CURSOR',
   'BATCH_EMPTY',
   'BATCH_TOO_LARGE',
   'INTERNAL',
@@ -95,6 +96,22 @@ export class NotFoundError extends CodedError {
 export class InvalidRequestError extends CodedError {
   constructor(detail: string, errors?: FieldError[]) {
     super('INVALID_REQUEST', detail, errors ? { extensions: { errors } } : {});
+  }
+}
+
+/** Why a list cursor was refused; said in the detail only (one code for all, as partners need only "start again"). */
+export type InvalidCursorReason = 'unreadable' | 'foreign' | 'expired' | 'other-filters';
+
+const INVALID_CURSOR_DETAILS: Readonly<Record<InvalidCursorReason, string>> = {
+  unreadable: 'The cursor is not one this API issued, or it was altered. Pass nextCursor exactly as received.',
+  foreign: 'The cursor was issued to another company. Start again without a cursor.',
+  expired: 'The cursor has expired (cursors are valid for 24 hours). Start again without a cursor.',
+  'other-filters': 'The cursor was issued for other filters. Repeat the filters of the first page, or start again without a cursor.',
+};
+
+export class InvalidCursorError extends CodedError {
+  constructor(readonly reason: InvalidCursorReason) {
+    super('INVALID_CURSOR', INVALID_CURSOR_DETAILS[reason]);
   }
 }
 

@@ -15,6 +15,8 @@ export function floorConfig(): AppConfig {
     idempotencyTtlSeconds: 86_400,
     uploadUrlTtlSeconds: 900,
     claimHorizonSeconds: 20,
+    cursorSecret: env.CURSOR_SECRET,
+    cursorSecretArn: env.CURSOR_SECRET_ARN,
     local: Boolean(env.DYNAMODB_ENDPOINT),
   };
 }

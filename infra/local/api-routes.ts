@@ -25,6 +25,7 @@ export interface ApiRoute {
 
 const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   getCase: async () => (await import('../../functions/get-case.js')).handler as unknown as LambdaHandler,
+  listCases: async () => (await import('../../functions/list-cases.js')).handler as unknown as LambdaHandler,
   createCases: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler,
   createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
 };

@@ -15,8 +15,11 @@ export interface RestEventOptions {
   headers?: Record<string, string>;
   /** Header name/value pairs in arrival order (Node's `rawHeaders`), repeats included. */
   rawHeaders?: readonly string[];
-  /** Query parameters in arrival order, repeats included. */
-  query?: Iterable<[string, string]>;
+  /**
+   * Query parameters as the gateway decodes them: name/value pairs in arrival order (a
+   * URLSearchParams), or a map whose list values are repeated parameters.
+   */
+  query?: Iterable<[string, string]> | Record<string, string | string[]>;
   pathParameters?: Record<string, string> | null;
   body?: string | null;
   isBase64Encoded?: boolean;
@@ -37,6 +40,12 @@ export function requestTime(epochMs: number): string {
   return `${day}/${month}/${year}:${time} +0000`;
 }
 
+function queryPairs(query: RestEventOptions['query']): [string, string][] {
+  if (!query) return [];
+  if (Symbol.iterator in query) return [...(query as Iterable<[string, string]>)];
+  return Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((value): [string, string] => [k, value]));
+}
+
 export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
@@ -49,7 +58,7 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
   }
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
-  for (const [k, v] of options.query ?? []) {
+  for (const [k, v] of queryPairs(options.query)) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }

@@ -22,7 +22,7 @@ import { lambdaContext } from './lambda-events.js';
  * `provisionEventValues` creates keys, an uploaded file and a case in one company of the local
  * stores (the given key's, or a reused sample company) and returns the values to fill them with.
  */
-export const FUNCTION_NAMES = ['get-case', 'create-cases', 'create-upload'] as const;
+export const FUNCTION_NAMES = ['get-case', 'list-cases', 'create-cases', 'create-upload'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export interface SampleEvent {
@@ -37,6 +37,11 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
   'get-case-missing-key.json': { function: 'get-case', status: 401, description: 'no API key' },
   'get-case-wrong-scope.json': { function: 'get-case', status: 403, description: 'a key with only cases:write' },
   'get-case-unknown.json': { function: 'get-case', status: 404, description: 'a case id that does not exist' },
+  'list-cases.json': { function: 'list-cases', status: 200, description: 'the first page of DRAFT cases, 10 a page' },
+  'list-cases-by-invoice-ref.json': { function: 'list-cases', status: 200, description: 'find the sample case by its invoiceRef' },
+  'list-cases-invalid-query.json': { function: 'list-cases', status: 400, description: 'limit 0, an unknown and a repeated parameter' },
+  'list-cases-invalid-cursor.json': { function: 'list-cases', status: 400, description: 'a cursor this API did not issue: INVALID_CURSOR' },
+  'list-cases-wrong-scope.json': { function: 'list-cases', status: 403, description: 'a key with only cases:write' },
   'create-cases.json': { function: 'create-cases', status: 201, description: 'two valid cases' },
   'create-cases-mixed.json': { function: 'create-cases', status: 201, description: 'one valid, one due in the future, one failed attestation' },
   'create-cases-all-rejected.json': { function: 'create-cases', status: 200, description: 'nothing created: amount over 10,000' },
@@ -194,7 +199,7 @@ export async function provisionEventValues(options: ProvisionOptions = {}): Prom
     USED_IDEMPOTENCY_KEY: `sample-${runId}`,
   };
 
-  // The case that get-case reads and create-cases-duplicate collides with, created with the
+  // The case that get-case reads, list-cases-by-invoice-ref finds and create-cases-duplicate collides with, created with the
   // Idempotency-Key that create-cases-idempotency-replay then reuses.
   const create = await loadHandler('create-cases');
   const template = readEventTemplate('create-cases-duplicate.json') as APIGatewayProxyEvent;

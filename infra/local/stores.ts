@@ -1,10 +1,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  type GlobalSecondaryIndex,
+} from '@aws-sdk/client-dynamodb';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
@@ -64,6 +74,9 @@ export function localEnvironment(ports: LocalPorts): Record<string, string> {
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     IDEMPOTENCY_CLAIM_HORIZON_SECONDS: String(IDEMPOTENCY_CLAIM_HORIZON_SECONDS),
+    // The list cursors' key: a fresh one per process unless given, so cursors from an earlier run
+    // are refused (INVALID_CURSOR) like those of a rotated secret.
+    CURSOR_SECRET: process.env.CURSOR_SECRET ?? randomBytes(32).toString('base64url'),
   };
 }
 
@@ -231,41 +244,60 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
 }
 
 /** Creates the table (with its TTL and index) unless it exists. Idempotent. */
+/** The table's global secondary indexes, from the one TABLE_DEFINITION the stack also reads. */
+function secondaryIndexes(): GlobalSecondaryIndex[] {
+  return [TABLE_DEFINITION.gsi1, TABLE_DEFINITION.gsi2].map((index) => ({
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: 'ALL' },
+  }));
+}
+
+/**
+ * Creates the table if it is missing; on an existing table (a `.local` data directory from an
+ * earlier version) adds each index it lacks, one UpdateTable per index as DynamoDB requires, and
+ * waits until the index is ACTIVE (DynamoDB Local backfills it from the existing items).
+ */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS });
+  const { partitionKey, sortKey, gsi1, gsi2, ttlAttribute } = TABLE_DEFINITION;
   try {
     try {
-      await client.send(new DescribeTableCommand({ TableName: tableName }));
+      const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      const present = new Set((existing.Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+      for (const index of secondaryIndexes()) {
+        if (present.has(index.IndexName)) continue;
+        const [hash, range] = index.KeySchema!;
+        await client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            AttributeDefinitions: [
+              { AttributeName: hash!.AttributeName, AttributeType: 'S' },
+              { AttributeName: range!.AttributeName, AttributeType: 'S' },
+            ],
+            GlobalSecondaryIndexUpdates: [{ Create: index }],
+          }),
+        );
+        await waitForIndex(client, tableName, index.IndexName!);
+      }
       return;
     } catch (error) {
       if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     }
-    const { partitionKey, sortKey, gsi1, ttlAttribute } = TABLE_DEFINITION;
     try {
       await client.send(
         new CreateTableCommand({
           TableName: tableName,
           BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [
-            { AttributeName: partitionKey, AttributeType: 'S' },
-            { AttributeName: sortKey, AttributeType: 'S' },
-            { AttributeName: gsi1.partitionKey, AttributeType: 'S' },
-            { AttributeName: gsi1.sortKey, AttributeType: 'S' },
-          ],
+          AttributeDefinitions: [partitionKey, sortKey, gsi1.partitionKey, gsi1.sortKey, gsi2.partitionKey, gsi2.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
           KeySchema: [
             { AttributeName: partitionKey, KeyType: 'HASH' },
             { AttributeName: sortKey, KeyType: 'RANGE' },
           ],
-          GlobalSecondaryIndexes: [
-            {
-              IndexName: gsi1.name,
-              KeySchema: [
-                { AttributeName: gsi1.partitionKey, KeyType: 'HASH' },
-                { AttributeName: gsi1.sortKey, KeyType: 'RANGE' },
-              ],
-              Projection: { ProjectionType: 'ALL' },
-            },
-          ],
+          GlobalSecondaryIndexes: secondaryIndexes(),
         }),
       );
     } catch (error) {
@@ -277,3 +309,12 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   }
 }
 
+async function waitForIndex(client: DynamoDBClient, tableName: string, indexName: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const table = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const index = table.Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === indexName);
+    if (index?.IndexStatus === 'ACTIVE') return;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  throw new Error(`index ${indexName} of ${tableName} did not become ACTIVE within a minute`);
+}

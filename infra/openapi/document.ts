@@ -1,13 +1,16 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { createCasesResponseSchema } from '../../lib/cases/batch-result.js';
-import { caseViewSchema } from '../../lib/cases/case-record.js';
+import { CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../lib/cases/case-record.js';
+import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../lib/cases/list-cases.js';
 import {
   createCasesBadRequestSchema,
   idempotencyKeyReusedProblemSchema,
   insufficientScopeProblemSchema,
   internalProblemSchema,
+  invalidCursorProblemSchema,
   invalidRequestProblemSchema,
+  listCasesBadRequestSchema,
   notFoundProblemSchema,
   payloadTooLargeProblemSchema,
   problemSchema,
@@ -41,11 +44,11 @@ export const OPENAPI_FILE = 'docs/openapi.json';
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'cases:write': 'upload invoices (`POST /api/v1/uploads`) and create cases (`POST /api/v1/cases`)',
-  'cases:read': 'read cases (`GET /api/v1/cases/{id}`)',
+  'cases:read': 'read, list and look up cases (`GET /api/v1/cases/{id}`, `GET /api/v1/cases`)',
   'webhooks:manage': 'reserved for managing outbound webhooks (planned); grants no operation today',
 };
 
-const DESCRIPTION = `Partners upload invoice files, submit overdue business-to-business invoices as recovery cases in batches of up to ${MAX_CASES_PER_REQUEST}, and read a case's status.
+const DESCRIPTION = `Partners upload invoice files, submit overdue business-to-business invoices as recovery cases in batches of up to ${MAX_CASES_PER_REQUEST}, read a case's status, and list or look up their cases.
 
 ## Authentication
 
@@ -420,6 +423,76 @@ function registerDocument(registry: OpenAPIRegistry): void {
     },
   });
 
+  const CURSOR_EXAMPLE = 'AZ3q0b5mTqV8Xc1k9Yw2Lr7N4pGhS6dEfJ0uBvWxYz1aCqRtUiOpLkJhGfDsA';
+  registry.registerPath({
+    method: 'get',
+    path: '/api/v1/cases',
+    operationId: 'listCases',
+    tags: ['Cases'],
+    summary: 'List or look up cases',
+    description:
+      "Your company's cases, newest first (`createdAt` descending, then `id` descending), a page at a time. Pass `nextCursor` as `cursor`, with the same filters, for the next page; it is `null` on the last page. Walking every page of a collection that does not change meanwhile returns each case exactly once. A list may lag creation by about a second (it is served from a secondary index).\n\n" +
+      'With `invoiceRef` it is a look-up instead: the case with that invoiceRef, compared as the duplicate check compares it (trimmed, Unicode NFC-normalised, case-folded), found even a moment after it was created; `data` holds 0 or 1 case. Other filters given with it must match too.\n\n' +
+      'Each parameter at most once; an unknown, repeated or bad parameter is `400 INVALID_REQUEST` with `errors`. A cursor is opaque, bound to your company and to the filters it was issued for, and expires after 24 hours: otherwise `400 INVALID_CURSOR`.' +
+      scopeSentence('cases:read'),
+    ...secured('cases:read'),
+    parameters: [
+      { name: 'invoiceRef', in: 'query', required: false, description: 'Look up the case with this invoiceRef (1 to 100 characters, not blank).', schema: { type: 'string', minLength: 1, maxLength: 100 }, example: 'INV-2025-0042' },
+      { name: 'status', in: 'query', required: false, description: 'Only cases with this status.', schema: { type: 'string', enum: [...CASE_STATUSES] } },
+      { name: 'recoveryGate', in: 'query', required: false, description: 'Only cases with this recovery gate.', schema: { type: 'string', enum: [...RECOVERY_GATES] } },
+      {
+        name: 'createdFrom',
+        in: 'query',
+        required: false,
+        description: 'Only cases created at or after this instant: an ISO 8601 date-time with `Z` or an offset.',
+        schema: { type: 'string', format: 'date-time' },
+        example: '2025-03-01T00:00:00Z',
+      },
+      {
+        name: 'createdBefore',
+        in: 'query',
+        required: false,
+        description: 'Only cases created before this instant (exclusive): an ISO 8601 date-time with `Z` or an offset, later than `createdFrom`.',
+        schema: { type: 'string', format: 'date-time' },
+        example: '2025-04-01T00:00:00+01:00',
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Cases per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
+        schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
+      },
+      { name: 'cursor', in: 'query', required: false, description: 'The `nextCursor` of the previous page, unchanged.', schema: { type: 'string' }, example: CURSOR_EXAMPLE },
+    ],
+    responses: {
+      200: json('A page of cases (or the look-up result).', caseListSchema, {
+        page: { summary: 'A page with more to come', value: { data: [example(caseViewSchema)], nextCursor: CURSOR_EXAMPLE } },
+        lookUp: { summary: 'A look-up by invoiceRef', value: { data: [example(caseViewSchema)], nextCursor: null } },
+        none: { summary: 'Nothing matches', value: { data: [], nextCursor: null } },
+      }),
+      400: problem('A query parameter or the cursor was refused.', listCasesBadRequestSchema, {}, {
+        invalidRequest: {
+          summary: 'A bad limit and an unknown parameter',
+          value: {
+            ...example(invalidRequestProblemSchema),
+            detail: 'The query string is invalid; see "errors" for every parameter to fix.',
+            errors: [
+              { field: 'limit', message: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` },
+              { field: 'sort', message: 'sort is not a query parameter of this operation; use invoiceRef, status, recoveryGate, createdFrom, createdBefore, limit, cursor' },
+            ],
+          },
+        },
+        invalidCursor: { summary: 'An expired cursor', value: example(invalidCursorProblemSchema) },
+      }),
+      401: unauthorized,
+      403: forbidden('cases:read'),
+      429: tooManyRequests,
+      500: internal,
+      default: otherProblem,
+    },
+  });
+
   registry.registerPath({
     method: 'get',
     path: '/api/v1/cases/{id}',
@@ -474,7 +547,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     ],
     tags: [
       { name: 'Uploads', description: 'Upload the invoice file first; its `fileKey` goes into the case.' },
-      { name: 'Cases', description: 'Create cases in batches and read their status.' },
+      { name: 'Cases', description: 'Create cases in batches, read their status, list and look them up.' },
     ],
   });
 }

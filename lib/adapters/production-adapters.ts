@@ -9,6 +9,7 @@ import { DynamoReferenceAllocator } from './dynamodb/reference-counter.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
 import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
+import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { s3Client } from './s3/s3-client.js';
 
 /**
@@ -38,4 +39,9 @@ export function caseCreationAdapters(cfg: AppConfig = config()) {
 
 export function uploadService(cfg: AppConfig = config()): UploadService {
   return new UploadService({ signer: new PresignedUploadSigner(s3Client(cfg), cfg.bucketName), ttlSeconds: cfg.uploadUrlTtlSeconds });
+}
+
+/** The case list: the table stores, and the cursor key read once per process (cold start). */
+export function caseListAdapters(cfg: AppConfig = config()) {
+  return { ...tableAdapters(cfg), cursors: cursorSealerOnce(cfg), now: () => new Date() };
 }

@@ -1,6 +1,6 @@
 import type { CompanyRecord } from '../accounts/ports.js';
 import type { Deadline } from '../deadline.js';
-import type { StoredCase } from './case-record.js';
+import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
 
 /**
  * What the case use cases need from storage, declared here and implemented in lib/adapters
@@ -15,6 +15,52 @@ import type { StoredCase } from './case-record.js';
 export interface CaseReader {
   /** Strongly consistent: a case reported created is found by the very next read. */
   get(caseId: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+}
+
+/** Filters of a case list, as storage applies them. Bounds are ISO 8601 UTC with milliseconds, the form `createdAt` is stored in. */
+export interface CaseListFilters {
+  status?: CaseStatus;
+  recoveryGate?: RecoveryGate;
+  /** Inclusive. */
+  createdFrom?: string;
+  /** Exclusive. */
+  createdBefore?: string;
+}
+
+/**
+ * Where a walk through a company's cases stands, as the lister reported it: the domain seals it
+ * into the cursor unread and hands it back for the next page. `after` is the storage position
+ * below which the walk continues (every case at or above it has been returned); `doneShards`
+ * names the storage partitions that hold nothing further, so the next page skips them.
+ */
+export interface CaseListPosition {
+  after: string;
+  doneShards: number[];
+}
+
+export interface CasePageRequest {
+  companyId: string;
+  filters: CaseListFilters;
+  /** 1 to 100. */
+  limit: number;
+  position?: CaseListPosition;
+}
+
+export interface CasePage {
+  /** Newest first: `createdAt` descending, then case id descending; at most `limit`. */
+  cases: StoredCase[];
+  /** Null when the walk has returned every matching case. */
+  next: CaseListPosition | null;
+}
+
+export interface CaseLister {
+  /** One page of a company's cases; may lag creation by about a second (a secondary index). */
+  page(request: CasePageRequest, deadline?: Deadline): Promise<CasePage>;
+  /**
+   * The company's case whose invoiceRef has this guard key (`invoiceRefKey`), strongly
+   * consistent: a case reported created is found by the very next look-up.
+   */
+  findByInvoiceRef(companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined>;
 }
 
 /** The immutable audit record of the eligibility attestation made for one case. */

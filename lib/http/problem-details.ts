@@ -19,6 +19,7 @@ const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> =
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   INVALID_REQUEST: { status: 400, title: 'Invalid request' },
+  INVALID_CURSOR: { status: 400, title: 'Invalid cursor' },
   BATCH_EMPTY: { status: 400, title: 'Batch empty' },
   BATCH_TOO_LARGE: { status: 400, title: 'Batch too large' },
   INTERNAL: { status: 500, title: 'Internal error' },

@@ -116,13 +116,27 @@ export const invalidRequestProblemSchema = problem(
   'INVALID_REQUEST',
   400,
   'Invalid request',
-  'The request as a whole is malformed (not JSON, not an object, a missing or misspelt member, a bad `Idempotency-Key`). Nothing was created and an `Idempotency-Key` was not used up.',
+  'The request as a whole is malformed (not JSON, not an object, a missing or misspelt member, a bad `Idempotency-Key`, an unknown, repeated or bad query parameter). Nothing was created and an `Idempotency-Key` was not used up.',
   { errors: z.array(fieldErrorSchema).optional().meta({ description: 'Every field problem found, when the problem is with fields.' }) },
   {
     detail: 'The upload request is invalid; see "errors" for every field to fix.',
     errors: [{ field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' }],
   },
 );
+
+export const invalidCursorProblemSchema = problem(
+  'InvalidCursorProblem',
+  'INVALID_CURSOR',
+  400,
+  'Invalid cursor',
+  'The `cursor` was altered, issued to another company or for other filters, or is more than 24 hours old. List again from the first page (without `cursor`).',
+  {},
+  { detail: 'The cursor has expired (cursors are valid for 24 hours). Start again without a cursor.' },
+);
+
+export const listCasesBadRequestSchema = z
+  .discriminatedUnion('code', [invalidRequestProblemSchema, invalidCursorProblemSchema])
+  .meta({ id: 'ListCasesBadRequestProblem', description: 'A query parameter was refused (`INVALID_REQUEST`, with `errors`) or the cursor was (`INVALID_CURSOR`).' });
 
 export const batchEmptyProblemSchema = problem('BatchEmptyProblem', 'BATCH_EMPTY', 400, 'Batch empty', '`cases` holds no case.', {}, { detail: '"cases" must hold at least 1 case.' });
 

@@ -17,6 +17,13 @@ const schema = z.object({
   UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(15 * 60),
   /** create-cases' timeout plus a margin (infra/route-table.ts sets it in the stack and locally). */
   IDEMPOTENCY_CLAIM_HORIZON_SECONDS: z.coerce.number().int().min(5).max(16 * 60).default(20),
+  /**
+   * The key material of list cursors, given directly (`npm start` and the tests generate one), or
+   * the ARN of the Secrets Manager secret holding it (the stack), read once per cold start by the
+   * list function. Other functions need neither.
+   */
+  CURSOR_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  CURSOR_SECRET_ARN: z.string().startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }).optional(),
 });
 
 export interface AppConfig {
@@ -28,6 +35,8 @@ export interface AppConfig {
   idempotencyTtlSeconds: number;
   uploadUrlTtlSeconds: number;
   claimHorizonSeconds: number;
+  cursorSecret: string | undefined;
+  cursorSecretArn: string | undefined;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -48,6 +57,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     uploadUrlTtlSeconds: e.UPLOAD_URL_TTL_SECONDS,
     claimHorizonSeconds: e.IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
+    cursorSecret: e.CURSOR_SECRET,
+    cursorSecretArn: e.CURSOR_SECRET_ARN,
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }

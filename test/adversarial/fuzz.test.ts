@@ -3,6 +3,8 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { handler as createCases } from '../../functions/create-cases.js';
 import { handler as createUpload } from '../../functions/create-upload.js';
 import { handler as getCase } from '../../functions/get-case.js';
+import { handler as listCases } from '../../functions/list-cases.js';
+import { LIST_PARAMETERS } from '../../lib/cases/list-cases.js';
 import { apiEvent, bearer, lambdaContext, newPartner, type Partner } from '../support/fixtures.js';
 import { uploadInvoice, validCase } from '../support/cases.js';
 import { assertMatchesContract } from '../support/contract.js';
@@ -71,7 +73,7 @@ function parseOrUndefined(text: string | null): unknown {
 }
 
 /** The invariants every response must satisfy. */
-type Route = 'cases' | 'uploads' | 'read';
+type Route = 'cases' | 'uploads' | 'read' | 'list';
 
 function checkInvariants(sent: Sent, res: APIGatewayProxyResult, route: Route = 'cases'): void {
   expect(res.statusCode).toBeLessThan(500);
@@ -96,7 +98,8 @@ function checkInvariants(sent: Sent, res: APIGatewayProxyResult, route: Route = 
     }
     expect(res.statusCode).toBe(created.length > 0 ? 201 : 200);
   }
-  assertMatchesContract(route === 'read' ? 'GET' : 'POST', route === 'read' ? '/api/v1/cases/{id}' : `/api/v1/${route}`, res);
+  const [method, resource] = route === 'read' ? ['GET', '/api/v1/cases/{id}'] : route === 'list' ? ['GET', '/api/v1/cases'] : ['POST', `/api/v1/${route}`];
+  assertMatchesContract(method, resource, res);
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   expect(([] as unknown as Record<string, unknown>).polluted).toBeUndefined();
   expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeysBefore);
@@ -308,6 +311,35 @@ describe('fuzzing the create request', () => {
         expect([res.statusCode, JSON.parse(res.body).code]).toEqual([404, 'NOT_FOUND']);
       }),
       { numRuns: share(0.07), seed: SEED + 7 },
+    );
+  });
+
+  it('answers any query string of the list with a page or a problem, never a 5xx', async () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.constantFrom('', ' ', '0', '1', '25', '100', '101', '-1', '1e2', '0x10', '2.0', ' 5', 'DRAFT', 'draft', 'AUTO_ATTESTED', 'AWAITING_CONFIRMATION'),
+      fc.constantFrom('2025-03-01T00:00:00Z', '2025-03-01T00:00:00+14:00', '9999-12-31T23:59:59-23:59', '0000-01-01T00:00:00+23:59', '2025-02-29T00:00:00Z', '2025-03-01T24:00:00Z', '2025-03-01T00:00:00.123456789Z', '2025-03-01'),
+      fc.constantFrom('\ud800', '\u0000', '\u202e', 'x'.repeat(5000), '%00', '__proto__', 'AAAA', 'A'.repeat(300)),
+      fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 40, maxLength: 400 }),
+    );
+    const name = fc.oneof(fc.constantFrom(...LIST_PARAMETERS), fc.constantFrom(...LIST_PARAMETERS), fc.constantFrom('__proto__', 'constructor', 'toString', 'Limit', 'limit ', 'sort', ''), fc.string({ maxLength: 12 }));
+    const query = fc.dictionary(name, fc.oneof(value, fc.array(value, { minLength: 2, maxLength: 3 })), { maxKeys: 5 });
+    await fc.assert(
+      fc.asyncProperty(query, async (q) => {
+        runs++;
+        const res = await listCases(apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(partner.apiKey), query: q }), lambdaContext());
+        checkInvariants({ body: null }, res, 'list');
+        const body = JSON.parse(res.body) as { code?: string; data?: unknown[] };
+        if (res.statusCode === 200) {
+          const limit = typeof q.limit === 'string' ? Number(q.limit) : 25;
+          expect(body.data!.length).toBeLessThanOrEqual(limit);
+        } else {
+          expect([res.statusCode, ['INVALID_REQUEST', 'INVALID_CURSOR'].includes(body.code!)]).toEqual([400, true]);
+        }
+        if (Object.keys(q).some((k) => !(LIST_PARAMETERS as readonly string[]).includes(k))) expect(body.code).toBe('INVALID_REQUEST');
+      }),
+      { numRuns: share(0.05), seed: SEED + 8 },
     );
   });
 

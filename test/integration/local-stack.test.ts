@@ -49,9 +49,9 @@ describe('the local server', () => {
   it('answers an unknown route with 404 and a wrong method with 405 naming the allowed ones', async () => {
     const unknown = await fetch(`${base}/api/v2/things`);
     expect([unknown.status, ((await unknown.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
-    const wrong = await fetch(`${base}/api/v1/cases`, { method: 'GET' });
+    const wrong = await fetch(`${base}/api/v1/cases`, { method: 'DELETE' });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(wrong.headers.get('allow')).toBe('POST, GET');
     expect(((await wrong.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
   });
 
@@ -128,7 +128,7 @@ describe('the README walk-through', () => {
         child.on('close', (code) => resolve({ code, stdout }));
       });
       expect(run.code).toBe(0);
-      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
+      for (const expected of ['"code":"UNAUTHENTICATED"', '"code":"DUE_DATE_NOT_PAST"', '"code":"DUPLICATE"', '"status":"DRAFT"', '"invoiceRef":"INV-1001"', '"nextCursor":null', '"code":"IDEMPOTENCY_KEY_REUSED"']) {
         expect(run.stdout).toContain(expected);
       }
       expect(readdirSync(cwd)).toEqual([]);

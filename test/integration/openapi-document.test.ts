@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
+import { handler as listCasesHandler } from '../../functions/list-cases.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -108,9 +109,10 @@ describe('scopes in docs/openapi.json', () => {
     ['post', '/api/v1/uploads', createUploadHandler, () => ({ body: JSON.stringify({ fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 1 }) })],
     ['post', '/api/v1/cases', createCasesHandler, () => ({ body: JSON.stringify({ cases: [] }) })],
     ['get', '/api/v1/cases/{id}', getCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
+    ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
   ];
 
-  it('cover exactly the three routes', () => {
+  it('cover exactly the four routes', () => {
     const paths = contract().document.paths as Record<string, Record<string, unknown>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(documented.sort()).toEqual(operations.map(([method, path]) => `${method} ${path}`).sort());

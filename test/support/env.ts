@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 // Loaded in every test worker before any module: quiet logs and a fixed SDK environment.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -10,3 +12,5 @@ process.env.BUCKET_NAME ??= 'unit-test-bucket';
 process.env.AWS_REGION ??= 'eu-west-2';
 process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+// The list cursors' key, generated per worker like `npm start` does (never a fixed value in the repo).
+process.env.CURSOR_SECRET ??= randomBytes(32).toString('base64url');

@@ -44,6 +44,8 @@ export interface EventOptions {
   path: string;
   resource: string;
   pathParameters?: Record<string, string>;
+  /** Query parameters; a list value is a repeated parameter. */
+  query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   body?: string | null;
   isBase64Encoded?: boolean;

@@ -7,7 +7,7 @@ import { withRetries } from '../retry.js';
 
 export function caseFromItem(item: Record<string, unknown>): StoredCase {
   // Strip the storage-only attributes; the rest is the StoredCase written by the case writer.
-  const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
+  const { pk: _pk, sk: _sk, type: _type, gsi2pk: _gsi2pk, gsi2sk: _gsi2sk, ...rest } = item;
   return rest as unknown as StoredCase;
 }
 

@@ -54,7 +54,7 @@ export class DynamoCaseWriter implements CaseWriter {
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...keys.case(stored.caseId), type: ITEM_TYPES.case, ...stored },
+            Item: { ...keys.case(stored.caseId), ...keys.caseListing(stored.companyId, stored.createdAt, stored.caseId), type: ITEM_TYPES.case, ...stored },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },

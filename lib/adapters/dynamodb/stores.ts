@@ -1,8 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CompanyStore } from '../../accounts/ports.js';
 import type { ApiKeyStore } from '../../auth/ports.js';
-import type { CaseReader } from '../../cases/ports.js';
+import type { CaseLister, CaseReader } from '../../cases/ports.js';
 import { DynamoApiKeyStore } from './api-key-store.js';
+import { DynamoCaseLister } from './case-lister.js';
 import { DynamoCaseReader } from './case-store.js';
 import { DynamoCompanyStore } from './company-store.js';
 
@@ -12,6 +13,7 @@ export interface TableStores {
   keys: ApiKeyStore;
   companies: CompanyStore;
   caseReader: CaseReader;
+  caseLister: CaseLister;
 }
 
 export function tableStores(client: DynamoDBDocumentClient, tableName: string): TableStores {
@@ -20,5 +22,6 @@ export function tableStores(client: DynamoDBDocumentClient, tableName: string): 
     keys: new DynamoApiKeyStore(client, tableName),
     companies: new DynamoCompanyStore(client, tableName),
     caseReader: new DynamoCaseReader(client, tableName),
+    caseLister: new DynamoCaseLister(client, tableName),
   };
 }

@@ -1,17 +1,20 @@
 /**
  * The single owner of the DynamoDB key design. Every item lives in one table with a string
- * partition key `pk` and sort key `sk`; one sparse global secondary index (`gsi1`) serves the
- * operator's listings. Nothing outside this module builds a key string.
+ * partition key `pk` and sort key `sk`. Two sparse global secondary indexes: `gsi1` serves the
+ * operator's listings, `gsi2` a company's cases newest first. Nothing outside this module builds
+ * a key string.
  *
- * | Item                 | pk                    | sk                 | gsi1pk               | gsi1sk            |
- * |----------------------|-----------------------|--------------------|----------------------|-------------------|
- * | Company              | COMPANY#<companyId>   | PROFILE            | COMPANIES            | <createdAt>#<id>  |
- * | API key              | KEY#<keyId>           | KEY                | COMPANY#<id>#KEYS    | <createdAt>#<kid> |
- * | Case                 | CASE#<caseId>         | CASE               | -                    | -                 |
- * | Attestation audit    | CASE#<caseId>         | ATTESTATION        | -                    | -                 |
- * | invoiceRef guard     | INVREF#<cid>#<normRef>| GUARD              | -                    | -                 |
- * | Idempotency claim    | IDEMPOTENCY#<cid>#<k> | CLAIM              | -                    | -                 |
- * | Reference counter    | COUNTER#CASE_REFERENCE| COUNTER            | -                    | -                 |
+ * | Item                 | pk                    | sk                 | gsi1pk / gsi2pk              | gsi1sk / gsi2sk      |
+ * |----------------------|-----------------------|--------------------|------------------------------|----------------------|
+ * | Company              | COMPANY#<companyId>   | PROFILE            | gsi1: COMPANIES              | <createdAt>#<id>     |
+ * | API key              | KEY#<keyId>           | KEY                | gsi1: COMPANY#<id>#KEYS      | <createdAt>#<kid>    |
+ * | Case                 | CASE#<caseId>         | CASE               | gsi2: CASES#<companyId>#<s>  | <createdAt>#<caseId> |
+ * | Attestation audit    | CASE#<caseId>         | ATTESTATION        | -                            | -                    |
+ * | invoiceRef guard     | INVREF#<cid>#<normRef>| GUARD              | -                            | -                    |
+ * | Idempotency claim    | IDEMPOTENCY#<cid>#<k> | CLAIM              | -                            | -                    |
+ * | Reference counter    | COUNTER#CASE_REFERENCE| COUNTER            | -                            | -                    |
+ *
+ * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id.
  *
  * Access patterns:
  * | Pattern                                   | Operation                                          |
@@ -27,6 +30,11 @@
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
  * |                                           | references per process (lib/adapters/dynamodb/     |
  * |                                           | reference-counter.ts), not once per batch          |
+ * | List a company's cases, newest first      | Query gsi2 CASES#<id>#<s> for every shard s in     |
+ * |   (date range, status, recoveryGate)      | parallel, descending, date range as the gsi2sk     |
+ * |                                           | range, status / gate as a filter; merged           |
+ * | Find a case by invoiceRef (consistent)    | GetItem the guard, then GetItem CASE#<caseId>,     |
+ * |                                           | both ConsistentRead                                |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  *
@@ -43,6 +51,11 @@
  * for about 1,500 requests a second per key. The partition prefixes below are what IAM conditions
  * name (`infra/grants.ts`): claims and guards in partitions of their own let the release of a
  * claim be granted on claims only.
+ *
+ * The case list is spread over CASE_LIST_SHARDS index partitions per company, so that a large
+ * partner's batch of 100 cases lands on several partitions instead of one (an index partition
+ * takes about 1,000 writes a second) and a list reads them all at once. Changing the number of
+ * shards re-homes existing cases: it needs a backfill of `gsi2pk`.
  */
 
 /** The first segment of each item kind's partition key; IAM `dynamodb:LeadingKeys` patterns use them. */
@@ -57,6 +70,20 @@ export const PARTITION_PREFIXES = {
 
 export const TTL_ATTRIBUTE = 'ttl';
 export const GSI1 = 'gsi1';
+export const GSI2 = 'gsi2';
+
+/** Index partitions per company for the case list (see the header). */
+export const CASE_LIST_SHARDS = 8;
+
+/** FNV-1a over the case id: stable, cheap, and uniform enough over random base62 ids. */
+function caseListShard(caseId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < caseId.length; i++) {
+    hash ^= caseId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % CASE_LIST_SHARDS;
+}
 
 export interface ItemKey {
   pk: string;
@@ -80,6 +107,24 @@ export const keys = {
 
   case: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'CASE' }),
   attestation: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'ATTESTATION' }),
+
+  /** The gsi2 attributes of a case item: its place in its company's list. */
+  caseListing: (companyId: string, createdAt: string, caseId: string): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: keys.caseListPartition(companyId, caseListShard(caseId)),
+    gsi2sk: keys.caseListPosition(createdAt, caseId),
+  }),
+  caseListShard,
+  caseListPartition: (companyId: string, shard: number): string => `CASES#${companyId}#${shard}`,
+  /**
+   * A case's gsi2sk. `createdAt` is fixed-width ISO 8601 UTC (toISOString), so the string order is
+   * the time order, and the id breaks ties the way the list does (id descending).
+   */
+  caseListPosition: (createdAt: string, caseId: string): string => `${createdAt}#${caseId}`,
+  /**
+   * The gsi2sk bound of an instant: every case created at or after it sorts at or above it, every
+   * case created before it sorts below it (the instant is a prefix of its own cases' keys).
+   */
+  caseListBound: (instant: string): string => instant,
 
   invoiceRefGuard: (companyId: string, normalisedInvoiceRef: string): ItemKey => ({
     pk: `${PARTITION_PREFIXES.invoiceRefGuard}${companyId}#${normalisedInvoiceRef}`,
@@ -110,5 +155,6 @@ export const TABLE_DEFINITION = {
   partitionKey: 'pk',
   sortKey: 'sk',
   gsi1: { name: GSI1, partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  gsi2: { name: GSI2, partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
   ttlAttribute: TTL_ATTRIBUTE,
 } as const;

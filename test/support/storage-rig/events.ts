@@ -14,6 +14,7 @@ export interface EventOptions {
   resource: string;
   apiKey: string;
   pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
   headers?: Record<string, string>;
   body?: string | null;
 }
@@ -62,6 +63,10 @@ export function createCasesEvent(apiKey: string, cases: unknown[], idempotencyKe
 
 export function getCaseEvent(apiKey: string, caseId: string): APIGatewayProxyEvent {
   return apiEvent({ method: 'GET', path: `/api/v1/cases/${caseId}`, resource: '/api/v1/cases/{id}', apiKey, pathParameters: { id: caseId } });
+}
+
+export function listCasesEvent(apiKey: string, query: Record<string, string> = {}): APIGatewayProxyEvent {
+  return apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', apiKey, query });
 }
 
 export function createUploadEvent(apiKey: string): APIGatewayProxyEvent {

@@ -3,6 +3,7 @@ import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamod
 import { buildCreateCasesHandler } from '../../../functions/create-cases.js';
 import { buildCreateUploadHandler } from '../../../functions/create-upload.js';
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
+import { buildListCasesHandler } from '../../../functions/list-cases.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';
@@ -12,6 +13,7 @@ import { createDocumentClient } from '../../../lib/adapters/dynamodb/dynamo-clie
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
 import { tableStores } from '../../../lib/adapters/dynamodb/stores.js';
+import { cursorSealerOnce } from '../../../lib/adapters/secrets/cursor-secret.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
 import { S3InvoiceFileStore } from '../../../lib/adapters/s3/invoice-file-store.js';
@@ -21,7 +23,7 @@ import type { Handler } from './events.js';
 import { StorageRecorder } from './recorder.js';
 
 /**
- * The three handlers wired exactly as in production (functions/*.ts), but over storage clients
+ * The handlers wired exactly as in production (functions/*.ts), but over storage clients
  * built here: the production client factories (same HTTP settings, retries, checksum options) with
  * the recording middleware added. Loading this module loads functions/*.ts, which read the
  * configuration: set the environment first.
@@ -31,6 +33,7 @@ export interface RecordedHandlers {
   ddb: DynamoDBDocumentClient;
   s3: S3Client;
   getCase: Handler;
+  listCases: Handler;
   createCases: Handler;
   createUpload: Handler;
 }
@@ -66,6 +69,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
   recorder.attach(s3.middlewareStack, 's3');
   const stores = tableStores(ddb, cfg.tableName);
   const getCase = buildGetCaseHandler(stores);
+  const listCases = buildListCasesHandler({ ...stores, cursors: cursorSealerOnce(cfg) });
   const createCases = buildCreateCasesHandler({
     keys: stores.keys,
     companies: stores.companies,
@@ -88,6 +92,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     ddb,
     s3,
     getCase: getCase as unknown as Handler,
+    listCases: listCases as unknown as Handler,
     createCases: createCases as unknown as Handler,
     createUpload: createUpload as unknown as Handler,
   };

@@ -258,6 +258,8 @@ const CONFIG: AppConfig = {
   region: 'eu-west-2',
   dynamoEndpoint: undefined,
   s3Endpoint: undefined,
+  cursorSecret: undefined,
+  cursorSecretArn: undefined,
   claimHorizonSeconds: 20,
   idempotencyTtlSeconds: 86_400,
   uploadUrlTtlSeconds: 900,

@@ -43,8 +43,8 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      Errors: 3,
-      Throttles: 3,
+      Errors: 4,
+      Throttles: 4,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });

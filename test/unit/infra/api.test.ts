@@ -17,10 +17,11 @@ function routes(context: Record<string, unknown> = {}): Record<string, string> {
 }
 
 describe('the REST API', () => {
-  it('exposes exactly the three v1 routes, each backed by its function', () => {
+  it('exposes exactly the four v1 routes, each backed by its function', () => {
     expect(routes()).toEqual({
       'POST /api/v1/uploads': 'CreateUpload',
       'POST /api/v1/cases': 'CreateCases',
+      'GET /api/v1/cases': 'ListCases',
       'GET /api/v1/cases/{id}': 'GetCase',
     });
   });
@@ -56,7 +57,7 @@ describe('the REST API', () => {
 
   it('lets API Gateway invoke each function only through its own route', () => {
     const permissions = Object.values(resourcesOfType(synth().template, 'AWS::Lambda::Permission'));
-    expect(permissions).toHaveLength(3);
+    expect(permissions).toHaveLength(ROUTE_TABLE.length);
     for (const p of permissions) {
       expect(p.Properties.Principal).toBe('apigateway.amazonaws.com');
       expect(JSON.stringify(p.Properties.SourceArn)).not.toContain('test-invoke-stage');

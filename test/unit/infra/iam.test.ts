@@ -19,7 +19,7 @@ import {
   type Statement,
 } from './synth.js';
 
-const FUNCTIONS = ['GetCase', 'CreateCases', 'CreateUpload'] as const;
+const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = {
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, '/invoices/*']],
@@ -79,6 +79,27 @@ describe('least-privilege IAM', () => {
     expect([...new Set(allowed)].sort()).toEqual([...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:UpdateItem'].sort());
   });
 
+  it('list-cases may only read table items, query the case-list index, record API-key use and read the cursor secret', () => {
+    const allowed = policyOf('ListCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    expect([...new Set(allowed)].sort()).toEqual(
+      [...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'].sort(),
+    );
+    const query = statementWithSid(policyOf('ListCases'), 'ListCasesByCompany');
+    expect(query).toEqual({ Sid: 'ListCasesByCompany', Effect: 'Allow', Action: 'dynamodb:Query', Resource: expect.anything() });
+    expect(Match.objectLike({ r: { 'Fn::Join': ['', [tableArn, '/index/gsi2']] } }).test({ r: query.Resource }).isSuccess).toBe(true);
+    const secret = policyOf('ListCases').filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(secret).toHaveLength(1);
+    expect(secret[0]!.Resource).toEqual({ Ref: expect.stringMatching(/^CursorSecret/) });
+  });
+
+  it('only list-cases may query an index, and no function may scan', () => {
+    for (const id of FUNCTIONS) {
+      const allowed = policyOf(id).filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+      expect(allowed.includes('dynamodb:Query')).toBe(id === 'ListCases');
+      expect(allowed).not.toContain('dynamodb:Scan');
+    }
+  });
+
   it('create-upload may only authenticate and presign invoice PUTs', () => {
     const allowed = policyOf('CreateUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 's3:PutObject']);
@@ -104,9 +125,10 @@ describe('least-privilege IAM', () => {
     expect(list).toEqual({ Sid: 'TellMissingInvoicesApart', Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^DataStoresInvoiceBucket/), 'Arn'] } });
   });
 
-  it.each(FUNCTIONS)('%s: every DynamoDB statement names the table itself, with no wildcard action and no index', (id) => {
+  it.each(FUNCTIONS)('%s: every DynamoDB statement names the table itself (the list query its one index), with no wildcard action', (id) => {
     for (const statement of policyOf(id)) {
       for (const action of actionsOf(statement)) expect(action).not.toContain('*');
+      if (statement.Sid === 'ListCasesByCompany') continue; // checked above: gsi2 only
       expect(JSON.stringify(statement.Resource)).not.toContain('/index');
       if (actionsOf(statement).some((a) => a.startsWith('dynamodb:'))) {
         expect(Match.objectLike({ r: tableArn }).test({ r: statement.Resource }).isSuccess).toBe(true);
@@ -131,7 +153,7 @@ describe('least-privilege IAM', () => {
     const roles = Object.entries(resourcesOfType(synthesised.template, 'AWS::IAM::Role')).filter(([logicalId]) =>
       FUNCTIONS.some((id) => logicalId.startsWith(`${id}Role`)),
     );
-    expect(roles).toHaveLength(3);
+    expect(roles).toHaveLength(FUNCTIONS.length);
     for (const [, role] of roles) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.AssumeRolePolicyDocument).toEqual({
@@ -186,7 +208,7 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['GetCase', 'CreateUpload'] as const)('%s may record API-key use exactly as the key store does it', async (id) => {
+  it.each(['GetCase', 'ListCases', 'CreateUpload'] as const)('%s may record API-key use exactly as the key store does it', async (id) => {
     const client = new RecordingClient();
     await new DynamoApiKeyStore(client as unknown as DynamoDBDocumentClient, 't').touch('k_1', '2025-06-01T10:00:00Z', '2025-06-01T09:59:00Z');
     expect(client.requests.map((r) => may(id, r))).toEqual(['allow']);
@@ -215,6 +237,7 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     for (const key of [keys.case(CASE), keys.attestation(CASE), keys.invoiceRefGuard(COMPANY, 'inv-1')]) {
       expect(may('CreateCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('allow');
       expect(may('GetCase', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
+      expect(may('ListCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
     expect(may('CreateCases', put(keys.invoiceRefGuard(COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
@@ -229,7 +252,7 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     expect(may('CreateCases', update(keys.caseReferenceCounter(), ['sequence', 'type']))).toBe('allow');
     expect(may('CreateCases', update(keys.caseReferenceCounter(), ['sequence', 'lockedBy']))).toBe('implicit-deny');
     expect(may('CreateCases', remove(keys.caseReferenceCounter()))).toBe('implicit-deny');
-    for (const id of ['GetCase', 'CreateUpload'] as const) {
+    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) {
       expect(may(id, update(claim, ['state', 'response', 'completedAt', 'requestId']))).toBe('implicit-deny');
       expect(may(id, update(keys.caseReferenceCounter(), ['sequence', 'type']))).toBe('implicit-deny');
     }

@@ -67,7 +67,9 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/invoices/*]',
         'PartnerCaseApi-dev/CreateUpload/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/CreateUpload/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/invoices/*]',
+        'PartnerCaseApi-dev/CursorSecret/Secret: AwsSolutions-SMG4',
         'PartnerCaseApi-dev/GetCase/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/ListCases/Role: AwsSolutions-IAM5[Resource::*]',
       ].sort(),
     );
     for (const reason of Object.values(acks)) expect(reason.length).toBeGreaterThan(40);

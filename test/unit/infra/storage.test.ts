@@ -34,7 +34,7 @@ describe('the table', () => {
     expect(table().Properties.SSESpecification).toEqual({ SSEEnabled: true });
   });
 
-  it('has the keys, TTL attribute and the one index that lib/data/table-keys.ts defines', () => {
+  it('has the keys, TTL attribute and the two indexes that lib/adapters/dynamodb/table-keys.ts defines', () => {
     const p = table().Properties;
     expect(p.KeySchema).toEqual([
       { AttributeName: TABLE_DEFINITION.partitionKey, KeyType: 'HASH' },
@@ -50,9 +50,17 @@ describe('the table', () => {
         ],
         Projection: { ProjectionType: 'ALL' },
       },
+      {
+        IndexName: 'gsi2',
+        KeySchema: [
+          { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
     ]);
     expect(p.AttributeDefinitions).toEqual(
-      ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+      ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
     );
   });
 });

@@ -81,7 +81,7 @@ export const actionsOf = (statement: Statement): string[] =>
   Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
 /** Every policy statement attached to the role of the function whose construct id is given. */
-export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'CreateCases' | 'CreateUpload'): Statement[] {
+export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload'): Statement[] {
   const { stack, template } = synthesised;
   const fn = stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
@@ -97,7 +97,7 @@ export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetC
 }
 
 /** The actions a function's role is granted, sorted and deduplicated. */
-export function actionsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'CreateCases' | 'CreateUpload'): string[] {
+export function actionsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload'): string[] {
   return [...new Set(statementsOfFunction(synthesised, functionId).flatMap(actionsOf))].sort();
 }
 
