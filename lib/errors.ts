@@ -161,8 +161,11 @@ export class IdempotencyKeyReusedError extends CodedError {
  * Storage could not answer in time (throttled, failing or slower than the request's deadline)
  * before anything was written: the request had no effect and may be retried as it is.
  */
+/** What a partner is told to wait after a 503: long enough for a throttled partition to recover. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
 export class ServiceUnavailableError extends CodedError {
-  constructor(retryAfterSeconds: number, cause?: unknown) {
+  constructor(cause?: unknown, retryAfterSeconds = SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) {
     super('SERVICE_UNAVAILABLE', 'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.', { retryAfterSeconds });
     if (cause !== undefined) this.cause = cause;
   }

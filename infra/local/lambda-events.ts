@@ -47,8 +47,9 @@ function queryPairs(query: RestEventOptions['query']): [string, string][] {
 }
 
 export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Null-prototype maps: a header or parameter named `__proto__` is data, never the prototype.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  const multiValueHeaders: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   const pairs = options.rawHeaders ?? Object.entries(options.headers ?? {}).flat();
   for (let i = 0; i + 1 < pairs.length; i += 2) {
     const name = pairs[i] as string;
@@ -56,8 +57,8 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
     headers[name] = value; // API Gateway keeps the last value in `headers`
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null) as Record<string, string>;
+  const multiQuery: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of queryPairs(options.query)) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);

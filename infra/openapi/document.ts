@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { createCasesResponseSchema } from '../../lib/cases/batch-result.js';
-import { CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../lib/cases/case-record.js';
+import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../lib/cases/case-record.js';
 import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../lib/cases/list-cases.js';
 import {
   createCasesBadRequestSchema,
@@ -507,7 +507,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
         in: 'path',
         required: true,
         description: 'The case id, as returned in `created[].id`.',
-        schema: { type: 'string', pattern: '^case_[0-9A-Za-z]{22}$' },
+        schema: { type: 'string', pattern: CASE_ID_PATTERN.source },
         example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
       },
     ],

@@ -20,9 +20,6 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 20, maxDelayMs: 500 };
 
-/** What a partner is told to wait after a 503: long enough for a throttled partition to recover. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
-
 const RETRYABLE_NAMES = new Set([
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
@@ -84,14 +81,15 @@ export function sendOptions(deadline: Deadline): { abortSignal: AbortSignal } {
 export async function withRetries<T>(call: (options: { abortSignal: AbortSignal }) => Promise<T>, deadline: Deadline = standaloneDeadline(), policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     // No call is started once the request's time is up: it could only answer too late.
-    if (isPast(deadline)) throw new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_SECONDS);
+    if (isPast(deadline)) throw new ServiceUnavailableError();
     try {
       return await call(sendOptions(deadline));
     } catch (error) {
-      if (isDeadlineAbort(error, deadline)) throw new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_SECONDS, error);
-      if (!isRetryable(error)) throw error;
+      // An answer is an answer, however late it came (a failed condition, a 404, a validation error).
+      if (!isRetryable(error) && (error as { name?: string })?.name !== 'AbortError') throw error;
+      if (isDeadlineAbort(error, deadline)) throw new ServiceUnavailableError(error);
       const delay = backoffMs(attempt, policy);
-      if (!mayRetry(attempt, delay, deadline, policy)) throw new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_SECONDS, error);
+      if (!mayRetry(attempt, delay, deadline, policy)) throw new ServiceUnavailableError(error);
       await sleep(delay);
     }
   }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { fieldErrorSchema } from '../errors.js';
+import { MAX_CASES_PER_REQUEST } from './batch-size.js';
 import { REJECTION_CODES } from './case-input.js';
 import { CASE_ID_EXAMPLE, caseIdSchema, caseReferenceSchema, REFERENCE_EXAMPLE } from './case-record.js';
 
@@ -7,7 +8,7 @@ import { CASE_ID_EXAMPLE, caseIdSchema, caseReferenceSchema, REFERENCE_EXAMPLE }
  * The answer to a batch (spec 2.3): every input element in exactly one of `created` / `rejected`.
  * The zod schemas are the one source of the item types and of their part of the OpenAPI document.
  */
-const index = z.int().min(0).max(99).meta({ description: 'Zero-based position of the case in the request array `cases`.', example: 0 });
+const index = z.int().min(0).max(MAX_CASES_PER_REQUEST - 1).meta({ description: 'Zero-based position of the case in the request array `cases`.', example: 0 });
 
 export const rejectionCodeSchema = z.enum(REJECTION_CODES).meta({
   id: 'RejectionCode',

@@ -31,6 +31,9 @@ export interface Finding {
   message: string;
 }
 
+/** Spec 2.1: invoiceRef is 1 to 100 characters. */
+export const MAX_INVOICE_REF_LENGTH = 100;
+
 export const ATTESTATION_FLAGS = ['b2b', 'under10k', 'within6years', 'undisputed'] as const;
 
 const chars = (s: string) => [...s].length;
@@ -72,7 +75,7 @@ export const caseInputSchema = z.strictObject({
   debtorEmail: str('debtorEmail', 'debtorEmail must be a string')
     .max(254, { error: 'debtorEmail must be at most 254 characters' })
     .pipe(z.email({ error: 'debtorEmail must be a valid e-mail address' })),
-  invoiceRef: text('invoiceRef', 100),
+  invoiceRef: text('invoiceRef', MAX_INVOICE_REF_LENGTH),
   invoiceDate: caseDate('invoiceDate'),
   dueDate: caseDate('dueDate'),
   principalAmount: z

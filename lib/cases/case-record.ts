@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { randomBase62 } from '../random-id.js';
 import type { ValidCase } from './case-input.js';
 
 /**
@@ -11,7 +12,13 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
 export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION'] as const;
 export type RecoveryGate = (typeof RECOVERY_GATES)[number];
 
-export const CASE_ID_PATTERN = /^case_[0-9A-Za-z]{22}$/;
+const CASE_ID_RANDOM_LENGTH = 22;
+export const CASE_ID_PATTERN = new RegExp(`^case_[0-9A-Za-z]{${CASE_ID_RANDOM_LENGTH}}$`);
+
+/** A new case id: `case_` and 22 random base62 characters (about 131 bits). */
+export function newCaseId(): string {
+  return `case_${randomBase62(CASE_ID_RANDOM_LENGTH)}`;
+}
 
 export const CASE_ID_EXAMPLE = 'case_7Gk2mP9qR4sT8vW1xY3zA5';
 export const REFERENCE_EXAMPLE = 'PC-222-22B';

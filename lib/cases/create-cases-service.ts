@@ -1,11 +1,10 @@
 import type { Caller } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
-import { IdempotencyKeyReusedError } from '../errors.js';
+import { IdempotencyKeyReusedError, ServiceUnavailableError } from '../errors.js';
 import type { Log } from '../log.js';
-import { randomBase62 } from '../random-id.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
-import type { RecoveryGate, StoredCase } from './case-record.js';
+import { newCaseId, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from './ports.js';
@@ -61,7 +60,6 @@ interface Slot {
   outcome?: WriteOutcome;
 }
 
-const newCaseIdDefault = () => `case_${randomBase62(22)}`;
 
 export class CreateCasesService {
   constructor(private readonly deps: CreateCasesDeps) {}
@@ -161,7 +159,7 @@ export class CreateCasesService {
       const winners = new Map<string, Slot>();
       let sequence = firstSequence.value;
       const at = now.toISOString();
-      const newCaseId = deps.newCaseId ?? newCaseIdDefault;
+      const newCaseIdOf = deps.newCaseId ?? newCaseId;
       for (const slot of slots) {
         if (!slot.value || slot.findings.length > 0) continue;
         const earlier = winners.get(slot.value.invoiceRefKey);
@@ -171,7 +169,7 @@ export class CreateCasesService {
         }
         winners.set(slot.value.invoiceRefKey, slot);
         slot.newCase = buildNewCase(slot.value, {
-          caseId: newCaseId(),
+          caseId: newCaseIdOf(),
           companyId,
           reference: formatReference(sequence++),
           gate,
@@ -191,6 +189,12 @@ export class CreateCasesService {
           slot.outcome = await deps.writer.write(slot.newCase!, deadline);
         }),
       );
+      // Every write failed and storage is sure none landed: the request as a whole had no effect,
+      // so it is unavailable (503) and gives its key back, as when storage fails before the writes.
+      if (writeStarted && toWrite.every((s) => s.outcome?.kind === 'failed' && !s.outcome.outcomeUnknown)) {
+        writeStarted = false;
+        throw new ServiceUnavailableError();
+      }
     } catch (error) {
       // Failed as a whole before any case was written: give the key back so a retry can use it.
       if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);

@@ -1,3 +1,4 @@
+import { MAX_INVOICE_REF_LENGTH } from './case-input.js';
 import type { Deadline } from '../deadline.js';
 import * as z from 'zod';
 import type { Caller } from '../auth/authenticate-key.js';
@@ -16,7 +17,6 @@ import type { CaseLister, CaseListFilters } from './ports.js';
  */
 export const DEFAULT_LIST_LIMIT = 25;
 export const MAX_LIST_LIMIT = 100;
-const MAX_INVOICE_REF_LENGTH = 100;
 
 export const LIST_PARAMETERS = ['invoiceRef', 'status', 'recoveryGate', 'createdFrom', 'createdBefore', 'limit', 'cursor'] as const;
 

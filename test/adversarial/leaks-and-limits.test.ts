@@ -127,7 +127,8 @@ describe('logs and error bodies leak nothing', () => {
     const s3 = faultyS3Client({ decide: () => 'internal' });
     const faulty = buildCreateCasesHandler({
       ...caseCreationAdapters(),
-      references: new DynamoReferenceAllocator(client, table),
+      // A block of one: the counter is written by every batch, so its fault reaches each request.
+      references: new DynamoReferenceAllocator(client, table, 1),
       writer: new DynamoCaseWriter(client, table, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }),
       idempotency: new DynamoIdempotencyStore(client, table),
     });

@@ -17,7 +17,8 @@ function handlerWithFaults(decide: (commandName: string, input: Record<string, u
     ...deps,
     writer: new DynamoCaseWriter(client, table, { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 }),
     idempotency: new DynamoIdempotencyStore(client, table),
-    references: new DynamoReferenceAllocator(client, table),
+    // A block of one: the counter is on every batch's path, so a fault on it reaches each request.
+    references: new DynamoReferenceAllocator(client, table, 1),
   });
   return { handler, counter };
 }

@@ -7,7 +7,7 @@ import { ServiceUnavailableError } from '../../lib/errors.js';
 
 /** As the real adapters: a call made after the request's deadline has passed fails as unavailable. */
 function checkDeadline(deadline: Deadline | undefined): void {
-  if (deadline && isPast(deadline)) throw new ServiceUnavailableError(2);
+  if (deadline && isPast(deadline)) throw new ServiceUnavailableError();
 }
 
 /**

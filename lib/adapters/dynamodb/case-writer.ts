@@ -80,6 +80,7 @@ export class DynamoCaseWriter implements CaseWriter {
         if (guard) return this.outcomeOf(guard, stored, attempt);
         // An attempt cut off by the deadline may have reached DynamoDB: its outcome is unknown too.
         outcomeUnknown ||= mayHaveCommitted(error);
+        const abortedInFlight = (error as { name?: string })?.name === 'AbortError';
         const lastError = describe(error);
         const delay = backoffMs(attempt, this.policy);
         if (isDeadlineAbort(error, deadline) || !isRetryable(error) || !mayRetry(attempt, delay, deadline, this.policy)) {
@@ -87,7 +88,10 @@ export class DynamoCaseWriter implements CaseWriter {
           const readBack = outcomeUnknown ? await this.readBack(stored, attempt, deadline.forCleanUp()) : 'absent';
           if (typeof readBack === 'object') return readBack;
           logger.warn('case write failed', { caseId: stored.caseId, attempts: attempt, error: lastError });
-          return { kind: 'failed', attempts: attempt, error: lastError, ...(readBack === 'unknown' ? { outcomeUnknown: true as const } : {}) };
+          // A transaction cut off in flight may still reach DynamoDB after the read-back saw no
+          // guard: "nothing was written" cannot be promised then, only that a resubmission is safe.
+          const unknown = readBack === 'unknown' || abortedInFlight;
+          return { kind: 'failed', attempts: attempt, error: lastError, ...(unknown ? { outcomeUnknown: true as const } : {}) };
         }
         await sleep(delay);
       }

@@ -1,7 +1,7 @@
 import type { Caller } from '../../../lib/auth/authenticate-key.js';
 import { CreateCasesService, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
 import { requestFingerprint } from '../../../lib/cases/request-fingerprint.js';
-import { standaloneDeadline } from '../../../lib/deadline.js';
+import { requestDeadline, standaloneDeadline } from '../../../lib/deadline.js';
 import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
 import type { Deadline } from '../../../lib/deadline.js';
 import { IdempotencyKeyReusedError } from '../../../lib/errors.js';
@@ -231,15 +231,27 @@ describe('creating a batch of cases (use case, in memory)', () => {
       expect(w.writer.cases.size).toBe(0);
     });
 
+    it('answers unavailable and gives the key back when no write landed and storage is sure of it', async () => {
+      const w = world();
+      jest.spyOn(w.writer, 'write').mockResolvedValue({ kind: 'failed', attempts: 0, error: 'DeadlinePassed' });
+      const cases = [validCase(w.fileKey), validCase(w.fileKey, { principalAmount: 0 })];
+      const error = await w.service.create(w.request(cases, { idempotencyKey: 'none-landed' })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 2 });
+      expect(w.idempotency.claims.size).toBe(0);
+    });
+
     it('passes the request’s deadline to every storage call, and the clean-up deadline to completing the claim', async () => {
       const w = world();
-      const deadline = standaloneDeadline(10_000);
+      const deadline = requestDeadline({ now: Date.now(), remainingMs: 10_000, reserveMs: 2_000, retryBudget: 50 });
       const spies = [jest.spyOn(w.idempotency, 'claim'), jest.spyOn(w.companies, 'get'), jest.spyOn(w.references, 'reserve'), jest.spyOn(w.files, 'exists'), jest.spyOn(w.writer, 'write')];
       const complete = jest.spyOn(w.idempotency, 'complete');
       await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'k-deadline', deadline }));
       for (const spy of spies) expect(spy.mock.calls[0]?.at(-1)).toBe(deadline);
       const cleanUp = complete.mock.calls[0]?.at(-1) as Deadline;
-      expect(cleanUp.answerBy).toBe(deadline.answerBy);
+      expect(cleanUp).not.toBe(deadline);
+      // Clean-up may run into the reserve kept back from the work, up to the answer's own deadline.
+      expect(cleanUp.workBy).toBe(deadline.answerBy);
+      expect(cleanUp.workBy).toBeGreaterThan(deadline.workBy);
       expect(cleanUp.retries).toBe(deadline.retries);
     });
 
