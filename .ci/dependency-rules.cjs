@@ -77,6 +77,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     // Resolve package subpaths through their `exports` maps as TypeScript does.
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['types', 'import', 'require', 'node', 'default'] },
-    exclude: { path: '(^|/)(node_modules|cdk\\.out|\\.local|coverage)/' },
+    // Not `exclude`: that would drop the edges to packages too, and the platform rule with them.
+    exclude: { path: '(^|/)(cdk\\.out|\\.local|coverage)/' },
   },
 };
