@@ -64,7 +64,7 @@ describe('the local server serves the contract', () => {
     await browser?.close();
   });
 
-  it('renders the three operations with their scopes', async () => {
+  it('renders the four operations with their scopes', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const foreign: string[] = [];
     page.on('response', (response) => {
@@ -74,9 +74,9 @@ describe('the local server serves the contract', () => {
     await page.waitForSelector('[data-section-id="operation/getCase"]', { timeout: 30_000 });
 
     const operations = await page.$$eval('[data-section-id^="operation/"]', (sections) => sections.map((s) => s.getAttribute('data-section-id')));
-    expect(operations).toEqual(['operation/createUpload', 'operation/createCases', 'operation/getCase']);
+    expect(operations).toEqual(['operation/createUpload', 'operation/createCases', 'operation/listCases', 'operation/getCase']);
     const text = await page.locator('body').innerText();
-    for (const expected of ['Request an invoice upload', 'Create recovery cases (batch)', 'Read a case', '/api/v1/uploads', '/api/v1/cases/{id}', 'Idempotency-Key']) {
+    for (const expected of ['Request an invoice upload', 'Create recovery cases (batch)', 'Read a case', '/api/v1/uploads', '/api/v1/cases/{id}', 'Idempotency-Key', 'nextCursor']) {
       expect(text).toContain(expected);
     }
     expect(text).toContain('Requires the scope cases:write');

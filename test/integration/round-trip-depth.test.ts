@@ -62,7 +62,7 @@ describe('round-trip depth (in-process store stand-in)', () => {
     // 2,000 references: two blocks, plus at most one for the block in use when the loop began.
     expect(counterWrites).toBeGreaterThanOrEqual(2);
     expect(counterWrites).toBeLessThanOrEqual(3);
-  });
+  }, 120_000);
 
   it('adds exactly one round trip for an Idempotency-Key: completing the claim', async () => {
     const m = await measure(rig, scenario('create-100-key'));
