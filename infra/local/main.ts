@@ -57,6 +57,9 @@ async function main(): Promise<void> {
   }
   if (stale.kind === 'stopped') {
     console.log(`Stopped DynamoDB Local (pid ${stale.javaPid}, port ${stale.port}), left running on ${dynamoDir} by an earlier npm start that did not shut down.`);
+    // The process is gone, but the system frees its listening socket a moment later: wait for it
+    // (bounded) rather than blaming the port on someone else.
+    for (const until = Date.now() + 10_000; Date.now() < until && (await portInUse(stale.port)); ) await new Promise((r) => setTimeout(r, 100));
   }
   for (const [name, port] of named) {
     if (await portInUse(port)) {
