@@ -1,6 +1,7 @@
 import { generateApiKey } from '../auth/api-key.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../auth/ports.js';
 import { parseScopeList, type Scope } from '../auth/scopes.js';
+import type { Mode } from '../mode.js';
 import { randomBase62 } from '../random-id.js';
 import type { CompanyRecord, CompanyStore } from './ports.js';
 
@@ -16,6 +17,7 @@ export interface IssuedKey {
   companyId: string;
   apiKey: string;
   scopes: string[];
+  mode: Mode;
   createdAt: string;
 }
 
@@ -50,22 +52,24 @@ export class AccountsService {
     }
   }
 
-  async createKey(companyId: string, scopes: readonly Scope[] | string, rotatedFrom?: string): Promise<IssuedKey> {
+  /** `mode` is fixed for the key's life (a rotation keeps it). */
+  async createKey(companyId: string, scopes: readonly Scope[] | string, rotatedFrom?: string, mode: Mode = 'live'): Promise<IssuedKey> {
     const scopeList = typeof scopes === 'string' ? parseScopeList(scopes) : [...new Set(scopes)];
     if (scopeList.length === 0) throw new AccountsError('A key needs at least one scope.');
     if (!(await this.companies.get(companyId))) throw new AccountsError(`No company with id ${companyId}.`);
-    const generated = generateApiKey();
+    const generated = generateApiKey(mode);
     const createdAt = this.now().toISOString();
     await this.keys.create({
       keyId: generated.keyId,
       companyId,
       scopes: scopeList,
+      mode,
       secretHash: generated.secretHash,
       revoked: false,
       createdAt,
       ...(rotatedFrom ? { rotatedFrom } : {}),
     });
-    return { keyId: generated.keyId, companyId, apiKey: generated.apiKey, scopes: scopeList, createdAt };
+    return { keyId: generated.keyId, companyId, apiKey: generated.apiKey, scopes: scopeList, mode, createdAt };
   }
 
   async listKeys(companyId: string): Promise<KeySummary[]> {
@@ -82,6 +86,6 @@ export class AccountsService {
     const old = await this.keys.get(keyId);
     if (!old) throw new AccountsError(`No key with id ${keyId}.`);
     if (old.revoked) throw new AccountsError(`Key ${keyId} is revoked; create a new key instead.`);
-    return this.createKey(old.companyId, old.scopes as Scope[], keyId);
+    return this.createKey(old.companyId, old.scopes as Scope[], keyId, old.mode);
   }
 }
