@@ -193,7 +193,7 @@ describe('auth abuse', () => {
       else {
         // The operator's command refuses a key without scopes; a stored one must still grant nothing.
         const generated = generateApiKey();
-        await stores().keys.create({ keyId: generated.keyId, companyId: partner.companyId, scopes: [], secretHash: generated.secretHash, revoked: false, createdAt: new Date().toISOString() });
+        await stores().keys.create({ keyId: generated.keyId, companyId: partner.companyId, scopes: [], mode: 'live', secretHash: generated.secretHash, revoked: false, createdAt: new Date().toISOString() });
         key = generated.apiKey;
       }
       for (const route of routes) {
