@@ -163,6 +163,9 @@ export const keys = {
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
+  /** Whether a partition key is one of a test item (the mode segment follows the kind's prefix). */
+  isTestPartition: (pk: string): boolean =>
+    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 };
