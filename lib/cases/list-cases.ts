@@ -174,10 +174,8 @@ function matches(stored: StoredCase, filters: CaseListFilters): boolean {
  */
 export async function listCases(deps: ListCasesDeps, caller: Pick<Caller, 'companyId' | 'mode'>, query: ListQuery, deadline?: Deadline): Promise<CaseList> {
   const now = deps.now();
-  // A cursor is sealed to its mode too, so a test cursor is refused from a live key like a
-  // foreign one. Live bindings keep their earlier form, so cursors issued before test mode stay valid.
-  const filters = caller.mode === 'live' ? filterBinding(query) : `test|${filterBinding(query)}`;
-  const binding = { companyId: caller.companyId, filters };
+  // A cursor is sealed to its mode too: a test cursor is refused from a live key like a foreign one.
+  const binding = { companyId: caller.companyId, mode: caller.mode, filters: filterBinding(query) };
   // A cursor is checked even beside an invoiceRef: it was never issued for one, so it is refused.
   const position = query.cursor === undefined ? undefined : deps.cursors.open(query.cursor, binding, now);
 

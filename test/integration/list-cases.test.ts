@@ -320,7 +320,7 @@ describe('list cursors', () => {
 
   it('refuses a cursor sealed with another key', async () => {
     const foreignSealer = new CursorSealer(Buffer.alloc(32, 7));
-    const forged = foreignSealer.seal({ companyId: partner.companyId, filters: JSON.stringify([null, 'DRAFT', null, null, null]), position: { after: '9999', doneShards: [] } }, issuedAt);
+    const forged = foreignSealer.seal({ companyId: partner.companyId, mode: 'live', filters: JSON.stringify([null, 'DRAFT', null, null, null]), position: { after: '9999', doneShards: [] } }, issuedAt);
     expect(refusal(await list(partner.apiKey, { status: 'DRAFT', cursor: forged }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
   });
 });
