@@ -26,7 +26,10 @@ import type { Mode } from '../../mode.js';
  * which does not exist, and gets the same 404 as for any missing case. The mode is in the key,
  * not a filter applied after reading. Test items also carry a `gsi1` listing under
  * `TESTDATA#<companyId>`, so `company clear-test-data` finds every test item of a company with
- * one query and never reads or deletes a live one (live items have no such listing).
+ * one query and never reads or deletes a live one (live items have no such listing). That listing
+ * is one index partition per company (three items per test case, one per test claim): at an index
+ * partition's 1,000 writes a second, one company's test traffic beyond about 300 cases a second
+ * would be throttled there. Live traffic never touches it.
  *
  * Access patterns:
  * | Pattern                                   | Operation                                          |

@@ -7,9 +7,10 @@ import { outcome, postCases, readCase, scanTable, uploadInvoice, validCase } fro
 import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 
 /**
- * `npm run admin -- company clear-test-data` run beside live data: a company with live and test
- * cases for the same invoiceRefs, claims and uploads in both modes, and another company with
- * test data of its own. Only the first company's test data goes.
+ * The operator's side of test mode (infra/admin.ts as a child process): `key create --mode`,
+ * `key list` and `key rotate` with modes, and `company clear-test-data` run beside live data: a
+ * company with live and test cases for the same invoiceRefs, claims and uploads in both modes,
+ * and another company with test data of its own. Only the first company's test data goes.
  */
 const TSX_CLI = join('node_modules', 'tsx', 'dist', 'cli.mjs');
 
@@ -103,7 +104,7 @@ describe('company clear-test-data', () => {
     expect(badMode).toMatchObject({ code: 2, stderr: 'admin: --mode must be one of live, test\n' });
   }, 60_000);
 
-  it('creates a test key with --mode test, and key list shows each key\u2019s mode', async () => {
+  it('creates a test key with --mode test, key list shows each key\u2019s mode, and a rotation keeps it', async () => {
     const partner = await newPartner();
     const created = await admin(['key', 'create', '--company', partner.companyId, '--scopes', 'cases:read', '--mode', 'test', '--json']);
     expect(created.code).toBe(0);
@@ -115,5 +116,8 @@ describe('company clear-test-data', () => {
     expect(keys.map((k) => [k.keyId, k.mode]).sort()).toEqual([[partner.keyId, 'live'], [issued.keyId, 'test']].sort());
     const table = await admin(['key', 'list', '--company', partner.companyId]);
     expect(table.stdout.split('\n')[0]).toMatch(/^keyId\s+mode\s+scopes/);
+    // A rotation keeps the mode.
+    const rotated = await admin(['key', 'rotate', '--key', issued.keyId, '--json']);
+    expect(JSON.parse(rotated.stdout.trim().split('\n').pop()!)).toMatchObject({ mode: 'test', apiKey: expect.stringMatching(/^pca_test_/) });
   }, 60_000);
 });
