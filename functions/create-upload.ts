@@ -23,7 +23,7 @@ export function createUpload(uploads: UploadService): CoreHandler {
       throw new InvalidRequestError('The upload request is invalid; see "errors" for every field to fix.', parsed.errors);
     }
     const caller = callerOf(context);
-    const ticket = await uploads.issue(parsed.value, { companyId: caller.companyId, keyId: caller.keyId });
+    const ticket = await uploads.issue(parsed.value, { companyId: caller.companyId, keyId: caller.keyId, mode: caller.mode });
     Object.assign(context.logFields, { contentType: parsed.value.contentType, contentLength: parsed.value.contentLength, fileKey: ticket.fileKey });
     return jsonResponse(201, ticket);
   };

@@ -24,9 +24,11 @@ export function buildGetCaseHandler(deps: GetCaseDeps) {
     {
       scope: 'cases:read',
       keys: deps.keys,
-      prefetch: async (event, deadline) => {
+      // The mode comes from the key's prefix (parsed, not yet authenticated): the read is made in
+      // that mode's world, and authentication then requires the stored key to have the same mode.
+      prefetch: async (event, deadline, mode) => {
         const id = caseIdToRead(event.pathParameters?.id);
-        return id === undefined ? undefined : deps.caseReader.get(id, deadline);
+        return id === undefined ? undefined : deps.caseReader.get(mode, id, deadline);
       },
     },
     getCase,

@@ -4,7 +4,8 @@
  *   company create --name NAME [--auto-attestation]
  *   company list
  *   company set-auto-attestation --company ID --enabled true|false
- *   key create --company ID --scopes cases:read,cases:write
+ *   company clear-test-data --company ID
+ *   key create --company ID --scopes cases:read,cases:write [--mode live|test]
  *   key list --company ID
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
@@ -12,7 +13,9 @@
  * --key takes the key id or the full key; either way only the key id is ever printed.
  * Works against the local stack (DynamoDB Local of the running npm start of LOCAL_DATA_DIR, else
  * on DYNAMODB_LOCAL_PORT, default 8000) unless TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
- * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests).
+ * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests). clear-test-data
+ * also deletes test uploads: locally from the local S3, else from BUCKET_NAME (S3_ENDPOINT, when
+ * set, overrides the endpoint).
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
  * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
  */
@@ -20,6 +23,10 @@ import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
 import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../lib/auth/api-key.js';
+import { isMode, MODES } from '../lib/mode.js';
+import { createS3Client } from '../lib/adapters/s3/s3-client.js';
+import { S3TestUploadStore } from '../lib/adapters/s3/test-upload-store.js';
+import { DynamoTestDataStore } from '../lib/adapters/dynamodb/test-data-store.js';
 import { parseScopeList } from '../lib/auth/scopes.js';
 import { loadConfig } from '../lib/runtime/config.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
@@ -36,14 +43,19 @@ Usage: npm run admin -- <command> [options] [--json]
   company create --name NAME [--auto-attestation]
   company list
   company set-auto-attestation --company ID --enabled true|false
-  key create --company ID --scopes cases:read,cases:write
+  company clear-test-data --company ID
+                                 (deletes the company's test-mode cases, audit records, guards,
+                                 Idempotency-Key claims and test uploads; never live data)
+  key create --company ID --scopes cases:read,cases:write [--mode live|test]
+                                 (default live; a test key starts pca_test_)
   key list --company ID
   key revoke --key KEY_ID        (or the full key: only its id is printed)
   key rotate --key KEY_ID
 
 Target: the local stack by default (the running npm start of LOCAL_DATA_DIR, default .local, on
 whatever ports it uses; else DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000); a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
-places; DYNAMODB_ENDPOINT, when set, overrides the endpoint).
+places; DYNAMODB_ENDPOINT, when set, overrides the endpoint; clear-test-data also needs BUCKET_NAME, and
+S3_ENDPOINT overrides the S3 endpoint).
 
 --json: the last line printed is one JSON object. Exit codes: 0 done, 1 refused (e.g. unknown
 company, revoked key) or storage unreachable, 2 bad arguments. Full reference: docs/local-development.md`;
@@ -52,6 +64,8 @@ interface Target {
   env: NodeJS.ProcessEnv;
   description: string;
   local: boolean;
+  /** Whether a bucket is known (clear-test-data deletes test uploads from it). */
+  bucketGiven: boolean;
   port?: number;
   /** Whether the port came from a running npm start (else from DYNAMODB_LOCAL_PORT or the default). */
   discovered?: boolean;
@@ -64,7 +78,14 @@ function target(): Target {
     const endpoint = process.env.DYNAMODB_ENDPOINT || undefined;
     if (endpoint && !URL.canParse(endpoint)) throw new UsageError(`DYNAMODB_ENDPOINT is not a URL: "${endpoint}"`);
     return {
-      env: { TABLE_NAME: process.env.TABLE_NAME, BUCKET_NAME: process.env.BUCKET_NAME ?? 'unused-by-admin', AWS_REGION: region, DYNAMODB_ENDPOINT: endpoint },
+      env: {
+        TABLE_NAME: process.env.TABLE_NAME,
+        BUCKET_NAME: process.env.BUCKET_NAME ?? 'unused-by-admin',
+        AWS_REGION: region,
+        DYNAMODB_ENDPOINT: endpoint,
+        S3_ENDPOINT: process.env.S3_ENDPOINT || undefined,
+      },
+      bucketGiven: Boolean(process.env.BUCKET_NAME),
       description: `table ${process.env.TABLE_NAME}`,
       local: Boolean(endpoint),
       port: endpoint ? Number(new URL(endpoint).port || (new URL(endpoint).protocol === 'https:' ? 443 : 80)) : undefined,
@@ -78,7 +99,14 @@ function target(): Target {
     throw new UsageError((error as Error).message);
   }
   return {
-    env: { TABLE_NAME: LOCAL_DEFAULTS.tableName, BUCKET_NAME: LOCAL_DEFAULTS.bucketName, AWS_REGION: LOCAL_DEFAULTS.region, DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` },
+    env: {
+      TABLE_NAME: LOCAL_DEFAULTS.tableName,
+      BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
+      AWS_REGION: LOCAL_DEFAULTS.region,
+      DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_ENDPOINT: `http://127.0.0.1:${localPorts(env).s3Port}`,
+    },
+    bucketGiven: true,
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
     local: true,
     port,
@@ -128,6 +156,7 @@ async function run(argv: string[]): Promise<number> {
         enabled: { type: 'string' },
         scopes: { type: 'string' },
         key: { type: 'string' },
+        mode: { type: 'string' },
       },
     });
   } catch (error) {
@@ -142,13 +171,14 @@ async function run(argv: string[]): Promise<number> {
   const [noun, verb, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const command = `${noun} ${verb ?? ''}`.trim();
-  const known = ['company create', 'company list', 'company set-auto-attestation', 'key create', 'key list', 'key revoke', 'key rotate'];
+  const known = ['company create', 'company list', 'company set-auto-attestation', 'company clear-test-data', 'key create', 'key list', 'key revoke', 'key rotate'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
   // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
   const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key')[]> = {
     'company create': ['name'],
     'company set-auto-attestation': ['company', 'enabled'],
+    'company clear-test-data': ['company'],
     'key create': ['company', 'scopes'],
     'key list': ['company'],
     'key revoke': ['key'],
@@ -159,6 +189,8 @@ async function run(argv: string[]): Promise<number> {
   if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
+  if (values.mode !== undefined && command !== 'key create') throw new UsageError('--mode is only for key create');
+  if (values.mode !== undefined && !isMode(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`);
   if (command === 'key create') {
     try {
       parseScopeList(need(values.scopes, 'scopes'));
@@ -168,6 +200,9 @@ async function run(argv: string[]): Promise<number> {
   }
 
   const where = target();
+  if (command === 'company clear-test-data' && !where.bucketGiven) {
+    throw new UsageError('company clear-test-data also deletes test uploads: set BUCKET_NAME to the invoice bucket');
+  }
   let cfg;
   try {
     cfg = loadConfig(where.env);
@@ -214,27 +249,42 @@ async function run(argv: string[]): Promise<number> {
         out(`Auto-attestation ${enabled ? 'enabled' : 'disabled'} for ${companyId}`, { companyId, autoAttestation: enabled });
         break;
       }
+      case 'company clear-test-data': {
+        const s3 = createS3Client(cfg);
+        try {
+          const cleared = await accounts.clearTestData(need(values.company, 'company'), {
+            items: new DynamoTestDataStore(client, cfg.tableName),
+            uploads: new S3TestUploadStore(s3, cfg.bucketName),
+          });
+          out(`Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`, cleared);
+        } finally {
+          s3.destroy();
+        }
+        break;
+      }
       case 'key create':
       case 'key rotate': {
+        const mode = isMode(values.mode) ? values.mode : 'live';
         const issued =
           command === 'key create'
-            ? await accounts.createKey(need(values.company, 'company'), need(values.scopes, 'scopes'))
+            ? await accounts.createKey(need(values.company, 'company'), need(values.scopes, 'scopes'), undefined, mode)
             : await accounts.rotateKey(keyId!);
         if (!values.json) {
           console.error('The API key below is shown once and cannot be read back. Hand it to the partner over a secure channel.');
           if (command === 'key rotate') console.error(`The old key ${keyId} keeps working until you revoke it: npm run admin -- key revoke --key ${keyId}`);
         }
-        out(`keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\napiKey  ${issued.apiKey}`, {
+        out(`keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\nmode    ${issued.mode}\napiKey  ${issued.apiKey}`, {
           keyId: issued.keyId,
           companyId: issued.companyId,
           apiKey: issued.apiKey,
           scopes: issued.scopes,
+          mode: issued.mode,
         });
         break;
       }
       case 'key list': {
         const keys = await accounts.listKeys(need(values.company, 'company'));
-        out(table(keys as unknown as Record<string, unknown>[], ['keyId', 'scopes', 'revoked', 'createdAt', 'lastUsedAt', 'revokedAt', 'rotatedFrom']), { keys });
+        out(table(keys as unknown as Record<string, unknown>[], ['keyId', 'mode', 'scopes', 'revoked', 'createdAt', 'lastUsedAt', 'revokedAt', 'rotatedFrom']), { keys });
         break;
       }
       case 'key revoke': {

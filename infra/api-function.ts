@@ -6,7 +6,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
+import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
@@ -145,12 +145,14 @@ export class ApiFunction extends Construct {
     this.addStatements(access === 'issue-uploads' ? invoiceUploadStatements(bucket) : invoiceCheckStatements(bucket));
     const stack = Stack.of(this);
     const bucketLogicalId = stack.resolve(stack.getLogicalId(bucket.node.defaultChild as CfnElement)) as string;
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${FILE_KEY_PREFIX}*]`,
-      reason:
-        'Object keys are generated per upload (invoices/<companyId>/<random id>), so the grant covers the invoices/ ' +
-        'prefix; it is a single object action, and the handlers confine each call to the caller\'s company prefix.',
-    });
+    for (const prefix of Object.values(FILE_KEY_PREFIXES)) {
+      Validations.of(this.role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${prefix}*]`,
+        reason:
+          `Object keys are generated per upload (${prefix}<companyId>/<random id>; invoices/ live, test-invoices/ test mode), so the grant covers the ${prefix} ` +
+          'prefix; it is a single object action, and the handlers confine each call to the caller\'s company and mode prefix.',
+      });
+    }
   }
 
   private addStatements(statements: PolicyStatement[]): void {

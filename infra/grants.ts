@@ -1,8 +1,9 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
-import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
+import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
+import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
+import { MODES } from '../lib/mode.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the
@@ -56,7 +57,8 @@ export const PARTITIONS = {
  */
 export const WRITABLE_ATTRIBUTES = {
   apiKeyUse: [PK, SK, 'lastUsedAt'],
-  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE],
+  // A test-mode claim also carries its test-data listing (gsi1), so clear-test-data finds it.
+  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE, ...GSI1_ATTRIBUTES],
   idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
   referenceCounter: [PK, SK, 'sequence', 'type'],
 } as const;
@@ -206,10 +208,11 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
 
 /**
  * The objects the functions may touch: every fileKey the service issues lies under `invoices/`
- * (lib/uploads/file-key.ts); the per-company part of the key is enforced by the handlers.
+ * (live) or `test-invoices/` (test mode; lib/uploads/file-key.ts); the per-company and per-mode
+ * part of the key is enforced by the handlers.
  */
-export function invoiceObjectsArn(bucket: IBucket): string {
-  return bucket.arnForObjects(`${FILE_KEY_PREFIX}*`);
+export function invoiceObjectsArns(bucket: IBucket): string[] {
+  return MODES.map((mode) => bucket.arnForObjects(`${FILE_KEY_PREFIXES[mode]}*`));
 }
 
 /** Presigning an invoice PUT: the URL carries the signer's authority, so it needs PutObject. */
@@ -218,7 +221,7 @@ export function invoiceUploadStatements(bucket: IBucket): PolicyStatement[] {
     new PolicyStatement({
       sid: 'PresignInvoiceUploads',
       actions: ['s3:PutObject'],
-      resources: [invoiceObjectsArn(bucket)],
+      resources: invoiceObjectsArns(bucket),
     }),
   ];
 }
@@ -237,7 +240,7 @@ export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
     new PolicyStatement({
       sid: 'CheckInvoiceUploads',
       actions: ['s3:GetObject'],
-      resources: [invoiceObjectsArn(bucket)],
+      resources: invoiceObjectsArns(bucket),
     }),
     new PolicyStatement({
       sid: 'TellMissingInvoicesApart',

@@ -7,6 +7,10 @@
  *   replayed (409 carrying the original result) → one rejection of every kind that can be
  *   provoked without side effects → an unknown case id answers 404.
  *
+ * Run it with a test-mode key (`pca_test_…`, product rules "Test mode"): its case is then a
+ * sandbox case (livemode false) that never enters recovery; the read-back checks that `livemode`
+ * matches the key's mode. CI's smoke step uses the demo test key of `npm start`.
+ *
  * One `PASS`/`FAIL` line per step; exit 0 when all pass, 1 when any fails, 2 for bad arguments.
  * Every invoiceRef starts with `SMOKE-<timestamp>-`, so the one case it creates (and the upload it
  * leaves) are recognisable in a live table. Neither the key nor the presigned URL (a credential
@@ -16,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { KEY_PREFIXES } from '../lib/auth/api-key.js';
 
 class UsageError extends Error {}
 
@@ -178,10 +183,13 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
 
   if (created) {
     const { id } = created;
-    await step('GET /api/v1/cases/{id} reads it back as DRAFT', async () => {
+    await step('GET /api/v1/cases/{id} reads it back as DRAFT, livemode matching the key', async () => {
       const reply = await call('GET', `/api/v1/cases/${encodeURIComponent(id)}`);
       expect(reply.status === 200, `expected 200, got ${describe(reply)}`);
       expect(reply.body.id === id && reply.body.status === 'DRAFT' && reply.body.principalAmount === '12.34' && reply.body.currency === 'GBP', `unexpected record: id ${String(reply.body.id)}, status ${String(reply.body.status)}, principalAmount ${String(reply.body.principalAmount)}`);
+      const livemode = !opts.apiKey.startsWith(KEY_PREFIXES.test);
+      expect(reply.body.livemode === livemode, `expected livemode ${String(livemode)} for this key, got ${String(reply.body.livemode)}`);
+      return livemode ? 'live mode' : 'test mode';
     });
     await step('the same Idempotency-Key again answers 409 with the original result', async () => {
       const reply = await call('POST', '/api/v1/cases', { headers: { 'Idempotency-Key': idempotencyKey }, body: createBody });

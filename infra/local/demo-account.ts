@@ -5,11 +5,13 @@ export interface DemoAccount {
   created: boolean;
   companyId: string;
   apiKey?: string;
+  /** The demo test-mode key (`pca_test_…`), made beside the live one. */
+  testApiKey?: string;
 }
 
 /**
- * On the first start (no company in the table) a demo company and a key with both case scopes
- * are created; the key is returned once, to be printed once. Later starts find the company and
+ * On the first start (no company in the table) a demo company and two keys with both case scopes
+ * are created, one live and one test mode; the keys are returned once, to be printed once. Later starts find the company and
  * create nothing: the secret cannot be read back, so a new key is made with the admin command.
  */
 export async function ensureDemoAccount(): Promise<DemoAccount> {
@@ -20,5 +22,6 @@ export async function ensureDemoAccount(): Promise<DemoAccount> {
   if (demo) return { created: false, companyId: demo.companyId };
   const company = await accounts.createCompany('Demo Partner Ltd', false);
   const key = await accounts.createKey(company.companyId, ['cases:read', 'cases:write']);
-  return { created: true, companyId: company.companyId, apiKey: key.apiKey };
+  const testKey = await accounts.createKey(company.companyId, ['cases:read', 'cases:write'], undefined, 'test');
+  return { created: true, companyId: company.companyId, apiKey: key.apiKey, testApiKey: testKey.apiKey };
 }

@@ -34,6 +34,19 @@ export interface RestEventOptions {
   at?: number;
 }
 
+/**
+ * A name from the request (`__proto__`, `constructor`, ...) as an own property, as API Gateway's
+ * JSON event has it: a plain assignment would set the map's prototype or reach Object.prototype.
+ */
+function setOwn<T>(map: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(map, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function appendOwn(map: Record<string, string[]>, name: string, value: string): void {
+  if (Object.hasOwn(map, name)) (map[name] as string[]).push(value);
+  else setOwn(map, name, [value]);
+}
+
 /** API Gateway's `requestContext.requestTime` format: `09/Apr/2015:12:34:56 +0000`. */
 export function requestTime(epochMs: number): string {
   const [, day, month, year, time] = /^\w+, (\d\d) (\w+) (\d+) (\S+) GMT$/.exec(new Date(epochMs).toUTCString()) ?? [];
@@ -54,14 +67,14 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
   for (let i = 0; i + 1 < pairs.length; i += 2) {
     const name = pairs[i] as string;
     const value = pairs[i + 1] as string;
-    headers[name] = value; // API Gateway keeps the last value in `headers`
-    (multiValueHeaders[name] ??= []).push(value);
+    setOwn(headers, name, value); // API Gateway keeps the last value in `headers`
+    appendOwn(multiValueHeaders, name, value);
   }
   const query: Record<string, string> = Object.create(null) as Record<string, string>;
   const multiQuery: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of queryPairs(options.query)) {
-    query[k] = v;
-    (multiQuery[k] ??= []).push(v);
+    setOwn(query, k, v);
+    appendOwn(multiQuery, k, v);
   }
   const stage = options.stage ?? 'prod';
   const apiId = options.apiId ?? 'local';

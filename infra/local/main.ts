@@ -14,8 +14,9 @@ import type { StaticRoute } from './http-adapter.js';
 import { describePortHolder, forgetLocalStack, reclaimStaleDynamoLocal, recordLocalStack } from './local-processes.js';
 import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
 
-/** Where the first start leaves the demo key (mode 0600) for scripts such as CI's smoke test. */
+/** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
 export const DEMO_KEY_FILE = 'demo-api-key';
+export const DEMO_TEST_KEY_FILE = 'demo-test-api-key';
 
 /**
  * The served OpenAPI document names this server, on its actual port, instead of the default
@@ -114,10 +115,13 @@ async function main(): Promise<void> {
     const { docsResponse, OPENAPI_ROUTE } = await import('./docs-routes.js');
     const demo = await ensureDemoAccount();
     const keyFile = join(dataDir, DEMO_KEY_FILE);
-    if (demo.created && demo.apiKey) {
+    const testKeyFile = join(dataDir, DEMO_TEST_KEY_FILE);
+    if (demo.created && demo.apiKey && demo.testApiKey) {
       mkdirSync(dataDir, { recursive: true });
-      writeFileSync(keyFile, `${demo.apiKey}\n`, { mode: 0o600 });
-      chmodSync(keyFile, 0o600); // a file left from an earlier table keeps its old mode otherwise
+      for (const [file, key] of [[keyFile, demo.apiKey], [testKeyFile, demo.testApiKey]] as const) {
+        writeFileSync(file, `${key}\n`, { mode: 0o600 });
+        chmodSync(file, 0o600); // a file left from an earlier table keeps its old mode otherwise
+      }
     }
 
     const base = `http://localhost:${ports.apiPort}`;
@@ -137,20 +141,25 @@ async function main(): Promise<void> {
     }
     // A command for another terminal names a non-default port, so it reaches this stack.
     const adminPrefix = ports.dynamoPort !== LOCAL_DEFAULTS.dynamoPort ? `DYNAMODB_LOCAL_PORT=${ports.dynamoPort} ` : '';
-    if (demo.created && demo.apiKey) {
+    if (demo.created && demo.apiKey && demo.testApiKey) {
       console.log('');
-      console.log(`Demo company ${demo.companyId} was created with an API key (cases:read, cases:write).`);
-      console.log(`This key is shown once here, and kept only in ${keyFile} (mode 0600):`);
+      console.log(`Demo company ${demo.companyId} was created with a live and a test-mode API key (cases:read, cases:write).`);
+      console.log(`They are shown once here, and kept only in ${keyFile} and ${testKeyFile} (mode 0600):`);
       console.log('');
       console.log(`  export API_KEY=${demo.apiKey}`);
+      console.log(`  export TEST_API_KEY=${demo.testApiKey}`);
+      console.log('');
+      console.log('Test mode (TEST_API_KEY) is a sandbox in the same company: its cases carry livemode false, never meet');
+      console.log('live ones and never enter recovery; an invoiceRef starting SIMULATE-TEMPORARY-FAILURE is rejected TEMPORARY_FAILURE.');
       console.log('');
       console.log('Try it (answers 404 until a case with that id exists):');
       console.log(`  curl -s ${base}/api/v1/cases/case_0000000000000000000000 -H "Authorization: Bearer $API_KEY"`);
     } else {
       console.log('');
-      const kept = existsSync(keyFile) ? ` and kept in ${keyFile}` : '';
-      console.log(`The demo key for company ${demo.companyId} was printed on the first start${kept}. For a new one:`);
+      const kept = existsSync(keyFile) ? ` and kept in ${keyFile}${existsSync(testKeyFile) ? ` and ${testKeyFile}` : ''}` : '';
+      console.log(`The demo keys for company ${demo.companyId} were printed on the first start${kept}. For a new one:`);
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write`);
+      console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write --mode test`);
     }
     console.log('');
     console.log('Ctrl-C stops everything.');

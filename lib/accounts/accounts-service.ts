@@ -1,8 +1,9 @@
 import { generateApiKey } from '../auth/api-key.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../auth/ports.js';
 import { parseScopeList, type Scope } from '../auth/scopes.js';
+import type { Mode } from '../mode.js';
 import { randomBase62 } from '../random-id.js';
-import type { CompanyRecord, CompanyStore } from './ports.js';
+import type { CompanyRecord, CompanyStore, TestDataStore, TestUploadStore } from './ports.js';
 
 /**
  * Operator use cases: onboarding companies and issuing, listing, revoking and rotating their API
@@ -16,6 +17,7 @@ export interface IssuedKey {
   companyId: string;
   apiKey: string;
   scopes: string[];
+  mode: Mode;
   createdAt: string;
 }
 
@@ -50,22 +52,24 @@ export class AccountsService {
     }
   }
 
-  async createKey(companyId: string, scopes: readonly Scope[] | string, rotatedFrom?: string): Promise<IssuedKey> {
+  /** `mode` is fixed for the key's life (a rotation keeps it). */
+  async createKey(companyId: string, scopes: readonly Scope[] | string, rotatedFrom?: string, mode: Mode = 'live'): Promise<IssuedKey> {
     const scopeList = typeof scopes === 'string' ? parseScopeList(scopes) : [...new Set(scopes)];
     if (scopeList.length === 0) throw new AccountsError('A key needs at least one scope.');
     if (!(await this.companies.get(companyId))) throw new AccountsError(`No company with id ${companyId}.`);
-    const generated = generateApiKey();
+    const generated = generateApiKey(mode);
     const createdAt = this.now().toISOString();
     await this.keys.create({
       keyId: generated.keyId,
       companyId,
       scopes: scopeList,
+      mode,
       secretHash: generated.secretHash,
       revoked: false,
       createdAt,
       ...(rotatedFrom ? { rotatedFrom } : {}),
     });
-    return { keyId: generated.keyId, companyId, apiKey: generated.apiKey, scopes: scopeList, createdAt };
+    return { keyId: generated.keyId, companyId, apiKey: generated.apiKey, scopes: scopeList, mode, createdAt };
   }
 
   async listKeys(companyId: string): Promise<KeySummary[]> {
@@ -77,11 +81,22 @@ export class AccountsService {
     if (!(await this.keys.revoke(keyId, this.now().toISOString()))) throw new AccountsError(`No key with id ${keyId}.`);
   }
 
+  /**
+   * Deletes a company's test-mode data: its test cases, audit records, guards and claims, then its
+   * test uploads. Live data is found by other keys and is never touched.
+   */
+  async clearTestData(companyId: string, stores: { items: TestDataStore; uploads: TestUploadStore }): Promise<{ companyId: string; items: number; uploads: number }> {
+    if (!(await this.companies.get(companyId))) throw new AccountsError(`No company with id ${companyId}.`);
+    const items = await stores.items.clearTestItems(companyId);
+    const uploads = await stores.uploads.clearTestUploads(companyId);
+    return { companyId, items, uploads };
+  }
+
   /** A new key with the same company and scopes; the old key keeps working until revoked. */
   async rotateKey(keyId: string): Promise<IssuedKey> {
     const old = await this.keys.get(keyId);
     if (!old) throw new AccountsError(`No key with id ${keyId}.`);
     if (old.revoked) throw new AccountsError(`Key ${keyId} is revoked; create a new key instead.`);
-    return this.createKey(old.companyId, old.scopes as Scope[], keyId);
+    return this.createKey(old.companyId, old.scopes as Scope[], keyId, old.mode);
   }
 }

@@ -19,3 +19,18 @@ export interface CompanyStore {
   /** Returns false when the company does not exist. */
   setAutoAttestation(companyId: string, enabled: boolean, at: string): Promise<boolean>;
 }
+
+/**
+ * A company's test-mode data (product rules "Test mode (sandbox)"), for the operator's
+ * `company clear-test-data`. Implementations find test data by its own keys (the test-data
+ * listing, the test upload prefix), so live data is never read, let alone deleted.
+ */
+export interface TestDataStore {
+  /** Deletes the company's test cases, audit records, invoiceRef guards and Idempotency-Key claims; returns how many items. */
+  clearTestItems(companyId: string): Promise<number>;
+}
+
+export interface TestUploadStore {
+  /** Deletes the company's test uploads; returns how many objects. */
+  clearTestUploads(companyId: string): Promise<number>;
+}

@@ -1,6 +1,7 @@
 import type { Deadline } from '../deadline.js';
 import { UnauthenticatedError } from '../errors.js';
 import type { Log } from '../log.js';
+import type { Mode } from '../mode.js';
 import { parseApiKey, secretMatches, type ParsedApiKey } from './api-key.js';
 import type { ApiKeyStore } from './ports.js';
 import type { Scope } from './scopes.js';
@@ -10,6 +11,8 @@ export interface Caller {
   companyId: string;
   keyId: string;
   scopes: readonly Scope[];
+  /** The key's mode: everything the caller reads or writes stays in this mode's world. */
+  mode: Mode;
 }
 
 /** Hash compared when no key record exists, so unknown and known keys cost the same work. */
@@ -48,9 +51,10 @@ export class KeyAuthenticator {
   async authenticate(parsed: ParsedApiKey, deadline?: Deadline): Promise<Authenticated> {
     const record = await this.keys.get(parsed.keyId, deadline);
     const matches = secretMatches(parsed.secret, record?.secretHash ?? DUMMY_HASH);
-    if (!record || !matches || record.revoked) throw new UnauthenticatedError();
+    // A key whose prefix names another mode than its record is not a key we issued.
+    if (!record || !matches || record.revoked || record.mode !== parsed.mode) throw new UnauthenticatedError();
 
-    const caller: Caller = { companyId: record.companyId, keyId: record.keyId, scopes: record.scopes as Scope[] };
+    const caller: Caller = { companyId: record.companyId, keyId: record.keyId, scopes: record.scopes as Scope[], mode: record.mode };
     const at = this.now();
     const last = record.lastUsedAt ? Date.parse(record.lastUsedAt) : Number.NaN;
     if (at.getTime() - last < KEY_USE_RECORD_INTERVAL_MS) return { caller, keyUse: Promise.resolve() };

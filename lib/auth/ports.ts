@@ -1,10 +1,13 @@
 import type { Deadline } from '../deadline.js';
+import type { Mode } from '../mode.js';
 
 /** What authentication and key administration need from storage (implemented in lib/adapters). */
 export interface ApiKeyRecord {
   keyId: string;
   companyId: string;
   scopes: string[];
+  /** Fixed at creation; a record stored before test mode existed is live. */
+  mode: Mode;
   secretHash: string;
   revoked: boolean;
   createdAt: string;

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { fieldErrorSchema } from '../errors.js';
 import { MAX_CASES_PER_REQUEST } from './batch-size.js';
 import { REJECTION_CODES } from './case-input.js';
-import { CASE_ID_EXAMPLE, caseIdSchema, caseReferenceSchema, REFERENCE_EXAMPLE } from './case-record.js';
+import { CASE_ID_EXAMPLE, caseIdSchema, caseReferenceSchema, livemodeSchema, REFERENCE_EXAMPLE } from './case-record.js';
 
 /**
  * The answer to a batch (spec 2.3): every input element in exactly one of `created` / `rejected`.
@@ -24,7 +24,7 @@ export const rejectionCodeSchema = z.enum(REJECTION_CODES).meta({
     '- `FILE_NOT_UPLOADED`: nothing was uploaded under `invoiceFileKey` yet.',
     '- `OUT_OF_JURISDICTION`: `debtorCompanyNo` is registered outside England & Wales.',
     '- `DUPLICATE`: your company already has a case for this `invoiceRef` (or an earlier element of the same request has it).',
-    '- `TEMPORARY_FAILURE`: storage failed; nothing was written for this case and resubmitting it is safe.',
+    '- `TEMPORARY_FAILURE`: storage failed; nothing was written for this case and resubmitting it is safe. In test mode, also every case whose `invoiceRef` starts with `SIMULATE-TEMPORARY-FAILURE`, so you can rehearse resubmission.',
     '',
     'New codes may be added within v1: treat an unknown code as a rejection to show to a person.',
   ].join('\n'),
@@ -37,11 +37,12 @@ export const createdItemSchema = z
     invoiceRef: z.string().meta({ description: 'Echoes the input.', example: 'INV-2025-0042' }),
     id: caseIdSchema,
     reference: caseReferenceSchema,
+    livemode: livemodeSchema,
   })
   .meta({
     id: 'CreatedItem',
     description: 'A case that was created (status `DRAFT`).',
-    example: { index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE },
+    example: { index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE, livemode: true },
   });
 
 export const rejectedItemSchema = z

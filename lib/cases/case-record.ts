@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { randomBase62 } from '../random-id.js';
+import type { Mode } from '../mode.js';
 import type { ValidCase } from './case-input.js';
 
 /**
@@ -34,6 +35,11 @@ export const caseReferenceSchema = z.string().min(1).max(16).meta({
   example: REFERENCE_EXAMPLE,
 });
 
+export const livemodeSchema = z.boolean().meta({
+  description: '`true` for a case made with a live key; `false` for a test-mode case (made with a `pca_test_` key), which never enters recovery.',
+  example: true,
+});
+
 export const caseViewSchema = z
   .object({
     id: caseIdSchema,
@@ -56,6 +62,7 @@ export const caseViewSchema = z
       description:
         'What the case waits for before recovery starts: `AUTO_ATTESTED` when auto-attestation is enabled for your account, `AWAITING_CONFIRMATION` when a confirmation in your dashboard is needed.',
     }),
+    livemode: livemodeSchema,
   })
   .meta({
     id: 'Case',
@@ -73,6 +80,7 @@ export const caseViewSchema = z
       invoiceDate: '2025-01-10',
       dueDate: '2025-02-10',
       recoveryGate: 'AWAITING_CONFIRMATION',
+      livemode: true,
     },
   });
 export type CaseView = z.infer<typeof caseViewSchema>;
@@ -89,6 +97,8 @@ export type StoredCase = Omit<ValidCase, 'attestation'> & {
   updatedAt: string;
   createdByKeyId: string;
   requestId: string;
+  /** The mode of the key that created it; a case stored before test mode existed is live. */
+  mode: Mode;
 };
 
 export function formatPence(pence: number): string {
@@ -111,6 +121,7 @@ export function toCaseView(stored: StoredCase): CaseView {
     invoiceDate: stored.invoiceDate,
     dueDate: stored.dueDate,
     recoveryGate: stored.recoveryGate,
+    livemode: stored.mode === 'live',
   };
 }
 

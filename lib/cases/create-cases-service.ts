@@ -2,6 +2,7 @@ import type { Caller } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
 import { IdempotencyKeyReusedError, ServiceUnavailableError } from '../errors.js';
 import type { Log } from '../log.js';
+import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import { newCaseId, type RecoveryGate, type StoredCase } from './case-record.js';
@@ -26,8 +27,8 @@ export interface CreateCasesDeps {
   references: ReferenceAllocator;
   files: InvoiceFiles;
   log: Log;
-  /** Rule 6 for the calling company: a message when the key is not one we issued to it. */
-  fileKeyProblem: (fileKey: string, companyId: string) => string | undefined;
+  /** Rule 6 for the calling company and mode: a message when the key is not one we issued to it. */
+  fileKeyProblem: (fileKey: string, companyId: string, mode: Mode) => string | undefined;
   now: () => Date;
   idempotencyTtlSeconds: number;
   /**
@@ -68,10 +69,15 @@ export class CreateCasesService {
     const { deps } = this;
     const now = deps.now();
     const companyId = request.caller.companyId;
+    const mode = request.caller.mode;
 
     // Pure rules (1–6 and 8) for every element.
     const slots: Slot[] = request.cases.map((raw, index) => {
-      const check = checkCase(raw, { now, fileKeyProblem: (key) => deps.fileKeyProblem(key, companyId) });
+      const check = checkCase(raw, { now, fileKeyProblem: (key) => deps.fileKeyProblem(key, companyId, mode) });
+      // Test mode only: rehearsing the resubmission path. Nothing is written for such a case.
+      if (mode === 'test' && check.value?.invoiceRef.startsWith(SIMULATE_TEMPORARY_FAILURE_PREFIX) && check.findings.length === 0) {
+        check.findings.push({ code: 'TEMPORARY_FAILURE', field: 'invoiceRef', message: `simulated in test mode (invoiceRef starts with ${SIMULATE_TEMPORARY_FAILURE_PREFIX}); nothing was written for this case and resubmitting it is safe` });
+      }
       return { index, invoiceRef: echoInvoiceRef(raw), findings: check.findings, ...(check.value ? { value: check.value } : {}) };
     });
 
@@ -87,6 +93,7 @@ export class CreateCasesService {
     const claimP: Promise<ClaimResult> = request.idempotencyKey
       ? deps.idempotency.claim(
           {
+            mode,
             companyId,
             idempotencyKey: request.idempotencyKey,
             requestId: request.requestId,
@@ -116,7 +123,7 @@ export class CreateCasesService {
     if (claim.status === 'rejected') {
       // The put may have been applied even though its answer was lost: give the key back (the
       // release only deletes a claim holding this request's id) so a retry is not refused.
-      if (request.idempotencyKey) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);
+      if (request.idempotencyKey) await releaseClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, deadline);
       throw claim.reason;
     }
     if (!claim.value.claimed) {
@@ -127,7 +134,7 @@ export class CreateCasesService {
           ? {
               state: 'COMPLETED',
               sameRequest,
-              original: { created: (replay.response.created as CreatedItem[]).map(orderCreated), rejected: (replay.response.rejected as RejectedItem[]).map(orderRejected) },
+              original: { created: (replay.response.created as CreatedItem[]).map((item) => orderCreated(item, mode)), rejected: (replay.response.rejected as RejectedItem[]).map(orderRejected) },
             }
           : {
               state: 'IN_PROGRESS',
@@ -171,6 +178,7 @@ export class CreateCasesService {
         slot.newCase = buildNewCase(slot.value, {
           caseId: newCaseIdOf(),
           companyId,
+          mode,
           reference: formatReference(sequence++),
           gate,
           at,
@@ -197,7 +205,7 @@ export class CreateCasesService {
       }
     } catch (error) {
       // Failed as a whole before any case was written: give the key back so a retry can use it.
-      if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);
+      if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, deadline);
       throw error;
     }
 
@@ -206,15 +214,18 @@ export class CreateCasesService {
     // Phase 4.
     if (request.idempotencyKey) {
       const stored: StoredBatchResponse = { statusCode: result.statusCode, created: result.created, rejected: result.rejected };
-      await completeClaim(deps, companyId, request.idempotencyKey, request.requestId, stored, deadline);
+      await completeClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, stored, deadline);
     }
     return result;
   }
 }
 
-/** Stored results come back from DynamoDB with their keys in any order; restore the documented one. */
-function orderCreated(item: CreatedItem): CreatedItem {
-  return { index: item.index, invoiceRef: item.invoiceRef, id: item.id, reference: item.reference };
+/**
+ * Stored results come back from DynamoDB with their keys in any order; restore the documented one.
+ * An answer stored before `livemode` existed was made in the claim's mode, which is the caller's.
+ */
+function orderCreated(item: CreatedItem, mode: Mode): CreatedItem {
+  return { index: item.index, invoiceRef: item.invoiceRef, id: item.id, reference: item.reference, livemode: item.livemode ?? mode === 'live' };
 }
 
 function orderRejected(item: RejectedItem): RejectedItem {
@@ -235,9 +246,9 @@ function orderRejected(item: RejectedItem): RejectedItem {
  * the claim's own answer was lost: the put may have landed). Clean-up: it may use the time kept
  * back from the deadline. Only a claim held by this request and still IN_PROGRESS is deleted.
  */
-async function releaseClaim(deps: CreateCasesDeps, companyId: string, key: string, requestId: string, deadline: Deadline): Promise<void> {
+async function releaseClaim(deps: CreateCasesDeps, mode: Mode, companyId: string, key: string, requestId: string, deadline: Deadline): Promise<void> {
   try {
-    await deps.idempotency.release(companyId, key, requestId, deadline.forCleanUp());
+    await deps.idempotency.release(mode, companyId, key, requestId, deadline.forCleanUp());
   } catch (error) {
     // The claim stays IN_PROGRESS until its horizon passes (the function timeout plus a margin);
     // a retry meanwhile gets 409 with Retry-After, and creates nothing.
@@ -245,9 +256,9 @@ async function releaseClaim(deps: CreateCasesDeps, companyId: string, key: strin
   }
 }
 
-async function completeClaim(deps: CreateCasesDeps, companyId: string, key: string, requestId: string, response: StoredBatchResponse, deadline: Deadline): Promise<void> {
+async function completeClaim(deps: CreateCasesDeps, mode: Mode, companyId: string, key: string, requestId: string, response: StoredBatchResponse, deadline: Deadline): Promise<void> {
   try {
-    await deps.idempotency.complete(companyId, key, requestId, response, deps.now(), deadline.forCleanUp());
+    await deps.idempotency.complete(mode, companyId, key, requestId, response, deps.now(), deadline.forCleanUp());
   } catch (error) {
     // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
     // until its horizon passes: a retry with this key meanwhile gets 409 and creates nothing, and
@@ -259,6 +270,7 @@ async function completeClaim(deps: CreateCasesDeps, companyId: string, key: stri
 interface BuildContext {
   caseId: string;
   companyId: string;
+  mode: Mode;
   reference: string;
   gate: RecoveryGate;
   at: string;
@@ -282,12 +294,14 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     updatedAt: ctx.at,
     createdByKeyId: ctx.keyId,
     requestId: ctx.requestId,
+    mode: ctx.mode,
   };
   return {
     stored,
     audit: {
       caseId: ctx.caseId,
       companyId: ctx.companyId,
+      mode: ctx.mode,
       ...attestation,
       attestedAt: ctx.at,
       keyId: ctx.keyId,
@@ -353,7 +367,7 @@ function assemble(slots: Slot[]): BatchResult {
     const outcome = slot.outcome;
     if (outcome?.kind === 'created') {
       const stored = slot.newCase!.stored;
-      created.push({ index: slot.index, invoiceRef: stored.invoiceRef, id: stored.caseId, reference: stored.reference });
+      created.push({ index: slot.index, invoiceRef: stored.invoiceRef, id: stored.caseId, reference: stored.reference, livemode: stored.mode === 'live' });
     } else if (outcome?.kind === 'duplicate') {
       rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
     } else {

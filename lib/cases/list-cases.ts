@@ -172,20 +172,21 @@ function matches(stored: StoredCase, filters: CaseListFilters): boolean {
  * the duplicate guard (0 or 1 case, never a next page); otherwise a page of the list, whose
  * cursor is sealed to this company and these filters. Another company's case never appears.
  */
-export async function listCases(deps: ListCasesDeps, caller: Pick<Caller, 'companyId'>, query: ListQuery, deadline?: Deadline): Promise<CaseList> {
+export async function listCases(deps: ListCasesDeps, caller: Pick<Caller, 'companyId' | 'mode'>, query: ListQuery, deadline?: Deadline): Promise<CaseList> {
   const now = deps.now();
-  const binding = { companyId: caller.companyId, filters: filterBinding(query) };
+  // A cursor is sealed to its mode too: a test cursor is refused from a live key like a foreign one.
+  const binding = { companyId: caller.companyId, mode: caller.mode, filters: filterBinding(query) };
   // A cursor is checked even beside an invoiceRef: it was never issued for one, so it is refused.
   const position = query.cursor === undefined ? undefined : deps.cursors.open(query.cursor, binding, now);
 
   if (query.invoiceRefKey !== undefined) {
-    const found = await deps.lister.findByInvoiceRef(caller.companyId, query.invoiceRefKey, deadline);
-    const hit = found && found.companyId === caller.companyId && matches(found, query.filters) ? [toCaseView(found)] : [];
+    const found = await deps.lister.findByInvoiceRef(caller.mode, caller.companyId, query.invoiceRefKey, deadline);
+    const hit = found && found.companyId === caller.companyId && found.mode === caller.mode && matches(found, query.filters) ? [toCaseView(found)] : [];
     return { data: hit, nextCursor: null };
   }
 
-  const page = await deps.lister.page({ companyId: caller.companyId, filters: query.filters, limit: query.limit, ...(position ? { position } : {}) }, deadline);
+  const page = await deps.lister.page({ mode: caller.mode, companyId: caller.companyId, filters: query.filters, limit: query.limit, ...(position ? { position } : {}) }, deadline);
   // The lister answers from storage; the tenancy rule is kept here too, whatever a key scheme says.
-  const data = page.cases.filter((c) => c.companyId === caller.companyId).map(toCaseView);
+  const data = page.cases.filter((c) => c.companyId === caller.companyId && c.mode === caller.mode).map(toCaseView);
   return { data, nextCursor: page.next ? deps.cursors.seal({ ...binding, position: page.next }, now) : null };
 }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { Mode } from '../mode.js';
 import * as z from 'zod';
 import { InvalidCursorError } from '../errors.js';
 import type { CaseListPosition } from './ports.js';
@@ -26,6 +27,8 @@ const KEY_INFO = 'partner-case-api list cursor v1';
 /** What a cursor binds: the walk's position, for whom and for which filters it was issued. */
 export interface CursorContent {
   companyId: string;
+  /** The caller's mode: a cursor of the other mode is refused like another company's. */
+  mode: Mode;
   /** The canonical form of the filters (`filterBinding`). */
   filters: string;
   position: CaseListPosition;
@@ -33,6 +36,8 @@ export interface CursorContent {
 
 const payloadSchema = z.strictObject({
   c: z.string(),
+  /** Set on test-mode cursors only; absent (cursors sealed before test mode too) means live. */
+  m: z.literal('test').optional(),
   f: z.string(),
   a: z.string(),
   d: z.array(z.int().min(0)),
@@ -48,7 +53,7 @@ export class CursorSealer {
   }
 
   seal(content: CursorContent, now: Date): string {
-    const payload = JSON.stringify({ c: content.companyId, f: content.filters, a: content.position.after, d: content.position.doneShards, t: now.getTime() });
+    const payload = JSON.stringify({ c: content.companyId, ...(content.mode === 'test' ? { m: 'test' } : {}), f: content.filters, a: content.position.after, d: content.position.doneShards, t: now.getTime() });
     const iv = randomBytes(IV_BYTES);
     const header = Buffer.from([VERSION]);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
@@ -61,9 +66,9 @@ export class CursorSealer {
    * The position a cursor carries, once it is proven ours, unexpired, and issued to this company
    * for these filters; otherwise InvalidCursorError naming which of those failed.
    */
-  open(token: string, expected: { companyId: string; filters: string }, now: Date): CaseListPosition {
+  open(token: string, expected: { companyId: string; mode: Mode; filters: string }, now: Date): CaseListPosition {
     const payload = this.decrypt(token);
-    if (payload.c !== expected.companyId) throw new InvalidCursorError('foreign');
+    if (payload.c !== expected.companyId || (payload.m ?? 'live') !== expected.mode) throw new InvalidCursorError('foreign');
     const age = now.getTime() - payload.t;
     if (age > CURSOR_LIFETIME_MS) throw new InvalidCursorError('expired');
     if (payload.f !== expected.filters) throw new InvalidCursorError('other-filters');

@@ -1,5 +1,6 @@
 import type { CompanyRecord } from '../accounts/ports.js';
 import type { Deadline } from '../deadline.js';
+import type { Mode } from '../mode.js';
 import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
 
 /**
@@ -13,8 +14,11 @@ import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
  */
 
 export interface CaseReader {
-  /** Strongly consistent: a case reported created is found by the very next read. */
-  get(caseId: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+  /**
+   * Strongly consistent: a case reported created is found by the very next read. Only the cases
+   * of `mode` exist for the read: another mode's case is not found.
+   */
+  get(mode: Mode, caseId: string, deadline?: Deadline): Promise<StoredCase | undefined>;
 }
 
 /** Filters of a case list, as storage applies them. Bounds are ISO 8601 UTC with milliseconds, the form `createdAt` is stored in. */
@@ -39,6 +43,7 @@ export interface CaseListPosition {
 }
 
 export interface CasePageRequest {
+  mode: Mode;
   companyId: string;
   filters: CaseListFilters;
   /** 1 to 100. */
@@ -60,13 +65,14 @@ export interface CaseLister {
    * The company's case whose invoiceRef has this guard key (`invoiceRefKey`), strongly
    * consistent: a case reported created is found by the very next look-up.
    */
-  findByInvoiceRef(companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+  findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined>;
 }
 
 /** The immutable audit record of the eligibility attestation made for one case. */
 export interface AttestationRecord {
   caseId: string;
   companyId: string;
+  mode: Mode;
   b2b: boolean;
   under10k: boolean;
   within6years: boolean;
@@ -113,6 +119,7 @@ export type ClaimResult =
   | { claimed: false; state: 'COMPLETED'; response: StoredBatchResponse; requestHash?: string };
 
 export interface ClaimRequest {
+  mode: Mode;
   companyId: string;
   idempotencyKey: string;
   requestId: string;
@@ -124,13 +131,14 @@ export interface ClaimRequest {
   requestHash: string;
 }
 
+/** Each mode has its own Idempotency-Keys: the same key in live and in test names two claims. */
 export interface IdempotencyStore {
   /** Conditional: claims a new, expired or stale key; otherwise reports the existing claim. */
   claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult>;
   /** Stores the answer on a claim this request holds. */
-  complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void>;
+  complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void>;
   /** Deletes the claim only while this request holds it and it is IN_PROGRESS. */
-  release(companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void>;
+  release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void>;
 }
 
 export interface ReferenceAllocator {

@@ -14,7 +14,9 @@ export function caseIdToRead(id: string | undefined): string | undefined {
  * error, same body, and the same storage work, since both paths did the one lookup). The lookup
  * itself is started by the caller, in parallel with authentication (one round trip in all).
  */
-export function authoriseCaseRead(caller: Pick<Caller, 'companyId'>, found: StoredCase | undefined): CaseView {
-  if (!found || found.companyId !== caller.companyId) throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
+export function authoriseCaseRead(caller: Pick<Caller, 'companyId' | 'mode'>, found: StoredCase | undefined): CaseView {
+  // The lookup was made in the caller's mode (the mode is in the storage key); the comparison
+  // here is a second fence, not the separation itself.
+  if (!found || found.companyId !== caller.companyId || found.mode !== caller.mode) throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
   return toCaseView(found);
 }

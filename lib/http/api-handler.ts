@@ -5,6 +5,7 @@ import { KeyAuthenticator } from '../auth/authenticate-key.js';
 import type { ApiKeyStore } from '../auth/ports.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Deadline } from '../deadline.js';
+import type { Mode } from '../mode.js';
 import { operationalLog } from '../runtime/logger.js';
 import { metrics } from '../runtime/metrics.js';
 import { authenticate } from './authenticate.js';
@@ -26,7 +27,7 @@ export interface ApiHandlerOptions {
    * the case): started only once the key parses, looked at only after authentication and the
    * scope check (`prefetchedValue`).
    */
-  prefetch?: (event: ApiEvent, deadline: Deadline) => Promise<unknown>;
+  prefetch?: (event: ApiEvent, deadline: Deadline, mode: Mode) => Promise<unknown>;
 }
 
 export type CoreHandler = (event: ApiEvent, context: ApiContext) => Promise<ApiResult>;

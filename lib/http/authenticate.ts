@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { KeyAuthenticator } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
+import type { Mode } from '../mode.js';
 import { logger } from '../runtime/logger.js';
 import { headerValues } from './headers.js';
 import type { ApiContext, ApiEvent, ApiResult } from './types.js';
@@ -30,7 +31,7 @@ export function presentedKey(event: Pick<ApiEvent, 'headers' | 'multiValueHeader
 export interface AuthenticateOptions {
   authenticator: KeyAuthenticator;
   /** Started once the key parses, in parallel with its lookup; its result lands on `context.prefetched`. */
-  prefetch?: (event: ApiEvent, deadline: Deadline) => Promise<unknown>;
+  prefetch?: (event: ApiEvent, deadline: Deadline, mode: Mode) => Promise<unknown>;
 }
 
 /**
@@ -49,7 +50,7 @@ export function authenticate(options: AuthenticateOptions): MiddlewareObj<ApiEve
       delete context.keyUse;
       const parsed = options.authenticator.parse(presentedKey(event)); // throws before any storage read
       if (options.prefetch) {
-        context.prefetched = options.prefetch(event, context.deadline).then(
+        context.prefetched = options.prefetch(event, context.deadline, parsed.mode).then(
           (value) => ({ ok: true as const, value }),
           (error: unknown) => ({ ok: false as const, error }),
         );
@@ -57,7 +58,7 @@ export function authenticate(options: AuthenticateOptions): MiddlewareObj<ApiEve
       const { caller, keyUse } = await options.authenticator.authenticate(parsed, context.deadline);
       context.keyUse = keyUse;
       context.caller = caller;
-      logger.appendKeys({ companyId: caller.companyId, keyId: caller.keyId });
+      logger.appendKeys({ companyId: caller.companyId, keyId: caller.keyId, mode: caller.mode });
     },
     after: async ({ context }) => awaitKeyUse(context),
     onError: async ({ context }) => awaitKeyUse(context),

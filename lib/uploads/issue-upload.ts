@@ -1,3 +1,4 @@
+import type { Mode } from '../mode.js';
 import { issueFileKey } from './file-key.js';
 import type { UploadUrlSigner } from './ports.js';
 import type { UploadRequest } from './upload-request.js';
@@ -16,6 +17,8 @@ import type { UploadTicket } from './upload-ticket.js';
 export interface UploadCaller {
   companyId: string;
   keyId: string;
+  /** A test key's uploads go under the test prefix, and only its test cases may cite them. */
+  mode: Mode;
 }
 
 export interface UploadServiceOptions {
@@ -52,7 +55,7 @@ export class UploadService {
   }
 
   async issue(request: UploadRequest, caller: UploadCaller): Promise<UploadTicket> {
-    const fileKey = this.options.newFileId ? issueFileKey(caller.companyId, request.contentType, this.options.newFileId()) : issueFileKey(caller.companyId, request.contentType);
+    const fileKey = issueFileKey(caller.companyId, request.contentType, this.options.newFileId ? this.options.newFileId() : undefined, caller.mode);
     // SigV4 dates have whole seconds; sign with the truncated time so expiresAt is exact.
     const signedAt = new Date(Math.floor(this.now().getTime() / 1000) * 1000);
     const uploadUrl = await this.options.signer.sign({

@@ -1,12 +1,16 @@
 import * as z from 'zod';
+import { FILE_KEY_PATTERN } from './file-key.js';
 
 /** The answer to an upload request: the schema is the one source of its type and its OpenAPI part. */
 const FILE_KEY_EXAMPLE = 'invoices/cmp_4fZ0qR8sT2uV6wXy/7Gk2mP9qR4sT8vW1xY3zA5bC7dE9fG1h.pdf';
 
 export const fileKeySchema = z
   .string()
-  .regex(/^invoices\/cmp_[0-9A-Za-z]{16}\/[0-9A-Za-z]{32}\.(pdf|png|jpg)$/)
-  .meta({ description: 'Send it unchanged as `invoiceFileKey` when creating a case.', example: FILE_KEY_EXAMPLE });
+  .regex(FILE_KEY_PATTERN)
+  .meta({
+    description: 'Send it unchanged as `invoiceFileKey` when creating a case. Uploads made with a test key start `test-invoices/` and can be cited only by test-mode cases.',
+    example: FILE_KEY_EXAMPLE,
+  });
 
 export const uploadTicketSchema = z
   .object({

@@ -79,7 +79,7 @@ describe('read-your-writes under eventual consistency', () => {
     }
     expect(statuses).toEqual({ 200: ROUNDS });
     // The mode is live: an eventually consistent read of the same items would have missed them.
-    const stale = await client.send(new GetCommand({ TableName: table(), Key: keys.case(ids[0]!) }));
+    const stale = await client.send(new GetCommand({ TableName: table(), Key: keys.case('live', ids[0]!) }));
     expect(stale.Item).toBeUndefined();
     expect(counter.staleReads).toBeGreaterThan(0);
   }, 300_000);
@@ -95,7 +95,7 @@ describe('storage slower than the request has time for', () => {
   const invoke = (handler: LambdaHandler, cases: unknown[], key: string) =>
     invokeWithDeadline(handler, createEvent(partner.apiKey, { cases }, { 'Idempotency-Key': key }), { functionName: 'create-cases', timeoutMs: TIMEOUT_MS });
   const claimState = async (key: string) =>
-    (await documentClient(config()).send(new GetCommand({ TableName: table(), Key: keys.idempotencyClaim(partner.companyId, key), ConsistentRead: true }))).Item;
+    (await documentClient(config()).send(new GetCommand({ TableName: table(), Key: keys.idempotencyClaim('live', partner.companyId, key), ConsistentRead: true }))).Item;
 
   it('answers 503 with Retry-After before the timeout when the claim cannot be made in time, and leaves the key free', async () => {
     const { client, counter } = slowWhere((name, input) => name === 'PutItemCommand' && isClaim(input));

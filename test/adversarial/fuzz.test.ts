@@ -9,6 +9,7 @@ import { apiEvent, bearer, lambdaContext, newPartner, type Partner } from '../su
 import { uploadInvoice, validCase } from '../support/cases.js';
 import { assertMatchesContract } from '../support/contract.js';
 import { recordCounts } from './summary.js';
+import { MODES } from '../../lib/mode.js';
 
 /**
  * Fuzzing the request envelope, its headers and the cases. Invariants for every run: never a 5xx;
@@ -29,11 +30,6 @@ const prototypeKeysBefore = Object.getOwnPropertyNames(Object.prototype).sort();
 const arrayPrototypeKeysBefore = Object.getOwnPropertyNames(Array.prototype).sort();
 /** Lambda's limit on a synchronous response. */
 const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
-
-beforeAll(async () => {
-  partner = await newPartner();
-  fileKey = await uploadInvoice(partner.apiKey);
-});
 
 afterAll(() => {
   recordCounts('fuzz', { fuzzRuns: runs });
@@ -154,7 +150,13 @@ function mutate(base: Record<string, unknown>, m: Mutation): Record<string, unkn
   return copy;
 }
 
-describe('fuzzing the create request', () => {
+// Once per mode: test mode has the same validation, limits and storage semantics as live.
+describe.each(MODES)('fuzzing the create request (%s mode)', (mode) => {
+  beforeAll(async () => {
+    partner = await newPartner(['cases:read', 'cases:write'], { mode });
+    fileKey = await uploadInvoice(partner.apiKey);
+  });
+
   it('never answers 5xx to arbitrary JSON', async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue({ maxDepth: 4 }), async (value) => {

@@ -5,7 +5,9 @@ import type { Scope } from '../../lib/auth/scopes.js';
 import { handler as createCases } from '../../functions/create-cases.js';
 import { handler as createUpload } from '../../functions/create-upload.js';
 import { handler as getCase } from '../../functions/get-case.js';
-import { issueFileKey } from '../../lib/uploads/file-key.js';
+import { handler as listCases } from '../../functions/list-cases.js';
+import type { Mode } from '../../lib/mode.js';
+import { FILE_KEY_PREFIXES, issueFileKey } from '../../lib/uploads/file-key.js';
 import { checkedInvoke } from '../support/contract.js';
 import { accounts, apiEvent, lambdaContext, newPartner, parse, stores, type ParsedResult, type Partner } from '../support/fixtures.js';
 import { outcome, postCases, uploadInvoice, validCase } from '../support/cases.js';
@@ -24,12 +26,14 @@ function comparable(res: ParsedResult, mask: readonly string[] = []): string {
 }
 
 type Headers = Record<string, string>;
-type Route = 'read' | 'create' | 'upload';
+type Route = 'read' | 'create' | 'upload' | 'list';
 
-function event(route: Route, headers: Headers, options: { id?: string; body?: string; multiValueHeaders?: Record<string, string[]> } = {}): APIGatewayProxyEvent {
+function event(route: Route, headers: Headers, options: { id?: string; body?: string; query?: Record<string, string>; multiValueHeaders?: Record<string, string[]> } = {}): APIGatewayProxyEvent {
   const id = options.id ?? 'case_0000000000000000000000';
   const e =
-    route === 'read'
+    route === 'list'
+      ? apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers, query: options.query ?? {} })
+      : route === 'read'
       ? apiEvent({ method: 'GET', path: `/api/v1/cases/${encodeURIComponent(id)}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers })
       : apiEvent({
           method: 'POST',
@@ -42,7 +46,7 @@ function event(route: Route, headers: Headers, options: { id?: string; body?: st
   return e;
 }
 
-const handlers = { read: getCase, create: createCases, upload: createUpload };
+const handlers = { read: getCase, create: createCases, upload: createUpload, list: listCases };
 
 async function call(route: Route, headers: Headers, options: Parameters<typeof event>[2] = {}): Promise<ParsedResult> {
   return parse(await checkedInvoke(handlers[route], event(route, headers, options), lambdaContext()));
@@ -55,19 +59,54 @@ afterAll(() => {
   console.log(`tenancy: ${tenancyCells} cells; auth: ${authCases} cases`);
 });
 
-describe('tenancy matrix: no company can reach another company’s data', () => {
+/** A key of a company in one mode: the test mode of a company is a world of its own, like another company. */
+async function keyOf(companyId: string | undefined, mode: Mode): Promise<Partner & { mode: Mode }> {
+  if (companyId === undefined) return { ...(await newPartner(['cases:read', 'cases:write'], { mode })), mode };
+  const key = await accounts().createKey(companyId, ['cases:read', 'cases:write'], undefined, mode);
+  return { companyId, keyId: key.keyId, apiKey: key.apiKey, mode };
+}
+
+/**
+ * The worlds that must never meet: two companies (live keys, and test keys), and one company's
+ * live and test keys. Every cross-world access is answered exactly like one naming nothing.
+ */
+const WORLDS: [string, () => Promise<(Partner & { mode: Mode })[]>][] = [
+  ['two companies, live keys', async () => [await keyOf(undefined, 'live'), await keyOf(undefined, 'live')]],
+  ['two companies, test keys', async () => [await keyOf(undefined, 'test'), await keyOf(undefined, 'test')]],
+  [
+    'one company, a live key and a test key',
+    async () => {
+      const live = await keyOf(undefined, 'live');
+      return [live, await keyOf(live.companyId, 'test')];
+    },
+  ],
+];
+
+describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data', (_world, makeParties) => {
   interface Owned {
-    partner: Partner;
+    partner: Partner & { mode: Mode };
     fileKey: string;
     /** The owner's cases, each created under its own Idempotency-Key. */
     cases: { caseId: string; reference: string; invoiceRef: string; idempotencyKey: string }[];
     marker: string;
+    /** A list cursor the owner was given. */
+    cursor: string;
   }
   const owned: Owned[] = [];
+  /** A cursor of a third company in the owners' mode: what a cursor naming nothing of the caller's gets. */
+  const strangerCursor: Partial<Record<Mode, string>> = {};
+  let sameCompany = false;
 
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) {
-      const partner = await newPartner();
+    const parties = await makeParties();
+    sameCompany = parties[0]!.companyId === parties[1]!.companyId;
+    for (const mode of new Set(parties.map((p) => p.mode))) {
+      const stranger = await keyOf(undefined, mode);
+      const file = await uploadInvoice(stranger.apiKey);
+      await postCases(stranger.apiKey, { cases: [validCase(file, { invoiceRef: 'STRANGER-1' }), validCase(file, { invoiceRef: 'STRANGER-2' })] });
+      strangerCursor[mode] = (await call('list', { Authorization: `Bearer ${stranger.apiKey}` }, { query: { limit: '1' } })).body.nextCursor as string;
+    }
+    for (const partner of parties) {
       const fileKey = await uploadInvoice(partner.apiKey);
       const marker = `SECRET-${randomBase62(12)}`;
       const cases: Owned['cases'] = [];
@@ -78,7 +117,9 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
         const created = outcome(res).created[0]!;
         cases.push({ caseId: created.id, reference: created.reference, invoiceRef, idempotencyKey });
       }
-      owned.push({ partner, fileKey, cases, marker });
+      const cursor = (await call('list', { Authorization: `Bearer ${partner.apiKey}` }, { query: { limit: '1' } })).body.nextCursor as string;
+      expect(cursor).toEqual(expect.any(String));
+      owned.push({ partner, fileKey, cases, marker, cursor });
     }
   });
 
@@ -87,7 +128,8 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
     const body = { ...res.body };
     if (typeof body.uploadUrl === 'string') body.uploadUrl = body.uploadUrl.split('?')[0];
     const text = JSON.stringify({ headers: res.headers, body });
-    const secrets = [owner.partner.companyId, owner.marker, owner.marker.toLowerCase(), ...owner.cases.flatMap((c) => [c.caseId, c.reference])];
+    // One company's two modes share its id; everything else of the owner's is a secret.
+    const secrets = [...(sameCompany ? [] : [owner.partner.companyId]), owner.marker, owner.marker.toLowerCase(), ...owner.cases.flatMap((c) => [c.caseId, c.reference])];
     for (const secret of secrets) expect(text).not.toContain(secret);
   }
 
@@ -96,13 +138,13 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
     [owned[1]!, owned[0]!],
   ] as const;
 
-  it('answers every route naming another company’s case id, fileKey or Idempotency-Key exactly as if it did not exist', async () => {
+  it('answers every route naming the other world’s case id, fileKey, invoiceRef, cursor or Idempotency-Key exactly as if it did not exist', async () => {
     for (const [caller, owner] of pairs()) {
       const theirs = owner.cases[0]!;
       const absent = {
         caseId: `case_${randomBase62(22)}`,
-        fileKeyOfOwner: issueFileKey(owner.partner.companyId, 'application/pdf'),
-        fileKeyOfNobody: issueFileKey(`cmp_${randomBase62(16)}`, 'application/pdf'),
+        fileKeyOfOwner: issueFileKey(owner.partner.companyId, 'application/pdf', undefined, owner.partner.mode),
+        fileKeyOfNobody: issueFileKey(`cmp_${randomBase62(16)}`, 'application/pdf', undefined, owner.partner.mode),
         idempotencyKey: `tenancy-${randomBase62(8)}`,
       };
       // Each header form spends two of the owner's Idempotency-Keys (a claimed key is the caller's afterwards).
@@ -126,6 +168,14 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
         await cell('read', { id: owner.fileKey }, { id: absent.fileKeyOfOwner }, 404);
         await cell('read', { id: theirs.idempotencyKey }, { id: absent.idempotencyKey }, 404);
         await cell('read', { id: theirs.reference }, { id: 'PC-999-99Z' }, 404);
+
+        // GET /api/v1/cases: the owner's invoiceRef finds nothing; the owner's cursor is refused like a stranger's.
+        await cell('list', { query: { invoiceRef: theirs.invoiceRef } }, { query: { invoiceRef: `TEN-${randomBase62(8)}` } }, 200);
+        await cell('list', { query: { limit: '1', cursor: owner.cursor } }, { query: { limit: '1', cursor: strangerCursor[owner.partner.mode]! } }, 400);
+        const page = await call('list', auth, { query: { limit: '100' } });
+        expect(page.statusCode).toBe(200);
+        expectNothingOf(owner, page);
+        tenancyCells++;
 
         // POST /api/v1/cases: the owner's fileKey (against one of the owner's never uploaded, and one
         // of a company that does not exist), a case id as invoiceFileKey, the owner's Idempotency-Key.
@@ -152,12 +202,12 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
     }
   });
 
-  it('issues upload keys only under the caller’s own prefix, whatever the file name says', async () => {
+  it('issues upload keys only under the caller’s own prefix (company and mode), whatever the file name says', async () => {
     for (const [caller, owner] of pairs()) {
       for (const fileName of [`../../invoices/${owner.partner.companyId}/x.pdf`, owner.fileKey, `%2e%2e%2f${owner.partner.companyId}`, `/${owner.fileKey}`]) {
         const res = await call('upload', { Authorization: `Bearer ${caller.partner.apiKey}` }, { body: JSON.stringify({ fileName, contentType: 'application/pdf', contentLength: 10 }) });
         expect(res.statusCode).toBe(201);
-        expect(res.body.fileKey).toMatch(new RegExp(`^invoices/${caller.partner.companyId}/[0-9A-Za-z]{32}\\.pdf$`));
+        expect(res.body.fileKey).toMatch(new RegExp(`^${FILE_KEY_PREFIXES[caller.partner.mode]}${caller.partner.companyId}/[0-9A-Za-z]{32}\\.pdf$`));
         expectNothingOf(owner, res);
         tenancyCells++;
       }
@@ -168,10 +218,10 @@ describe('tenancy matrix: no company can reach another company’s data', () => 
 describe('auth abuse', () => {
   let partner: Partner;
   const unauthenticated = new Set<string>();
-  const routes: Route[] = ['read', 'create', 'upload'];
+  const routes: Exclude<Route, 'list'>[] = ['read', 'create', 'upload'];
   /** What each route answers once authorised: 404 (no such case), 400 (empty batch), 201. */
-  const authorised: Record<Route, number> = { read: 404, create: 400, upload: 201 };
-  const required: Record<Route, Scope> = { read: 'cases:read', create: 'cases:write', upload: 'cases:write' };
+  const authorised: Record<Exclude<Route, 'list'>, number> = { read: 404, create: 400, upload: 201 };
+  const required: Record<Exclude<Route, 'list'>, Scope> = { read: 'cases:read', create: 'cases:write', upload: 'cases:write' };
 
   beforeAll(async () => {
     partner = await newPartner();
@@ -193,7 +243,7 @@ describe('auth abuse', () => {
       else {
         // The operator's command refuses a key without scopes; a stored one must still grant nothing.
         const generated = generateApiKey();
-        await stores().keys.create({ keyId: generated.keyId, companyId: partner.companyId, scopes: [], secretHash: generated.secretHash, revoked: false, createdAt: new Date().toISOString() });
+        await stores().keys.create({ keyId: generated.keyId, companyId: partner.companyId, scopes: [], mode: 'live', secretHash: generated.secretHash, revoked: false, createdAt: new Date().toISOString() });
         key = generated.apiKey;
       }
       for (const route of routes) {
@@ -240,7 +290,14 @@ describe('auth abuse', () => {
     // Right key id, well-formed, valid checksum, wrong secret.
     const wrongSecret = formatApiKey(keyId, randomBase62(43));
     const neverExisted = generateApiKey().apiKey;
+    // The live key's own id and secret presented as a test key, checksum and all: its record is live.
+    const liveKeyAsTest = formatApiKey(keyId, rest.slice(0, 43), 'test');
+    const testKeyOfCompany = (await accounts().createKey(partner.companyId, ['cases:read', 'cases:write'], undefined, 'test')).apiKey;
     const cases: [string, Headers, Record<string, string[]>?][] = [
+      ['a live key under the test prefix, checksum recomputed', { Authorization: `Bearer ${liveKeyAsTest}` }],
+      ['test prefix added to a live key, checksum not', { Authorization: `Bearer ${k.replace('pca_', 'pca_test_')}` }],
+      ['test prefix removed from a test key, checksum not', { Authorization: `Bearer ${testKeyOfCompany.replace('pca_test_', 'pca_')}` }],
+      ['both headers, a live and a test key of one company', { Authorization: `Bearer ${k}`, 'X-Api-Key': testKeyOfCompany }],
       ['no credentials', {}],
       ['empty Authorization', { Authorization: '' }],
       ['scheme only', { Authorization: 'Bearer' }],

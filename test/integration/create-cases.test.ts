@@ -19,7 +19,7 @@ describe('creating cases', () => {
     expect(res.statusCode).toBe(201);
     const { created, rejected } = outcome(res);
     expect(rejected).toEqual([]);
-    expect(created).toEqual([{ index: 0, invoiceRef: 'INV-READ-1', id: expect.stringMatching(/^case_/), reference: expect.stringMatching(REFERENCE_PATTERN) }]);
+    expect(created).toEqual([{ index: 0, invoiceRef: 'INV-READ-1', id: expect.stringMatching(/^case_/), reference: expect.stringMatching(REFERENCE_PATTERN), livemode: true }]);
 
     const read = await readCase(partner.apiKey, created[0]!.id);
     expect(read.statusCode).toBe(200);
@@ -39,7 +39,7 @@ describe('creating cases', () => {
   it('keeps the attestation exactly as made, with who, when, which key and from where', async () => {
     const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-AUDIT-1' })] });
     const id = outcome(res).created[0]!.id;
-    const audit = await ddb().send(new GetCommand({ TableName: config().tableName, Key: keys.attestation(id) }));
+    const audit = await ddb().send(new GetCommand({ TableName: config().tableName, Key: keys.attestation('live', id) }));
     expect(audit.Item).toMatchObject({
       caseId: id,
       companyId: partner.companyId,

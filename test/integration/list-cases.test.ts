@@ -75,10 +75,11 @@ async function writeCase(companyId: string, createdAt: string, recoveryGate: Rec
     updatedAt: createdAt,
     createdByKeyId: 'k',
     requestId: 'r',
+    mode: 'live',
   };
   const attestation = { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith' };
   const result = await writer().write(
-    { stored, audit: { caseId, companyId, ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
+    { stored, audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
   );
   if (result.kind !== 'created') throw new Error(`could not write the case: ${JSON.stringify(result)}`);
   return stored;
@@ -319,7 +320,7 @@ describe('list cursors', () => {
 
   it('refuses a cursor sealed with another key', async () => {
     const foreignSealer = new CursorSealer(Buffer.alloc(32, 7));
-    const forged = foreignSealer.seal({ companyId: partner.companyId, filters: JSON.stringify([null, 'DRAFT', null, null, null]), position: { after: '9999', doneShards: [] } }, issuedAt);
+    const forged = foreignSealer.seal({ companyId: partner.companyId, mode: 'live', filters: JSON.stringify([null, 'DRAFT', null, null, null]), position: { after: '9999', doneShards: [] } }, issuedAt);
     expect(refusal(await list(partner.apiKey, { status: 'DRAFT', cursor: forged }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
   });
 });
@@ -376,16 +377,16 @@ describe('the look-up under eventual consistency', () => {
     const stored: StoredCase = {
       caseId, companyId, reference: 'PC-STALE-1', status: 'DRAFT', recoveryGate: 'AWAITING_CONFIRMATION', debtorName: 'Acme', debtorEmail: 'ap@acme.example',
       invoiceRef: 'INV-STALE-1', invoiceRefKey: invoiceRefKey('INV-STALE-1'), invoiceDate: '2025-01-01', dueDate: '2025-02-01', principalPence: 100, currency: 'GBP',
-      invoiceFileKey: `invoices/${companyId}/x.pdf`, createdAt: at, updatedAt: at, createdByKeyId: 'k', requestId: 'r',
+      invoiceFileKey: `invoices/${companyId}/x.pdf`, createdAt: at, updatedAt: at, createdByKeyId: 'k', requestId: 'r', mode: 'live',
     };
     const attestation = { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J' };
     const written = await new DynamoCaseWriter(client, config().tableName).write(
-      { stored, audit: { caseId, companyId, ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
+      { stored, audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
     );
     expect(written.kind).toBe('created');
     const lister = new DynamoCaseLister(client, config().tableName);
-    expect((await lister.findByInvoiceRef(companyId, invoiceRefKey(' inv-stale-1 ')))?.caseId).toBe(caseId);
-    expect((await lister.page({ companyId, filters: {}, limit: 10 })).cases).toEqual([]);
+    expect((await lister.findByInvoiceRef('live', companyId, invoiceRefKey(' inv-stale-1 ')))?.caseId).toBe(caseId);
+    expect((await lister.page({ mode: 'live', companyId, filters: {}, limit: 10 })).cases).toEqual([]);
     expect(counter.staleReads).toBeGreaterThan(0);
   });
 });

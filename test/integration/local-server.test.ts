@@ -119,6 +119,13 @@ describe('npm start', () => {
     const keyFile = join(dataDir, 'demo-api-key');
     expect(readFileSync(keyFile, 'utf8')).toBe(`${apiKey}\n`);
     expect((statSync(keyFile).mode & 0o777).toString(8)).toBe('600');
+    // And a test-mode key beside it: printed once, left for scripts, and working in its own world.
+    const testKey = /export TEST_API_KEY=(\S+)/.exec(first.stdout)?.[1];
+    expect(testKey).toMatch(/^pca_test_/);
+    const testKeyFile = join(dataDir, 'demo-test-api-key');
+    expect(readFileSync(testKeyFile, 'utf8')).toBe(`${testKey}\n`);
+    expect((statSync(testKeyFile).mode & 0o777).toString(8)).toBe('600');
+    expect((await api('/api/v1/cases/case_x', testKey)).status).toBe(404);
 
     // Everything listens on loopback only, and DynamoDB Local sends no telemetry.
     for (const port of [ports.api, ports.dynamo, ports.s3]) expect(await accepts('127.0.0.1', port)).toBe(true);
@@ -149,7 +156,7 @@ describe('npm start', () => {
 
     const second = await start();
     expect(second.stdout).not.toContain('export API_KEY=');
-    expect(second.stdout).toContain(`The demo key for company ${companyId} was printed on the first start and kept in ${keyFile}`);
+    expect(second.stdout).toContain(`The demo keys for company ${companyId} were printed on the first start and kept in ${keyFile} and ${join(dataDir, 'demo-test-api-key')}`);
     expect(second.stdout).toContain(`DYNAMODB_LOCAL_PORT=${ports.dynamo} npm run admin -- key create --company ${companyId}`);
     expect((await api('/api/v1/cases/case_x', apiKey)).status).toBe(404);
 

@@ -7,6 +7,7 @@ import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
 import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
+import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { standaloneDeadline } from '../../lib/deadline.js';
 import { config } from '../../lib/runtime/config.js';
@@ -59,10 +60,10 @@ const DEADLINE = () => standaloneDeadline(10_000);
 const EXPIRED = () => standaloneDeadline(0);
 
 function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return { keyId: randomBase62(16), companyId: companyId(), scopes: ['cases:read', 'cases:write'], secretHash: 'ab'.repeat(32), revoked: false, createdAt: NOW.toISOString(), ...overrides };
+  return { keyId: randomBase62(16), companyId: companyId(), scopes: ['cases:read', 'cases:write'], mode: 'live', secretHash: 'ab'.repeat(32), revoked: false, createdAt: NOW.toISOString(), ...overrides };
 }
 
-function newCase(company: string, invoiceRef: string, caseId = `case_${randomBase62(22)}`): NewCase {
+function newCase(company: string, invoiceRef: string, caseId = `case_${randomBase62(22)}`, mode: Mode = 'live'): NewCase {
   const at = NOW.toISOString();
   const stored: StoredCase = {
     caseId,
@@ -84,12 +85,13 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
     updatedAt: at,
     createdByKeyId: 'KeyAAAAAAAAAAAAA',
     requestId: 'req-contract',
+    mode,
   };
-  const audit = { caseId, companyId: company, b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J. Smith', attestedAt: at, keyId: 'KeyAAAAAAAAAAAAA', requestId: 'req-contract', sourceIp: '192.0.2.1' };
+  const audit = { caseId, companyId: company, mode, b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J. Smith', attestedAt: at, keyId: 'KeyAAAAAAAAAAAAA', requestId: 'req-contract', sourceIp: '192.0.2.1' };
   return { stored, audit };
 }
 
-const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400) => ({ companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds, requestHash: `hash-of-${requestId}` });
+const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400, mode: Mode = 'live') => ({ mode, companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds, requestHash: `hash-of-${requestId}` });
 const NOW_S = Math.floor(NOW.getTime() / 1000);
 const inProgress = (requestId: string, claimedAt = NOW_S) => ({ claimed: false, state: 'IN_PROGRESS', claimedAt, requestHash: `hash-of-${requestId}` });
 const response = (n = 1): StoredBatchResponse => ({ statusCode: 201, created: Array.from({ length: n }, (_, i) => ({ index: i, invoiceRef: `R-${i}`, id: `case_${String(i).padStart(22, '0')}`, reference: 'PC-222-222' })), rejected: [] });
@@ -168,8 +170,8 @@ describe.each([
     it('writes a case that the very next read returns exactly as stored', async () => {
       const c = newCase(companyId(), 'INV-1');
       expect(await ports.writer.write(c, DEADLINE())).toMatchObject({ kind: 'created' });
-      expect(await ports.reader.get(c.stored.caseId)).toEqual(c.stored);
-      expect(await ports.reader.get(`case_${randomBase62(22)}`)).toBeUndefined();
+      expect(await ports.reader.get('live', c.stored.caseId)).toEqual(c.stored);
+      expect(await ports.reader.get('live', `case_${randomBase62(22)}`)).toBeUndefined();
     });
 
     it('counts a repeated write of the same case as created (a retry of our own write)', async () => {
@@ -184,7 +186,19 @@ describe.each([
       const second = newCase(company, 'INV-3');
       await ports.writer.write(first, DEADLINE());
       expect(await ports.writer.write(second, DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
-      expect(await ports.reader.get(second.stored.caseId)).toBeUndefined();
+      expect(await ports.reader.get('live', second.stored.caseId)).toBeUndefined();
+    });
+
+    it('keeps modes apart: the same invoiceRef creates a case in each mode, and a read in the other mode finds nothing', async () => {
+      const company = companyId();
+      const live = newCase(company, 'INV-MODE');
+      const test = newCase(company, 'INV-MODE', undefined, 'test');
+      expect(await ports.writer.write(live, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await ports.writer.write(test, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await ports.writer.write(newCase(company, 'INV-MODE', undefined, 'test'), DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: test.stored.caseId });
+      expect(await ports.reader.get('test', test.stored.caseId)).toEqual(test.stored);
+      expect(await ports.reader.get('live', test.stored.caseId)).toBeUndefined();
+      expect(await ports.reader.get('test', live.stored.caseId)).toBeUndefined();
     });
 
     it('keeps companies apart: the same invoiceRef creates a case for each company', async () => {
@@ -203,11 +217,21 @@ describe.each([
       expect(await ports.idempotency.claim(claim(companyId(), 'k1', 'r3'))).toEqual({ claimed: true });
     });
 
+    it('keeps modes apart: the same key claimed in live and in test is two claims', async () => {
+      const company = companyId();
+      expect(await ports.idempotency.claim(claim(company, 'both', 'r1'))).toEqual({ claimed: true });
+      expect(await ports.idempotency.claim(claim(company, 'both', 'r2', NOW, 960, 86_400, 'test'))).toEqual({ claimed: true });
+      await ports.idempotency.complete('test', company, 'both', 'r2', response(), NOW);
+      expect(await ports.idempotency.claim(claim(company, 'both', 'r3'))).toEqual(inProgress('r1'));
+      await ports.idempotency.release('live', company, 'both', 'r2');
+      expect(await ports.idempotency.claim(claim(company, 'both', 'r4', NOW, 960, 86_400, 'test'))).toMatchObject({ claimed: false, state: 'COMPLETED' });
+    });
+
     it('replays a completed answer, small or large (past the plain-item size)', async () => {
       const company = companyId();
       for (const [key, size] of [['small', 1], ['large', 900]] as const) {
         await ports.idempotency.claim(claim(company, key, 'r1'));
-        await ports.idempotency.complete(company, key, 'r1', response(size), NOW);
+        await ports.idempotency.complete('live', company, key, 'r1', response(size), NOW);
         expect(await ports.idempotency.claim(claim(company, key, 'r2'))).toEqual({ claimed: false, state: 'COMPLETED', response: response(size), requestHash: 'hash-of-r1' });
       }
     });
@@ -222,20 +246,20 @@ describe.each([
     it('lets only the claiming request complete the claim', async () => {
       const company = companyId();
       await ports.idempotency.claim(claim(company, 'k2', 'r1'));
-      await expect(ports.idempotency.complete(company, 'k2', 'someone-else', response(), NOW)).rejects.toThrow();
+      await expect(ports.idempotency.complete('live', company, 'k2', 'someone-else', response(), NOW)).rejects.toThrow();
       expect(await ports.idempotency.claim(claim(company, 'k2', 'r3'))).toEqual(inProgress('r1'));
     });
 
     it('releases only its own claim, and never a completed one', async () => {
       const company = companyId();
       await ports.idempotency.claim(claim(company, 'k3', 'r1'));
-      await ports.idempotency.release(company, 'k3', 'someone-else');
+      await ports.idempotency.release('live', company, 'k3', 'someone-else');
       expect(await ports.idempotency.claim(claim(company, 'k3', 'r2'))).toEqual(inProgress('r1'));
-      await ports.idempotency.complete(company, 'k3', 'r1', response(), NOW);
-      await ports.idempotency.release(company, 'k3', 'r1');
+      await ports.idempotency.complete('live', company, 'k3', 'r1', response(), NOW);
+      await ports.idempotency.release('live', company, 'k3', 'r1');
       expect(await ports.idempotency.claim(claim(company, 'k3', 'r4'))).toMatchObject({ claimed: false, state: 'COMPLETED' });
       await ports.idempotency.claim(claim(company, 'k4', 'r1'));
-      await ports.idempotency.release(company, 'k4', 'r1');
+      await ports.idempotency.release('live', company, 'k4', 'r1');
       expect(await ports.idempotency.claim(claim(company, 'k4', 'r2'))).toEqual({ claimed: true });
     });
 
@@ -245,7 +269,7 @@ describe.each([
       const later = new Date(NOW.getTime() + 961_000);
       expect(await ports.idempotency.claim(claim(company, 'stale', 'r2', later))).toEqual({ claimed: true });
       await ports.idempotency.claim(claim(company, 'old', 'r1', NOW, 960, 60));
-      await ports.idempotency.complete(company, 'old', 'r1', response(), NOW);
+      await ports.idempotency.complete('live', company, 'old', 'r1', response(), NOW);
       expect(await ports.idempotency.claim(claim(company, 'old', 'r2', new Date(NOW.getTime() + 61_000)))).toEqual({ claimed: true });
     });
   });
@@ -256,13 +280,13 @@ describe.each([
       const company = companyId();
       await expect(ports.idempotency.claim(claim(company, 'late', 'r1'), EXPIRED())).rejects.toMatchObject(unavailable);
       await expect(ports.references.reserve(1, EXPIRED())).rejects.toMatchObject(unavailable);
-      await expect(ports.reader.get(`case_${randomBase62(22)}`, EXPIRED())).rejects.toMatchObject(unavailable);
+      await expect(ports.reader.get('live', `case_${randomBase62(22)}`, EXPIRED())).rejects.toMatchObject(unavailable);
       await expect(ports.keys.get(randomBase62(16), EXPIRED())).rejects.toMatchObject(unavailable);
       await expect(ports.companies.get(company, EXPIRED())).rejects.toMatchObject(unavailable);
       expect(await ports.idempotency.claim(claim(company, 'late', 'r2'))).toEqual({ claimed: true });
       const c = newCase(company, 'LATE-1');
       expect(await ports.writer.write(c, EXPIRED())).toMatchObject({ kind: 'failed' });
-      expect(await ports.reader.get(c.stored.caseId)).toBeUndefined();
+      expect(await ports.reader.get('live', c.stored.caseId)).toBeUndefined();
     });
   });
 

@@ -25,13 +25,14 @@ async function storeCase(companyId: string, overrides: Partial<StoredCase> = {})
     principalPence: 125000,
     currency: 'GBP',
     invoiceFileKey: `invoices/${companyId}/x.pdf`,
+    mode: 'live',
     createdAt: at,
     updatedAt: at,
     createdByKeyId: 'k',
     requestId: 'r',
     ...overrides,
   };
-  await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case(caseId), type: 'CASE', ...stored } }));
+  await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', caseId), type: 'CASE', ...stored } }));
   return stored;
 }
 
@@ -64,7 +65,16 @@ describe('reading a case', () => {
       invoiceDate: '2025-01-01',
       dueDate: '2025-02-01',
       recoveryGate: 'AWAITING_CONFIRMATION',
+      livemode: true,
     });
+  });
+
+  it('reads a case stored before test mode existed (no mode attribute) as a live case', async () => {
+    const { mode: _mode, ...legacy } = await storeCase(partner.companyId);
+    await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', legacy.caseId), type: 'CASE', ...legacy } }));
+    const res = await getCase(legacy.caseId, bearer(partner.apiKey));
+    expect(res.statusCode).toBe(200);
+    expect(res.body.livemode).toBe(true);
   });
 
   it('answers 404 for another company\u2019s case exactly as for a case that does not exist', async () => {

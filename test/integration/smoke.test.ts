@@ -69,6 +69,16 @@ describe('npm run smoke', () => {
     expect(run.stdout + run.stderr).not.toContain(partner.apiKey);
     expect(run.stdout + run.stderr).not.toMatch(/X-Amz-Signature|X-Amz-Credential/i);
     expect(run.stdout).toMatch(/invoiceRefs start with SMOKE-\d{8}T\d{6}Z-/);
+    expect(lines[4]).toContain('(live mode)');
+  }, 60_000);
+
+  it('passes every step with a test-mode key, as CI runs it, its case a sandbox case', async () => {
+    const partner = await newPartner(['cases:read', 'cases:write'], { mode: 'test' });
+    const run = await smoke(['--base-url', base, '--api-key-file', keyFile('test-mode', partner.apiKey)]);
+    const lines = stepLines(run.stdout);
+    expect({ code: run.code, failed: lines.filter((l) => l.startsWith('FAIL')) }).toEqual({ code: 0, failed: [] });
+    expect(lines.find((l) => l.includes('reads it back'))).toContain('(test mode)');
+    expect(run.stdout + run.stderr).not.toContain(partner.apiKey);
   }, 60_000);
 
   it('takes the key from --api-key or API_KEY as well', async () => {

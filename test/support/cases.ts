@@ -77,7 +77,7 @@ export interface InvariantReport {
 }
 
 /**
- * The storage invariants of the product: one case per (company, invoiceRef); no guard without
+ * The storage invariants of the product: one case per (company, mode, invoiceRef); no guard without
  * its case; no case without its audit record; every claim COMPLETED, or IN_PROGRESS and expiring.
  */
 export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): Promise<InvariantReport> {
@@ -92,7 +92,8 @@ export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): 
   let checked = 0;
   const perRef = new Map<string, number>();
   for (const c of cases) {
-    const k = `${c.companyId as string}|${c.invoiceRefKey as string}`;
+    // One case per invoiceRef in each mode: test mode is a world of its own.
+    const k = `${c.companyId as string}|${(c.mode as string | undefined) ?? 'live'}|${c.invoiceRefKey as string}`;
     perRef.set(k, (perRef.get(k) ?? 0) + 1);
     checked++;
     if (!audits.has(c.caseId)) violations.push(`case ${c.caseId as string} has no audit record`);

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { AccountsService } from '../../lib/accounts/accounts-service.js';
 import type { Scope } from '../../lib/auth/scopes.js';
+import type { Mode } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { tableAdapters } from '../../lib/adapters/production-adapters.js';
@@ -24,15 +25,15 @@ export interface Partner {
   apiKey: string;
 }
 
-export async function newPartner(scopes: Scope[] = ['cases:read', 'cases:write'], options: { autoAttestation?: boolean; name?: string } = {}): Promise<Partner> {
+export async function newPartner(scopes: Scope[] = ['cases:read', 'cases:write'], options: { autoAttestation?: boolean; name?: string; mode?: Mode } = {}): Promise<Partner> {
   const service = accounts();
   const company = await service.createCompany(options.name ?? `Test Co ${randomUUID().slice(0, 8)}`, options.autoAttestation ?? false);
-  const key = await service.createKey(company.companyId, scopes);
+  const key = await service.createKey(company.companyId, scopes, undefined, options.mode ?? 'live');
   return { companyId: company.companyId, keyId: key.keyId, apiKey: key.apiKey };
 }
 
-export async function extraKey(companyId: string, scopes: Scope[]): Promise<string> {
-  return (await accounts().createKey(companyId, scopes)).apiKey;
+export async function extraKey(companyId: string, scopes: Scope[], mode: Mode = 'live'): Promise<string> {
+  return (await accounts().createKey(companyId, scopes, undefined, mode)).apiKey;
 }
 
 export function ddb() {

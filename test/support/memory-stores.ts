@@ -4,6 +4,7 @@ import type { StoredCase } from '../../lib/cases/case-record.js';
 import type { CaseReader, CaseWriter, ClaimRequest, ClaimResult, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from '../../lib/cases/ports.js';
 import { isPast, type Deadline } from '../../lib/deadline.js';
 import { ServiceUnavailableError } from '../../lib/errors.js';
+import type { Mode } from '../../lib/mode.js';
 
 /** As the real adapters: a call made after the request's deadline has passed fails as unavailable. */
 function checkDeadline(deadline: Deadline | undefined): void {
@@ -21,7 +22,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   async get(keyId: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined> {
     checkDeadline(deadline);
     const record = this.records.get(keyId);
-    return record ? { ...record, scopes: [...record.scopes] } : undefined;
+    // As the DynamoDB store: a record kept from before test mode is live.
+    return record ? { ...record, mode: record.mode ?? 'live', scopes: [...record.scopes] } : undefined;
   }
   async create(record: ApiKeyRecord): Promise<void> {
     if (this.records.has(record.keyId)) throw new Error('key exists');
@@ -67,7 +69,7 @@ export class MemoryCompanyStore implements CompanyStore {
   }
 }
 
-/** Guard + case + audit record, all or nothing, like the DynamoDB transaction. */
+/** Guard + case + audit record, all or nothing, like the DynamoDB transaction; each mode its own world, as the mode is in every DynamoDB key. */
 export class MemoryCaseWriter implements CaseWriter, CaseReader {
   readonly guards = new Map<string, { caseId: string; reference: string }>();
   readonly cases = new Map<string, StoredCase>();
@@ -76,7 +78,7 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
   async write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome> {
     if (deadline && isPast(deadline)) return { kind: 'failed', attempts: 0, error: 'DeadlinePassed' };
     const { stored, audit } = newCase;
-    const guardKey = `${stored.companyId}|${stored.invoiceRefKey}`;
+    const guardKey = `${stored.mode}|${stored.companyId}|${stored.invoiceRefKey}`;
     const existing = this.guards.get(guardKey);
     if (existing) {
       if (existing.caseId === stored.caseId) return { kind: 'created', attempts: 1 };
@@ -88,10 +90,11 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
     return { kind: 'created', attempts: 1 };
   }
 
-  async get(caseId: string, deadline?: Deadline): Promise<StoredCase | undefined> {
+  async get(mode: Mode, caseId: string, deadline?: Deadline): Promise<StoredCase | undefined> {
     checkDeadline(deadline);
+    // Case ids are unique across modes here; the DynamoDB key holds the mode, so another mode's case is not found.
     const found = this.cases.get(caseId);
-    return found ? { ...found } : undefined;
+    return found?.mode === mode ? { ...found } : undefined;
   }
 
   /** Drops everything written (keeps long CPU loops from growing the heap). */
@@ -116,7 +119,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   async claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult> {
     checkDeadline(deadline);
-    const key = `${request.companyId}|${request.idempotencyKey}`;
+    const key = `${request.mode}|${request.companyId}|${request.idempotencyKey}`;
     const nowSeconds = Math.floor(request.now.getTime() / 1000);
     const old = this.claims.get(key);
     const free = !old || old.ttl < nowSeconds || (old.state === 'IN_PROGRESS' && old.claimedAtEpoch < nowSeconds - request.staleAfterSeconds);
@@ -129,17 +132,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.claims.set(key, { requestId: request.requestId, state: 'IN_PROGRESS', claimedAtEpoch: nowSeconds, ttl: nowSeconds + request.ttlSeconds, requestHash: request.requestHash });
     return { claimed: true };
   }
-  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, _now?: Date, deadline?: Deadline): Promise<void> {
+  async complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, _now?: Date, deadline?: Deadline): Promise<void> {
     checkDeadline(deadline);
-    const claim = this.claims.get(`${companyId}|${idempotencyKey}`);
+    const claim = this.claims.get(`${mode}|${companyId}|${idempotencyKey}`);
     if (!claim || claim.requestId !== requestId) throw new Error('claim lost');
     // The real store sends the response to DynamoDB: serialise it, as marshalling would walk it.
     claim.response = JSON.parse(JSON.stringify(response)) as StoredBatchResponse;
     claim.state = 'COMPLETED';
   }
-  async release(companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
+  async release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
     checkDeadline(deadline);
-    const key = `${companyId}|${idempotencyKey}`;
+    const key = `${mode}|${companyId}|${idempotencyKey}`;
     const claim = this.claims.get(key);
     // As the DynamoDB condition: only this request's claim, and only while it is in progress.
     if (claim?.requestId === requestId && claim.state === 'IN_PROGRESS') this.claims.delete(key);

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ApiKeyRecord, ApiKeyStore } from '../../auth/ports.js';
+import { storedMode } from '../../mode.js';
 import { queryAll, updateExisting } from './item-operations.js';
 import { GSI1, ITEM_TYPES, keys } from './table-keys.js';
 import type { Deadline } from '../../deadline.js';
@@ -11,6 +12,7 @@ function fromItem(item: Record<string, unknown>): ApiKeyRecord {
     keyId: item.keyId as string,
     companyId: item.companyId as string,
     scopes: [...((item.scopes as string[] | Set<string> | undefined) ?? [])],
+    mode: storedMode(item.mode),
     secretHash: item.secretHash as string,
     revoked: item.revoked === true,
     createdAt: item.createdAt as string,

@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryComman
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseLister, CasePage, CasePageRequest } from '../../cases/ports.js';
 import type { Deadline } from '../../deadline.js';
+import type { Mode } from '../../mode.js';
 import { withRetries } from '../retry.js';
 import { caseFromItem } from './case-store.js';
 import { CASE_LIST_SHARDS, keys, TABLE_DEFINITION } from './table-keys.js';
@@ -43,12 +44,12 @@ export class DynamoCaseLister implements CaseLister {
     private readonly tableName: string,
   ) {}
 
-  async findByInvoiceRef(companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined> {
-    const guardRead = new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(companyId, invoiceRefKey), ConsistentRead: true });
+  async findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined> {
+    const guardRead = new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(mode, companyId, invoiceRefKey), ConsistentRead: true });
     const guard = await withRetries((options) => this.client.send(guardRead, options), deadline);
     const caseId = guard.Item?.caseId;
     if (typeof caseId !== 'string') return undefined;
-    const caseRead = new GetCommand({ TableName: this.tableName, Key: keys.case(caseId), ConsistentRead: true });
+    const caseRead = new GetCommand({ TableName: this.tableName, Key: keys.case(mode, caseId), ConsistentRead: true });
     const found = await withRetries((options) => this.client.send(caseRead, options), deadline);
     if (!found.Item) return undefined;
     const stored = caseFromItem(found.Item);
@@ -56,7 +57,7 @@ export class DynamoCaseLister implements CaseLister {
   }
 
   async page(request: CasePageRequest, deadline?: Deadline): Promise<CasePage> {
-    const { companyId, filters, limit, position } = request;
+    const { mode, companyId, filters, limit, position } = request;
     const { partitionKey, sortKey, name: indexName } = TABLE_DEFINITION.gsi2;
     const lower = filters.createdFrom === undefined ? undefined : keys.caseListBound(filters.createdFrom);
     const before = filters.createdBefore === undefined ? undefined : keys.caseListBound(filters.createdBefore);
@@ -105,7 +106,7 @@ export class DynamoCaseLister implements CaseLister {
         IndexName: indexName,
         KeyConditionExpression: keyCondition,
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ':pk': keys.caseListPartition(companyId, state.shard) },
+        ExpressionAttributeValues: { ...values, ':pk': keys.caseListPartition(mode, companyId, state.shard) },
         ScanIndexForward: false,
         // One more than the page (two when the boundary case may come back) proves whether there is a next page.
         Limit: Math.min(MAX_QUERY_LIMIT, (limit + (boundaryCase === undefined ? 1 : 2)) * 4 ** (round - 1)),

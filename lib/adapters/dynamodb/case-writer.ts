@@ -39,7 +39,7 @@ export class DynamoCaseWriter implements CaseWriter {
           Put: {
             TableName: this.tableName,
             Item: {
-              ...keys.invoiceRefGuard(stored.companyId, stored.invoiceRefKey),
+              ...keys.withTestDataListing(stored.mode, stored.companyId, keys.invoiceRefGuard(stored.mode, stored.companyId, stored.invoiceRefKey)),
               type: ITEM_TYPES.invoiceRefGuard,
               companyId: stored.companyId,
               invoiceRef: stored.invoiceRef,
@@ -54,14 +54,19 @@ export class DynamoCaseWriter implements CaseWriter {
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...keys.case(stored.caseId), ...keys.caseListing(stored.companyId, stored.createdAt, stored.caseId), type: ITEM_TYPES.case, ...stored },
+            Item: {
+              ...keys.withTestDataListing(stored.mode, stored.companyId, keys.case(stored.mode, stored.caseId)),
+              ...keys.caseListing(stored.mode, stored.companyId, stored.createdAt, stored.caseId),
+              type: ITEM_TYPES.case,
+              ...stored,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...keys.attestation(stored.caseId), type: ITEM_TYPES.attestation, ...audit },
+            Item: { ...keys.withTestDataListing(stored.mode, stored.companyId, keys.attestation(stored.mode, stored.caseId)), type: ITEM_TYPES.attestation, ...audit },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -108,7 +113,7 @@ export class DynamoCaseWriter implements CaseWriter {
     for (let read = 1; ; read++) {
       try {
         const out = await this.client.send(
-          new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(stored.companyId, stored.invoiceRefKey), ConsistentRead: true }),
+          new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(stored.mode, stored.companyId, stored.invoiceRefKey), ConsistentRead: true }),
           sendOptions(deadline),
         );
         const item = out.Item;

@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse } from '../../cases/ports.js';
 import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
 import type { Deadline } from '../../deadline.js';
+import type { Mode } from '../../mode.js';
 import { withRetries } from '../retry.js';
 import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
 
@@ -30,7 +31,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         new PutCommand({
           TableName: this.tableName,
           Item: {
-            ...keys.idempotencyClaim(request.companyId, request.idempotencyKey),
+            ...keys.withTestDataListing(request.mode, request.companyId, keys.idempotencyClaim(request.mode, request.companyId, request.idempotencyKey)),
             type: ITEM_TYPES.idempotencyClaim,
             companyId: request.companyId,
             idempotencyKey: request.idempotencyKey,
@@ -65,12 +66,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async complete(companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void> {
+  async complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void> {
     const encoded = encodeResponse(response);
     await withRetries((options) => this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: keys.idempotencyClaim(companyId, idempotencyKey),
+        Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
         UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
         ConditionExpression: 'requestId = :requestId',
         ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
@@ -80,12 +81,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     ), deadline);
   }
 
-  async release(companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
+  async release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
     try {
       await withRetries((options) => this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
-          Key: keys.idempotencyClaim(companyId, idempotencyKey),
+          Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
           ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'IN_PROGRESS' },

@@ -1,20 +1,35 @@
+import type { Mode } from '../../mode.js';
+
 /**
  * The single owner of the DynamoDB key design. Every item lives in one table with a string
  * partition key `pk` and sort key `sk`. Two sparse global secondary indexes: `gsi1` serves the
  * operator's listings, `gsi2` a company's cases newest first. Nothing outside this module builds
  * a key string.
  *
- * | Item                 | pk                    | sk                 | gsi1pk / gsi2pk              | gsi1sk / gsi2sk      |
- * |----------------------|-----------------------|--------------------|------------------------------|----------------------|
- * | Company              | COMPANY#<companyId>   | PROFILE            | gsi1: COMPANIES              | <createdAt>#<id>     |
- * | API key              | KEY#<keyId>           | KEY                | gsi1: COMPANY#<id>#KEYS      | <createdAt>#<kid>    |
- * | Case                 | CASE#<caseId>         | CASE               | gsi2: CASES#<companyId>#<s>  | <createdAt>#<caseId> |
- * | Attestation audit    | CASE#<caseId>         | ATTESTATION        | -                            | -                    |
- * | invoiceRef guard     | INVREF#<cid>#<normRef>| GUARD              | -                            | -                    |
- * | Idempotency claim    | IDEMPOTENCY#<cid>#<k> | CLAIM              | -                            | -                    |
- * | Reference counter    | COUNTER#CASE_REFERENCE| COUNTER            | -                            | -                    |
+ * | Item                 | pk                       | sk          | gsi1pk / gsi2pk                 | gsi1sk / gsi2sk      |
+ * |----------------------|--------------------------|-------------|---------------------------------|----------------------|
+ * | Company              | COMPANY#<companyId>      | PROFILE     | gsi1: COMPANIES                 | <createdAt>#<id>     |
+ * | API key              | KEY#<keyId>              | KEY         | gsi1: COMPANY#<id>#KEYS         | <createdAt>#<kid>    |
+ * | Case                 | CASE#<m><caseId>         | CASE        | gsi2: CASES#<m><companyId>#<s>  | <createdAt>#<caseId> |
+ * |                      |                          |             | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Attestation audit    | CASE#<m><caseId>         | ATTESTATION | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | invoiceRef guard     | INVREF#<m><cid>#<normRef>| GUARD       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Idempotency claim    | IDEMPOTENCY#<m><cid>#<k> | CLAIM       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Reference counter    | COUNTER#CASE_REFERENCE   | COUNTER     | -                               | -                    |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id.
+ *
+ * `<m>` is the mode segment (product rules "Test mode (sandbox)"): empty for live, `TEST#` for
+ * test. Live keys keep the shape they had before test mode existed; every test key carries the
+ * mode. Ids never contain `#` (case ids and company ids are base62 with a fixed prefix), so no
+ * live key can equal a test key: a live caller reading a test case's id looks up `CASE#<id>`,
+ * which does not exist, and gets the same 404 as for any missing case. The mode is in the key,
+ * not a filter applied after reading. Test items also carry a `gsi1` listing under
+ * `TESTDATA#<companyId>`, so `company clear-test-data` finds every test item of a company with
+ * one query and never reads or deletes a live one (live items have no such listing). That listing
+ * is one index partition per company (three items per test case, one per test claim): at an index
+ * partition's 1,000 writes a second, one company's test traffic beyond about 300 cases a second
+ * would be throttled there. Live traffic never touches it.
  *
  * Access patterns:
  * | Pattern                                   | Operation                                          |
@@ -37,6 +52,8 @@
  * |                                           | both ConsistentRead                                |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
+ * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then BatchWriteItem       |
+ * |                                           | deletes by pk/sk (test items only)                 |
  *
  * Cases are keyed by their own id rather than under the company partition so that a read can
  * fetch the case in parallel with the API key; tenancy is enforced by comparing `companyId`
@@ -69,6 +86,8 @@ export const PARTITION_PREFIXES = {
 } as const;
 
 export const TTL_ATTRIBUTE = 'ttl';
+/** The gsi1 key attributes (a test item's listing under its company's test data writes them). */
+export const GSI1_ATTRIBUTES = ['gsi1pk', 'gsi1sk'] as const;
 export const GSI1 = 'gsi1';
 export const GSI2 = 'gsi2';
 
@@ -90,6 +109,14 @@ export interface ItemKey {
   sk: string;
 }
 
+/** The segment each mode adds after a partition prefix: none for live (their keys predate test mode). */
+const MODE_SEGMENT: Readonly<Record<Mode, string>> = { live: '', test: 'TEST#' };
+
+/** The gsi1 listing of a test item under its company's test data; live items have none. */
+function testDataListing(mode: Mode, companyId: string, key: ItemKey): { gsi1pk: string; gsi1sk: string } | Record<string, never> {
+  return mode === 'test' ? { gsi1pk: keys.testDataIndexPk(companyId), gsi1sk: `${key.pk}#${key.sk}` } : {};
+}
+
 export const keys = {
   company: (companyId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.company}${companyId}`, sk: 'PROFILE' }),
   companyListing: (createdAt: string, companyId: string) => ({
@@ -105,16 +132,16 @@ export const keys = {
   }),
   companyKeysIndexPk: (companyId: string): string => `COMPANY#${companyId}#KEYS`,
 
-  case: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'CASE' }),
-  attestation: (caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${caseId}`, sk: 'ATTESTATION' }),
+  case: (mode: Mode, caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`, sk: 'CASE' }),
+  attestation: (mode: Mode, caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`, sk: 'ATTESTATION' }),
 
-  /** The gsi2 attributes of a case item: its place in its company's list. */
-  caseListing: (companyId: string, createdAt: string, caseId: string): { gsi2pk: string; gsi2sk: string } => ({
-    gsi2pk: keys.caseListPartition(companyId, caseListShard(caseId)),
+  /** The gsi2 attributes of a case item: its place in its company's list of its mode. */
+  caseListing: (mode: Mode, companyId: string, createdAt: string, caseId: string): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: keys.caseListPartition(mode, companyId, caseListShard(caseId)),
     gsi2sk: keys.caseListPosition(createdAt, caseId),
   }),
   caseListShard,
-  caseListPartition: (companyId: string, shard: number): string => `CASES#${companyId}#${shard}`,
+  caseListPartition: (mode: Mode, companyId: string, shard: number): string => `CASES#${MODE_SEGMENT[mode]}${companyId}#${shard}`,
   /**
    * A case's gsi2sk. `createdAt` is fixed-width ISO 8601 UTC (toISOString), so the string order is
    * the time order, and the id breaks ties the way the list does (id descending).
@@ -126,15 +153,22 @@ export const keys = {
    */
   caseListBound: (instant: string): string => instant,
 
-  invoiceRefGuard: (companyId: string, normalisedInvoiceRef: string): ItemKey => ({
-    pk: `${PARTITION_PREFIXES.invoiceRefGuard}${companyId}#${normalisedInvoiceRef}`,
+  invoiceRefGuard: (mode: Mode, companyId: string, normalisedInvoiceRef: string): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.invoiceRefGuard}${MODE_SEGMENT[mode]}${companyId}#${normalisedInvoiceRef}`,
     sk: 'GUARD',
   }),
 
-  idempotencyClaim: (companyId: string, idempotencyKey: string): ItemKey => ({
-    pk: `${PARTITION_PREFIXES.idempotencyClaim}${companyId}#${idempotencyKey}`,
+  idempotencyClaim: (mode: Mode, companyId: string, idempotencyKey: string): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.idempotencyClaim}${MODE_SEGMENT[mode]}${companyId}#${idempotencyKey}`,
     sk: 'CLAIM',
   }),
+
+  /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
+  withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
+  testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
+  /** Whether a partition key is one of a test item (the mode segment follows the kind's prefix). */
+  isTestPartition: (pk: string): boolean =>
+    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 };

@@ -7,7 +7,25 @@ describe('API keys', () => {
     expect(apiKey).toMatch(/^pca_[A-Za-z0-9]{16}_[A-Za-z0-9]{49}$/);
     expect(apiKey).toHaveLength(API_KEY_LENGTH);
     expect(secret.length * Math.log2(62)).toBeGreaterThanOrEqual(256);
-    expect(parseApiKey(apiKey)).toEqual({ keyId, secret });
+    expect(parseApiKey(apiKey)).toEqual({ keyId, secret, mode: 'live' });
+  });
+
+  it('of test mode are recognisable offline by their prefix, with the same entropy and checksum', () => {
+    const { apiKey, keyId, secret, mode } = generateApiKey('test');
+    expect(mode).toBe('test');
+    expect(apiKey).toMatch(/^pca_test_[A-Za-z0-9]{16}_[A-Za-z0-9]{49}$/);
+    expect(parseApiKey(apiKey)).toEqual({ keyId, secret, mode: 'test' });
+    for (const position of [9, 20, 40, apiKey.length - 1]) {
+      const original = apiKey[position]!;
+      expect(parseApiKey(apiKey.slice(0, position) + (original === 'a' ? 'b' : 'a') + apiKey.slice(position + 1))).toBeUndefined();
+    }
+  });
+
+  it('cannot change mode by editing the prefix: the checksum covers it', () => {
+    const live = generateApiKey('live').apiKey;
+    const test = generateApiKey('test').apiKey;
+    expect(parseApiKey(live.replace('pca_', 'pca_test_'))).toBeUndefined();
+    expect(parseApiKey(test.replace('pca_test_', 'pca_'))).toBeUndefined();
   });
 
   it('are never generated twice', () => {

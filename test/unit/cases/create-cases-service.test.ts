@@ -21,7 +21,7 @@ import {
  * network). The port contract suite (test/integration/port-contracts.test.ts) holds these fakes
  * to DynamoDB Local's behaviour, so what passes here means the same against the real stores.
  */
-const caller: Caller = { companyId: 'cmp_AAAAAAAAAAAAAAAA', keyId: 'KeyAAAAAAAAAAAAA', scopes: ['cases:write'] };
+const caller: Caller = { companyId: 'cmp_AAAAAAAAAAAAAAAA', keyId: 'KeyAAAAAAAAAAAAA', scopes: ['cases:write'], mode: 'live' };
 const NOW = new Date('2026-03-01T12:00:00Z');
 
 function world(overrides: Partial<CreateCasesDeps> = {}) {
@@ -171,7 +171,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
       const w = world();
       const cases = [validCase(w.fileKey)];
       const claimedAt = new Date(NOW.getTime() - 5_000);
-      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: claimedAt, ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: requestFingerprint(cases) });
+      await w.idempotency.claim({ mode: 'live', companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: claimedAt, ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: requestFingerprint(cases) });
       const error = await w.service.create(w.request(cases, { idempotencyKey: 'busy' })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IdempotencyKeyReusedError);
       expect((error as IdempotencyKeyReusedError).extensions).toEqual({ state: 'IN_PROGRESS', sameRequest: true });
@@ -194,7 +194,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
 
     it('lets a claim left behind by a request that died be taken over once its horizon has passed', async () => {
       const w = world();
-      await w.idempotency.claim({ companyId: caller.companyId, idempotencyKey: 'dead', requestId: 'died', now: new Date(NOW.getTime() - 21_000), ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: 'x' });
+      await w.idempotency.claim({ mode: 'live', companyId: caller.companyId, idempotencyKey: 'dead', requestId: 'died', now: new Date(NOW.getTime() - 21_000), ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: 'x' });
       const result = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'dead' }));
       expect(result.created).toHaveLength(1);
     });
@@ -260,7 +260,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
       jest.spyOn(w.idempotency, 'complete').mockRejectedValue(new Error('ProvisionedThroughputExceeded'));
       const result = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'key-4' }));
       expect(result.created).toHaveLength(1);
-      expect(w.idempotency.claims.get(`${caller.companyId}|key-4`)?.state).toBe('IN_PROGRESS');
+      expect(w.idempotency.claims.get(`live|${caller.companyId}|key-4`)?.state).toBe('IN_PROGRESS');
       expect(w.log.lines).toEqual([expect.objectContaining({ level: 'error', message: 'could not complete idempotency claim' })]);
     });
   });
@@ -281,5 +281,61 @@ describe('creating a batch of cases (use case, in memory)', () => {
     await w.companies.create({ companyId: caller.companyId, name: 'Auto Co', autoAttestation: true, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() });
     const result = await w.service.create(w.request([validCase(w.fileKey)]));
     expect(w.writer.cases.get(result.created[0]!.id)?.recoveryGate).toBe('AUTO_ATTESTED');
+  });
+});
+
+describe('creating cases in test mode (use case, in memory)', () => {
+  const testCaller: Caller = { ...caller, keyId: 'KeyTTTTTTTTTTTTT', mode: 'test' };
+  const testFileKey = issueFileKey(caller.companyId, 'application/pdf', undefined, 'test');
+
+  it('marks created cases livemode false, and a live case livemode true', async () => {
+    const w = world();
+    w.files.keys.add(testFileKey);
+    const test = await w.service.create(w.request([validCase(testFileKey, { invoiceRef: 'T-1' })], { caller: testCaller }));
+    const live = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'T-1' })]));
+    expect(test.created).toEqual([expect.objectContaining({ invoiceRef: 'T-1', livemode: false })]);
+    // The same invoiceRef exists once per mode.
+    expect(live.created).toEqual([expect.objectContaining({ invoiceRef: 'T-1', livemode: true })]);
+    expect(w.writer.cases.get(test.created[0]!.id)?.mode).toBe('test');
+    expect(w.writer.audits.get(test.created[0]!.id)?.mode).toBe('test');
+  });
+
+  it('rejects SIMULATE-TEMPORARY-FAILURE invoiceRefs TEMPORARY_FAILURE in test mode, writing nothing for them', async () => {
+    const w = world();
+    w.files.keys.add(testFileKey);
+    const result = await w.service.create(
+      w.request([validCase(testFileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' }), validCase(testFileKey, { invoiceRef: 'T-2' })], { caller: testCaller }),
+    );
+    expect(result.rejected).toEqual([expect.objectContaining({ index: 0, code: 'TEMPORARY_FAILURE', invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' })]);
+    expect(result.created.map((c) => c.invoiceRef)).toEqual(['T-2']);
+    expect(w.writer.cases.size).toBe(1);
+  });
+
+  it('creates SIMULATE-TEMPORARY-FAILURE invoiceRefs normally in live mode', async () => {
+    const w = world();
+    const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' })]));
+    expect(result.created).toEqual([expect.objectContaining({ invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1', livemode: true })]);
+  });
+
+  it('refuses an upload of the other mode as INVALID_FILE_KEY, exactly like another company\'s', async () => {
+    const w = world();
+    w.files.keys.add(testFileKey);
+    const otherCompanyKey = issueFileKey('cmp_BBBBBBBBBBBBBBBB', 'application/pdf');
+    const crossMode = await w.service.create(w.request([validCase(testFileKey, { invoiceRef: 'X-1' })]));
+    const foreign = await w.service.create(w.request([validCase(otherCompanyKey, { invoiceRef: 'X-1' })]));
+    expect(crossMode.rejected).toEqual([expect.objectContaining({ code: 'INVALID_FILE_KEY' })]);
+    expect(crossMode.rejected[0]!.message).toBe(foreign.rejected[0]!.message);
+    const liveFileFromTest = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'X-2' })], { caller: testCaller }));
+    expect(liveFileFromTest.rejected).toEqual([expect.objectContaining({ code: 'INVALID_FILE_KEY', message: foreign.rejected[0]!.message })]);
+  });
+
+  it('keeps Idempotency-Keys apart by mode: the same key in test does not replay the live answer', async () => {
+    const w = world();
+    w.files.keys.add(testFileKey);
+    const live = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'I-1' })], { idempotencyKey: 'same-key' }));
+    const test = await w.service.create(w.request([validCase(testFileKey, { invoiceRef: 'I-1' })], { caller: testCaller, idempotencyKey: 'same-key' }));
+    expect(live.created).toHaveLength(1);
+    expect(test.created).toEqual([expect.objectContaining({ livemode: false })]);
+    expect(test.created[0]!.id).not.toBe(live.created[0]!.id);
   });
 });

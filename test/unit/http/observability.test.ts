@@ -95,6 +95,7 @@ async function partnerKey() {
     keyId: generated.keyId,
     companyId: 'cmp_AAAAAAAAAAAAAAAA',
     scopes: ['cases:read', 'cases:write'] as ('cases:read' | 'cases:write')[],
+    mode: 'live' as const,
     secretHash: generated.secretHash,
     revoked: false,
     createdAt: new Date().toISOString(),

@@ -7,6 +7,7 @@ import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { MODES, type Mode } from '../../../lib/mode.js';
 import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
 import {
   PLATFORM_ACTIONS,
@@ -21,9 +22,9 @@ import {
 
 const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
-const invoiceObjects = {
-  'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, '/invoices/*']],
-};
+const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
+  'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
+}));
 
 function statementWithSid(statements: Statement[], sid: string): Statement {
   const found = statements.filter((s) => s.Sid === sid);
@@ -51,22 +52,22 @@ const update = (key: { pk: string; sk: string }, attributes: string[]): ItemRequ
 const remove = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:DeleteItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
 
 /** Every request the real stores send while create-cases does its work, recorded instead of sent. */
-async function createCasesRequests(): Promise<ItemRequest[]> {
+async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
   const client = new RecordingClient((name) => (name === 'UpdateCommand' ? { Attributes: { sequence: 42 } } : {}));
   const ddb = client as unknown as DynamoDBDocumentClient;
   const now = new Date('2025-06-01T10:00:00Z');
   await new DynamoApiKeyStore(ddb, 't').touch('k_1', now.toISOString(), '2025-06-01T09:59:00Z');
   const idempotency = new DynamoIdempotencyStore(ddb, 't');
-  await idempotency.claim({ companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60, requestHash: 'h' });
-  await idempotency.complete(COMPANY, 'idem-1', 'r1', { statusCode: 201, created: [], rejected: [] }, now);
+  await idempotency.claim({ mode, companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60, requestHash: 'h' });
+  await idempotency.complete(mode, COMPANY, 'idem-1', 'r1', { statusCode: 201, created: [], rejected: [] }, now);
   // An answer too large for a plain map is stored gzipped under another attribute.
   const large = { statusCode: 200, created: [], rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })) };
-  await idempotency.complete(COMPANY, 'idem-2', 'r2', large, now);
-  await idempotency.release(COMPANY, 'idem-1', 'r1');
+  await idempotency.complete(mode, COMPANY, 'idem-2', 'r2', large, now);
+  await idempotency.release(mode, COMPANY, 'idem-1', 'r1');
   await new DynamoReferenceAllocator(ddb, 't').reserve(5);
   const newCase = {
-    stored: { caseId: CASE, companyId: COMPANY, invoiceRef: 'INV-1', invoiceRefKey: 'inv-1', reference: 'PC-1', createdAt: now.toISOString() },
-    audit: { caseId: CASE, attestedBy: 'Jane Smith' },
+    stored: { caseId: CASE, companyId: COMPANY, mode, invoiceRef: 'INV-1', invoiceRefKey: 'inv-1', reference: 'PC-1', createdAt: now.toISOString() },
+    audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
   return client.requests;
@@ -100,7 +101,7 @@ describe('least-privilege IAM', () => {
     }
   });
 
-  it('create-upload may only authenticate and presign invoice PUTs', () => {
+  it('create-upload may only authenticate and presign invoice PUTs, live and test', () => {
     const allowed = policyOf('CreateUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 's3:PutObject']);
     const presign = statementWithSid(policyOf('CreateUpload'), 'PresignInvoiceUploads');
@@ -108,7 +109,7 @@ describe('least-privilege IAM', () => {
     expect(Match.objectLike({ r: invoiceObjects }).test({ r: presign.Resource }).isSuccess).toBe(true);
   });
 
-  it('create-cases may only write to the table and HEAD invoice files (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
+  it('create-cases may only write to the table and HEAD invoice files, live and test (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
     const allowed = policyOf('CreateCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual([
       'dynamodb:DeleteItem',
@@ -165,14 +166,14 @@ describe('least-privilege IAM', () => {
 });
 
 describe('the partition patterns come from the key design', () => {
-  it('each pattern matches the keys of the items it stands for, and no other kind', () => {
+  it('each pattern matches the keys of the items it stands for, live and test, and no other kind', () => {
     const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
     const items = {
       apiKey: [keys.apiKey('k_1').pk],
-      case: [keys.case(CASE).pk, keys.attestation(CASE).pk],
+      case: MODES.flatMap((m) => [keys.case(m, CASE).pk, keys.attestation(m, CASE).pk]),
       company: [keys.company(COMPANY).pk],
-      invoiceRefGuard: [keys.invoiceRefGuard(COMPANY, 'inv-1').pk],
-      idempotencyClaim: [keys.idempotencyClaim(COMPANY, 'idem-1').pk],
+      invoiceRefGuard: MODES.map((m) => keys.invoiceRefGuard(m, COMPANY, 'inv-1').pk),
+      idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
       referenceCounter: [keys.caseReferenceCounter().pk],
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
@@ -191,19 +192,20 @@ describe('the partition patterns come from the key design', () => {
   });
 });
 
-describe('what the policies allow, evaluated as IAM evaluates them', () => {
+describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evaluates them', (m) => {
+  const seg = m === 'test' ? 'TEST#' : '';
   it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction', async () => {
-    const requests = await createCasesRequests();
+    const requests = await createCasesRequests(m);
     expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
       'dynamodb:UpdateItem KEY#k_1',
-      `dynamodb:PutItem IDEMPOTENCY#${COMPANY}#idem-1`,
-      `dynamodb:UpdateItem IDEMPOTENCY#${COMPANY}#idem-1`,
-      `dynamodb:UpdateItem IDEMPOTENCY#${COMPANY}#idem-2`,
-      `dynamodb:DeleteItem IDEMPOTENCY#${COMPANY}#idem-1`,
+      `dynamodb:PutItem IDEMPOTENCY#${seg}${COMPANY}#idem-1`,
+      `dynamodb:UpdateItem IDEMPOTENCY#${seg}${COMPANY}#idem-1`,
+      `dynamodb:UpdateItem IDEMPOTENCY#${seg}${COMPANY}#idem-2`,
+      `dynamodb:DeleteItem IDEMPOTENCY#${seg}${COMPANY}#idem-1`,
       'dynamodb:UpdateItem COUNTER#CASE_REFERENCE',
-      `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
-      `dynamodb:PutItem in transaction CASE#${CASE}`,
-      `dynamodb:PutItem in transaction CASE#${CASE}`,
+      `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
+      `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
     ]);
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
@@ -226,7 +228,7 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
   });
 
   it.each(FUNCTIONS)('%s can never update or delete a case or an attestation audit record, nor create one outside the case transaction', (id) => {
-    for (const key of [keys.case(CASE), keys.attestation(CASE)]) {
+    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE)]) {
       expect(may(id, update(key, ['status']))).toBe('explicit-deny');
       expect(may(id, remove(key))).toBe('explicit-deny');
       expect(may(id, put(key, ['attestedBy']))).toBe('explicit-deny');
@@ -234,17 +236,17 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
   });
 
   it('create-cases creates cases, audit records and guards only inside the case transaction; the others cannot at all', () => {
-    for (const key of [keys.case(CASE), keys.attestation(CASE), keys.invoiceRefGuard(COMPANY, 'inv-1')]) {
+    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1')]) {
       expect(may('CreateCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('allow');
       expect(may('GetCase', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('ListCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
-    expect(may('CreateCases', put(keys.invoiceRefGuard(COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
+    expect(may('CreateCases', put(keys.invoiceRefGuard(m, COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {
-    const claim = keys.idempotencyClaim(COMPANY, 'idem-1');
+    const claim = keys.idempotencyClaim(m, COMPANY, 'idem-1');
     expect(may('CreateCases', update(claim, ['state', 'response', 'completedAt', 'requestId']))).toBe('allow');
     expect(may('CreateCases', update(claim, ['state', 'responseGz', 'completedAt', 'requestId']))).toBe('allow');
     expect(may('CreateCases', update(claim, ['ttl']))).toBe('implicit-deny');
@@ -259,14 +261,14 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
   });
 
   it('create-cases writes claims only claim-shaped, outside transactions as the store does', () => {
-    const claim = keys.idempotencyClaim(COMPANY, 'idem-1');
+    const claim = keys.idempotencyClaim(m, COMPANY, 'idem-1');
     expect(may('CreateCases', put(claim, WRITABLE_ATTRIBUTES.idempotencyClaim.slice(2)))).toBe('allow');
     expect(may('CreateCases', put(claim, ['state', 'response', 'name']))).toBe('implicit-deny');
   });
 
   it('no function holds ConditionCheckItem', () => {
     for (const id of FUNCTIONS) {
-      expect(may(id, { action: 'dynamodb:ConditionCheckItem', leadingKeys: [keys.case(CASE).pk], attributes: ['pk', 'sk'], enclosingOperation: 'TransactWriteItems' })).toBe(
+      expect(may(id, { action: 'dynamodb:ConditionCheckItem', leadingKeys: [keys.case(m, CASE).pk], attributes: ['pk', 'sk'], enclosingOperation: 'TransactWriteItems' })).toBe(
         'implicit-deny',
       );
     }
@@ -276,10 +278,10 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
   // a claim is granted on claims only, and no grant reaches a guard or a company profile outside
   // the case transaction.
   it('create-cases may release an idempotency claim, and delete nothing else: no guard, no company profile', () => {
-    expect(may('CreateCases', remove(keys.idempotencyClaim(COMPANY, 'idem-1')))).toBe('allow');
-    expect(may('CreateCases', remove(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('implicit-deny');
+    expect(may('CreateCases', remove(keys.idempotencyClaim(m, COMPANY, 'idem-1')))).toBe('allow');
+    expect(may('CreateCases', remove(keys.invoiceRefGuard(m, COMPANY, 'inv-1')))).toBe('implicit-deny');
     expect(may('CreateCases', remove(keys.company(COMPANY)))).toBe('implicit-deny');
     expect(may('CreateCases', put(keys.company(COMPANY), ['name']))).toBe('implicit-deny');
-    expect(may('GetCase', remove(keys.idempotencyClaim(COMPANY, 'idem-1')))).toBe('implicit-deny');
+    expect(may('GetCase', remove(keys.idempotencyClaim(m, COMPANY, 'idem-1')))).toBe('implicit-deny');
   });
 });

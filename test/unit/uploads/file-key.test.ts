@@ -29,8 +29,19 @@ describe('the fileKey issued for an invoice upload', () => {
     expect(() => issueFileKey(COMPANY_A, 'application/pdf', '../../x')).toThrow();
   });
 
+  it('of a test-mode upload has its own prefix, and is refused in live mode exactly like another company\'s (and the other way round)', () => {
+    const test = issueFileKey(COMPANY_A, 'application/pdf', FILE_ID, 'test');
+    expect(test).toBe(`test-invoices/${COMPANY_A}/${FILE_ID}.pdf`);
+    expect(parseFileKey(test)).toMatchObject({ mode: 'test', companyId: COMPANY_A });
+    expect(validateFileKey(test, COMPANY_A, 'test')).toEqual({ ok: true });
+    expect(validateFileKey(test, COMPANY_A, 'live')).toEqual(validateFileKey(test, COMPANY_B, 'test'));
+    expect(validateFileKey(test, COMPANY_A, 'live')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
+    expect(validateFileKey(GOOD, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
+    expect(validateFileKey(`${test.slice(0, -4)}a.pdf`, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'TOO_LONG' });
+  });
+
   it('parses into company, file id, extension and content type', () => {
-    expect(parseFileKey(GOOD)).toEqual({ companyId: COMPANY_A, fileId: FILE_ID, extension: 'pdf', contentType: 'application/pdf' });
+    expect(parseFileKey(GOOD)).toEqual({ mode: 'live', companyId: COMPANY_A, fileId: FILE_ID, extension: 'pdf', contentType: 'application/pdf' });
     expect(parseFileKey(`invoices/${COMPANY_A}/${FILE_ID}.jpg`)?.contentType).toBe('image/jpeg');
     expect(parseFileKey('invoices/x.pdf')).toBeUndefined();
     expect(parseFileKey(42)).toBeUndefined();

@@ -6,7 +6,7 @@ import type { UploadRequest } from '../../../lib/uploads/upload-request.js';
 
 /** Pure tests of the presigned URL: presigning is local, nothing here talks to S3. */
 
-const caller = { companyId: 'cmp_AAAAaaaa00001111', keyId: 'KeyId0123456789a' };
+const caller = { companyId: 'cmp_AAAAaaaa00001111', keyId: 'KeyId0123456789a', mode: 'live' as const };
 const request: UploadRequest = { fileName: 'Secret Supplier Invoice 42.pdf', contentType: 'application/pdf', contentLength: 48_213 };
 const now = new Date('2025-03-04T10:20:30.456Z');
 
