@@ -159,6 +159,7 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
  * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
  *   completion attributes only, DeleteItem (release) under `COMPANY#`;
  * - the reference counter: UpdateItem of its sequence, on its one partition.
+ * - the read-back of a case transaction whose answer was lost: BatchGetItem of invoiceRef guards only.
  * It is never granted UpdateItem or DeleteItem under `CASE#`, nor any write of an API key beyond
  * `lastUsedAt` (see tableGuardrailStatements). ConditionCheckItem is not granted: no transaction
  * uses one.
@@ -171,6 +172,12 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
       actions: ['dynamodb:PutItem'],
       resources,
       conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'ReadBackCaseGuards',
+      actions: ['dynamodb:BatchGetItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.invoiceRefGuard),
     }),
     new PolicyStatement({
       sid: 'ClaimIdempotencyKeys',

@@ -16,7 +16,8 @@ import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, Invoic
  *   1. the API key lookup (done by the auth middleware before this runs);
  *   2. in parallel: the Idempotency-Key claim, the company's settings, one counter update
  *      reserving the batch's references, and one HEAD per distinct invoice file;
- *   3. in parallel: one transaction per case (guard + case + audit record);
+ *   3. the cases' writes, handed to the writer together (it packs them into as few transactions
+ *      as it can, guard + case + audit record of each all or none, sent in parallel);
  *   4. completing the Idempotency-Key claim with the response.
  * Every input element ends in exactly one of `created` / `rejected`.
  */
@@ -186,11 +187,11 @@ export class CreateCasesService {
       // Phase 3.
       const toWrite = slots.filter((s) => s.newCase);
       writeStarted = toWrite.length > 0;
-      await Promise.all(
-        toWrite.map(async (slot) => {
-          slot.outcome = await deps.writer.write(slot.newCase!, deadline);
-        }),
+      const outcomes = await deps.writer.writeAll(
+        toWrite.map((slot) => slot.newCase!),
+        deadline,
       );
+      toWrite.forEach((slot, i) => (slot.outcome = outcomes[i]));
     } catch (error) {
       // Failed as a whole before any case was written: give the key back so a retry can use it.
       if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, companyId, request.idempotencyKey, request.requestId, deadline);

@@ -92,10 +92,12 @@ export type WriteOutcome =
 
 export interface CaseWriter {
   /**
-   * Writes the invoiceRef guard, the case and its audit record, all or none; never throws. A guard
-   * already holding this very case id (a retry of our own write) counts as created.
+   * Writes, for each case, the invoiceRef guard, the case and its audit record, all or none of the
+   * three; never throws. Answers one outcome per case, in the order given. The cases must have
+   * distinct invoiceRefs (the use case resolves duplicates within a request before writing). A
+   * guard already holding this very case id (a retry of our own write) counts as created.
    */
-  write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome>;
+  writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]>;
 }
 
 export interface StoredBatchResponse {

@@ -64,6 +64,12 @@ function callOf(commandName: string, input: Record<string, unknown>): { target: 
       if (sk === 'PROFILE') return { target: 'company', id: sk };
       if (id.startsWith('INVREF#')) return { target: 'verify', id };
       return { target: 'other', id };
+    case 'BatchGetItemCommand': {
+      // Only the read-back of a case transaction whose answer was lost batch-reads (its guards).
+      const tables = Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Record<string, unknown>[] }>);
+      const first = tables[0]?.Keys?.[0] ?? {};
+      return String(first.pk ?? '').startsWith('INVREF#') ? { target: 'verify', id: stableKey(first) } : { target: 'other', id: commandName };
+    }
     case 'TransactWriteItemsCommand': {
       const first = (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined)?.[0]?.Put?.Item;
       return { target: 'write', id: stableKey(first ?? {}) };
@@ -123,7 +129,8 @@ function faultyHandler() {
     companies: new DynamoCompanyStore(ddb.client, table),
     writer: new DynamoCaseWriter(ddb.client, table, WRITER_POLICY),
     idempotency: new DynamoIdempotencyStore(ddb.client, table),
-    references: new DynamoReferenceAllocator(ddb.client, table),
+    // Blocks of one reference: every batch writes the counter, so its faults are exercised on every request.
+    references: new DynamoReferenceAllocator(ddb.client, table, 1),
     files: new S3InvoiceFileStore(s3.client, config().bucketName),
   });
 }

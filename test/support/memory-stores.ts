@@ -67,11 +67,19 @@ export class MemoryCompanyStore implements CompanyStore {
   }
 }
 
-/** Guard + case + audit record, all or nothing, like the DynamoDB transaction. */
+/**
+ * Guard + case + audit record, all or nothing for each case, like the DynamoDB transactions.
+ * `writeAll` goes through `write` case by case, so a test can make single cases fail by
+ * replacing `write`.
+ */
 export class MemoryCaseWriter implements CaseWriter, CaseReader {
   readonly guards = new Map<string, { caseId: string; reference: string }>();
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
+
+  async writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]> {
+    return Promise.all(newCases.map((c) => this.write(c, deadline)));
+  }
 
   async write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome> {
     if (deadline && isPast(deadline)) return { kind: 'failed', attempts: 0, error: 'DeadlinePassed' };

@@ -25,6 +25,8 @@
  * | Company settings (auto-attestation)       | GetItem COMPANY#<id> / PROFILE                     |
  * | Duplicate guard                           | TransactWriteItems: Put guard (attribute_not_exists)|
  * |                                           | + Put case + Put audit record, all or nothing      |
+ * |                                           | per case, up to 33 cases per transaction           |
+ * | Read guards back after a lost answer      | BatchGetItem INVREF#... , ConsistentRead           |
  * | Claim / complete / release an idempotency | PutItem (attribute_not_exists) / UpdateItem /      |
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |

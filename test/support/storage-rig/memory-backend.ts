@@ -332,6 +332,14 @@ export class MemoryBackend {
         }
         case 'TransactWriteItems': {
           const items = (input.TransactItems as Record<string, WriteRequest>[]) ?? [];
+          // As DynamoDB: at most 100 actions, and never two on the same item.
+          if (items.length > 100) throw new Invalid('Member must have length less than or equal to 100');
+          const touched = items.map((entry) => {
+            const req = Object.values(entry)[0] as WriteRequest & { Item?: Record<string, AttributeValue>; Key?: Record<string, AttributeValue> };
+            const key = plain((req.Item ?? req.Key)!);
+            return JSON.stringify([key.pk, key.sk]);
+          });
+          if (new Set(touched).size !== touched.length) throw new Invalid('Transaction request cannot include multiple operations on one item');
           const prepared: (() => unknown)[] = [];
           const reasons: Record<string, unknown>[] = [];
           let failed = false;

@@ -69,7 +69,13 @@ async function createCasesRequests(): Promise<ItemRequest[]> {
     audit: { caseId: CASE, attestedBy: 'Jane Smith' },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
-  return client.requests;
+  // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
+  const lost = new RecordingClient((name) => {
+    if (name === 'TransactWriteCommand') throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+    return {};
+  });
+  await new DynamoCaseWriter(lost as unknown as DynamoDBDocumentClient, 't', { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }).write(newCase);
+  return [...client.requests, ...lost.requests];
 }
 
 describe('least-privilege IAM', () => {
@@ -111,6 +117,7 @@ describe('least-privilege IAM', () => {
   it('create-cases may only write to the table and HEAD invoice files (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
     const allowed = policyOf('CreateCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -192,7 +199,7 @@ describe('the partition patterns come from the key design', () => {
 });
 
 describe('what the policies allow, evaluated as IAM evaluates them', () => {
-  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction', async () => {
+  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction and the read-back of its guards', async () => {
     const requests = await createCasesRequests();
     expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
       'dynamodb:UpdateItem KEY#k_1',
@@ -204,6 +211,10 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
       `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
+      `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
+      `dynamodb:PutItem in transaction CASE#${CASE}`,
+      `dynamodb:PutItem in transaction CASE#${CASE}`,
+      `dynamodb:BatchGetItem INVREF#${COMPANY}#inv-1`,
     ]);
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
@@ -241,6 +252,15 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
     expect(may('CreateCases', put(keys.invoiceRefGuard(COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
+  });
+
+  it('create-cases batch-reads invoiceRef guards only (the read-back of a lost transaction answer); the others cannot batch-read at all', () => {
+    const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
+    expect(may('CreateCases', batchGet(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('allow');
+    for (const key of [keys.case(CASE), keys.idempotencyClaim(COMPANY, 'idem-1'), keys.apiKey('k_1'), keys.company(COMPANY)]) {
+      expect(may('CreateCases', batchGet(key))).toBe('implicit-deny');
+    }
+    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) expect(may(id, batchGet(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('implicit-deny');
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {
