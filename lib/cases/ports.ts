@@ -141,6 +141,12 @@ export interface ReferenceAllocator {
 }
 
 export interface InvoiceFiles {
+  /**
+   * The keys among `fileKeys` whose upload the object store has reported (S3 event → upload
+   * record), read strongly consistent in one call; throws when storage cannot tell. A key not in
+   * the answer may still exist (its report has not arrived yet): ask `exists`.
+   */
+  recorded(fileKeys: readonly string[], deadline?: Deadline): Promise<ReadonlySet<string>>;
   /** true when an object exists under the key; false when it does not; throws when storage cannot tell. */
   exists(fileKey: string, deadline?: Deadline): Promise<boolean>;
 }

@@ -4,6 +4,7 @@ import { generateApiKey } from '../../lib/auth/api-key.js';
 import { logger } from '../../lib/runtime/logger.js';
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { RecordedInvoiceFiles } from '../../lib/adapters/recorded-invoice-files.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
@@ -138,7 +139,9 @@ describe('logs and error bodies leak nothing', () => {
     expect(failed.statusCode).toBe(503);
     counterDown = false;
     await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' }, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] }, faulty);
-    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new S3InvoiceFileStore(s3.client, config().bucketName) });
+    // A file whose upload record has not arrived yet, so the (failing) HEAD is asked.
+    const noRecordYet = { recorded: () => Promise.resolve(new Set<string>()) };
+    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new RecordedInvoiceFiles(noRecordYet, new S3InvoiceFileStore(s3.client, config().bucketName)) });
     await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email })] }, headFailing);
 
     const all = entries.map((e) => e.text).join('\n');

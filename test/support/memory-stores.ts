@@ -166,8 +166,15 @@ export class MemoryReferenceAllocator implements ReferenceAllocator {
   }
 }
 
+/** Objects (`keys`) and the upload records of those the object store has reported (`recordedKeys`). */
 export class MemoryFileStore implements InvoiceFiles {
   readonly keys = new Set<string>();
+  readonly recordedKeys = new Set<string>();
+
+  async recorded(fileKeys: readonly string[], deadline?: Deadline): Promise<ReadonlySet<string>> {
+    checkDeadline(deadline);
+    return new Set(fileKeys.filter((key) => this.recordedKeys.has(key)));
+  }
 
   async exists(fileKey: string, deadline?: Deadline): Promise<boolean> {
     checkDeadline(deadline);

@@ -13,6 +13,7 @@
  * | invoiceRef guard     | INVREF#<cid>#<normRef>| GUARD              | -                            | -                    |
  * | Idempotency claim    | IDEMPOTENCY#<cid>#<k> | CLAIM              | -                            | -                    |
  * | Reference counter    | COUNTER#CASE_REFERENCE| COUNTER            | -                            | -                    |
+ * | Upload record        | UPLOAD#<fileKey>      | UPLOAD             | -                            | -                    |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id.
  *
@@ -27,6 +28,9 @@
  * |                                           | + Put case + Put audit record, all or nothing      |
  * |                                           | per case, up to 33 cases per transaction           |
  * | Read guards back after a lost answer      | BatchGetItem INVREF#... , ConsistentRead           |
+ * | Record / forget an upload (S3 event)      | PutItem / DeleteItem UPLOAD#<fileKey>               |
+ * | Which cited files S3 reported uploaded    | BatchGetItem UPLOAD#<fileKey>..., ConsistentRead;   |
+ * |                                           | HEAD only the files without a record               |
  * | Claim / complete / release an idempotency | PutItem (attribute_not_exists) / UpdateItem /      |
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
@@ -68,6 +72,7 @@ export const PARTITION_PREFIXES = {
   invoiceRefGuard: 'INVREF#',
   idempotencyClaim: 'IDEMPOTENCY#',
   referenceCounter: 'COUNTER#CASE_REFERENCE',
+  upload: 'UPLOAD#',
 } as const;
 
 export const TTL_ATTRIBUTE = 'ttl';
@@ -139,6 +144,9 @@ export const keys = {
   }),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
+
+  /** The record that S3 reported an object under this fileKey (each file a partition of its own). */
+  upload: (fileKey: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.upload}${fileKey}`, sk: 'UPLOAD' }),
 };
 
 /** Item type tags stored on every item, so a table scan (tests, operators) can tell them apart. */
@@ -150,6 +158,7 @@ export const ITEM_TYPES = {
   invoiceRefGuard: 'INVOICE_REF_GUARD',
   idempotencyClaim: 'IDEMPOTENCY_CLAIM',
   counter: 'COUNTER',
+  upload: 'UPLOAD',
 } as const;
 
 /** Table definition shared by the local stack, the tests and the CDK stack. */

@@ -15,7 +15,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  * milliseconds of its own; both would swamp the 10 ms per-call floor being tested.
  *
  * It implements the operations and expression subset the request paths use: GetItem, PutItem,
- * UpdateItem (SET / ADD / REMOVE, if_not_exists, ReturnValues), DeleteItem, TransactWriteItems,
+ * UpdateItem (SET / ADD / REMOVE, if_not_exists, ReturnValues), DeleteItem, BatchGetItem (whole
+ * items, projections ignored, nothing left unprocessed), TransactWriteItems,
  * with condition expressions (AND / OR / NOT, parentheses, comparisons, attribute_exists,
  * attribute_not_exists) and ReturnValuesOnConditionCheckFailure; and S3 PutObject / HeadObject.
  * Anything else answers a 400 so a gap cannot pass silently.
@@ -322,6 +323,18 @@ export class MemoryBackend {
           const req = input as unknown as { TableName: string; Key: Record<string, AttributeValue> };
           const item = this.table(req.TableName).get(MemoryBackend.id(plain(req.Key)));
           return json(200, item ? { Item: wire(item) } : {});
+        }
+        case 'BatchGetItem': {
+          const requested = input.RequestItems as Record<string, { Keys: Record<string, AttributeValue>[] }>;
+          const responses: Record<string, unknown[]> = {};
+          for (const [tableName, { Keys }] of Object.entries(requested)) {
+            if (Keys.length > 100) throw new Invalid('Too many items requested for the BatchGetItem call');
+            responses[tableName] = Keys.flatMap((key) => {
+              const item = this.table(tableName).get(MemoryBackend.id(plain(key)));
+              return item ? [wire(item)] : [];
+            });
+          }
+          return json(200, { Responses: responses, UnprocessedKeys: {} });
         }
         case 'PutItem':
         case 'UpdateItem':
