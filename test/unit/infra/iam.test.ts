@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
@@ -32,11 +33,12 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-const policyOf = (id: (typeof FUNCTIONS)[number]) => statementsOfFunction(synthesised, id);
-const may = (id: (typeof FUNCTIONS)[number], request: ItemRequest) => decide(policyOf(id), request);
+const policyOf = (id: (typeof FUNCTIONS)[number] | 'RecordUpload') => statementsOfFunction(synthesised, id);
+const may = (id: (typeof FUNCTIONS)[number] | 'RecordUpload', request: ItemRequest) => decide(policyOf(id), request);
 
 const COMPANY = 'co_7f3a';
 const CASE = 'case_01HZX';
+const FILE_KEY = `invoices/${COMPANY}/F1.pdf`;
 const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:PutItem',
   leadingKeys: [key.pk],
@@ -75,6 +77,7 @@ async function createCasesRequests(): Promise<ItemRequest[]> {
     return {};
   });
   await new DynamoCaseWriter(lost as unknown as DynamoDBDocumentClient, 't', { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }).write(newCase);
+  await new DynamoUploadRecords(ddb, 't').recorded([FILE_KEY]);
   return [...client.requests, ...lost.requests];
 }
 
@@ -181,6 +184,7 @@ describe('the partition patterns come from the key design', () => {
       invoiceRefGuard: [keys.invoiceRefGuard(COMPANY, 'inv-1').pk],
       idempotencyClaim: [keys.idempotencyClaim(COMPANY, 'idem-1').pk],
       referenceCounter: [keys.caseReferenceCounter().pk],
+      upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -194,12 +198,13 @@ describe('the partition patterns come from the key design', () => {
       invoiceRefGuard: 'INVREF#*',
       idempotencyClaim: 'IDEMPOTENCY#*',
       referenceCounter: 'COUNTER#CASE_REFERENCE',
+      upload: 'UPLOAD#*',
     });
   });
 });
 
 describe('what the policies allow, evaluated as IAM evaluates them', () => {
-  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction and the read-back of its guards', async () => {
+  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction, the read-back of its guards, the upload records', async () => {
     const requests = await createCasesRequests();
     expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
       'dynamodb:UpdateItem KEY#k_1',
@@ -211,6 +216,7 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
       `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
+      `dynamodb:BatchGetItem UPLOAD#${FILE_KEY}`,
       `dynamodb:PutItem in transaction INVREF#${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
       `dynamodb:PutItem in transaction CASE#${CASE}`,
@@ -254,13 +260,31 @@ describe('what the policies allow, evaluated as IAM evaluates them', () => {
     expect(may('CreateCases', put(keys.invoiceRefGuard(COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
   });
 
-  it('create-cases batch-reads invoiceRef guards only (the read-back of a lost transaction answer); the others cannot batch-read at all', () => {
+  it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
     const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
     expect(may('CreateCases', batchGet(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('allow');
+    expect(may('CreateCases', batchGet(keys.upload(FILE_KEY)))).toBe('allow');
     for (const key of [keys.case(CASE), keys.idempotencyClaim(COMPANY, 'idem-1'), keys.apiKey('k_1'), keys.company(COMPANY)]) {
       expect(may('CreateCases', batchGet(key))).toBe('implicit-deny');
     }
     for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) expect(may(id, batchGet(keys.invoiceRefGuard(COMPANY, 'inv-1')))).toBe('implicit-deny');
+  });
+
+  it('record-upload may only put and delete upload records, exactly as the store writes them, and nothing else', async () => {
+    const client = new RecordingClient();
+    const records = new DynamoUploadRecords(client as unknown as DynamoDBDocumentClient, 't');
+    await records.record({ fileKey: FILE_KEY, companyId: COMPANY, size: 10, uploadedAt: '2026-03-01T12:00:00.000Z' });
+    await records.forget(FILE_KEY);
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:PutItem UPLOAD#${FILE_KEY}`, `dynamodb:DeleteItem UPLOAD#${FILE_KEY}`]);
+    for (const request of client.requests) expect({ request, decision: may('RecordUpload', request) }).toEqual({ request, decision: 'allow' });
+    expect(may('RecordUpload', put(keys.upload(FILE_KEY), ['fileKey', 'secretHash']))).toBe('implicit-deny');
+    for (const key of [keys.case(CASE), keys.invoiceRefGuard(COMPANY, 'inv-1'), keys.apiKey('k_1'), keys.company(COMPANY), keys.idempotencyClaim(COMPANY, 'idem-1')]) {
+      expect(may('RecordUpload', put(key, ['fileKey']))).not.toBe('allow');
+      expect(may('RecordUpload', remove(key))).not.toBe('allow');
+      expect(may('RecordUpload', { action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] })).toBe('implicit-deny');
+    }
+    const allowed = policyOf('RecordUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {
