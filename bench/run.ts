@@ -327,7 +327,7 @@ try {
   const sdk1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.ms));
   const sdkPerCase = (sdk100 - sdk1) / 99;
   console.log(`For comparison, with the AWS SDK in the loop (stand-in, no delay): ${((sdk100 - sdk1) / 99).toFixed(3)} ms per case`);
-  console.log('(one TransactWriteItems and one HEAD per case: marshalling, serialising, signing, parsing).');
+  console.log('(transactions of 25 cases, the upload-records read: marshalling, serialising, signing, parsing).');
   results.cpuPerCase = {
     medianMs: { 1: round(t1, 3), 10: round(t10, 3), 100: round(t100, 3) },
     marginalMsPerCase: round(perCase, 4),

@@ -23,7 +23,7 @@ export function s3ObjectEvents(event: S3Event): ObjectEvent[] {
 export function buildRecordUploadHandler(records: UploadRecords) {
   return async (event: S3Event): Promise<void> => {
     const done = await applyObjectEvents(s3ObjectEvents(event), records);
-    logger.info('upload records updated', done);
+    logger.debug('upload records updated', done);
   };
 }
 
