@@ -241,6 +241,53 @@ try {
   console.log('No target: DynamoDB Local runs transactions one at a time and s3rver serves each HEAD from disk, so these');
   console.log('figures measure the stand-ins more than the handlers.');
   results.latencyLocalStack = asIs;
+
+  // ---------------------------------------------------------------------------------------
+  // 2c. The batch path at the physical limit: SDK requests, CPU ratio, partition heat.
+
+  heading('2c. The 100-case batch: SDK requests, CPU ratio, partition heat (in-process stand-in)');
+  const sdkRequests = Math.max(...delayedRuns.get('create-100')!.map((m) => m.calls));
+  const requestsMark = check('batch', 'SDK requests per 100-case batch', sdkRequests, '≤ 10', sdkRequests <= 10);
+  console.log(`SDK requests per 100-case batch (most in ${RUNS} runs): ${sdkRequests} ${JSON.stringify(delayedRuns.get('create-100')![0]!.byCommand)} → ${requestsMark}`);
+  const cpu100 = median(zeroDelayRuns.get('create-100')!.map((m) => m.ms));
+  const cpu1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.ms));
+  const cpuRatioMark = check('batch', 'CPU ratio 100-case ÷ 1-case create (no delay)', round(cpu100 / cpu1, 2), '≤ 4', cpu100 / cpu1 <= 4);
+  console.log(`CPU, no delay, p50: 100 cases ${ms(cpu100)} ms ÷ 1 case ${ms(cpu1)} ms = ${(cpu100 / cpu1).toFixed(2)} → ${cpuRatioMark}`);
+
+  const { heat, itemsWrittenByEveryRequest, requestLoad } = await import('./lib/partition-heat.js');
+  const other = await emulated.fixtures.partner(100);
+  const otherScenario = { ...create100, event: (_r: unknown, tag: string) => createCasesEvent(other.apiKey, benchCases(tag, 100, other.fileKeys)) };
+  const recordedLoads = [];
+  for (let i = 0; i < 10; i++) {
+    await measure(emulated, create100);
+    recordedLoads.push(requestLoad(emulated.partner.companyId, emulated.handlers.recorder.calls));
+    await emulated.fixtures.warmKey(other.keyId);
+    await measure(emulated, otherScenario);
+    recordedLoads.push(requestLoad(other.companyId, emulated.handlers.recorder.calls));
+  }
+  const heatScenarios = [
+    { name: '1,000 cases/s from one company', requestsPerSecond: 10, companies: 1 },
+    { name: '20,000 cases/s across 1,000 companies', requestsPerSecond: 200, companies: 1000 },
+  ];
+  const heatResults: Record<string, unknown> = {};
+  const heatRows: (string | number)[][] = [];
+  let hottestShare = 0;
+  for (const scenario of heatScenarios) {
+    // The one-company scenario is simulated from that company's requests only.
+    const sample = scenario.companies === 1 ? recordedLoads.filter((r) => r.company === emulated.partner.companyId) : recordedLoads;
+    const keys = heat(sample, scenario);
+    const share = Math.max(...keys.map((k) => Math.max(k.wcu / 1000, k.rcu / 3000)));
+    hottestShare = Math.max(hottestShare, share);
+    for (const k of keys.slice(0, 5)) heatRows.push([scenario.name, k.partition.replace(/cmp_[0-9A-Za-z]{16}/, '<company>').replace(/case_[0-9A-Za-z]{22}/, '<case>'), round(k.wcu, 1), round(k.rcu, 1), `${((Math.max(k.wcu / 1000, k.rcu / 3000)) * 100).toFixed(1)} %`]);
+    heatResults[scenario.name] = { hottestShareOfPartitionLimit: round(share, 3), hottest: keys.slice(0, 5).map((k) => ({ partition: k.partition, wcuPerSecond: round(k.wcu, 1), rcuPerSecond: round(k.rcu, 1) })) };
+  }
+  table(['scenario', 'partition (hottest 5)', 'WCU/s', 'RCU/s', 'of limit'], heatRows, ['l', 'l', 'r', 'r', 'r']);
+  const heatMark = check('batch', 'partition heat: hottest partition ÷ its limit (1,000 WCU/s, 3,000 RCU/s)', round(hottestShare, 3), '≤ 0.5', hottestShare <= 0.5);
+  const everyRequest = itemsWrittenByEveryRequest(recordedLoads);
+  const everyMark = check('batch', 'items written by every request', everyRequest.length === 0 ? 'none' : everyRequest.join(', '), 'none', everyRequest.length === 0);
+  console.log(`Hottest partition at ${(hottestShare * 100).toFixed(1)} % of its limit → ${heatMark}; items written by every one of ${recordedLoads.length} requests: ${everyRequest.length === 0 ? 'none' : everyRequest.join(', ')} → ${everyMark}`);
+  console.log('Partition loads are estimated from the recorded calls and item sizes (bench/lib/partition-heat.ts); the stand-in is not DynamoDB.');
+  results.batchPath = { sdkRequestsPer100CaseBatch: sdkRequests, cpuRatio100To1NoDelay: round(cpu100 / cpu1, 2), partitionHeat: heatResults, itemsWrittenByEveryRequest: everyRequest };
   closeRig(emulated);
 
   // ---------------------------------------------------------------------------------------
@@ -280,7 +327,7 @@ try {
   const sdk1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.ms));
   const sdkPerCase = (sdk100 - sdk1) / 99;
   console.log(`For comparison, with the AWS SDK in the loop (stand-in, no delay): ${((sdk100 - sdk1) / 99).toFixed(3)} ms per case`);
-  console.log('(one TransactWriteItems and one HEAD per case: marshalling, serialising, signing, parsing).');
+  console.log('(transactions of 25 cases, the upload-records read: marshalling, serialising, signing, parsing).');
   results.cpuPerCase = {
     medianMs: { 1: round(t1, 3), 10: round(t10, 3), 100: round(t100, 3) },
     marginalMsPerCase: round(perCase, 4),

@@ -15,6 +15,7 @@ import {
   invoiceCheckStatements,
   invoiceUploadStatements,
   tableGuardrailStatements,
+  uploadRecordStatements,
 } from './grants.js';
 
 /**
@@ -42,8 +43,10 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `write-cases`: `authenticate` plus the case transaction, the idempotency claim and the
  *   reference counter, each limited by partition and attributes.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
+ * - `record-uploads`: PutItem / DeleteItem of upload records only (the record-upload function,
+ *   which authenticates no one).
  */
-export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases';
+export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
 
 /**
  * How a function may use the invoice bucket:
@@ -129,7 +132,7 @@ export class ApiFunction extends Construct {
   }
 
   bindTable(table: ITable, access: TableAccess): void {
-    const statements = [...apiKeyAuthenticationStatements(table), ...tableGuardrailStatements(table)];
+    const statements = [...(access === 'record-uploads' ? uploadRecordStatements(table) : apiKeyAuthenticationStatements(table)), ...tableGuardrailStatements(table)];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     this.addStatements(statements);

@@ -47,6 +47,8 @@ export const PARTITIONS = {
   idempotencyClaim: `${PARTITION_PREFIXES.idempotencyClaim}*`,
   /** The case-reference counter: one exact partition. */
   referenceCounter: keys.caseReferenceCounter().pk,
+  /** Upload records: one partition per invoice file. */
+  upload: `${PARTITION_PREFIXES.upload}*`,
 } as const;
 
 /**
@@ -61,6 +63,7 @@ export const WRITABLE_ATTRIBUTES = {
   idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE, ...GSI1_ATTRIBUTES],
   idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
   referenceCounter: [PK, SK, 'sequence', 'type'],
+  upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt'],
 } as const;
 
 const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
@@ -161,6 +164,8 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
  * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
  *   completion attributes only, DeleteItem (release) under `COMPANY#`;
  * - the reference counter: UpdateItem of its sequence, on its one partition.
+ * - BatchGetItem of invoiceRef guards (the read-back of a case transaction whose answer was lost)
+ *   and of upload records (which cited invoice files S3 reported), nothing else.
  * It is never granted UpdateItem or DeleteItem under `CASE#`, nor any write of an API key beyond
  * `lastUsedAt` (see tableGuardrailStatements). ConditionCheckItem is not granted: no transaction
  * uses one.
@@ -173,6 +178,12 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
       actions: ['dynamodb:PutItem'],
       resources,
       conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'BatchReadGuardsAndUploadRecords',
+      actions: ['dynamodb:BatchGetItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.invoiceRefGuard, PARTITIONS.upload),
     }),
     new PolicyStatement({
       sid: 'ClaimIdempotencyKeys',
@@ -202,6 +213,27 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
           'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.referenceCounter],
         },
       },
+    }),
+  ];
+}
+
+/**
+ * The record-upload function (invoked by the invoice bucket's events): PutItem and DeleteItem of
+ * upload records only, of their own attributes only. It reads nothing and is granted nothing else.
+ */
+export function uploadRecordStatements(table: ITable): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'RecordUploads',
+      actions: ['dynamodb:PutItem'],
+      resources: [table.tableArn],
+      conditions: { ...onPartitions(PARTITIONS.upload), ...writingOnly(WRITABLE_ATTRIBUTES.upload) },
+    }),
+    new PolicyStatement({
+      sid: 'ForgetUploads',
+      actions: ['dynamodb:DeleteItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(PARTITIONS.upload),
     }),
   ];
 }

@@ -10,6 +10,27 @@ import { ServiceDashboard } from './service-dashboard.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
 import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
+import { EventType } from 'aws-cdk-lib/aws-s3';
+import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
+
+/** The record-upload function's handler file. */
+export const RECORD_UPLOAD_ENTRY = 'functions/record-upload.ts';
+
+/**
+ * S3 bucket notifications are configured by the CDK's own singleton custom resource
+ * (BucketNotificationsHandler), whose role CDK builds with the basic-execution managed policy.
+ * Acknowledged on that role, once the handler exists.
+ */
+function acknowledgeBucketNotificationsHandler(stack: Stack): void {
+  const handler = stack.node.tryFindChild('BucketNotificationsHandler050a0587b7544547bf325f094a3db834');
+  const role = handler?.node.tryFindChild('Role');
+  if (!role) return;
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    reason: 'CDK-managed custom resource that sets the invoice bucket notification at deploy time; it only writes its own logs with this policy.',
+  });
+}
 
 export interface PartnerCaseApiStackProps extends StackProps {
   config: StackConfig;
@@ -25,6 +46,8 @@ export class PartnerCaseApiStack extends Stack {
   readonly data: DataStores;
   readonly api: PartnerApi;
   readonly functions: Readonly<Record<ApiFunctionId, ApiFunction>>;
+  /** Records invoice uploads from the bucket's events (not an API route). */
+  readonly recordUpload: ApiFunction;
   readonly cursorSecret: CursorSecret;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
@@ -81,6 +104,24 @@ export class PartnerCaseApiStack extends Stack {
     this.functions.createUpload.bindInvoiceBucket(invoiceBucket, 'issue-uploads');
     this.functions.createCases.bindTable(table, 'write-cases');
     this.functions.createCases.bindInvoiceBucket(invoiceBucket, 'check-uploads');
+
+    // Batch creation confirms an invoice file from its upload record (one read for the whole
+    // batch) instead of a HEAD per file: S3 reports each invoice object created, removed or expired.
+    this.recordUpload = new ApiFunction(this, 'RecordUpload', {
+      entry: path.join(projectRoot, RECORD_UPLOAD_ENTRY),
+      projectRoot,
+      description: 'Records invoice uploads from the invoice bucket events',
+      memorySize: 256,
+      timeout: Duration.seconds(10),
+      environment,
+      logRetention: config.logRetentionDays,
+    });
+    this.recordUpload.bindTable(table, 'record-uploads');
+    const invoices = { prefix: FILE_KEY_PREFIX };
+    for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED, EventType.LIFECYCLE_EXPIRATION]) {
+      invoiceBucket.addEventNotification(event, new LambdaDestination(this.recordUpload.function), invoices);
+    }
+    acknowledgeBucketNotificationsHandler(this);
 
     this.api = new PartnerApi(this, 'Api', {
       stageName: config.stageName,

@@ -12,7 +12,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { StaticRoute } from './http-adapter.js';
 import { describePortHolder, forgetLocalStack, reclaimStaleDynamoLocal, recordLocalStack } from './local-processes.js';
-import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
+import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, localUploadRecorder, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
 
 /** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
 export const DEMO_KEY_FILE = 'demo-api-key';
@@ -101,9 +101,11 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   try {
+    const dynamoStarting = startDynamoLocal(ports.dynamoPort, dynamoDir);
     starting = {
-      dynamo: startDynamoLocal(ports.dynamoPort, dynamoDir),
-      s3: startLocalS3(ports.s3Port, join(dataDir, 's3'), LOCAL_DEFAULTS.bucketName),
+      dynamo: dynamoStarting,
+      // Uploads are recorded as S3's notification records them in AWS (functions/record-upload.ts).
+      s3: startLocalS3(ports.s3Port, join(dataDir, 's3'), LOCAL_DEFAULTS.bucketName, localUploadRecorder(dynamoStarting.then((d) => d.endpoint), LOCAL_DEFAULTS.tableName)),
     };
     const [dynamo] = await Promise.all([starting.dynamo, starting.s3]);
     await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);

@@ -15,7 +15,12 @@ import {
   UpdateTimeToLiveCommand,
   type GlobalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
+import type { S3Event } from 'aws-lambda';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
+import { DynamoUploadRecords } from '../../lib/adapters/dynamodb/upload-records.js';
+// Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
+import { buildRecordUploadHandler } from '../../functions/record-upload.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
 import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../route-table.js';
@@ -214,10 +219,16 @@ export interface RunningS3 {
  * Starts the local S3: s3rver on a free loopback port, storing objects under `directory`, with
  * the bucket configured, behind the signature gate (`s3-signature-gate.ts`) on `port`, which
  * refuses what S3 refuses (bad or expired signatures, `If-None-Match: *` over an existing object).
- * The endpoint is the gate's: nothing reaches s3rver unchecked.
+ * The endpoint is the gate's: nothing reaches s3rver unchecked. `onObjectEvent` receives s3rver's
+ * object events (the same shape as S3's event notifications), as the record-upload function does
+ * in AWS: pass `localUploadRecorder`.
  */
-export async function startLocalS3(port: number, directory: string, bucketName: string): Promise<RunningS3> {
-  const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<AddressInfo>; close(): Promise<void> };
+export async function startLocalS3(port: number, directory: string, bucketName: string, onObjectEvent?: (event: S3Event) => Promise<void>): Promise<RunningS3> {
+  const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+    on(name: 'event', listener: (event: S3Event) => void): void;
+  };
   mkdirSync(resolve(directory), { recursive: true });
   const server = new S3rver({
     port: 0,
@@ -226,6 +237,12 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
     directory: resolve(directory),
     configureBuckets: [{ name: bucketName }],
   });
+  if (onObjectEvent) {
+    // As S3's notification invokes the record-upload function: after the PUT has been answered.
+    server.on('event', (event) => {
+      onObjectEvent(event).catch((error: unknown) => console.error('local S3: recording an object event failed', error));
+    });
+  }
   const upstream = await server.run();
   let gate: RunningS3SignatureGate;
   try {
@@ -240,6 +257,22 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
       await gate.close();
       await server.close();
     },
+  };
+}
+
+/**
+ * The record-upload function's code, writing upload records into the local table: what S3's
+ * ObjectCreated notification does in AWS. DynamoDB Local may still be starting when the S3 is
+ * up; events wait for its endpoint.
+ */
+export function localUploadRecorder(dynamoEndpoint: Promise<string>, tableName: string): (event: S3Event) => Promise<void> {
+  let recorder: Promise<(event: S3Event) => Promise<void>> | undefined;
+  return async (event) => {
+    recorder ??= dynamoEndpoint.then((endpoint) => {
+      const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS }));
+      return buildRecordUploadHandler(new DynamoUploadRecords(client, tableName));
+    });
+    await (await recorder)(event);
   };
 }
 

@@ -8,6 +8,8 @@ import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from './dynamodb/reference-counter.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
+import { DynamoUploadRecords } from './dynamodb/upload-records.js';
+import { RecordedInvoiceFiles } from './recorded-invoice-files.js';
 import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
 import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { s3Client } from './s3/s3-client.js';
@@ -28,13 +30,18 @@ export function caseCreationAdapters(cfg: AppConfig = config()) {
     writer: new DynamoCaseWriter(client, cfg.tableName),
     idempotency: new DynamoIdempotencyStore(client, cfg.tableName),
     references: new DynamoReferenceAllocator(client, cfg.tableName),
-    files: new S3InvoiceFileStore(s3Client(cfg), cfg.bucketName),
+    files: new RecordedInvoiceFiles(new DynamoUploadRecords(client, cfg.tableName), new S3InvoiceFileStore(s3Client(cfg), cfg.bucketName)),
     fileKeyProblem,
     log: operationalLog,
     now: () => new Date(),
     idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
     claimHorizonSeconds: cfg.claimHorizonSeconds,
   };
+}
+
+/** The record-upload function: the upload records, written from the invoice bucket's events. */
+export function uploadRecordAdapters(cfg: AppConfig = config()): DynamoUploadRecords {
+  return new DynamoUploadRecords(documentClient(cfg), cfg.tableName);
 }
 
 export function uploadService(cfg: AppConfig = config()): UploadService {

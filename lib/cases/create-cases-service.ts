@@ -14,9 +14,11 @@ import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, Invoic
  * Batch case creation (spec 4.2, product rules). Storage work runs in four sequential phases,
  * whatever the batch size:
  *   1. the API key lookup (done by the auth middleware before this runs);
- *   2. in parallel: the Idempotency-Key claim, the company's settings, one counter update
- *      reserving the batch's references, and one HEAD per distinct invoice file;
- *   3. in parallel: one transaction per case (guard + case + audit record);
+ *   2. in parallel: the Idempotency-Key claim, the company's settings, the batch's references
+ *      (a counter update only when the process's block runs out), and the upload records of the
+ *      cited invoice files in one read, then a HEAD only for a file without a record;
+ *   3. the cases' writes, handed to the writer together (it packs them into as few transactions
+ *      as it can, guard + case + audit record of each all or none, sent in parallel);
  *   4. completing the Idempotency-Key claim with the response.
  * Every input element ends in exactly one of `created` / `rejected`.
  */
@@ -107,17 +109,7 @@ export class CreateCasesService {
       : Promise.resolve({ claimed: true });
     const companyP = referencesNeeded > 0 ? deps.companies.get(companyId, deadline) : Promise.resolve(undefined);
     const firstSequenceP = referencesNeeded > 0 ? deps.references.reserve(referencesNeeded, deadline) : Promise.resolve(0);
-    const filesP = Promise.all(
-      fileKeys.map((key) =>
-        deps.files.exists(key, deadline).then(
-          (exists) => [key, exists ? 'present' : 'absent'] as const,
-          (error: unknown) => {
-            deps.log.warn('invoice file check failed', { error: error as Error });
-            return [key, 'error'] as const;
-          },
-        ),
-      ),
-    );
+    const filesP = checkFiles(deps, fileKeys, deadline);
     const [claim, company, firstSequence, files] = await Promise.allSettled([claimP, companyP, firstSequenceP, filesP]);
 
     if (claim.status === 'rejected') {
@@ -192,11 +184,11 @@ export class CreateCasesService {
       // Phase 3.
       const toWrite = slots.filter((s) => s.newCase);
       writeStarted = toWrite.length > 0;
-      await Promise.all(
-        toWrite.map(async (slot) => {
-          slot.outcome = await deps.writer.write(slot.newCase!, deadline);
-        }),
+      const outcomes = await deps.writer.writeAll(
+        toWrite.map((slot) => slot.newCase!),
+        deadline,
       );
+      toWrite.forEach((slot, i) => (slot.outcome = outcomes[i]));
       // Every write failed and storage is sure none landed: the request as a whole had no effect,
       // so it is unavailable (503) and gives its key back, as when storage fails before the writes.
       if (writeStarted && toWrite.every((s) => s.outcome?.kind === 'failed' && !s.outcome.outcomeUnknown)) {
@@ -218,6 +210,34 @@ export class CreateCasesService {
     }
     return result;
   }
+}
+
+type FileState = 'present' | 'absent' | 'error';
+
+/**
+ * Rule 7 for the distinct cited files: the upload records first, in one read; then the object
+ * store only for the files without a record (uploaded a moment ago, its report still on the way).
+ * When the records cannot be read, every file is asked of the object store instead.
+ */
+async function checkFiles(deps: CreateCasesDeps, fileKeys: readonly string[], deadline: Deadline): Promise<(readonly [string, FileState])[]> {
+  if (fileKeys.length === 0) return [];
+  let recorded: ReadonlySet<string> = new Set();
+  try {
+    recorded = await deps.files.recorded(fileKeys, deadline);
+  } catch (error) {
+    deps.log.warn('upload records could not be read; asking the object store', { error: error as Error });
+  }
+  return Promise.all(
+    fileKeys.map(async (key): Promise<readonly [string, FileState]> => {
+      if (recorded.has(key)) return [key, 'present'];
+      try {
+        return [key, (await deps.files.exists(key, deadline)) ? 'present' : 'absent'];
+      } catch (error) {
+        deps.log.warn('invoice file check failed', { error: error as Error });
+        return [key, 'error'];
+      }
+    }),
+  );
 }
 
 /**

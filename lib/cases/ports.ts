@@ -98,10 +98,12 @@ export type WriteOutcome =
 
 export interface CaseWriter {
   /**
-   * Writes the invoiceRef guard, the case and its audit record, all or none; never throws. A guard
-   * already holding this very case id (a retry of our own write) counts as created.
+   * Writes, for each case, the invoiceRef guard, the case and its audit record, all or none of the
+   * three; never throws. Answers one outcome per case, in the order given. The cases must have
+   * distinct invoiceRefs (the use case resolves duplicates within a request before writing). A
+   * guard already holding this very case id (a retry of our own write) counts as created.
    */
-  write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome>;
+  writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]>;
 }
 
 export interface StoredBatchResponse {
@@ -147,6 +149,12 @@ export interface ReferenceAllocator {
 }
 
 export interface InvoiceFiles {
+  /**
+   * The keys among `fileKeys` whose upload the object store has reported (S3 event → upload
+   * record), read strongly consistent in one call; throws when storage cannot tell. A key not in
+   * the answer may still exist (its report has not arrived yet): ask `exists`.
+   */
+  recorded(fileKeys: readonly string[], deadline?: Deadline): Promise<ReadonlySet<string>>;
   /** true when an object exists under the key; false when it does not; throws when storage cannot tell. */
   exists(fileKey: string, deadline?: Deadline): Promise<boolean>;
 }

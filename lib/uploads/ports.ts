@@ -16,3 +16,22 @@ export interface UploadUrlSigner {
    */
   sign(upload: UploadToSign): Promise<string>;
 }
+
+/** An object S3 reported under an issued fileKey. */
+export interface RecordedUpload {
+  fileKey: string;
+  companyId: string;
+  size: number;
+  /** ISO 8601, when S3 reported it. */
+  uploadedAt: string;
+}
+
+/**
+ * Where the uploads S3 reports are kept (implemented in lib/adapters/dynamodb), so batch
+ * creation can confirm an invoice file without asking S3 for each one.
+ */
+export interface UploadRecords {
+  record(upload: RecordedUpload): Promise<void>;
+  /** The object is gone (deleted or expired): a case may no longer cite it on the record's word. */
+  forget(fileKey: string): Promise<void>;
+}

@@ -4,6 +4,7 @@ import { generateApiKey } from '../../lib/auth/api-key.js';
 import { logger } from '../../lib/runtime/logger.js';
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { RecordedInvoiceFiles } from '../../lib/adapters/recorded-invoice-files.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
@@ -114,14 +115,15 @@ describe('logs and error bodies leak nothing', () => {
     // Storage failures, so every error path (with its server-side stack) is logged too: a 500, a
     // failed HEAD, transactions that keep failing, and a claim that cannot be completed.
     const table = config().tableName;
+    let counterDown = true;
     const { client } = faultyDocumentClient({
       decide: (name, input) => {
         const text = JSON.stringify(input).toUpperCase();
-        // The counter is taken a block of references at a time: fail whatever block is asked for.
-        if (name === 'UpdateItemCommand' && text.includes('COUNTER#CASE_REFERENCE')) return 'internal';
+        // The counter is down for the first request only (references come in blocks: later requests need no counter call).
+        if (name === 'UpdateItemCommand' && text.includes('COUNTER') && counterDown) return 'internal';
         if (name === 'TransactWriteItemsCommand' && text.includes('LEAK-TX')) return 'lost-response';
         if (name === 'UpdateItemCommand' && text.includes('IDEMPOTENCY#') && text.includes('#LEAK-COMPLETE')) return 'internal';
-        if (name === 'GetItemCommand' && text.includes('INVREF#') && text.includes('#LEAK-TX')) return 'timeout';
+        if (name === 'BatchGetItemCommand' && text.includes('INVREF#') && text.includes('#LEAK-TX')) return 'timeout';
         return undefined;
       },
     });
@@ -136,8 +138,11 @@ describe('logs and error bodies leak nothing', () => {
     const failed = await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] }, faulty);
     // Storage failed before any write: the request had no effect and says when to retry.
     expect(failed.statusCode).toBe(503);
+    counterDown = false;
     await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' }, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] }, faulty);
-    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new S3InvoiceFileStore(s3.client, config().bucketName) });
+    // A file whose upload record has not arrived yet, so the (failing) HEAD is asked.
+    const noRecordYet = { recorded: () => Promise.resolve(new Set<string>()) };
+    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new RecordedInvoiceFiles(noRecordYet, new S3InvoiceFileStore(s3.client, config().bucketName)) });
     await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email })] }, headFailing);
 
     const all = entries.map((e) => e.text).join('\n');

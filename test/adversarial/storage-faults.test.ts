@@ -7,6 +7,8 @@ import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js
 import { DynamoApiKeyStore } from '../../lib/adapters/dynamodb/api-key-store.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
+import { DynamoUploadRecords } from '../../lib/adapters/dynamodb/upload-records.js';
+import { RecordedInvoiceFiles } from '../../lib/adapters/recorded-invoice-files.js';
 import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { lambdaContext, newPartner, parse, type ParsedResult, type Partner } from '../support/fixtures.js';
@@ -18,7 +20,7 @@ import { MODES } from '../../lib/mode.js';
 
 /**
  * Storage faults on every storage call of the create path (the Idempotency-Key claim, the
- * company read, the reference counter, the invoice HEAD, the case transactions, the claim's
+ * company read, the reference counter, the upload records, the invoice HEAD, the case transactions, the claim's
  * completion and its release): throttling, transaction conflicts, timeouts, internal errors and
  * lost responses (the call took effect, its answer never arrived).
  *
@@ -40,7 +42,7 @@ const SEED = Number(process.env.FAULT_SEED ?? 7);
 /** Our writer retries a transaction at most this often in these tests (fast backoff). */
 const WRITER_POLICY = { maxAttempts: 3, baseDelayMs: 2, maxDelayMs: 10 };
 
-type Target = 'claim' | 'company' | 'counter' | 'head' | 'write' | 'verify' | 'complete' | 'release' | 'other';
+type Target = 'claim' | 'company' | 'counter' | 'records' | 'head' | 'write' | 'verify' | 'complete' | 'release' | 'other';
 
 /** Which storage call of the create path this is, and a stable identity for it (no random ids). */
 /** A key's identity without the (random) company id: guards and claims have a partition each. */
@@ -65,6 +67,13 @@ function callOf(commandName: string, input: Record<string, unknown>): { target: 
       if (sk === 'PROFILE') return { target: 'company', id: sk };
       if (id.startsWith('INVREF#')) return { target: 'verify', id };
       return { target: 'other', id };
+    case 'BatchGetItemCommand': {
+      const tables = Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Record<string, unknown>[] }>);
+      const first = tables[0]?.Keys?.[0] ?? {};
+      // The upload records of the batch's invoice files, or the read-back of a case transaction whose answer was lost (its guards).
+      if (String(first.pk ?? '').startsWith('UPLOAD#')) return { target: 'records', id: 'uploads' };
+      return String(first.pk ?? '').startsWith('INVREF#') ? { target: 'verify', id: stableKey(first) } : { target: 'other', id: commandName };
+    }
     case 'TransactWriteItemsCommand': {
       const first = (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined)?.[0]?.Put?.Item;
       return { target: 'write', id: stableKey(first ?? {}) };
@@ -124,9 +133,9 @@ function faultyHandler() {
     companies: new DynamoCompanyStore(ddb.client, table),
     writer: new DynamoCaseWriter(ddb.client, table, WRITER_POLICY),
     idempotency: new DynamoIdempotencyStore(ddb.client, table),
-    // A block of one: the counter is on every batch's path, as the fault matrix needs.
+    // Blocks of one reference: every batch writes the counter, so its faults are exercised on every request.
     references: new DynamoReferenceAllocator(ddb.client, table, 1),
-    files: new S3InvoiceFileStore(s3.client, config().bucketName),
+    files: new RecordedInvoiceFiles(new DynamoUploadRecords(ddb.client, table), new S3InvoiceFileStore(s3.client, config().bucketName)),
   });
 }
 
@@ -218,6 +227,8 @@ function matrix(): Cell[] {
     { target: 'claim', keyOnly: true, modes: ['once'] },
     { target: 'company', modes: ['once'] },
     { target: 'counter', modes: ['once'] },
+    { target: 'records', modes: ['once', 'exhaust'] },
+    // The HEAD runs only for a file without an upload record: the records read fails throughout.
     { target: 'head', modes: ['once'] },
     { target: 'write', modes: ['once', 'exhaust'] },
     { target: 'complete', keyOnly: true, modes: ['once', 'exhaust'] },
@@ -263,6 +274,7 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
       plan = (call) => {
         if (!armed) return undefined;
         if (cell.target === 'release' && call.target === 'counter') return 'internal';
+        if (cell.target === 'head' && call.target === 'records') return 'internal';
         if (cell.target === 'verify' && call.target === 'write') {
           if (lostWrite === undefined) {
             lostWrite = call.id;
@@ -320,7 +332,7 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
       for (const status of firstStatuses[`${target}/once`] ?? []) expect([200, 201]).toContain(status);
     }
     expect(new Set(firstStatuses['release/once'])).toEqual(new Set([503]));
-    for (const target of ['head/once', 'write/once', 'write/exhaust', 'verify/once', 'complete/once', 'complete/exhaust']) {
+    for (const target of ['records/once', 'records/exhaust', 'head/once', 'write/once', 'write/exhaust', 'verify/once', 'complete/once', 'complete/exhaust']) {
       for (const status of firstStatuses[target] ?? []) expect([200, 201]).toContain(status);
     }
 

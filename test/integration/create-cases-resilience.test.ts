@@ -1,11 +1,12 @@
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
 import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { newPartner, type Partner } from '../support/fixtures.js';
-import { checkStorageInvariants, outcome, postCases, uploadInvoice, validCase } from '../support/cases.js';
+import { checkStorageInvariants, outcome, postCases, scanTable, uploadInvoice, validCase } from '../support/cases.js';
 import { faultyDocumentClient, type Fault } from '../support/faulty-client.js';
 
 /** A create handler whose storage calls go through a fault-injecting client. */
@@ -23,11 +24,10 @@ function handlerWithFaults(decide: (commandName: string, input: Record<string, u
   return { handler, counter };
 }
 
-function invoiceRefOf(input: Record<string, unknown>): string | undefined {
-  // At the initialize step the DocumentClient's input is not marshalled yet.
-  const items = input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined;
-  const ref = items?.[0]?.Put?.Item?.invoiceRef;
-  return typeof ref === 'string' ? ref : undefined;
+/** The invoiceRefs a case transaction writes (at the initialize step the DocumentClient's input is not marshalled yet). */
+function invoiceRefsOf(input: Record<string, unknown>): string[] {
+  const items = (input.TransactItems ?? []) as { Put?: { Item?: Record<string, unknown> } }[];
+  return items.flatMap((i) => (i.Put?.Item?.type === ITEM_TYPES.invoiceRefGuard && typeof i.Put.Item.invoiceRef === 'string' ? [i.Put.Item.invoiceRef] : []));
 }
 
 describe('concurrent submissions', () => {
@@ -46,6 +46,61 @@ describe('concurrent submissions', () => {
     expect(rejected).toHaveLength(9);
     expect(new Set(rejected.map((r) => r.code))).toEqual(new Set(['DUPLICATE']));
     expect(new Set(rejected.map((r) => r.existingCaseId))).toEqual(new Set([created[0]!.id]));
+  });
+
+  it('create exactly 150 cases when two 100-case batches sharing 50 invoiceRefs race, through transaction conflicts, and answer each case exactly', async () => {
+    // The first attempt of every transaction round is refused as a TransactionConflict (DynamoDB
+    // Local serialises transactions, so a real conflict never happens here); the retry then meets
+    // whatever the other batch committed meanwhile.
+    const conflicted = new Set<string>();
+    const { handler, counter } = handlerWithFaults((name, input) => {
+      if (name !== 'TransactWriteItemsCommand') return undefined;
+      const token = String(input.ClientRequestToken);
+      if (conflicted.has(token)) return undefined;
+      conflicted.add(token);
+      return 'conflict';
+    });
+    const shared = Array.from({ length: 50 }, (_, i) => `RACE-S-${i}`);
+    const own = (tag: string) => Array.from({ length: 50 }, (_, i) => `RACE-${tag}-${i}`);
+    // Interleaved, and the shared refs in opposite orders: each batch's shared refs are spread over all four of its transactions.
+    const refsA = shared.flatMap((ref, i) => [ref, own('A')[i]!]);
+    const refsB = [...shared].reverse().flatMap((ref, i) => [own('B')[i]!, ref]);
+    const [resA, resB] = await Promise.all([refsA, refsB].map((refs) => postCases(partner.apiKey, { cases: refs.map((invoiceRef) => validCase(fileKey, { invoiceRef })) }, {}, handler)));
+    const a = outcome(resA!);
+    const b = outcome(resB!);
+    // One conflict per round: the 8 first rounds, and at least one further round, because each
+    // duplicate was dropped from a cancelled transaction that also held cases of the batch's own.
+    expect(counter.injected.conflict).toBeGreaterThan(8);
+
+    const createdBy = new Map<string, { id: string; reference: string }>();
+    for (const c of [...a.created, ...b.created]) {
+      expect(createdBy.has(c.invoiceRef as string)).toBe(false);
+      createdBy.set(c.invoiceRef as string, { id: c.id, reference: c.reference });
+    }
+    expect(createdBy.size).toBe(150);
+    for (const { created, rejected, refs, own: ownRefs } of [
+      { ...a, refs: refsA, own: own('A') },
+      { ...b, refs: refsB, own: own('B') },
+    ]) {
+      expect([...created, ...rejected].map((item) => item.index).sort((x, y) => x - y)).toEqual(refs.map((_, i) => i));
+      for (const ref of ownRefs) expect(created.map((c) => c.invoiceRef)).toContain(ref);
+      for (const r of rejected) {
+        const winner = createdBy.get(r.invoiceRef as string)!;
+        expect({ ref: r.invoiceRef, code: r.code, existingCaseId: r.existingCaseId, existingReference: r.existingReference }).toEqual({
+          ref: r.invoiceRef,
+          code: 'DUPLICATE',
+          existingCaseId: winner.id,
+          existingReference: winner.reference,
+        });
+      }
+    }
+    expect(a.rejected.length + b.rejected.length).toBe(50);
+
+    const cases = (await scanTable()).filter((item) => item.type === ITEM_TYPES.case && item.companyId === partner.companyId && String(item.invoiceRef).startsWith('RACE-'));
+    expect(cases).toHaveLength(150);
+    expect(new Set(cases.map((c) => c.invoiceRef)).size).toBe(150);
+    for (const c of cases) expect(createdBy.get(c.invoiceRef as string)?.id).toBe(c.caseId);
+    expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
   });
 
   it('let exactly one of 8 requests with one Idempotency-Key proceed', async () => {
@@ -74,30 +129,27 @@ describe('storage faults during creation', () => {
     fileKey = await uploadInvoice(partner.apiKey);
   });
 
-  it('report cases whose transaction keeps failing as TEMPORARY_FAILURE, create the rest, and let a resubmission create them once', async () => {
+  it('report the cases of a transaction that keeps failing as TEMPORARY_FAILURE, create the rest, and let a resubmission create them once', async () => {
+    // 100 cases are four transactions of 25; the first three each hold one of these refs and keep failing.
     const failing: Record<string, Fault> = { 'INV-F-THROTTLE': 'throttle', 'INV-F-CONFLICT': 'conflict', 'INV-F-TIMEOUT': 'timeout' };
-    const { handler, counter } = handlerWithFaults((name, input) => (name === 'TransactWriteItemsCommand' ? failing[invoiceRefOf(input) ?? ''] : undefined));
-    const refs = ['INV-F-OK-1', 'INV-F-THROTTLE', 'INV-F-CONFLICT', 'INV-F-OK-2', 'INV-F-TIMEOUT'];
+    const { handler, counter } = handlerWithFaults((name, input) =>
+      name === 'TransactWriteItemsCommand' ? invoiceRefsOf(input).map((ref) => failing[ref]).find((f) => f !== undefined) : undefined,
+    );
+    const refs = Array.from({ length: 100 }, (_, i) => (i === 0 ? 'INV-F-THROTTLE' : i === 25 ? 'INV-F-CONFLICT' : i === 50 ? 'INV-F-TIMEOUT' : `INV-F-OK-${i}`));
     const cases = refs.map((invoiceRef) => validCase(fileKey, { invoiceRef }));
     const res = await postCases(partner.apiKey, { cases }, {}, handler);
     expect(res.statusCode).toBe(201);
     const { created, rejected } = outcome(res);
-    expect(created.map((c) => c.invoiceRef)).toEqual(['INV-F-OK-1', 'INV-F-OK-2']);
-    expect(rejected.map((r) => [r.invoiceRef, r.code])).toEqual([
-      ['INV-F-THROTTLE', 'TEMPORARY_FAILURE'],
-      ['INV-F-CONFLICT', 'TEMPORARY_FAILURE'],
-      ['INV-F-TIMEOUT', 'TEMPORARY_FAILURE'],
-    ]);
-    expect(counter.injected.throttle + counter.injected.conflict + counter.injected.timeout).toBe(12); // 3 cases x 4 attempts
+    expect(created.map((c) => c.invoiceRef)).toEqual(refs.slice(75));
+    expect(rejected.map((r) => r.invoiceRef)).toEqual(refs.slice(0, 75));
+    expect(new Set(rejected.map((r) => r.code))).toEqual(new Set(['TEMPORARY_FAILURE']));
+    expect(counter.injected.throttle + counter.injected.conflict + counter.injected.timeout).toBe(12); // 3 transactions x 4 attempts
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
 
     const retry = await postCases(partner.apiKey, { cases });
     const again = outcome(retry);
-    expect(again.created.map((c) => c.invoiceRef)).toEqual(['INV-F-THROTTLE', 'INV-F-CONFLICT', 'INV-F-TIMEOUT']);
-    expect(again.rejected.map((r) => [r.invoiceRef, r.code])).toEqual([
-      ['INV-F-OK-1', 'DUPLICATE'],
-      ['INV-F-OK-2', 'DUPLICATE'],
-    ]);
+    expect(again.created.map((c) => c.invoiceRef)).toEqual(refs.slice(0, 75));
+    expect(again.rejected.map((r) => [r.invoiceRef, r.code])).toEqual(refs.slice(75).map((ref) => [ref, 'DUPLICATE']));
   });
 
   it('retry a transaction conflict and succeed without the partner noticing', async () => {

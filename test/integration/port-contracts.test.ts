@@ -55,6 +55,8 @@ function dynamoPorts(): Ports {
 }
 
 const companyId = () => `cmp_${randomBase62(16)}`;
+/** A batch of one: the port writes batches. */
+const writeOne = async (writer: CaseWriter, c: NewCase, deadline?: ReturnType<typeof standaloneDeadline>) => (await writer.writeAll([c], deadline))[0];
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const DEADLINE = () => standaloneDeadline(10_000);
 const EXPIRED = () => standaloneDeadline(0);
@@ -169,23 +171,23 @@ describe.each([
   describe('case writes and reads', () => {
     it('writes a case that the very next read returns exactly as stored', async () => {
       const c = newCase(companyId(), 'INV-1');
-      expect(await ports.writer.write(c, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await writeOne(ports.writer, c, DEADLINE())).toMatchObject({ kind: 'created' });
       expect(await ports.reader.get('live', c.stored.caseId)).toEqual(c.stored);
       expect(await ports.reader.get('live', `case_${randomBase62(22)}`)).toBeUndefined();
     });
 
     it('counts a repeated write of the same case as created (a retry of our own write)', async () => {
       const c = newCase(companyId(), 'INV-2');
-      await ports.writer.write(c, DEADLINE());
-      expect(await ports.writer.write(c, DEADLINE())).toMatchObject({ kind: 'created' });
+      await writeOne(ports.writer, c, DEADLINE());
+      expect(await writeOne(ports.writer, c, DEADLINE())).toMatchObject({ kind: 'created' });
     });
 
     it('refuses a second case for the same invoiceRef of the same company, naming the first, and writes nothing of it', async () => {
       const company = companyId();
       const first = newCase(company, 'INV-3');
       const second = newCase(company, 'INV-3');
-      await ports.writer.write(first, DEADLINE());
-      expect(await ports.writer.write(second, DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
+      await writeOne(ports.writer, first, DEADLINE());
+      expect(await writeOne(ports.writer, second, DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
       expect(await ports.reader.get('live', second.stored.caseId)).toBeUndefined();
     });
 
@@ -193,9 +195,9 @@ describe.each([
       const company = companyId();
       const live = newCase(company, 'INV-MODE');
       const test = newCase(company, 'INV-MODE', undefined, 'test');
-      expect(await ports.writer.write(live, DEADLINE())).toMatchObject({ kind: 'created' });
-      expect(await ports.writer.write(test, DEADLINE())).toMatchObject({ kind: 'created' });
-      expect(await ports.writer.write(newCase(company, 'INV-MODE', undefined, 'test'), DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: test.stored.caseId });
+      expect(await writeOne(ports.writer, live, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await writeOne(ports.writer, test, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await writeOne(ports.writer, newCase(company, 'INV-MODE', undefined, 'test'), DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: test.stored.caseId });
       expect(await ports.reader.get('test', test.stored.caseId)).toEqual(test.stored);
       expect(await ports.reader.get('live', test.stored.caseId)).toBeUndefined();
       expect(await ports.reader.get('test', live.stored.caseId)).toBeUndefined();
@@ -204,9 +206,37 @@ describe.each([
     it('keeps companies apart: the same invoiceRef creates a case for each company', async () => {
       const a = newCase(companyId(), 'INV-4');
       const b = newCase(companyId(), 'INV-4');
-      expect(await ports.writer.write(a, DEADLINE())).toMatchObject({ kind: 'created' });
-      expect(await ports.writer.write(b, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await writeOne(ports.writer, a, DEADLINE())).toMatchObject({ kind: 'created' });
+      expect(await writeOne(ports.writer, b, DEADLINE())).toMatchObject({ kind: 'created' });
     });
+    it('writes a batch larger than one transaction, answering each case in order: created, or duplicate naming the existing case', async () => {
+      const company = companyId();
+      const earlier = [newCase(company, 'B-7'), newCase(company, 'B-40'), newCase(company, 'B-99')];
+      expect(await ports.writer.writeAll(earlier, DEADLINE())).toEqual(earlier.map(() => expect.objectContaining({ kind: 'created' })));
+      const batch = Array.from({ length: 100 }, (_, i) => newCase(company, `B-${i}`));
+      const outcomes = await ports.writer.writeAll(batch, DEADLINE());
+      expect(outcomes).toHaveLength(100);
+      const byRef = new Map(earlier.map((c) => [c.stored.invoiceRef, c]));
+      for (const [i, outcome] of outcomes.entries()) {
+        const first = byRef.get(batch[i]!.stored.invoiceRef);
+        if (first) {
+          expect(outcome).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
+          expect(await ports.reader.get('live', batch[i]!.stored.caseId)).toBeUndefined();
+        } else {
+          expect(outcome).toMatchObject({ kind: 'created' });
+          expect(await ports.reader.get('live', batch[i]!.stored.caseId)).toEqual(batch[i]!.stored);
+        }
+      }
+    });
+
+    it('counts a repeated batch of its own cases as created, and an empty batch as nothing', async () => {
+      const company = companyId();
+      const batch = Array.from({ length: 40 }, (_, i) => newCase(company, `R-${i}`));
+      await ports.writer.writeAll(batch, DEADLINE());
+      expect(await ports.writer.writeAll(batch, DEADLINE())).toEqual(batch.map(() => expect.objectContaining({ kind: 'created' })));
+      expect(await ports.writer.writeAll([], DEADLINE())).toEqual([]);
+    });
+
   });
 
   describe('idempotency claims', () => {
@@ -285,7 +315,7 @@ describe.each([
       await expect(ports.companies.get(company, EXPIRED())).rejects.toMatchObject(unavailable);
       expect(await ports.idempotency.claim(claim(company, 'late', 'r2'))).toEqual({ claimed: true });
       const c = newCase(company, 'LATE-1');
-      expect(await ports.writer.write(c, EXPIRED())).toMatchObject({ kind: 'failed' });
+      expect(await writeOne(ports.writer, c, EXPIRED())).toMatchObject({ kind: 'failed' });
       expect(await ports.reader.get('live', c.stored.caseId)).toBeUndefined();
     });
   });

@@ -1,5 +1,8 @@
+import { CASES_PER_TRANSACTION } from '../../lib/adapters/dynamodb/case-writer.js';
 import { CASE_LIST_SHARDS } from '../../lib/adapters/dynamodb/table-keys.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { config } from '../../lib/runtime/config.js';
+import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { benchCases, createCasesEvent, lambdaContext, listCasesEvent } from '../support/storage-rig/events.js';
 import { MemoryBackend } from '../support/storage-rig/memory-backend.js';
 import { closeRig, makeRig, measure, measureUpload, SCENARIOS, type Rig, type ScenarioId } from '../support/storage-rig/scenarios.js';
@@ -43,17 +46,40 @@ describe('round-trip depth (in-process store stand-in)', () => {
     return rest;
   };
 
-  it('creates 1 case in three round trips: key, then claim/company/counter/HEAD in parallel, then the transaction', async () => {
+  it('creates 1 case in three round trips: key, then claim/company/counter/upload record in parallel, then the transaction', async () => {
     const m = await measure(rig, scenario('create-1'));
     expect(m.depth).toBe(3);
-    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 's3:HeadObject': 1, 'dynamodb:TransactWriteItems': 1 });
+    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:BatchGetItem': 1, 'dynamodb:TransactWriteItems': 1 });
   });
 
   it('creates 100 cases in the same three round trips: the depth does not grow with the batch', async () => {
     const m = await measure(rig, scenario('create-100'));
     expect(m.depth).toBe(3);
-    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 's3:HeadObject': 100, 'dynamodb:TransactWriteItems': 100 });
     expect(m.sdkRetries).toBe(0);
+  });
+
+  it('sends a 100-case batch in 7 SDK requests: the key, the company, one read of the upload records, four transactions of 25 cases', async () => {
+    const m = await measure(rig, scenario('create-100'));
+    // Every case cites its own invoice file, each with an upload record: no HEAD at all.
+    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:BatchGetItem': 1, 'dynamodb:TransactWriteItems': Math.ceil(100 / CASES_PER_TRANSACTION) });
+    expect(m.calls - (m.byCommand['dynamodb:UpdateItem'] ?? 0)).toBe(7);
+  });
+
+  it('HEADs only the files whose upload record has not arrived, one round trip later', async () => {
+    const fileKey = issueFileKey(rig.partner.companyId, 'application/pdf');
+    const body = Buffer.from('%PDF-1.4\n% not recorded yet\n');
+    // Uploaded, but S3's report of it (the upload record) has not arrived.
+    await rig.fixtures.s3.send(new PutObjectCommand({ Bucket: config().bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length }));
+    const mixed = {
+      ...scenario('create-1'),
+      event: (r: Rig, tag: string) => createCasesEvent(r.partner.apiKey, benchCases(tag, 3, [r.partner.fileKeys[0]!, fileKey, r.partner.fileKeys[1]!])),
+      check: (result: Awaited<ReturnType<Rig['handlers']['createCases']>>) => expect(JSON.parse(result.body as string)).toMatchObject({ created: [{}, {}, {}], rejected: [] }),
+    };
+    const m = await measure(rig, mixed);
+    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:BatchGetItem': 1, 's3:HeadObject': 1, 'dynamodb:TransactWriteItems': 1 });
+    // The HEAD waits for the records read (the company read beside it may end last and be named instead).
+    expect(m.depth).toBe(4);
+    expect(m.path).toMatch(/^GetItem → (Batch)?GetItem → HeadObject → TransactWriteItems$/);
   });
 
   it('writes the reference counter once per 1,000 references, not once per batch (no item written by every request)', async () => {
@@ -62,6 +88,7 @@ describe('round-trip depth (in-process store stand-in)', () => {
     // 2,000 references: two blocks, plus at most one for the block in use when the loop began.
     expect(counterWrites).toBeGreaterThanOrEqual(2);
     expect(counterWrites).toBeLessThanOrEqual(3);
+    // 20 batches of 100: the default 5 s is tight on a loaded machine; counts only, nothing timed.
   }, 120_000);
 
   it('adds exactly one round trip for an Idempotency-Key: completing the claim', async () => {
@@ -71,10 +98,11 @@ describe('round-trip depth (in-process store stand-in)', () => {
     expect(m.byCommand['dynamodb:PutItem']).toBe(1);
   });
 
-  it('answers 100 duplicates in three round trips: the guard rejects each transaction and returns the existing case', async () => {
+  it('answers 100 duplicates in three round trips: the guards cancel each transaction and return the existing cases, with no further round', async () => {
     const m = await measure(rig, scenario('create-100-dup'));
     expect(m.depth).toBe(3);
-    expect(m.errors).toEqual({ TransactionCanceledException: 100 });
+    expect(m.errors).toEqual({ TransactionCanceledException: 4 });
+    expect(m.byCommand['dynamodb:TransactWriteItems']).toBe(4);
   });
 
   it('keeps the lastUsedAt write off the critical path of a create', async () => {

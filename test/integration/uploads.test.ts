@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { DynamoUploadRecords } from '../../lib/adapters/dynamodb/upload-records.js';
+import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { config } from '../../lib/runtime/config.js';
 import { handler } from '../../functions/create-upload.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
@@ -97,6 +101,25 @@ describe('uploading an invoice', () => {
     expect(await files.exists(ticket.fileKey)).toBe(false);
     expect((await putFile(ticket, bytes)).status).toBe(200);
     expect(await files.exists(ticket.fileKey)).toBe(true);
+  });
+
+  it('the upload is recorded when the local S3 reports it (as the bucket notification does in AWS), and forgotten when the object is deleted', async () => {
+    const bytes = Buffer.from('%PDF-1.4\n% recorded\n');
+    const res = await postUpload(asPartner(partner), { fileName: 'recorded.pdf', contentType: 'application/pdf', contentLength: bytes.length });
+    const ticket = res.body as unknown as UploadTicket;
+    const records = new DynamoUploadRecords(documentClient(config()), config().tableName);
+    expect(await records.recorded([ticket.fileKey])).toEqual(new Set());
+    expect((await putFile(ticket, bytes)).status).toBe(200);
+    // The event follows the PUT's answer: wait for it (a bounded number of reads, no timing asserted).
+    const until = async (wanted: boolean) => {
+      for (let read = 0; read < 250 && (await records.recorded([ticket.fileKey])).has(ticket.fileKey) !== wanted; read++) await new Promise((r) => setTimeout(r, 20));
+      return (await records.recorded([ticket.fileKey])).has(ticket.fileKey);
+    };
+    expect(await until(true)).toBe(true);
+    const item = await documentClient(config()).send(new GetCommand({ TableName: config().tableName, Key: keys.upload(ticket.fileKey), ConsistentRead: true }));
+    expect(item.Item).toMatchObject({ type: ITEM_TYPES.upload, fileKey: ticket.fileKey, companyId: partner.companyId, size: bytes.length });
+    await s3Client(config()).send(new DeleteObjectCommand({ Bucket: config().bucketName, Key: ticket.fileKey }));
+    expect(await until(false)).toBe(false);
   });
 
   it('an upload URL creates its object once: a second PUT is refused with 412 and the first file stays', async () => {

@@ -17,10 +17,16 @@ export default async function globalSetup(): Promise<void> {
   }
   shared.__LOCAL_STORES_USERS__ = 1;
   installTsResolution();
-  const { ensureTable, freePort, LOCAL_DEFAULTS, startDynamoLocal, startLocalS3 } = await import('../../infra/local/stores.js');
+  const { ensureTable, freePort, LOCAL_DEFAULTS, localUploadRecorder, startDynamoLocal, startLocalS3 } = await import('../../infra/local/stores.js');
   const [dynamoPort, s3Port] = [await freePort(), await freePort()];
   const s3Dir = mkdtempSync(join(tmpdir(), 'pca-s3-'));
-  const [dynamo, s3] = await Promise.all([startDynamoLocal(dynamoPort), startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName)]);
+  const dynamoStarting = startDynamoLocal(dynamoPort);
+  // Uploads are recorded as S3's notification records them in AWS (functions/record-upload.ts).
+  const recorder = localUploadRecorder(
+    dynamoStarting.then((d) => d.endpoint),
+    LOCAL_DEFAULTS.tableName,
+  );
+  const [dynamo, s3] = await Promise.all([dynamoStarting, startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName, recorder)]);
   await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_DEFAULTS.tableName,

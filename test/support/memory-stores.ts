@@ -69,11 +69,19 @@ export class MemoryCompanyStore implements CompanyStore {
   }
 }
 
-/** Guard + case + audit record, all or nothing, like the DynamoDB transaction; each mode its own world, as the mode is in every DynamoDB key. */
+/**
+ * Guard + case + audit record, all or nothing for each case, like the DynamoDB transactions; each
+ * mode its own world, as the mode is in every DynamoDB key. `writeAll` goes through `write` case
+ * by case, so a test can make single cases fail by replacing `write`.
+ */
 export class MemoryCaseWriter implements CaseWriter, CaseReader {
   readonly guards = new Map<string, { caseId: string; reference: string }>();
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
+
+  async writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]> {
+    return Promise.all(newCases.map((c) => this.write(c, deadline)));
+  }
 
   async write(newCase: NewCase, deadline?: Deadline): Promise<WriteOutcome> {
     if (deadline && isPast(deadline)) return { kind: 'failed', attempts: 0, error: 'DeadlinePassed' };
@@ -161,8 +169,15 @@ export class MemoryReferenceAllocator implements ReferenceAllocator {
   }
 }
 
+/** Objects (`keys`) and the upload records of those the object store has reported (`recordedKeys`). */
 export class MemoryFileStore implements InvoiceFiles {
   readonly keys = new Set<string>();
+  readonly recordedKeys = new Set<string>();
+
+  async recorded(fileKeys: readonly string[], deadline?: Deadline): Promise<ReadonlySet<string>> {
+    checkDeadline(deadline);
+    return new Set(fileKeys.filter((key) => this.recordedKeys.has(key)));
+  }
 
   async exists(fileKey: string, deadline?: Deadline): Promise<boolean> {
     checkDeadline(deadline);

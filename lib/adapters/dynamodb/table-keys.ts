@@ -16,6 +16,7 @@ import type { Mode } from '../../mode.js';
  * | invoiceRef guard     | INVREF#<m><cid>#<normRef>| GUARD       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Idempotency claim    | IDEMPOTENCY#<m><cid>#<k> | CLAIM       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Reference counter    | COUNTER#CASE_REFERENCE   | COUNTER     | -                               | -                    |
+ * | Upload record        | UPLOAD#<fileKey>         | UPLOAD      | -                               | -                    |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id.
  *
@@ -40,6 +41,11 @@ import type { Mode } from '../../mode.js';
  * | Company settings (auto-attestation)       | GetItem COMPANY#<id> / PROFILE                     |
  * | Duplicate guard                           | TransactWriteItems: Put guard (attribute_not_exists)|
  * |                                           | + Put case + Put audit record, all or nothing      |
+ * |                                           | per case, up to 33 cases per transaction           |
+ * | Read guards back after a lost answer      | BatchGetItem INVREF#... , ConsistentRead           |
+ * | Record / forget an upload (S3 event)      | PutItem / DeleteItem UPLOAD#<fileKey>               |
+ * | Which cited files S3 reported uploaded    | BatchGetItem UPLOAD#<fileKey>..., ConsistentRead;   |
+ * |                                           | HEAD only the files without a record               |
  * | Claim / complete / release an idempotency | PutItem (attribute_not_exists) / UpdateItem /      |
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
@@ -83,6 +89,7 @@ export const PARTITION_PREFIXES = {
   invoiceRefGuard: 'INVREF#',
   idempotencyClaim: 'IDEMPOTENCY#',
   referenceCounter: 'COUNTER#CASE_REFERENCE',
+  upload: 'UPLOAD#',
 } as const;
 
 export const TTL_ATTRIBUTE = 'ttl';
@@ -171,6 +178,9 @@ export const keys = {
     [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
+
+  /** The record that S3 reported an object under this fileKey (each file a partition of its own). */
+  upload: (fileKey: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.upload}${fileKey}`, sk: 'UPLOAD' }),
 };
 
 /** Item type tags stored on every item, so a table scan (tests, operators) can tell them apart. */
@@ -182,6 +192,7 @@ export const ITEM_TYPES = {
   invoiceRefGuard: 'INVOICE_REF_GUARD',
   idempotencyClaim: 'IDEMPOTENCY_CLAIM',
   counter: 'COUNTER',
+  upload: 'UPLOAD',
 } as const;
 
 /** Table definition shared by the local stack, the tests and the CDK stack. */

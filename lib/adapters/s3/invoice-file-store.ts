@@ -17,7 +17,7 @@ interface S3ErrorShape {
  * HEAD of a missing key with 403; so a 403 here is a permissions, KMS or policy failure, and is
  * thrown like any other failure (the case becomes TEMPORARY_FAILURE, never FILE_NOT_UPLOADED).
  */
-export class S3InvoiceFileStore implements InvoiceFiles {
+export class S3InvoiceFileStore implements Pick<InvoiceFiles, 'exists'> {
   constructor(
     private readonly client: S3Client,
     private readonly bucketName: string,

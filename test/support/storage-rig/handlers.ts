@@ -8,6 +8,8 @@ import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';
 import { PresignedUploadSigner } from '../../../lib/adapters/s3/presigned-upload-signer.js';
+import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
+import { RecordedInvoiceFiles } from '../../../lib/adapters/recorded-invoice-files.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { createDocumentClient } from '../../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
@@ -76,7 +78,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     writer: new DynamoCaseWriter(ddb, cfg.tableName),
     idempotency: new DynamoIdempotencyStore(ddb, cfg.tableName),
     references: new DynamoReferenceAllocator(ddb, cfg.tableName),
-    files: new S3InvoiceFileStore(s3, cfg.bucketName),
+    files: new RecordedInvoiceFiles(new DynamoUploadRecords(ddb, cfg.tableName), new S3InvoiceFileStore(s3, cfg.bucketName)),
     fileKeyProblem,
     log: operationalLog,
     now: () => new Date(),
@@ -123,13 +125,17 @@ export class BenchFixtures {
     const company = await accounts.createCompany(`Bench Co ${Date.now()}`, false);
     const key = await accounts.createKey(company.companyId, ['cases:read', 'cases:write']);
     const body = Buffer.from('%PDF-1.4\n% benchmark invoice\n');
+    const records = new DynamoUploadRecords(this.ddb, this.cfg.tableName);
     const fileKeys: string[] = [];
     for (let i = 0; i < fileCount; i += 20) {
       const chunk = Array.from({ length: Math.min(20, fileCount - i) }, () => issueFileKey(company.companyId, 'application/pdf'));
       await Promise.all(
-        chunk.map((fileKey) =>
-          this.s3.send(new PutObjectCommand({ Bucket: this.cfg.bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length })),
-        ),
+        chunk.map(async (fileKey) => {
+          await this.s3.send(new PutObjectCommand({ Bucket: this.cfg.bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length }));
+          // What the bucket's ObjectCreated notification does (functions/record-upload.ts), done
+          // here so the record is there before the first request, whatever the backend.
+          await records.record({ fileKey, companyId: company.companyId, size: body.length, uploadedAt: new Date().toISOString() });
+        }),
       );
       fileKeys.push(...chunk);
     }

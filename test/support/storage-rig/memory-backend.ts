@@ -15,7 +15,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  * milliseconds of its own; both would swamp the 10 ms per-call floor being tested.
  *
  * It implements the operations and expression subset the request paths use: GetItem, PutItem,
- * UpdateItem (SET / ADD / REMOVE, if_not_exists, ReturnValues), DeleteItem, TransactWriteItems,
+ * UpdateItem (SET / ADD / REMOVE, if_not_exists, ReturnValues), DeleteItem, BatchGetItem (whole
+ * items, projections ignored, nothing left unprocessed), TransactWriteItems,
  * with condition expressions (AND / OR / NOT, parentheses, comparisons, attribute_exists,
  * attribute_not_exists) and ReturnValuesOnConditionCheckFailure; and S3 PutObject / HeadObject.
  * Anything else answers a 400 so a gap cannot pass silently.
@@ -323,6 +324,18 @@ export class MemoryBackend {
           const item = this.table(req.TableName).get(MemoryBackend.id(plain(req.Key)));
           return json(200, item ? { Item: wire(item) } : {});
         }
+        case 'BatchGetItem': {
+          const requested = input.RequestItems as Record<string, { Keys: Record<string, AttributeValue>[] }>;
+          const responses: Record<string, unknown[]> = {};
+          for (const [tableName, { Keys }] of Object.entries(requested)) {
+            if (Keys.length > 100) throw new Invalid('Too many items requested for the BatchGetItem call');
+            responses[tableName] = Keys.flatMap((key) => {
+              const item = this.table(tableName).get(MemoryBackend.id(plain(key)));
+              return item ? [wire(item)] : [];
+            });
+          }
+          return json(200, { Responses: responses, UnprocessedKeys: {} });
+        }
         case 'PutItem':
         case 'UpdateItem':
         case 'DeleteItem': {
@@ -332,6 +345,14 @@ export class MemoryBackend {
         }
         case 'TransactWriteItems': {
           const items = (input.TransactItems as Record<string, WriteRequest>[]) ?? [];
+          // As DynamoDB: at most 100 actions, and never two on the same item.
+          if (items.length > 100) throw new Invalid('Member must have length less than or equal to 100');
+          const touched = items.map((entry) => {
+            const req = Object.values(entry)[0] as WriteRequest & { Item?: Record<string, AttributeValue>; Key?: Record<string, AttributeValue> };
+            const key = plain((req.Item ?? req.Key)!);
+            return JSON.stringify([key.pk, key.sk]);
+          });
+          if (new Set(touched).size !== touched.length) throw new Invalid('Transaction request cannot include multiple operations on one item');
           const prepared: (() => unknown)[] = [];
           const reasons: Record<string, unknown>[] = [];
           let failed = false;

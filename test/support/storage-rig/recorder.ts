@@ -29,6 +29,8 @@ export interface StorageCall {
   ok: boolean;
   /** The error's name when the call failed (a failed condition is an answer, not a fault). */
   error?: string;
+  /** The command's input as the handler passed it (DocumentClient: plain values), for the partition-heat estimate. */
+  input?: Record<string, unknown>;
 }
 
 /** An SDK client's middleware stack (DynamoDB, DocumentClient, S3): `client.middlewareStack`. */
@@ -72,6 +74,7 @@ export class StorageRecorder {
           endMs: Number.NaN,
           attempts: 0,
           ok: false,
+          input: (args as { input?: Record<string, unknown> }).input,
         };
         this.open.set(context, call);
         this.calls.push(call);

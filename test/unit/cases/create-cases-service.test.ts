@@ -122,6 +122,33 @@ describe('creating a batch of cases (use case, in memory)', () => {
     expect(w.log.lines).toEqual([expect.objectContaining({ level: 'warn', message: 'invoice file check failed' })]);
   });
 
+  it('confirms files with an upload record in one read for the batch, and asks the object store only about the others', async () => {
+    const w = world();
+    const recordedKey = issueFileKey(caller.companyId, 'application/pdf');
+    w.files.keys.add(recordedKey);
+    w.files.recordedKeys.add(recordedKey);
+    const recorded = jest.spyOn(w.files, 'recorded');
+    const exists = jest.spyOn(w.files, 'exists');
+    const result = await w.service.create(
+      w.request([validCase(recordedKey, { invoiceRef: 'R-1' }), validCase(w.fileKey, { invoiceRef: 'R-2' }), validCase(recordedKey, { invoiceRef: 'R-3' })]),
+    );
+    expect(result.created.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(recorded.mock.calls.map(([keys]) => [...keys].sort())).toEqual([[recordedKey, w.fileKey].sort()]);
+    expect(exists.mock.calls.map(([key]) => key)).toEqual([w.fileKey]);
+  });
+
+  it('asks the object store about every file when the upload records cannot be read', async () => {
+    const w = world();
+    const missing = issueFileKey(caller.companyId, 'application/pdf');
+    jest.spyOn(w.files, 'recorded').mockRejectedValue(new Error('ProvisionedThroughputExceeded'));
+    const exists = jest.spyOn(w.files, 'exists');
+    const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'F-1' }), validCase(missing, { invoiceRef: 'F-2' })]));
+    expect(result.created.map((c) => c.index)).toEqual([0]);
+    expect(result.rejected.map((r) => [r.index, r.code])).toEqual([[1, 'FILE_NOT_UPLOADED']]);
+    expect(exists).toHaveBeenCalledTimes(2);
+    expect(w.log.lines).toEqual([expect.objectContaining({ level: 'warn', message: 'upload records could not be read; asking the object store' })]);
+  });
+
   it('reports a case whose write failed as TEMPORARY_FAILURE, and its in-request twin too', async () => {
     const w = world();
     const realWrite = w.writer.write.bind(w.writer);

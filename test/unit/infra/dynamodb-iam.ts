@@ -8,7 +8,7 @@ import type { Statement } from './synth.js';
  * operator this evaluator does not know fails the test rather than guessing.
  */
 export interface ItemRequest {
-  action: 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+  action: 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
   leadingKeys: string[];
   attributes: string[];
   enclosingOperation?: 'TransactWriteItems';
@@ -122,7 +122,13 @@ export class RecordingClient {
 
   send(command: { constructor: { name: string }; input: Input & { TransactItems?: Record<string, Input>[] } }): Promise<unknown> {
     const name = command.constructor.name;
-    if (name === 'TransactWriteCommand') {
+    if (name === 'BatchGetCommand') {
+      // IAM authorises a batch read key by key, each against the BatchGetItem action.
+      const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
+      for (const { Keys } of Object.values(tables)) {
+        for (const Key of Keys) this.requests.push({ action: 'dynamodb:BatchGetItem', leadingKeys: [String(Key.pk)], attributes: Object.keys(Key).sort() });
+      }
+    } else if (name === 'TransactWriteCommand') {
       for (const part of command.input.TransactItems ?? []) {
         const [kind, input] = Object.entries(part)[0] as [string, Input];
         this.requests.push(itemRequest(kind, input, 'TransactWriteItems'));

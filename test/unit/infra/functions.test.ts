@@ -1,7 +1,7 @@
 import { loadConfig } from '../../../lib/runtime/config.js';
 import { API_FUNCTIONS, memoryOf } from '../../../infra/route-table.js';
 import { DEFAULT_STACK_CONFIG } from '../../../infra/stack-config.js';
-import { resourcesOfType, synth, type Resource } from './synth.js';
+import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
 const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;
 
@@ -14,8 +14,22 @@ function functionResource(id: (typeof FUNCTIONS)[number], context: Record<string
 }
 
 describe('API functions', () => {
-  it('there are exactly four functions, one per route', () => {
-    expect(Object.keys(resourcesOfType(synth().template, 'AWS::Lambda::Function'))).toHaveLength(4);
+  it('there are exactly four API functions, one per route, the record-upload function and CDK’s bucket-notification handler', () => {
+    const ids = Object.keys(resourcesOfType(synth().template, 'AWS::Lambda::Function')).map((id) => id.replace(/Function[0-9A-F]{8}$|[0-9A-F]{8}$/, ''));
+    expect(ids.sort()).toEqual([...FUNCTIONS, 'RecordUpload', 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834'].sort());
+  });
+
+  it('the invoice bucket reports invoice objects created, removed or expired to the record-upload function, and nothing else', () => {
+    const notifications = onlyResource(synth().template, 'Custom::S3BucketNotifications').Properties.NotificationConfiguration as {
+      LambdaFunctionConfigurations: { Events: string[]; Filter: unknown; LambdaFunctionArn: unknown }[];
+    };
+    const configurations = notifications.LambdaFunctionConfigurations;
+    expect(configurations.flatMap((c) => c.Events).sort()).toEqual(['s3:LifecycleExpiration:*', 's3:ObjectCreated:*', 's3:ObjectRemoved:*']);
+    for (const c of configurations) {
+      expect(c.Filter).toEqual({ Key: { FilterRules: [{ Name: 'prefix', Value: 'invoices/' }] } });
+      expect(c.LambdaFunctionArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RecordUploadFunction/), 'Arn'] });
+    }
+    expect(Object.keys(notifications)).toEqual(['LambdaFunctionConfigurations']);
   });
 
   it.each(FUNCTIONS)('%s runs Node.js 24 on arm64 with active X-Ray tracing', (id) => {

@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
@@ -33,11 +34,12 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-const policyOf = (id: (typeof FUNCTIONS)[number]) => statementsOfFunction(synthesised, id);
-const may = (id: (typeof FUNCTIONS)[number], request: ItemRequest) => decide(policyOf(id), request);
+const policyOf = (id: (typeof FUNCTIONS)[number] | 'RecordUpload') => statementsOfFunction(synthesised, id);
+const may = (id: (typeof FUNCTIONS)[number] | 'RecordUpload', request: ItemRequest) => decide(policyOf(id), request);
 
 const COMPANY = 'co_7f3a';
 const CASE = 'case_01HZX';
+const FILE_KEY = `invoices/${COMPANY}/F1.pdf`;
 const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:PutItem',
   leadingKeys: [key.pk],
@@ -70,7 +72,14 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
     audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
-  return client.requests;
+  // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
+  const lost = new RecordingClient((name) => {
+    if (name === 'TransactWriteCommand') throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+    return {};
+  });
+  await new DynamoCaseWriter(lost as unknown as DynamoDBDocumentClient, 't', { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }).write(newCase);
+  await new DynamoUploadRecords(ddb, 't').recorded([FILE_KEY]);
+  return [...client.requests, ...lost.requests];
 }
 
 describe('least-privilege IAM', () => {
@@ -112,6 +121,7 @@ describe('least-privilege IAM', () => {
   it('create-cases may only write to the table and HEAD invoice files, live and test (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
     const allowed = policyOf('CreateCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -175,6 +185,7 @@ describe('the partition patterns come from the key design', () => {
       invoiceRefGuard: MODES.map((m) => keys.invoiceRefGuard(m, COMPANY, 'inv-1').pk),
       idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
       referenceCounter: [keys.caseReferenceCounter().pk],
+      upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -188,13 +199,14 @@ describe('the partition patterns come from the key design', () => {
       invoiceRefGuard: 'INVREF#*',
       idempotencyClaim: 'IDEMPOTENCY#*',
       referenceCounter: 'COUNTER#CASE_REFERENCE',
+      upload: 'UPLOAD#*',
     });
   });
 });
 
 describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evaluates them', (m) => {
   const seg = m === 'test' ? 'TEST#' : '';
-  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction', async () => {
+  it('create-cases may send every request the real stores send for a batch: key use, claim, completion (plain and gzipped), release, references, case transaction, the read-back of its guards, the upload records', async () => {
     const requests = await createCasesRequests(m);
     expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
       'dynamodb:UpdateItem KEY#k_1',
@@ -206,6 +218,11 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:BatchGetItem UPLOAD#${FILE_KEY}`,
+      `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
+      `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:BatchGetItem INVREF#${seg}${COMPANY}#inv-1`,
     ]);
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
@@ -243,6 +260,33 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
     expect(may('CreateCases', put(keys.invoiceRefGuard(m, COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
+  });
+
+  it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
+    const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
+    expect(may('CreateCases', batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('allow');
+    expect(may('CreateCases', batchGet(keys.upload(FILE_KEY)))).toBe('allow');
+    for (const key of [keys.case('live', CASE), keys.idempotencyClaim('live', COMPANY, 'idem-1'), keys.apiKey('k_1'), keys.company(COMPANY)]) {
+      expect(may('CreateCases', batchGet(key))).toBe('implicit-deny');
+    }
+    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) expect(may(id, batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('implicit-deny');
+  });
+
+  it('record-upload may only put and delete upload records, exactly as the store writes them, and nothing else', async () => {
+    const client = new RecordingClient();
+    const records = new DynamoUploadRecords(client as unknown as DynamoDBDocumentClient, 't');
+    await records.record({ fileKey: FILE_KEY, companyId: COMPANY, size: 10, uploadedAt: '2026-03-01T12:00:00.000Z' });
+    await records.forget(FILE_KEY);
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:PutItem UPLOAD#${FILE_KEY}`, `dynamodb:DeleteItem UPLOAD#${FILE_KEY}`]);
+    for (const request of client.requests) expect({ request, decision: may('RecordUpload', request) }).toEqual({ request, decision: 'allow' });
+    expect(may('RecordUpload', put(keys.upload(FILE_KEY), ['fileKey', 'secretHash']))).toBe('implicit-deny');
+    for (const key of [keys.case('live', CASE), keys.invoiceRefGuard('live', COMPANY, 'inv-1'), keys.apiKey('k_1'), keys.company(COMPANY), keys.idempotencyClaim('live', COMPANY, 'idem-1')]) {
+      expect(may('RecordUpload', put(key, ['fileKey']))).not.toBe('allow');
+      expect(may('RecordUpload', remove(key))).not.toBe('allow');
+      expect(may('RecordUpload', { action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] })).toBe('implicit-deny');
+    }
+    const allowed = policyOf('RecordUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {

@@ -81,9 +81,9 @@ export const actionsOf = (statement: Statement): string[] =>
   Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
 /** Every policy statement attached to the role of the function whose construct id is given. */
-export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload'): Statement[] {
+export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload' | 'RecordUpload'): Statement[] {
   const { stack, template } = synthesised;
-  const fn = stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+  const fn = functionId === 'RecordUpload' ? stack.recordUpload : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
   const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
   if (!role) throw new Error(`no role for ${functionId}`);
