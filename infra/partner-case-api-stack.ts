@@ -12,7 +12,7 @@ import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, mem
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import { FILE_KEY_PREFIX } from '../lib/uploads/file-key.js';
+import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
 
 /** The record-upload function's handler file. */
 export const RECORD_UPLOAD_ENTRY = 'functions/record-upload.ts';
@@ -117,9 +117,12 @@ export class PartnerCaseApiStack extends Stack {
       logRetention: config.logRetentionDays,
     });
     this.recordUpload.bindTable(table, 'record-uploads');
-    const invoices = { prefix: FILE_KEY_PREFIX };
-    for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED, EventType.LIFECYCLE_EXPIRATION]) {
-      invoiceBucket.addEventNotification(event, new LambdaDestination(this.recordUpload.function), invoices);
+    // Both modes' uploads are recorded (and their records removed with the objects, as when
+    // `company clear-test-data` deletes test uploads); the two prefixes do not overlap.
+    for (const prefix of Object.values(FILE_KEY_PREFIXES)) {
+      for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED, EventType.LIFECYCLE_EXPIRATION]) {
+        invoiceBucket.addEventNotification(event, new LambdaDestination(this.recordUpload.function), { prefix });
+      }
     }
     acknowledgeBucketNotificationsHandler(this);
 

@@ -19,14 +19,18 @@ describe('API functions', () => {
     expect(ids.sort()).toEqual([...FUNCTIONS, 'RecordUpload', 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834'].sort());
   });
 
-  it('the invoice bucket reports invoice objects created, removed or expired to the record-upload function, and nothing else', () => {
+  it('the invoice bucket reports invoice objects (live and test) created, removed or expired to the record-upload function, and nothing else', () => {
     const notifications = onlyResource(synth().template, 'Custom::S3BucketNotifications').Properties.NotificationConfiguration as {
-      LambdaFunctionConfigurations: { Events: string[]; Filter: unknown; LambdaFunctionArn: unknown }[];
+      LambdaFunctionConfigurations: { Events: string[]; Filter: { Key: { FilterRules: { Value: string }[] } }; LambdaFunctionArn: unknown }[];
     };
     const configurations = notifications.LambdaFunctionConfigurations;
-    expect(configurations.flatMap((c) => c.Events).sort()).toEqual(['s3:LifecycleExpiration:*', 's3:ObjectCreated:*', 's3:ObjectRemoved:*']);
+    const byPrefix = (prefix: string) => configurations.filter((c) => c.Filter.Key.FilterRules[0]?.Value === prefix);
+    for (const prefix of ['invoices/', 'test-invoices/']) {
+      expect(byPrefix(prefix).flatMap((c) => c.Events).sort()).toEqual(['s3:LifecycleExpiration:*', 's3:ObjectCreated:*', 's3:ObjectRemoved:*']);
+    }
+    expect(configurations).toHaveLength(6);
     for (const c of configurations) {
-      expect(c.Filter).toEqual({ Key: { FilterRules: [{ Name: 'prefix', Value: 'invoices/' }] } });
+      expect(c.Filter).toEqual({ Key: { FilterRules: [{ Name: 'prefix', Value: expect.stringMatching(/^(test-)?invoices\/$/) }] } });
       expect(c.LambdaFunctionArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RecordUploadFunction/), 'Arn'] });
     }
     expect(Object.keys(notifications)).toEqual(['LambdaFunctionConfigurations']);
