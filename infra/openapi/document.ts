@@ -250,7 +250,7 @@ const CASE = {
   attestation: { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith, Credit Controller' },
 };
 
-const CREATED = { index: 0, invoiceRef: 'INV-2025-0042', id: 'case_7Gk2mP9qR4sT8vW1xY3zA5', reference: 'PC-222-22B' };
+const CREATED = { index: 0, invoiceRef: 'INV-2025-0042', id: 'case_7Gk2mP9qR4sT8vW1xY3zA5', reference: 'PC-222-22B', livemode: true };
 const REJECTED_DUE_DATE = {
   index: 1,
   invoiceRef: 'INV-2025-0043',

@@ -211,7 +211,7 @@ export const idempotencyCompletedProblemSchema = problem(
     detail: 'This Idempotency-Key was already used; nothing new was created. The original result is included.',
     state: 'COMPLETED',
     sameRequest: true,
-    created: [{ index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE }],
+    created: [{ index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE, livemode: true }],
     rejected: [],
   },
 );
