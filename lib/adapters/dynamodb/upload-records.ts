@@ -2,7 +2,7 @@ import { BatchGetCommand, DeleteCommand, PutCommand, type DynamoDBDocumentClient
 import type { Deadline } from '../../deadline.js';
 import type { RecordedUpload, UploadRecords } from '../../uploads/ports.js';
 import { ServiceUnavailableError } from '../../errors.js';
-import { withRetries } from '../retry.js';
+import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries } from '../retry.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 /** BatchGetItem takes at most 100 keys. */
@@ -42,6 +42,8 @@ export class DynamoUploadRecords implements UploadRecords {
         let wanted: Record<string, unknown>[] = chunk.map((fileKey) => ({ ...keys.upload(fileKey) }));
         for (let round = 0; wanted.length > 0; round++) {
           if (round === UNPROCESSED_ROUNDS) throw new ServiceUnavailableError();
+          // Unprocessed keys are DynamoDB shedding load: ask again after a backoff, not at once.
+          if (round > 0) await sleep(backoffMs(round, DEFAULT_RETRY_POLICY));
           const command = new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: wanted, ConsistentRead: true, ProjectionExpression: 'fileKey' } } });
           const out = await withRetries((options) => this.client.send(command, options), deadline);
           for (const item of out.Responses?.[this.tableName] ?? []) if (typeof item.fileKey === 'string') found.add(item.fileKey);

@@ -1,0 +1,32 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
+import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+
+/** A client that answers BatchGetItem from a script: the way to make DynamoDB shed load on cue. */
+function scripted(answers: ((keys: { pk: string }[]) => { found: string[]; unprocessed: { pk: string }[] })[]) {
+  const asked: number[] = [];
+  const send = async (command: { input: { RequestItems: Record<string, { Keys: { pk: string }[] }> } }) => {
+    const wanted = Object.values(command.input.RequestItems)[0]!.Keys;
+    asked.push(wanted.length);
+    const answer = (answers[asked.length - 1] ?? answers[answers.length - 1]!)(wanted);
+    return { Responses: { t: answer.found.map((fileKey) => ({ fileKey })) }, UnprocessedKeys: answer.unprocessed.length ? { t: { Keys: answer.unprocessed } } : {} };
+  };
+  return { client: { send } as unknown as DynamoDBDocumentClient, asked };
+}
+
+const A = 'invoices/cmp_AAAAAAAAAAAAAAAA/a.pdf';
+const B = 'invoices/cmp_AAAAAAAAAAAAAAAA/b.pdf';
+
+describe('reading upload records in one batch', () => {
+  it('asks again for the keys DynamoDB left unprocessed, and only those', async () => {
+    const { client, asked } = scripted([() => ({ found: [A], unprocessed: [keys.upload(B)] }), () => ({ found: [B], unprocessed: [] })]);
+    expect(await new DynamoUploadRecords(client, 't').recorded([A, B])).toEqual(new Set([A, B]));
+    expect(asked).toEqual([2, 1]);
+  });
+
+  it('gives up as unavailable when DynamoDB keeps shedding the read, rather than asking forever', async () => {
+    const { client, asked } = scripted([(wanted) => ({ found: [], unprocessed: wanted })]);
+    await expect(new DynamoUploadRecords(client, 't').recorded([A])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(asked).toHaveLength(5);
+  });
+});
