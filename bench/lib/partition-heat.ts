@@ -1,3 +1,4 @@
+import { plainInput } from '../../test/support/plain-items.js';
 import type { StorageCall } from '../../test/support/storage-rig/recorder.js';
 
 /**
@@ -44,7 +45,7 @@ export function requestLoad(company: string, calls: readonly StorageCall[]): Req
   };
   for (const call of calls) {
     if (call.service !== 'dynamodb' || !call.input) continue;
-    const input = call.input;
+    const input = plainInput(call.input);
     const readUnits = input.ConsistentRead === true ? 1 : 0.5;
     switch (call.command) {
       case 'GetItem':

@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { config } from '../../lib/runtime/config.js';
 import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
+import { plainInput } from './plain-items.js';
 
 /**
  * A DocumentClient over DynamoDB Local that injects faults into chosen calls: throttling,
@@ -103,7 +104,7 @@ function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean,
     (next, context) => async (args) => {
       counter.calls++;
       const input = args.input as Record<string, unknown>;
-      const fault = plan.decide(context.commandName ?? '', input);
+      const fault = plan.decide(context.commandName ?? '', plainInput(input));
       if (!fault) return next(args);
       counter.injected[fault]++;
       if (fault === 'slow') {
@@ -150,7 +151,7 @@ function addStaleReads(stack: StackLike, windowMs: number, now: () => number, co
 
   stack.add(
     (next, context) => async (args) => {
-      const input = args.input as Item;
+      const input = plainInput(args.input as Item);
       const result = await next(args);
       const output = result.output as Item;
       switch (context.commandName) {

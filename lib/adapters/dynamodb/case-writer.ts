@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { TransactionCanceledException, type AttributeValue, type CancellationReason } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException, TransactWriteItemsCommand, type AttributeValue, type CancellationReason } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, isDeadlineAbort, isRetryable, mayRetry, sendOptions, sleep, type RetryPolicy } from '../retry.js';
+import { attributeMap } from './attribute-values.js';
+import { withNativeJsonBody } from './native-json-body.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
@@ -14,6 +16,9 @@ type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
 /** TransactWriteItems takes at most 100 actions; a case is three (guard, case, audit record). */
 export const ACTIONS_PER_CASE = 3;
 export const CASES_PER_TRANSACTION = Math.floor(100 / ACTIONS_PER_CASE);
+
+/** Every item of a case is new: its guard, the case and its audit record. */
+const NOT_EXISTS = 'attribute_not_exists(pk)';
 
 /** The guard's place among a case's actions: its cancellation reason carries the existing guard. */
 const GUARD_ACTION = 0;
@@ -130,47 +135,56 @@ export class DynamoCaseWriter implements CaseWriter {
     return outcomes.map((o) => o!);
   }
 
-  private transaction(round: readonly NewCase[]): TransactWriteCommand {
-    return new TransactWriteCommand({
+  /**
+   * One round as a transaction, its items in AttributeValue form (attribute-values.ts): sent
+   * through the DocumentClient's stack as the plain DynamoDB command, so it is not marshalled a
+   * second time, and serialised by JSON.stringify (native-json-body.ts).
+   */
+  private transaction(round: readonly NewCase[]): TransactWriteItemsCommand {
+    const TableName = this.tableName;
+    const command = new TransactWriteItemsCommand({
       ClientRequestToken: roundToken(round),
-      TransactItems: round.flatMap(({ stored, audit }) => [
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              ...keys.withTestDataListing(stored.mode, stored.companyId, keys.invoiceRefGuard(stored.mode, stored.companyId, stored.invoiceRefKey)),
-              type: ITEM_TYPES.invoiceRefGuard,
-              companyId: stored.companyId,
-              invoiceRef: stored.invoiceRef,
-              caseId: stored.caseId,
-              reference: stored.reference,
-              createdAt: stored.createdAt,
+      TransactItems: round.flatMap(({ stored, audit }) => {
+        const { mode, companyId, caseId } = stored;
+        return [
+          {
+            Put: {
+              TableName,
+              Item: attributeMap(keys.withTestDataListing(mode, companyId, keys.invoiceRefGuard(mode, companyId, stored.invoiceRefKey)), {
+                type: ITEM_TYPES.invoiceRefGuard,
+                companyId,
+                invoiceRef: stored.invoiceRef,
+                caseId,
+                reference: stored.reference,
+                createdAt: stored.createdAt,
+              }),
+              ConditionExpression: NOT_EXISTS,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
             },
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
           },
-        },
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              ...keys.withTestDataListing(stored.mode, stored.companyId, keys.case(stored.mode, stored.caseId)),
-              ...keys.caseListing(stored.mode, stored.companyId, stored.createdAt, stored.caseId),
-              type: ITEM_TYPES.case,
-              ...stored,
+          {
+            Put: {
+              TableName,
+              Item: attributeMap(
+                keys.withTestDataListing(mode, companyId, keys.case(mode, caseId)),
+                keys.caseListing(mode, companyId, stored.createdAt, caseId),
+                { type: ITEM_TYPES.case },
+                stored,
+              ),
+              ConditionExpression: NOT_EXISTS,
             },
-            ConditionExpression: 'attribute_not_exists(pk)',
           },
-        },
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: { ...keys.withTestDataListing(stored.mode, stored.companyId, keys.attestation(stored.mode, stored.caseId)), type: ITEM_TYPES.attestation, ...audit },
-            ConditionExpression: 'attribute_not_exists(pk)',
+          {
+            Put: {
+              TableName,
+              Item: attributeMap(keys.withTestDataListing(mode, companyId, keys.attestation(mode, caseId)), { type: ITEM_TYPES.attestation }, audit),
+              ConditionExpression: NOT_EXISTS,
+            },
           },
-        },
-      ]),
+        ];
+      }),
     });
+    return withNativeJsonBody(command);
   }
 
   /**

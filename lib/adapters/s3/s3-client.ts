@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import type { AppConfig } from '../../runtime/config.js';
 import { tracer } from '../../runtime/tracer.js';
-import { createHttpHandler } from '../dynamodb/dynamo-client.js';
+import { createHttpHandler, withoutSdkLogger } from '../dynamodb/dynamo-client.js';
 
 /**
  * The S3 client, one per process. Checksums only when an operation requires them
@@ -15,15 +15,17 @@ export const LOCAL_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S
 
 export function createS3Client(cfg: Pick<AppConfig, 'region' | 's3Endpoint'>): S3Client {
   return tracer.captureAWSv3Client(
-    new S3Client({
-      region: cfg.region,
-      requestHandler: createHttpHandler(),
-      // Retries are the retry layer's (lib/adapters/retry.ts), within the request's deadline.
-      maxAttempts: 1,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      ...(cfg.s3Endpoint ? { endpoint: cfg.s3Endpoint, forcePathStyle: true, credentials: LOCAL_S3_CREDENTIALS } : {}),
-    }),
+    withoutSdkLogger(
+      new S3Client({
+        region: cfg.region,
+        requestHandler: createHttpHandler(),
+        // Retries are the retry layer's (lib/adapters/retry.ts), within the request's deadline.
+        maxAttempts: 1,
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        ...(cfg.s3Endpoint ? { endpoint: cfg.s3Endpoint, forcePathStyle: true, credentials: LOCAL_S3_CREDENTIALS } : {}),
+      }),
+    ),
   );
 }
 

@@ -1,3 +1,4 @@
+import { plainInput } from '../../support/plain-items.js';
 import type { Statement } from './synth.js';
 
 /**
@@ -128,8 +129,8 @@ export class RecordingClient {
       for (const { Keys } of Object.values(tables)) {
         for (const Key of Keys) this.requests.push({ action: 'dynamodb:BatchGetItem', leadingKeys: [String(Key.pk)], attributes: Object.keys(Key).sort() });
       }
-    } else if (name === 'TransactWriteCommand') {
-      for (const part of command.input.TransactItems ?? []) {
+    } else if (name === 'TransactWriteCommand' || name === 'TransactWriteItemsCommand') {
+      for (const part of (plainInput(command.input).TransactItems ?? []) as Record<string, Input>[]) {
         const [kind, input] = Object.entries(part)[0] as [string, Input];
         this.requests.push(itemRequest(kind, input, 'TransactWriteItems'));
       }

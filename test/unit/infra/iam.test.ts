@@ -74,7 +74,7 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
   await new DynamoCaseWriter(ddb, 't').write(newCase);
   // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
   const lost = new RecordingClient((name) => {
-    if (name === 'TransactWriteCommand') throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+    if (name === 'TransactWriteItemsCommand') throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
     return {};
   });
   await new DynamoCaseWriter(lost as unknown as DynamoDBDocumentClient, 't', { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }).write(newCase);
