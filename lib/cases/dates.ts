@@ -24,11 +24,17 @@ const londonFormatter = new Intl.DateTimeFormat('en-CA', {
   day: '2-digit',
 });
 
+/** The last instant asked and its date: every case of a request asks for "today" at the same instant. */
+let last: { epochMs: number; date: string } | undefined;
+
 /** The calendar date (YYYY-MM-DD) in Europe/London at an instant. */
 export function londonDate(epochMs: number): string {
+  if (last?.epochMs === epochMs) return last.date;
   const parts = londonFormatter.formatToParts(new Date(epochMs));
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${get('year')}-${get('month')}-${get('day')}`;
+  const date = `${get('year')}-${get('month')}-${get('day')}`;
+  last = { epochMs, date };
+  return date;
 }
 
 function daysInMonth(year: number, month: number): number {
