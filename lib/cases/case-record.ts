@@ -86,7 +86,10 @@ export const caseViewSchema = z
 export type CaseView = z.infer<typeof caseViewSchema>;
 
 /** What is stored for a case: the checked input (without its attestation, kept in its own audit record) plus what creation adds. */
-export type StoredCase = Omit<ValidCase, 'attestation'> & {
+export type StoredCase = Omit<ValidCase, 'attestation'> & CaseCreationFields;
+
+/** What creation adds to a checked case; none of it may come from the input. */
+export interface CaseCreationFields {
   caseId: string;
   companyId: string;
   reference: string;
@@ -99,7 +102,10 @@ export type StoredCase = Omit<ValidCase, 'attestation'> & {
   requestId: string;
   /** The mode of the key that created it; a case stored before test mode existed is live. */
   mode: Mode;
-};
+}
+
+/** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
+export const INPUT_CANNOT_SET_CREATION_FIELDS: [Extract<keyof ValidCase, keyof CaseCreationFields>] extends [never] ? true : never = true;
 
 export function formatPence(pence: number): string {
   const sign = pence < 0 ? '-' : '';

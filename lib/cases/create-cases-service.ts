@@ -304,7 +304,7 @@ interface BuildContext {
  * The checked input spread last, after what creation adds: V8 copies a spread that opens an
  * object literal quickly but falls back to a slow path for every property written after it (over
  * a microsecond each on Node 20; this was 10 % of a 100-case create). The names cannot collide:
- * ValidCase has none of creation's fields, and a clash of types would not compile as StoredCase.
+ * case-record.ts does not compile while ValidCase has any of creation's fields.
  */
 function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
   const { attestation, ...checked } = value;
