@@ -9,8 +9,9 @@
  * a strictly increasing sequence number at its start and at its end; "B starts after A ended" is
  * decided on those numbers, so the depth does not depend on clock resolution or machine speed.
  *
- * With `delayMs` > 0 each request waits that long just before it goes to the transport: a fixed,
- * simulated network + service time per storage call (the latency floor is depth × delay).
+ * With `delayMs` > 0 each request's answer reaches the SDK no sooner than that long after the
+ * request went to the transport: a fixed, simulated network + service time per storage call (the
+ * latency floor is depth × delay).
  */
 
 export type StorageService = 'dynamodb' | 's3';
@@ -44,7 +45,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export class StorageRecorder {
   readonly calls: StorageCall[] = [];
-  /** Simulated latency added to each storage request (each attempt) as it goes on the wire. */
+  /** Simulated network + service time of each storage request (each attempt). */
   delayMs = 0;
   private seq = 0;
   private readonly open = new WeakMap<object, StorageCall>();
@@ -57,7 +58,7 @@ export class StorageRecorder {
   /**
    * Adds the recording middleware to a client's stack: one at the top (`initialize`) that opens
    * and closes the record, and one at the bottom (`deserialize`, next to the transport) that marks
-   * the call as sent and applies the delay. A command that never reaches the transport (a
+   * the call as sent and holds its answer for the delay. A command that never reaches the transport (a
    * presigned URL: the presigner stops the stack before signing a request to send) is not a
    * storage call and leaves no record.
    */
@@ -97,8 +98,13 @@ export class StorageRecorder {
       async (args: unknown): Promise<unknown> => {
         const call = this.open.get(context);
         if (call) call.attempts++;
-        if (this.delayMs > 0) await sleep(this.delayMs);
-        return next(args);
+        if (this.delayMs === 0) return next(args);
+        // The delay stands for network and service time together: the request goes to the
+        // transport at once and its answer is released when the delay is over (or when it
+        // arrives, if later), so a stand-in's own serving time is not added on top of it.
+        const [answer] = await Promise.allSettled([next(args), sleep(this.delayMs)]);
+        if (answer.status === 'rejected') throw answer.reason;
+        return answer.value;
       };
     const target = stack as AddToStack;
     target.add(outer, { step: 'initialize', name: `benchStorageRecorder-${service}`, priority: 'high' });

@@ -114,6 +114,12 @@ export function closeRig(rig: Rig): void {
 
 export interface Measurement extends DepthSummary {
   ms: number;
+  /**
+   * Time this thread was busy during the request (event-loop utilisation: running JavaScript,
+   * GC and native work, not waiting on I/O): the handler's CPU when the stand-in runs on a thread
+   * of its own (bench/lib/remote-backend.ts); with the in-process stand-in it includes its serving.
+   */
+  activeMs: number;
   /** Time the in-process stand-in spent serving this request's calls (0 on the local stack). */
   storeMs: number;
 }
@@ -135,12 +141,14 @@ export async function measure(rig: Rig, scenario: Scenario, options: MeasureOpti
   rig.handlers.recorder.reset();
   const busyBefore = rig.backend?.busyMs ?? 0;
   const started = performance.now();
+  const loopBefore = performance.eventLoopUtilization();
   const result = await handler(event, lambdaContext());
+  const activeMs = performance.eventLoopUtilization(loopBefore).active;
   const ms = performance.now() - started;
   const storeMs = (rig.backend?.busyMs ?? 0) - busyBefore;
   rig.handlers.recorder.delayMs = 0;
   scenario.check(result);
-  return { ...rig.handlers.recorder.summary(), ms, storeMs };
+  return { ...rig.handlers.recorder.summary(), ms, activeMs, storeMs };
 }
 
 /** POST /uploads once: presigning is local, so only the key lookup should be a storage call. */

@@ -1,0 +1,30 @@
+import { parentPort } from 'node:worker_threads';
+import { MemoryBackend } from '../../test/support/storage-rig/memory-backend.js';
+import type { BackendReply, BackendRequest } from './remote-backend.js';
+
+/**
+ * The worker side of RemoteBackend: the in-process stand-in, serving the requests the main
+ * thread forwards, on this thread's CPU.
+ */
+const backend = new MemoryBackend();
+const port = parentPort!;
+
+async function bytesOf(body: AsyncIterable<Buffer | string>): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+port.on('message', (request: BackendRequest) => {
+  void (async () => {
+    let reply: BackendReply;
+    try {
+      const before = backend.busyMs;
+      const { response } = await backend.handle({ method: request.method, path: request.path, headers: request.headers, body: request.body });
+      reply = { id: request.id, statusCode: response.statusCode, ...(response.reason ? { reason: response.reason } : {}), headers: response.headers, body: await bytesOf(response.body), busyMs: backend.busyMs - before };
+    } catch (error) {
+      reply = { id: request.id, error: (error as Error).stack ?? String(error) };
+    }
+    port.postMessage(reply);
+  })();
+});
