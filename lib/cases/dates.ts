@@ -17,24 +17,39 @@ export type CaseDate =
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
 
-const londonFormatter = new Intl.DateTimeFormat('en-CA', {
-  timeZone: 'Europe/London',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-});
+/**
+ * Europe/London's clock since 1996: GMT, and BST (GMT+1) from 01:00 UTC on the last Sunday of
+ * March to 01:00 UTC on the last Sunday of October (the Summer Time Order 2002, unchanged since
+ * the 1996 harmonisation). Computed here because the first Intl.DateTimeFormat of a process costs
+ * about 15 ms (loading ICU's data), a tenth of create-cases' cold start, and every create asks for
+ * today's London date. Outside these years (older dates, or a rule change far ahead) ICU answers.
+ * `test/unit/cases/dates.test.ts` holds the rule to ICU's answer at every transition and every
+ * day of the range.
+ */
+export const LONDON_RULE_YEARS = { from: 1996, to: 2099 } as const;
 
-/** The last instant asked and its date: every case of a request asks for "today" at the same instant. */
-let last: { epochMs: number; date: string } | undefined;
+/** 01:00 UTC on the last Sunday of a month (0-based), when British Summer Time starts or ends. */
+function lastSundayOneAmUtc(year: number, monthIndex: number): number {
+  const lastDay = new Date(Date.UTC(year, monthIndex + 1, 0));
+  return Date.UTC(year, monthIndex, lastDay.getUTCDate() - lastDay.getUTCDay(), 1);
+}
+
+let icuFormatter: Intl.DateTimeFormat | undefined;
+
+/** The London date by ICU's time-zone data (years outside LONDON_RULE_YEARS). */
+export function icuLondonDate(epochMs: number): string {
+  icuFormatter ??= new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/London', year: 'numeric', month: '2-digit', day: '2-digit' });
+  const parts = icuFormatter.formatToParts(new Date(epochMs));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')}`;
+}
 
 /** The calendar date (YYYY-MM-DD) in Europe/London at an instant. */
 export function londonDate(epochMs: number): string {
-  if (last?.epochMs === epochMs) return last.date;
-  const parts = londonFormatter.formatToParts(new Date(epochMs));
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  const date = `${get('year')}-${get('month')}-${get('day')}`;
-  last = { epochMs, date };
-  return date;
+  const year = new Date(epochMs).getUTCFullYear();
+  if (!(year >= LONDON_RULE_YEARS.from && year <= LONDON_RULE_YEARS.to)) return icuLondonDate(epochMs);
+  const summer = epochMs >= lastSundayOneAmUtc(year, 2) && epochMs < lastSundayOneAmUtc(year, 9);
+  return new Date(summer ? epochMs + 3_600_000 : epochMs).toISOString().slice(0, 10);
 }
 
 function daysInMonth(year: number, month: number): number {
