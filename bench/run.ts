@@ -101,6 +101,8 @@ console.log('Starting DynamoDB Local (in memory) and s3rver on free ports...');
 
 const stack = await startLocalStack();
 Object.assign(process.env, stack.env);
+/** The store stand-in's worker (section 2), stopped however the run ends. */
+let standIn: { close(): Promise<void> } | undefined;
 try {
   // Loaded only now: functions/*.ts read the configuration when they load.
   const { loadConfig } = await import('../lib/runtime/config.js');
@@ -130,6 +132,7 @@ try {
 
   console.log(`Section 2: ${RUNS} runs of each request with ${DELAY_MS} ms per storage call (store stand-in on its own thread)...`);
   const backend = new RemoteBackend();
+  standIn = backend;
   const emulated = await makeRig('standin', cfg, backend);
   for (let i = 0; i < 5; i++) for (const s of SCENARIOS) await measure(emulated, s, { delayMs: DELAY_MS });
   const delayedRuns = new Map<string, Measurement[]>(SCENARIOS.map((s) => [s.id, []]));
@@ -292,7 +295,6 @@ try {
   console.log('Partition loads are estimated from the recorded calls and item sizes (bench/lib/partition-heat.ts); the stand-in is not DynamoDB.');
   results.batchPath = { sdkRequestsPer100CaseBatch: sdkRequests, cpuRatio100To1NoDelay: round(cpu100 / cpu1, 2), partitionHeat: heatResults, itemsWrittenByEveryRequest: everyRequest };
   closeRig(emulated);
-  await backend.close();
 
   // ---------------------------------------------------------------------------------------
   // 3. CPU per case.
@@ -478,6 +480,7 @@ try {
   };
   closeRig(local);
 } finally {
+  await standIn?.close();
   await stack.stop();
 }
 

@@ -47,6 +47,7 @@ export class RemoteBackend {
   private readonly worker: Worker;
   private readonly pending = new Map<number, (reply: BackendReply) => void>();
   private sequence = 0;
+  private failure: string | undefined;
 
   constructor() {
     // The worker loads TypeScript through tsx, as the bench itself does.
@@ -56,19 +57,28 @@ export class RemoteBackend {
       this.pending.get(reply.id)?.(reply);
       this.pending.delete(reply.id);
     });
-    this.worker.on('error', (error) => {
-      for (const settle of this.pending.values()) settle({ id: -1, error: error.stack ?? String(error) });
-      this.pending.clear();
-    });
+    this.worker.on('error', (error) => this.fail(error.stack ?? String(error)));
+    this.worker.on('exit', (code) => this.fail(`the stand-in's worker exited (code ${code})`));
+  }
+
+  /** Answers every waiting request with the failure, and every later one too. */
+  private fail(reason: string): void {
+    this.failure ??= reason;
+    for (const settle of this.pending.values()) settle({ id: -1, error: reason });
+    this.pending.clear();
   }
 
   /** The smithy HttpHandler entry point. */
   async handle(request: HttpRequestLike): Promise<{ response: { statusCode: number; reason?: string; headers: Record<string, string>; body: Readable } }> {
     const id = ++this.sequence;
-    const body = await bodyBytes(request.body);
+    const bytes = await bodyBytes(request.body);
+    if (this.failure) throw new Error(`store stand-in failed: ${this.failure}`);
+    // An exact-size copy, handed over rather than cloned (a view's whole buffer would be copied).
+    const body = bytes && new Uint8Array(bytes);
     const reply = await new Promise<BackendReply>((resolve) => {
       this.pending.set(id, resolve);
-      this.worker.postMessage({ id, method: request.method, path: request.path, headers: { ...request.headers }, body } satisfies BackendRequest);
+      const message: BackendRequest = { id, method: request.method, path: request.path, headers: { ...request.headers }, body };
+      this.worker.postMessage(message, body ? [body.buffer as ArrayBuffer] : []);
     });
     if (reply.error !== undefined) throw new Error(`store stand-in failed: ${reply.error}`);
     this.busyMs += reply.busyMs;

@@ -24,7 +24,7 @@ function handlerWithFaults(decide: (commandName: string, input: Record<string, u
   return { handler, counter };
 }
 
-/** The invoiceRefs a case transaction writes (at the initialize step the DocumentClient's input is not marshalled yet). */
+/** The invoiceRefs a case transaction writes (the fault client hands plans plain items: test/support/plain-items.ts). */
 function invoiceRefsOf(input: Record<string, unknown>): string[] {
   const items = (input.TransactItems ?? []) as { Put?: { Item?: Record<string, unknown> } }[];
   return items.flatMap((i) => (i.Put?.Item?.type === ITEM_TYPES.invoiceRefGuard && typeof i.Put.Item.invoiceRef === 'string' ? [i.Put.Item.invoiceRef] : []));

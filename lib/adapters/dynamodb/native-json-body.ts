@@ -21,22 +21,30 @@ type Middleware = Parameters<TransactWriteItemsCommand['middlewareStack']['addRe
  * The serializer also fills in a missing ClientRequestToken (an idempotency token); here the
  * caller must give one (the case writer always does: it is how a retried round is recognised).
  *
- * Only the body changes: the SDK still builds the request (endpoint, target and content-type
- * headers) from an empty input, then signs, sends and parses it as usual. Works through the
- * public middleware stack of the one command, so no other command and no client is affected.
+ * Only the body changes: the SDK resolves the endpoint from the whole input, builds the request
+ * (target and content-type headers) from an empty one, then signs the body actually sent, sends
+ * it and parses the answer as usual. Works through the public middleware stack of the one
+ * command, so no other command and no client is affected.
  */
 export function withNativeJsonBody(command: TransactWriteItemsCommand): TransactWriteItemsCommand {
-  const input = command.input;
   // The SDK's serializer fills in a missing idempotency token; this path would send none.
-  if (!input.ClientRequestToken) throw new Error('a transaction sent with a native JSON body needs its own ClientRequestToken');
-  const emptyInput = (next: Next) => (args: SerializeArgs) => next({ ...args, input: { ...input, TransactItems: [] } });
+  if (!command.input.ClientRequestToken) throw new Error('a transaction sent with a native JSON body needs its own ClientRequestToken');
+  /** Each send's whole input, from the step before the serializer to the step after it. */
+  const inputs = new WeakMap<object, TransactWriteItemsCommandInput>();
+  const emptyInput = (next: Next, context: object) => (args: SerializeArgs) => {
+    inputs.set(context, args.input);
+    return next({ ...args, input: { ...args.input, TransactItems: [] } });
+  };
   // The SDK's serializer has just put the request on the arguments.
-  const nativeBody = (next: Next) => (args: SerializeArgs) => {
-    if (!args.request) throw new Error('the SDK serializer built no request');
+  const nativeBody = (next: Next, context: object) => (args: SerializeArgs) => {
+    const input = inputs.get(context);
+    if (!args.request || !input) throw new Error('the SDK serializer built no request');
     args.request.body = JSON.stringify(input);
     return next({ ...args, input });
   };
-  command.middlewareStack.addRelativeTo(emptyInput as Middleware, { relation: 'before', toMiddleware: 'serializerMiddleware', name: 'nativeJsonEmptyInput', override: true });
+  // After endpoint resolution, which reads the input (the tables a transaction names), and right
+  // before the serializer, which then has nothing to walk.
+  command.middlewareStack.addRelativeTo(emptyInput as Middleware, { relation: 'after', toMiddleware: 'endpointV2Middleware', name: 'nativeJsonEmptyInput', override: true });
   command.middlewareStack.addRelativeTo(nativeBody as Middleware, { relation: 'after', toMiddleware: 'serializerMiddleware', name: 'nativeJsonBody', override: true });
   return command;
 }

@@ -47,7 +47,7 @@ export interface RequestHandlerLike {
 
 /**
  * A DocumentClient and an S3Client made by the production factories (same HTTP settings, retries,
- * checksum options). With `backend`, their HTTP handler is swapped for the in-process stand-in:
+ * checksum options). With `backend`, their HTTP handler is swapped for the store stand-in:
  * the rest of the SDK pipeline is unchanged.
  */
 export function storageClients(cfg: AppConfig, backend?: RequestHandlerLike): { ddb: DynamoDBDocumentClient; s3: S3Client } {

@@ -295,17 +295,19 @@ export class MemoryBackend {
   }
 
   /** The smithy HttpHandler entry point. */
-  async handle(request: HttpRequestLike): Promise<{ response: HttpResponseLike }> {
+  async handle(request: HttpRequestLike): Promise<{ response: HttpResponseLike; servedMs: number }> {
     // Answer on a later turn of the event loop, as a socket would.
     await new Promise<void>((resolve) => setImmediate(resolve));
+    // The body is read before the clock starts: reading it awaits, and time spent awaiting while
+    // other requests are served is not this request's serving time.
+    const body = await bodyBytes(request.body);
     const started = performance.now();
-    try {
-      const target = request.headers['x-amz-target'] ?? request.headers['X-Amz-Target'];
-      if (target) return { response: this.dynamo(target.split('.')[1] ?? '', await bodyText(request.body)) };
-      return { response: await this.s3(request) };
-    } finally {
-      this.busyMs += performance.now() - started;
-    }
+    const target = request.headers['x-amz-target'] ?? request.headers['X-Amz-Target'];
+    const response = target ? this.dynamo(target.split('.')[1] ?? '', body.toString('utf8')) : this.s3(request, body);
+    // Serving is synchronous from here: this is this request's time alone.
+    const servedMs = performance.now() - started;
+    this.busyMs += servedMs;
+    return { response, servedMs };
   }
 
   updateHttpClientConfig(): void {}
@@ -444,12 +446,12 @@ export class MemoryBackend {
   // -------------------------------------------------------------------------------------------
   // S3 (path-style requests: /bucket/key)
 
-  private async s3(request: HttpRequestLike): Promise<HttpResponseLike> {
+  private s3(request: HttpRequestLike, body: Buffer): HttpResponseLike {
     const path = decodeURIComponent(request.path.replace(/^\//, ''));
     const operation = request.method === 'HEAD' ? 'HeadObject' : request.method === 'PUT' ? 'PutObject' : `S3 ${request.method}`;
     this.served[operation] = (this.served[operation] ?? 0) + 1;
     if (request.method === 'PUT') {
-      const size = (await bodyBytes(request.body)).length;
+      const size = body.length;
       this.objects.set(path, size);
       return { statusCode: 200, headers: { etag: '"bench"' }, body: Readable.from([]) };
     }
@@ -483,8 +485,4 @@ async function bodyBytes(body: unknown): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body as AsyncIterable<Buffer | string>) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
-}
-
-async function bodyText(body: unknown): Promise<string> {
-  return (await bodyBytes(body)).toString('utf8');
 }

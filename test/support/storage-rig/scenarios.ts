@@ -6,7 +6,8 @@ import type { DepthSummary } from './recorder.js';
 
 /**
  * The requests the benchmark and the round-trip-depth test measure, run against one storage
- * backend: the local stack (DynamoDB Local + s3rver) or the in-process stand-in. A rig holds a
+ * backend: the local stack (DynamoDB Local + s3rver) or the store stand-in (memory-backend.ts, in
+ * this thread or, for the bench, on a worker thread: bench/lib/remote-backend.ts). A rig holds a
  * company with a key and 100 uploaded invoices, one existing case to read and one existing batch
  * of 100 cases to resubmit as duplicates.
  */
@@ -120,7 +121,7 @@ export interface Measurement extends DepthSummary {
    * of its own (bench/lib/remote-backend.ts); with the in-process stand-in it includes its serving.
    */
   activeMs: number;
-  /** Time the in-process stand-in spent serving this request's calls (0 on the local stack). */
+  /** Time the store stand-in spent serving this request's calls (0 on the local stack). */
   storeMs: number;
 }
 

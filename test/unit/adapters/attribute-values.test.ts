@@ -28,10 +28,12 @@ describe('items written in AttributeValue form', () => {
 });
 
 describe('storage clients', () => {
-  it('carry no SDK logger middleware, and removing it twice is refused rather than ignored', () => {
+  it('carry no SDK logger middleware (a client as the SDK makes it has one under that name)', () => {
+    const plain = new DynamoDBClient({ region: 'eu-west-2' });
+    expect(plain.middlewareStack.identify().some((name) => name.startsWith('loggerMiddleware'))).toBe(true);
     const client = withoutSdkLogger(new DynamoDBClient({ region: 'eu-west-2' }));
     expect(client.middlewareStack.identify().some((name) => name.startsWith('loggerMiddleware'))).toBe(false);
-    expect(() => withoutSdkLogger(client)).toThrow(/loggerMiddleware/);
+    plain.destroy();
     client.destroy();
   });
 });

@@ -64,6 +64,20 @@ describe('a transaction sent with a native JSON body', () => {
     client.destroy();
   });
 
+  it('goes to the endpoint the whole input resolves to (a table named by the ARN of another account)', async () => {
+    const { client, sent } = capturingClient();
+    const byArn = (): TransactWriteItemsCommandInput => ({
+      ...transaction(),
+      TransactItems: transaction().TransactItems!.map((item) => ({ Put: { ...item.Put!, TableName: 'arn:aws:dynamodb:eu-west-2:999999999999:table/partner-cases' } })),
+    });
+    await client.send(new TransactWriteItemsCommand(byArn()));
+    await client.send(withNativeJsonBody(new TransactWriteItemsCommand(byArn())));
+    const [sdk, native] = sent as [Sent, Sent];
+    expect(sdk.headers.host).toContain('999999999999');
+    expect(native.headers.host).toBe(sdk.headers.host);
+    client.destroy();
+  });
+
   it('changes nothing for other commands sent through the same client', async () => {
     const { client, sent } = capturingClient();
     const marked = withNativeJsonBody(new TransactWriteItemsCommand(transaction()));

@@ -1,0 +1,102 @@
+import { Readable } from 'node:stream';
+import { DynamoDBClient, type TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import type { StoredCase } from '../../../lib/cases/case-record.js';
+import type { Mode } from '../../../lib/mode.js';
+import type { NewCase } from '../../../lib/cases/ports.js';
+
+/** A base client whose transport records each request body and answers 200 `{}`. */
+function capturingClient(): { client: DynamoDBClient; bodies: string[] } {
+  const bodies: string[] = [];
+  const requestHandler = {
+    metadata: { handlerProtocol: 'http/1.1' },
+    handle: (request: { body?: unknown }) => {
+      bodies.push(typeof request.body === 'string' ? request.body : Buffer.from(request.body as Uint8Array).toString('utf8'));
+      return Promise.resolve({ response: { statusCode: 200, headers: {}, body: Readable.from([Buffer.from('{}')]) } });
+    },
+    updateHttpClientConfig: () => undefined,
+    httpHandlerConfigs: () => ({}),
+    destroy: () => undefined,
+  };
+  return { client: new DynamoDBClient({ region: 'eu-west-2', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestHandler }), bodies };
+}
+
+function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCase {
+  const caseId = `case_${String(i).padStart(22, 'A')}`;
+  const stored: StoredCase = {
+    caseId,
+    companyId: 'cmp_0123456789abcdef',
+    reference: `PC-${i}`,
+    status: 'DRAFT',
+    recoveryGate: 'AWAITING_CONFIRMATION',
+    currency: 'GBP',
+    createdAt: '2026-11-23T08:00:00.000Z',
+    updatedAt: '2026-11-23T08:00:00.000Z',
+    createdByKeyId: 'key_1',
+    requestId: 'req-1',
+    mode,
+    debtorName: ['Acme Ltd', 'Zoë & Søn "Ltd" 🧾', '', 'line\u2028sep'][i % 4]!,
+    debtorEmail: 'ap@acme.example',
+    invoiceRef: `INV-${i}`,
+    invoiceRefKey: `inv-${i}`,
+    invoiceDate: '2026-01-10',
+    dueDate: '2026-02-10T09:00:00+01:00',
+    principalPence: 125050 + i,
+    invoiceFileKey: 'invoices/cmp_0123456789abcdef/f.pdf',
+    ...(i % 2 === 0 ? { debtorCompanyNo: '01234567' } : {}),
+    ...extra,
+  };
+  return {
+    stored,
+    audit: { caseId, companyId: stored.companyId, mode, b2b: true, under10k: true, within6years: true, undisputed: i % 3 !== 0, attestedBy: 'Jane Smith', attestedAt: stored.createdAt, keyId: 'key_1', requestId: 'req-1', sourceIp: '203.0.113.9', ...(i % 2 ? { userAgent: 'erp/1.0' } : {}) },
+  };
+}
+
+async function transactionOf(cases: NewCase[]): Promise<TransactWriteItemsCommand> {
+  const sent: TransactWriteItemsCommand[] = [];
+  const stub = { send: (command: TransactWriteItemsCommand) => (sent.push(command), Promise.resolve({})) };
+  await new DynamoCaseWriter(stub as unknown as DynamoDBDocumentClient, 'partner-cases').writeAll(cases);
+  expect(sent).toHaveLength(1);
+  return sent[0]!;
+}
+
+describe("a batch's transaction as the case writer sends it", () => {
+  it.each(['live', 'test'] as const)('stores, for each %s case, its guard, the case and its audit record with exactly these attributes', async (mode) => {
+    const cases = [0, 1, 2, 3].map((i) => newCase(i, mode, i === 3 ? { description: undefined } : {}));
+    const { input } = await transactionOf(cases);
+    const items = input.TransactItems!.map((action) => unmarshall(action.Put!.Item!));
+    cases.forEach(({ stored, audit }, k) => {
+      const [guard, record, attestation] = items.slice(k * 3, k * 3 + 3);
+      const listing = (key: { pk: string; sk: string }) => (mode === 'test' ? { gsi1pk: `TESTDATA#${stored.companyId}`, gsi1sk: `${key.pk}#${key.sk}` } : {});
+      const guardKey = keys.invoiceRefGuard(mode, stored.companyId, stored.invoiceRefKey);
+      expect(guard).toEqual({ ...guardKey, ...listing(guardKey), type: 'INVOICE_REF_GUARD', companyId: stored.companyId, invoiceRef: stored.invoiceRef, caseId: stored.caseId, reference: stored.reference, createdAt: stored.createdAt });
+      const caseKey = keys.case(mode, stored.caseId);
+      const { description: _absent, ...storedAttributes } = stored;
+      expect(record).toEqual({ ...caseKey, ...listing(caseKey), ...keys.caseListing(mode, stored.companyId, stored.createdAt, stored.caseId), type: 'CASE', ...storedAttributes });
+      const auditKey = keys.attestation(mode, stored.caseId);
+      expect(attestation).toEqual({ ...auditKey, ...listing(auditKey), type: 'ATTESTATION', ...audit });
+    });
+    expect(input.TransactItems!.every((action) => action.Put!.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(input.TransactItems!.filter((_, i) => i % 3 === 0).every((action) => action.Put!.ReturnValuesOnConditionCheckFailure === 'ALL_OLD')).toBe(true);
+  });
+
+  it('goes on the wire as the same JSON the DocumentClient would have sent for those items', async () => {
+    const command = await transactionOf([0, 1, 2, 3, 4, 5, 6].map((i) => newCase(i, i % 2 ? 'test' : 'live')));
+    const native = capturingClient();
+    await native.client.send(command);
+    const documentPath = capturingClient();
+    const doc = DynamoDBDocumentClient.from(documentPath.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+    await doc.send(
+      new TransactWriteCommand({
+        ClientRequestToken: command.input.ClientRequestToken!,
+        TransactItems: command.input.TransactItems!.map(({ Put }) => ({ Put: { ...Put!, Item: unmarshall(Put!.Item!) } })),
+      }),
+    );
+    expect(JSON.parse(native.bodies[0]!)).toEqual(JSON.parse(documentPath.bodies[0]!));
+    native.client.destroy();
+    documentPath.client.destroy();
+  });
+});
