@@ -25,7 +25,8 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const fieldErrorSchema = z
+// Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
+export const fieldErrorSchema = /* @__PURE__ */ z
   .object({
     field: z.string().meta({ description: 'The field, as a dotted path (`attestation.b2b`), or a header name.', example: 'debtorEmail' }),
     message: z.string().meta({ example: 'debtorEmail must be a valid e-mail address' }),

@@ -29,22 +29,6 @@ export interface Bundle {
   inputs: Record<string, number>;
 }
 
-/**
- * A what-if, never used for the figures against the targets: rewrites `import { z } from 'zod'`
- * to `import * as z from 'zod'` in the project's sources while bundling. The named import pulls
- * zod's whole namespace object into the bundle (all ~45 locales included); the namespace import
- * lets esbuild drop what is never referenced.
- */
-export const zodNamespaceImport: Plugin = {
-  name: 'zod-namespace-import',
-  setup(b) {
-    b.onLoad({ filter: /\/(lib|functions)\/.*\.ts$/ }, async (args) => {
-      const source = readFileSync(args.path, 'utf8');
-      return { contents: source.replace(/import \{ z \} from 'zod';/g, "import * as z from 'zod';"), loader: 'ts' };
-    });
-  },
-};
-
 export async function bundleLikeCdk(name: string, entry: string, outRoot: string, plugins: Plugin[] = []): Promise<Bundle> {
   const outdir = join(outRoot, name);
   await mkdir(outdir, { recursive: true });

@@ -24,23 +24,24 @@ export function newCaseId(): string {
 export const CASE_ID_EXAMPLE = 'case_7Gk2mP9qR4sT8vW1xY3zA5';
 export const REFERENCE_EXAMPLE = 'PC-222-22B';
 
-export const caseIdSchema = z.string().regex(CASE_ID_PATTERN).meta({
+// Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
+export const caseIdSchema = /* @__PURE__ */ z.string().regex(CASE_ID_PATTERN).meta({
   description: 'Case identifier: `case_` and 22 base62 characters.',
   example: CASE_ID_EXAMPLE,
 });
 
-export const caseReferenceSchema = z.string().min(1).max(16).meta({
+export const caseReferenceSchema = /* @__PURE__ */ z.string().min(1).max(16).meta({
   description:
     'Human-readable case reference, unique across the service, at most 16 characters, free of easily confused characters (e.g. `PC-222-22B`). Quote it on the phone.',
   example: REFERENCE_EXAMPLE,
 });
 
-export const livemodeSchema = z.boolean().meta({
+export const livemodeSchema = /* @__PURE__ */ z.boolean().meta({
   description: '`true` for a case made with a live key; `false` for a test-mode case (made with a `pca_test_` key), which never enters recovery.',
   example: true,
 });
 
-export const caseViewSchema = z
+export const caseViewSchema = /* @__PURE__ */ z
   .object({
     id: caseIdSchema,
     reference: caseReferenceSchema,
