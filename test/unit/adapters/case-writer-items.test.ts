@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import { DynamoDBClient, type TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import type { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
@@ -7,22 +6,7 @@ import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
 import type { Mode } from '../../../lib/mode.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
-
-/** A base client whose transport records each request body and answers 200 `{}`. */
-function capturingClient(): { client: DynamoDBClient; bodies: string[] } {
-  const bodies: string[] = [];
-  const requestHandler = {
-    metadata: { handlerProtocol: 'http/1.1' },
-    handle: (request: { body?: unknown }) => {
-      bodies.push(typeof request.body === 'string' ? request.body : Buffer.from(request.body as Uint8Array).toString('utf8'));
-      return Promise.resolve({ response: { statusCode: 200, headers: {}, body: Readable.from([Buffer.from('{}')]) } });
-    },
-    updateHttpClientConfig: () => undefined,
-    httpHandlerConfigs: () => ({}),
-    destroy: () => undefined,
-  };
-  return { client: new DynamoDBClient({ region: 'eu-west-2', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestHandler }), bodies };
-}
+import { capturingDynamoClient } from '../../support/capturing-dynamodb-client.js';
 
 function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCase {
   const caseId = `case_${String(i).padStart(22, 'A')}`;
@@ -85,9 +69,9 @@ describe("a batch's transaction as the case writer sends it", () => {
 
   it('goes on the wire as the same JSON the DocumentClient would have sent for those items', async () => {
     const command = await transactionOf([0, 1, 2, 3, 4, 5, 6].map((i) => newCase(i, i % 2 ? 'test' : 'live')));
-    const native = capturingClient();
+    const native = capturingDynamoClient();
     await native.client.send(command);
-    const documentPath = capturingClient();
+    const documentPath = capturingDynamoClient();
     const doc = DynamoDBDocumentClient.from(documentPath.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
     await doc.send(
       new TransactWriteCommand({
@@ -95,7 +79,7 @@ describe("a batch's transaction as the case writer sends it", () => {
         TransactItems: command.input.TransactItems!.map(({ Put }) => ({ Put: { ...Put!, Item: unmarshall(Put!.Item!) } })),
       }),
     );
-    expect(JSON.parse(native.bodies[0]!)).toEqual(JSON.parse(documentPath.bodies[0]!));
+    expect(JSON.parse(native.sent[0]!.body)).toEqual(JSON.parse(documentPath.sent[0]!.body));
     native.client.destroy();
     documentPath.client.destroy();
   });

@@ -1,30 +1,7 @@
-import { Readable } from 'node:stream';
-import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
+import { capturingDynamoClient, type SentRequest } from '../../support/capturing-dynamodb-client.js';
 import { withNativeJsonBody } from '../../../lib/adapters/dynamodb/native-json-body.js';
 import { attributeMap } from '../../../lib/adapters/dynamodb/attribute-values.js';
-
-interface Sent {
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A client whose transport records each request and answers 200 `{}`. */
-function capturingClient(): { client: DynamoDBClient; sent: Sent[] } {
-  const sent: Sent[] = [];
-  const requestHandler = {
-    metadata: { handlerProtocol: 'http/1.1' },
-    handle: (request: { headers: Record<string, string>; body?: unknown }) => {
-      const body = request.body;
-      sent.push({ headers: { ...request.headers }, body: typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString('utf8') });
-      return Promise.resolve({ response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from('{}')]) } });
-    },
-    updateHttpClientConfig: () => undefined,
-    httpHandlerConfigs: () => ({}),
-    destroy: () => undefined,
-  };
-  const client = new DynamoDBClient({ region: 'eu-west-2', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestHandler });
-  return { client, sent };
-}
 
 const awkward = ['plain', 'quote " backslash \\ slash /', 'tab\tnewline\ncr\r nul\u0000 bell\u0007', 'line sep \u2028 para \u2029', 'Zoë Søn Ünïcode', 'emoji 🧾💷', '', ' '.repeat(3), '<script>&amp;</script>', 'x'.repeat(5000)];
 
@@ -47,10 +24,10 @@ function transaction(): TransactWriteItemsCommandInput {
 
 describe('a transaction sent with a native JSON body', () => {
   it('carries the same JSON value, to the same operation, as the SDK serializer would send', async () => {
-    const { client, sent } = capturingClient();
+    const { client, sent } = capturingDynamoClient();
     await client.send(new TransactWriteItemsCommand(transaction()));
     await client.send(withNativeJsonBody(new TransactWriteItemsCommand(transaction())));
-    const [sdk, native] = sent as [Sent, Sent];
+    const [sdk, native] = sent as [SentRequest, SentRequest];
     expect(JSON.parse(native.body)).toEqual(JSON.parse(sdk.body));
     expect(JSON.parse(native.body)).toEqual(transaction());
     // And it really was the native path (the SDK writes members in its schema's order).
@@ -65,21 +42,21 @@ describe('a transaction sent with a native JSON body', () => {
   });
 
   it('goes to the endpoint the whole input resolves to (a table named by the ARN of another account)', async () => {
-    const { client, sent } = capturingClient();
+    const { client, sent } = capturingDynamoClient();
     const byArn = (): TransactWriteItemsCommandInput => ({
       ...transaction(),
       TransactItems: transaction().TransactItems!.map((item) => ({ Put: { ...item.Put!, TableName: 'arn:aws:dynamodb:eu-west-2:999999999999:table/partner-cases' } })),
     });
     await client.send(new TransactWriteItemsCommand(byArn()));
     await client.send(withNativeJsonBody(new TransactWriteItemsCommand(byArn())));
-    const [sdk, native] = sent as [Sent, Sent];
+    const [sdk, native] = sent as [SentRequest, SentRequest];
     expect(sdk.headers.host).toContain('999999999999');
     expect(native.headers.host).toBe(sdk.headers.host);
     client.destroy();
   });
 
   it('changes nothing for other commands sent through the same client', async () => {
-    const { client, sent } = capturingClient();
+    const { client, sent } = capturingDynamoClient();
     const marked = withNativeJsonBody(new TransactWriteItemsCommand(transaction()));
     await client.send(marked);
     await client.send(new TransactWriteItemsCommand({ TransactItems: [] }));
