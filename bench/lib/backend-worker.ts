@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { MemoryBackend } from '../../test/support/storage-rig/memory-backend.js';
+import { bodyBytes, MemoryBackend } from '../../test/support/storage-rig/memory-backend.js';
 import type { BackendReply, BackendRequest } from './remote-backend.js';
 
 /**
@@ -9,18 +9,12 @@ import type { BackendReply, BackendRequest } from './remote-backend.js';
 const backend = new MemoryBackend();
 const port = parentPort!;
 
-async function bytesOf(body: AsyncIterable<Buffer | string>): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
-}
-
 port.on('message', (request: BackendRequest) => {
   void (async () => {
     let reply: BackendReply;
     try {
       const { response, servedMs } = await backend.handle({ method: request.method, path: request.path, headers: request.headers, body: request.body });
-      reply = { id: request.id, statusCode: response.statusCode, ...(response.reason ? { reason: response.reason } : {}), headers: response.headers, body: await bytesOf(response.body), busyMs: servedMs };
+      reply = { id: request.id, statusCode: response.statusCode, ...(response.reason ? { reason: response.reason } : {}), headers: response.headers, body: await bodyBytes(response.body), busyMs: servedMs };
     } catch (error) {
       reply = { id: request.id, error: (error as Error).stack ?? String(error) };
     }

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { bodyBytes } from '../../test/support/storage-rig/memory-backend.js';
 
 /**
  * The store stand-in (test/support/storage-rig/memory-backend.ts) on a thread of its own, as the
@@ -29,15 +30,6 @@ interface HttpRequestLike {
   path: string;
   headers: Record<string, string>;
   body?: unknown;
-}
-
-async function bodyBytes(body: unknown): Promise<Uint8Array | undefined> {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return Buffer.from(body);
-  if (body instanceof Uint8Array) return body;
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<Buffer | string>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
 }
 
 export class RemoteBackend {
@@ -71,7 +63,7 @@ export class RemoteBackend {
   /** The smithy HttpHandler entry point. */
   async handle(request: HttpRequestLike): Promise<{ response: { statusCode: number; reason?: string; headers: Record<string, string>; body: Readable } }> {
     const id = ++this.sequence;
-    const bytes = await bodyBytes(request.body);
+    const bytes = request.body === undefined || request.body === null ? undefined : await bodyBytes(request.body);
     if (this.failure) throw new Error(`store stand-in failed: ${this.failure}`);
     // An exact-size copy, handed over rather than cloned (a view's whole buffer would be copied).
     const body = bytes && new Uint8Array(bytes);

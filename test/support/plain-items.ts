@@ -11,11 +11,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 type Item = Record<string, unknown>;
 
 /** Every item and key of our table has a string `pk`; in AttributeValue form it is `{ S: … }`. */
-export function isAttributeMap(item: Item | undefined): item is Record<string, AttributeValue> {
+function isAttributeMap(item: Item | undefined): item is Record<string, AttributeValue> {
   return typeof item?.pk === 'object' && item.pk !== null;
 }
 
-export function plainItem<T extends Item | undefined>(item: T): T {
+function plainItem<T extends Item | undefined>(item: T): T {
   return (isAttributeMap(item) ? unmarshall(item) : item) as T;
 }
 

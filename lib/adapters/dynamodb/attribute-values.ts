@@ -11,9 +11,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  * time, with the same rules as util-dynamodb's `marshall` (`removeUndefinedValues`: an undefined
  * attribute is left out; a number that is not finite or not exactly representable is refused).
  */
-export type Scalar = string | number | boolean | undefined;
+type Scalar = string | number | boolean | undefined;
 /** An object whose every property is a scalar (an interface qualifies, unlike an index signature). */
-export type Flat<T> = { [K in keyof T]: Scalar };
+type Flat<T> = { [K in keyof T]: Scalar };
 type None = Record<never, never>;
 
 export function attributeValue(value: Scalar, name = 'value'): AttributeValue | undefined {

@@ -477,7 +477,8 @@ function json(statusCode: number, body: unknown): HttpResponseLike {
   };
 }
 
-async function bodyBytes(body: unknown): Promise<Buffer> {
+/** A request or response body (string, bytes or stream) as bytes. */
+export async function bodyBytes(body: unknown): Promise<Buffer> {
   if (body === undefined || body === null) return Buffer.alloc(0);
   if (typeof body === 'string') return Buffer.from(body);
   // Not Buffer.from(body): it calls valueOf(), which the SDK's body wrapper reports as misuse.
