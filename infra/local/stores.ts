@@ -23,7 +23,7 @@ import { DynamoUploadRecords } from '../../lib/adapters/dynamodb/upload-records.
 import { buildRecordUploadHandler } from '../../functions/record-upload.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
-import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../route-table.js';
+import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../contract/route-table.js';
 import { forgetDynamoLocal, recordDynamoLocal } from './local-processes.js';
 import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signature-gate.js';
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DEFAULT_STACK_CONFIG } from '../../infra/stack-config.js';
+import { DEFAULT_STACK_CONFIG } from '../../infra/contract/stack-config.js';
 import { generateApiKey } from '../../lib/auth/api-key.js';
 import { logger } from '../../lib/runtime/logger.js';
 import { config } from '../../lib/runtime/config.js';

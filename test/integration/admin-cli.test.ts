@@ -27,7 +27,7 @@ function admin(args: string[], envChanges: Record<string, string | undefined> = 
     else env[name] = value;
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'infra/admin.ts', ...args], { env });
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], { env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -16,7 +16,7 @@ const TSX_CLI = join('node_modules', 'tsx', 'dist', 'cli.mjs');
 
 function admin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'infra/admin.ts', ...args], { env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], { env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -31,7 +31,7 @@ afterAll(async () => {
 
 function smoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/smoke.ts', ...args], { env: { ...process.env, API_KEY: '', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/smoke.ts', ...args], { env: { ...process.env, API_KEY: '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/problem-responses.js';
-import { API_FUNCTIONS, methodsOf, ROUTE_TABLE, routedResources } from '../../../infra/route-table.js';
+import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/contract/problem-responses.js';
+import { API_FUNCTIONS, methodsOf, ROUTE_TABLE, routedResources } from '../../../infra/contract/route-table.js';
 import { methods } from './api-methods.js';
 import { onlyResource, prodContext, resourcesOfType, synth, type Resource } from './synth.js';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_STACK_CONFIG, DEFAULT_STACK_NAME, readStackConfig, STAGES } from '../../../infra/stack-config.js';
+import { DEFAULT_STACK_CONFIG, DEFAULT_STACK_NAME, readStackConfig, STAGES } from '../../../infra/contract/stack-config.js';
 import { cdkJsonContext, TEST_PROD_STAGE } from './synth.js';
 
 const DEV = { account: '111111111111', region: 'eu-west-2' };

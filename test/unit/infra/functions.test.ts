@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../lib/runtime/config.js';
-import { API_FUNCTIONS, memoryOf } from '../../../infra/route-table.js';
-import { DEFAULT_STACK_CONFIG } from '../../../infra/stack-config.js';
+import { API_FUNCTIONS, memoryOf } from '../../../infra/contract/route-table.js';
+import { DEFAULT_STACK_CONFIG } from '../../../infra/contract/stack-config.js';
 import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
 const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;

@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/grants.js';
+import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';

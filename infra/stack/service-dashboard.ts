@@ -13,7 +13,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { REJECTION_CODES } from '../lib/cases/case-input.js';
+import { REJECTION_CODES } from '../../lib/cases/case-input.js';
 import { TABLE_OPERATIONS } from './alarms.js';
 import { caseMetric, METRIC_PERIOD, wafMetric } from './service-metrics.js';
 

@@ -1,9 +1,9 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
-import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
-import { MODES } from '../lib/mode.js';
+import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table-keys.js';
+import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
+import { MODES } from '../../lib/mode.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the

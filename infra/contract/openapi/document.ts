@@ -1,8 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { createCasesResponseSchema } from '../../lib/cases/batch-result.js';
-import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../lib/cases/case-record.js';
-import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../lib/cases/list-cases.js';
+import { createCasesResponseSchema } from '../../../lib/cases/batch-result.js';
+import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../../lib/cases/case-record.js';
+import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../../lib/cases/list-cases.js';
 import {
   createCasesBadRequestSchema,
   idempotencyKeyReusedProblemSchema,
@@ -18,13 +18,13 @@ import {
   serviceUnavailableProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
-} from '../../lib/http/response-schemas.js';
-import type { Scope } from '../../lib/auth/scopes.js';
-import { MAX_CASES_PER_REQUEST } from '../../lib/cases/batch-size.js';
-import { caseInputSchema } from '../../lib/cases/case-input.js';
-import { MAX_BODY_BYTES } from '../../lib/http/json-envelope.js';
-import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../lib/uploads/upload-request.js';
-import { uploadTicketSchema } from '../../lib/uploads/upload-ticket.js';
+} from '../../../lib/http/response-schemas.js';
+import type { Scope } from '../../../lib/auth/scopes.js';
+import { MAX_CASES_PER_REQUEST } from '../../../lib/cases/batch-size.js';
+import { caseInputSchema } from '../../../lib/cases/case-input.js';
+import { MAX_BODY_BYTES } from '../../../lib/http/json-envelope.js';
+import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../../lib/uploads/upload-request.js';
+import { uploadTicketSchema } from '../../../lib/uploads/upload-ticket.js';
 
 /**
  * The partner contract as an OpenAPI 3.1 document, generated from the zod schemas the handlers

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { PartnerCaseApiStack } from './partner-case-api-stack.js';
-import { readStackConfig } from './stack-config.js';
+import { readStackConfig } from '../contract/stack-config.js';
 
 /**
  * The CDK app (`cdk.json`: `npx tsx infra/app.ts`). Every command names a stage
@@ -12,7 +12,7 @@ import { readStackConfig } from './stack-config.js';
  * context; see infra/stack-config.ts and docs/deploy.md. cdk-nag's AWS Solutions pack runs as a validation
  * plugin: any unacknowledged finding fails `cdk synth` and `cdk deploy`.
  */
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const app = new App();
 const config = readStackConfig(app.node);

@@ -21,18 +21,18 @@
  */
 import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
-import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../lib/auth/api-key.js';
-import { isMode, MODES } from '../lib/mode.js';
-import { createS3Client } from '../lib/adapters/s3/s3-client.js';
-import { S3TestUploadStore } from '../lib/adapters/s3/test-upload-store.js';
-import { DynamoTestDataStore } from '../lib/adapters/dynamodb/test-data-store.js';
-import { parseScopeList } from '../lib/auth/scopes.js';
-import { loadConfig } from '../lib/runtime/config.js';
-import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
-import { tableStores } from '../lib/adapters/dynamodb/stores.js';
-import { withRunningStackPorts } from './local/local-processes.js';
-import { LOCAL_DEFAULTS, localPorts } from './local/stores.js';
+import { AccountsError, AccountsService } from '../../lib/accounts/accounts-service.js';
+import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../../lib/auth/api-key.js';
+import { isMode, MODES } from '../../lib/mode.js';
+import { createS3Client } from '../../lib/adapters/s3/s3-client.js';
+import { S3TestUploadStore } from '../../lib/adapters/s3/test-upload-store.js';
+import { DynamoTestDataStore } from '../../lib/adapters/dynamodb/test-data-store.js';
+import { parseScopeList } from '../../lib/auth/scopes.js';
+import { loadConfig } from '../../lib/runtime/config.js';
+import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
+import { withRunningStackPorts } from '../local/local-processes.js';
+import { LOCAL_DEFAULTS, localPorts } from '../local/stores.js';
 
 class UsageError extends Error {}
 

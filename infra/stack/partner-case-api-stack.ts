@@ -7,12 +7,12 @@ import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
-import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
-import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
+import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
+import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from '../contract/route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
+import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 
 /** The record-upload function's handler file. */
 export const RECORD_UPLOAD_ENTRY = 'functions/record-upload.ts';

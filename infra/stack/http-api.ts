@@ -21,8 +21,8 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from './problem-responses.js';
-import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources } from './route-table.js';
+import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from '../contract/problem-responses.js';
+import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources } from '../contract/route-table.js';
 
 export interface PartnerApiProps {
   stageName: string;

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import { PROBLEM_CONTENT_TYPE } from '../lib/http/problem-details.js';
+import { PROBLEM_CONTENT_TYPE } from '../../lib/http/problem-details.js';
 
 /**
  * API Gateway answers some requests itself, before or instead of a function (unknown path, a

@@ -1,4 +1,4 @@
-import type { Scope } from '../lib/auth/scopes.js';
+import type { Scope } from '../../lib/auth/scopes.js';
 import type { StackConfig } from './stack-config.js';
 
 /**
