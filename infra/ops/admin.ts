@@ -25,8 +25,8 @@ import { AccountsError, AccountsService } from '../../lib/accounts/accounts-serv
 import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../../lib/auth/api-key.js';
 import { isMode, MODES } from '../../lib/mode.js';
 import { createS3Client } from '../../lib/adapters/s3/s3-client.js';
-import { S3TestUploadStore } from '../../lib/adapters/s3/test-upload-store.js';
-import { DynamoTestDataStore } from '../../lib/adapters/dynamodb/test-data-store.js';
+import { S3TestUploadStore } from '../../lib/adapters/s3/test-mode-upload-store.js';
+import { DynamoTestDataStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
 import { parseScopeList } from '../../lib/auth/scopes.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';

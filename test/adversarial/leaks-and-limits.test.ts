@@ -6,7 +6,7 @@ import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { RecordedInvoiceFiles } from '../../lib/adapters/recorded-invoice-files.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
 import { handler as createCases, buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js';
 import { DynamoApiKeyStore } from '../../lib/adapters/dynamodb/api-key-store.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
