@@ -25,8 +25,8 @@ import { AccountsError, AccountsService } from '../../lib/accounts/accounts-serv
 import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../../lib/auth/api-key.js';
 import { isMode, MODES } from '../../lib/mode.js';
 import { createS3Client } from '../../lib/adapters/s3/s3-client.js';
-import { S3TestUploadStore } from '../../lib/adapters/s3/test-mode-upload-store.js';
-import { DynamoTestDataStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
+import { S3TestModeUploadStore } from '../../lib/adapters/s3/test-mode-upload-store.js';
+import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
 import { parseScopeList } from '../../lib/auth/scopes.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
@@ -253,8 +253,8 @@ async function run(argv: string[]): Promise<number> {
         const s3 = createS3Client(cfg);
         try {
           const cleared = await accounts.clearTestData(need(values.company, 'company'), {
-            items: new DynamoTestDataStore(client, cfg.tableName),
-            uploads: new S3TestUploadStore(s3, cfg.bucketName),
+            items: new DynamoTestModeItemStore(client, cfg.tableName),
+            uploads: new S3TestModeUploadStore(s3, cfg.bucketName),
           });
           out(`Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`, cleared);
         } finally {
