@@ -12,6 +12,7 @@ import {
   MethodLoggingLevel,
   MockIntegration,
   PassthroughBehavior,
+  ResponseType,
   RestApi,
   SecurityPolicy,
   type IResource,
@@ -207,7 +208,7 @@ export class PartnerApi extends Construct {
 
     for (const response of PROBLEM_GATEWAY_RESPONSES) {
       this.api.addGatewayResponse(response.id, {
-        type: response.type,
+        type: ResponseType.of(response.type),
         // Unset keeps API Gateway's own status (see problem-responses.ts).
         statusCode: response.status === undefined ? undefined : String(response.status),
         responseHeaders: problemHeaders(response),
