@@ -13,8 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { withRunningStackPorts } from './local-processes.js';
-import { localEnvironment, localPorts } from './stores.js';
+import { localPorts, withRunningStackPorts } from './local-ports.js';
+import { localEnvironment } from './stores.js';
 
 const USAGE = 'usage: npm run invoke -- <get-case|create-cases|create-upload> <event file, e.g. events/get-case.json>';
 

@@ -31,8 +31,7 @@ import { parseScopeList } from '../../lib/auth/scopes.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
-import { withRunningStackPorts } from '../local/local-processes.js';
-import { LOCAL_DEFAULTS, localPorts } from '../local/stores.js';
+import { LOCAL_DEFAULTS, localPorts, withRunningStackPorts } from '../local/local-ports.js';
 
 class UsageError extends Error {}
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { STACK_RECORD_FILE } from '../../infra/local/local-processes.js';
+import { STACK_RECORD_FILE } from '../../infra/local/local-ports.js';
 import { freePort } from '../../infra/local/stores.js';
 
 /**
