@@ -44,6 +44,11 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
 
+/** One value for each API function, keyed by its id: complete by construction. */
+export function byApiFunction<T>(value: (id: ApiFunctionId) => T): Record<ApiFunctionId, T> {
+  return Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, value(id)])) as Record<ApiFunctionId, T>;
+}
+
 /**
  * How long an Idempotency-Key may stay IN_PROGRESS before another request may take it over
  * (product rules "Availability and deadlines"): create-cases' timeout plus a margin for clock skew

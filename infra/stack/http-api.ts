@@ -23,7 +23,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from '../contract/problem-responses.js';
-import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources } from '../contract/route-table.js';
+import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface PartnerApiProps {
   stageName: string;
@@ -34,12 +34,8 @@ export interface PartnerApiProps {
   cloudWatchRole: boolean;
   /** Serve the API on this domain only (the execute-api endpoint is disabled). */
   customDomain?: { domainName: string; certificateArn: string } | undefined;
-  handlers: {
-    createUpload: IFunction;
-    createCases: IFunction;
-    getCase: IFunction;
-    listCases: IFunction;
-  };
+  /** Every API function, keyed by the route table's ids. */
+  handlers: Readonly<Record<ApiFunctionId, IFunction>>;
 }
 
 /**
