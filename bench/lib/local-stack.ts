@@ -3,7 +3,7 @@ import { localEnvironment } from '../../infra/local/stores.js';
 
 /**
  * The local stack the benchmark runs against: DynamoDB Local in memory and s3rver, each on a free
- * port, with the table and bucket provisioned. `env` is what lib/config.ts reads; the bench puts it
+ * port, with the table and bucket provisioned. `env` is what lib/runtime/config.ts reads; the bench puts it
  * into its own environment before loading any handler, and hands it to the child processes.
  */
 export interface LocalStack {

@@ -273,7 +273,7 @@ export function readStackConfig(source: ContextSource): StackConfig {
     // WAF accepts 10 to 2,000,000,000 per evaluation window.
     wafRateLimitPerKey: r.number('wafRateLimitPerKey', d.wafRateLimitPerKey, 10, 2_000_000_000),
     wafRateLimitPerIp: r.number('wafRateLimitPerIp', d.wafRateLimitPerIp, 10, 2_000_000_000),
-    // The same bounds lib/config.ts enforces at cold start, so a bad value fails here, not there.
+    // The same bounds lib/runtime/config.ts enforces at cold start, so a bad value fails here, not there.
     idempotencyTtlSeconds: r.number('idempotencyTtlSeconds', d.idempotencyTtlSeconds, 60, 30 * 24 * 3600),
     uploadUrlTtlSeconds: r.number('uploadUrlTtlSeconds', d.uploadUrlTtlSeconds, 60, 3600),
     logRetentionDays,
@@ -301,7 +301,7 @@ export function readStackConfig(source: ContextSource): StackConfig {
  */
 export const SERVICE_METRICS = { namespace: 'PartnerCaseApi', service: 'partner-case-api' } as const;
 
-/** The environment every API function reads (see lib/config.ts). */
+/** The environment every API function reads (see lib/runtime/config.ts). */
 export function functionEnvironment(
   config: Pick<StageIndependentConfig, 'idempotencyTtlSeconds' | 'uploadUrlTtlSeconds'>,
   resources: { tableName: string; bucketName: string; claimHorizonSeconds: number },

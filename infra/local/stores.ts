@@ -38,7 +38,7 @@ import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signatur
 // The packages are CommonJS; load them through require so this module works under tsx and jest.
 const require = createRequire(resolve('package.json'));
 
-/** The environment (see lib/config.ts) that points the handlers at the local stores. */
+/** The environment (see lib/runtime/config.ts) that points the handlers at the local stores. */
 export function localEnvironment(ports: LocalPorts): Record<string, string> {
   return {
     TABLE_NAME: LOCAL_DEFAULTS.tableName,

@@ -79,7 +79,7 @@ describe('API functions', () => {
     expect(logGroup?.DeletionPolicy).toBe('Retain');
   });
 
-  it.each(FUNCTIONS)('%s receives every setting lib/config.ts reads, and it parses', (id) => {
+  it.each(FUNCTIONS)('%s receives every setting lib/runtime/config.ts reads, and it parses', (id) => {
     const variables = (functionResource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toEqual({
       TABLE_NAME: { Ref: expect.stringMatching(/^DataStoresTable/) },
