@@ -5,11 +5,11 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { ESM_REQUIRE_BANNER } from '../../infra/stack/api-function.js';
 
 /**
- * Bundles an entry exactly as the CDK stack's NodejsFunction does (infra/api-function.ts):
+ * Bundles an entry exactly as the CDK stack's NodejsFunction does (infra/stack/api-function.ts):
  * `esbuild --bundle --platform=node --format=esm --target=<ESBUILD_TARGET> --minify --sourcemap
  * --sources-content=false --main-fields=module,main --banner:js=<ESM_REQUIRE_BANNER>`, AWS SDK
  * included (`bundleAwsSDK: true`, so nothing is external), output `index.mjs`. The target is read
- * from infra/api-function.ts so the two cannot drift apart.
+ * from infra/stack/api-function.ts so the two cannot drift apart.
  */
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 

@@ -52,8 +52,8 @@ export const PARTITIONS = {
 } as const;
 
 /**
- * The attributes each narrow write may name (lib/data/api-key-store.ts `touch`,
- * lib/data/idempotency-store.ts `claim` and `complete`, lib/data/reference-counter.ts `reserve`).
+ * The attributes each narrow write may name (lib/adapters/dynamodb/api-key-store.ts `touch`,
+ * lib/adapters/dynamodb/idempotency-store.ts `claim` and `complete`, lib/adapters/dynamodb/reference-allocator.ts `reserve`).
  * test/unit/infra/iam.test.ts drives those stores and checks every request they send against the
  * synthesised policy, so a renamed attribute fails there, not in production.
  */

@@ -282,7 +282,7 @@ describe('resource limits', () => {
 
   // Found by this suite: the answer replayed on a 409 is stored in the claim item, and a DynamoDB
   // item holds at most 400 KB while an answer echoes every invoiceRef as submitted. Large answers
-  // are now stored gzipped (lib/data/idempotency-store.ts), and compacted if still too large.
+  // are now stored gzipped (lib/adapters/dynamodb/idempotency-store.ts), and compacted if still too large.
   it('replays a finished answer larger than a DynamoDB item on a repeated Idempotency-Key', async () => {
     const cases = Array.from({ length: 60 }, (_, i) => validCase(fileKey, { invoiceRef: `${i}-${'R'.repeat(8000)}` }));
     const first = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': 'limit-large-answer' });

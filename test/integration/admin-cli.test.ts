@@ -6,7 +6,7 @@ import { STACK_RECORD_FILE } from '../../infra/local/local-ports.js';
 import { freePort } from '../../infra/local/stores.js';
 
 /**
- * The operator command (infra/admin.ts) as a child process against the test DynamoDB Local
+ * The operator command (infra/ops/admin.ts) as a child process against the test DynamoDB Local
  * (TABLE_NAME + AWS_REGION + DYNAMODB_ENDPOINT from the global setup). The onboarding flow
  * (create, key authenticates, rotate, revoke → 401) is in local-stack.test.ts; this file covers
  * the readable output, auto-attestation, help, and how every kind of mistake is reported: one

@@ -7,7 +7,7 @@ import { outcome, postCases, readCase, scanTable, uploadInvoice, validCase } fro
 import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 
 /**
- * The operator's side of test mode (infra/admin.ts as a child process): `key create --mode`,
+ * The operator's side of test mode (infra/ops/admin.ts as a child process): `key create --mode`,
  * `key list` and `key rotate` with modes, and `company clear-test-data` run beside live data: a
  * company with live and test cases for the same invoiceRefs, claims and uploads in both modes,
  * and another company with test data of its own. Only the first company's test data goes.

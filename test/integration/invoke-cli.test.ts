@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { accounts, newPartner } from '../support/fixtures.js';
 
 /**
- * `npm run invoke` (infra/invoke.ts) as a developer runs it, in its own process, against the
+ * `npm run invoke` (infra/local/invoke.ts) as a developer runs it, in its own process, against the
  * integration tests' DynamoDB Local and s3rver (found through DYNAMODB_LOCAL_PORT and
  * S3_LOCAL_PORT, as for an npm start on other ports).
  */

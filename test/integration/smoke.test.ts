@@ -9,7 +9,7 @@ import { createLocalServer } from '../../infra/local/http-adapter.js';
 import { newPartner } from '../support/fixtures.js';
 
 /**
- * `npm run smoke` (infra/smoke.ts) as devops run it after a deploy: its own process, plain HTTP,
+ * `npm run smoke` (infra/ops/smoke.ts) as devops run it after a deploy: its own process, plain HTTP,
  * here against the local server over the integration tests' DynamoDB Local and s3rver.
  */
 let server: Server;
