@@ -14,7 +14,7 @@
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
  */
-import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../infra/route-table.js';
+import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../infra/contract/route-table.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ const { startLocalStack } = await import('./lib/local-stack.js');
 const { median, p95, round } = await import('./lib/stats.js');
 const { bundleLikeCdk, bytesByPackage, cdkEsbuildTarget, packageInputs, PROJECT_ROOT } = await import('./lib/bundle.js');
 const { runChild } = await import('./lib/processes.js');
-const { DEFAULT_STACK_CONFIG, functionEnvironment } = await import('../infra/stack-config.js');
+const { DEFAULT_STACK_CONFIG, functionEnvironment } = await import('../infra/contract/stack-config.js');
 const { benchCases, createCasesEvent, createUploadEvent, getCaseEvent } = await import('../test/support/storage-rig/events.js');
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 10);

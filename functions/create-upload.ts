@@ -3,7 +3,7 @@ import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
-import type { UploadService } from '../lib/uploads/issue-upload.js';
+import type { UploadService } from '../lib/uploads/upload-service.js';
 import { parseUploadRequest } from '../lib/uploads/upload-request.js';
 
 /**

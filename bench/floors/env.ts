@@ -1,7 +1,7 @@
 import type { AppConfig } from '../../lib/runtime/config.js';
 
 /**
- * What the floor handlers read from the environment: the same variables as lib/config.ts, read
+ * What the floor handlers read from the environment: the same variables as lib/runtime/config.ts, read
  * without validation (the floor carries only SDK code, not the project's zod schema).
  */
 export function floorConfig(): AppConfig {

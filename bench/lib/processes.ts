@@ -5,7 +5,7 @@ import { join } from 'node:path';
 /**
  * Runs one bundled handler in a fresh Node process (bench/lib/cold-child.mjs) and returns what
  * the child measured. The child gets a clean environment: PATH, the variables the CDK stack sets
- * on every function (infra/stack-config.ts functionEnvironment, incl. NODE_OPTIONS
+ * on every function (infra/contract/stack-config.ts functionEnvironment, incl. NODE_OPTIONS
  * --enable-source-maps) and the local stores' endpoints and dummy credentials.
  */
 export interface ChildInvocation {

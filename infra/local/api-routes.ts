@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { API_FUNCTIONS, memoryOf, ROUTE_TABLE, type ApiFunctionId, type RouteMethod } from '../route-table.js';
-import { DEFAULT_STACK_CONFIG, readStackConfig, type StageIndependentConfig } from '../stack-config.js';
+import { API_FUNCTIONS, memoryOf, ROUTE_TABLE, type ApiFunctionId, type RouteMethod } from '../contract/route-table.js';
+import { DEFAULT_STACK_CONFIG, readStackConfig, type StageIndependentConfig } from '../contract/stack-config.js';
 import type { LambdaHandler } from './invoke-with-deadline.js';
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { gatewayProblemResult, gatewayResponse, METHOD_NOT_ALLOWED_RESPONSE } from '../problem-responses.js';
-import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../route-table.js';
+import { gatewayProblemResult, gatewayResponse, METHOD_NOT_ALLOWED_RESPONSE } from '../contract/problem-responses.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../contract/route-table.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
 import { invokeWithDeadline } from './invoke-with-deadline.js';
 import { restApiEvent } from './lambda-events.js';

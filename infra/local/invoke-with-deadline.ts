@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { gatewayProblemResult, gatewayResponse } from '../problem-responses.js';
-import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../route-table.js';
+import { gatewayProblemResult, gatewayResponse } from '../contract/problem-responses.js';
+import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../contract/route-table.js';
 import { lambdaContext } from './lambda-events.js';
 
 /**

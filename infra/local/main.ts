@@ -11,8 +11,10 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { StaticRoute } from './http-adapter.js';
-import { describePortHolder, forgetLocalStack, reclaimStaleDynamoLocal, recordLocalStack } from './local-processes.js';
-import { javaAvailable, LOCAL_DEFAULTS, localEnvironment, localPorts, portInUse, ensureTable, localUploadRecorder, startDynamoLocal, startLocalS3, type RunningDynamo, type RunningS3 } from './stores.js';
+import { describePortHolder, reclaimStaleDynamoLocal } from './local-processes.js';
+import { forgetLocalStack, LOCAL_DEFAULTS, localPorts, recordLocalStack } from './local-ports.js';
+import { startLocalStores, type LocalStores } from './start-local-stores.js';
+import { javaAvailable, localEnvironment, portInUse } from './stores.js';
 
 /** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
 export const DEMO_KEY_FILE = 'demo-api-key';
@@ -81,8 +83,8 @@ async function main(): Promise<void> {
 
   let server: Server | undefined;
   let stopping = false;
-  // Kept as promises so that a signal during start-up still stops whatever has started.
-  let starting: { dynamo: Promise<RunningDynamo>; s3: Promise<RunningS3> } | undefined;
+  // Kept as a promise so that a signal during start-up still stops whatever has started.
+  let starting: Promise<LocalStores> | undefined;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -92,8 +94,9 @@ async function main(): Promise<void> {
       await closed;
     }
     forgetLocalStack(dataDir);
-    const [dynamo, s3] = await Promise.allSettled([starting?.dynamo, starting?.s3]);
-    await Promise.allSettled([s3.status === 'fulfilled' ? s3.value?.stop() : undefined, dynamo.status === 'fulfilled' ? dynamo.value?.stop() : undefined]);
+    // A start that failed has already stopped whatever it had started.
+    const stores = await starting?.catch(() => undefined);
+    await stores?.stop();
     process.exit(code);
   };
   // Registered before anything starts: a signal in any later moment must not leave Java running.
@@ -101,14 +104,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   try {
-    const dynamoStarting = startDynamoLocal(ports.dynamoPort, dynamoDir);
-    starting = {
-      dynamo: dynamoStarting,
-      // Uploads are recorded as S3's notification records them in AWS (functions/record-upload.ts).
-      s3: startLocalS3(ports.s3Port, join(dataDir, 's3'), LOCAL_DEFAULTS.bucketName, localUploadRecorder(dynamoStarting.then((d) => d.endpoint), LOCAL_DEFAULTS.tableName)),
-    };
-    const [dynamo] = await Promise.all([starting.dynamo, starting.s3]);
-    await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);
+    // Their data under dataDir: dynamoDir (above) and the objects in its s3/.
+    starting = startLocalStores({ dynamoPort: ports.dynamoPort, s3Port: ports.s3Port, dataDir });
+    const stores = await starting;
 
     // Handlers read their configuration when loaded: import them only now.
     const { ensureDemoAccount } = await import('./demo-account.js');
@@ -138,7 +136,7 @@ async function main(): Promise<void> {
     console.log(`  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in ${join(dataDir, 'dynamodb')})`);
     console.log(`  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`);
     console.log(`  API reference   ${base}/docs`);
-    if (!dynamo.loopbackOnly) {
+    if (!stores.loopbackOnly) {
       console.log('  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.');
     }
     // A command for another terminal names a non-default port, so it reaches this stack.

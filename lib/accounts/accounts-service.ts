@@ -3,7 +3,7 @@ import type { ApiKeyRecord, ApiKeyStore } from '../auth/ports.js';
 import { parseScopeList, type Scope } from '../auth/scopes.js';
 import type { Mode } from '../mode.js';
 import { randomBase62 } from '../random-id.js';
-import type { CompanyRecord, CompanyStore, TestDataStore, TestUploadStore } from './ports.js';
+import type { CompanyRecord, CompanyStore, TestModeItemStore, TestModeUploadStore } from './ports.js';
 
 /**
  * Operator use cases: onboarding companies and issuing, listing, revoking and rotating their API
@@ -85,7 +85,7 @@ export class AccountsService {
    * Deletes a company's test-mode data: its test cases, audit records, guards and claims, then its
    * test uploads. Live data is found by other keys and is never touched.
    */
-  async clearTestData(companyId: string, stores: { items: TestDataStore; uploads: TestUploadStore }): Promise<{ companyId: string; items: number; uploads: number }> {
+  async clearTestData(companyId: string, stores: { items: TestModeItemStore; uploads: TestModeUploadStore }): Promise<{ companyId: string; items: number; uploads: number }> {
     if (!(await this.companies.get(companyId))) throw new AccountsError(`No company with id ${companyId}.`);
     const items = await stores.items.clearTestItems(companyId);
     const uploads = await stores.uploads.clearTestUploads(companyId);

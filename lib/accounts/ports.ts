@@ -25,12 +25,12 @@ export interface CompanyStore {
  * `company clear-test-data`. Implementations find test data by its own keys (the test-data
  * listing, the test upload prefix), so live data is never read, let alone deleted.
  */
-export interface TestDataStore {
+export interface TestModeItemStore {
   /** Deletes the company's test cases, audit records, invoiceRef guards and Idempotency-Key claims; returns how many items. */
   clearTestItems(companyId: string): Promise<number>;
 }
 
-export interface TestUploadStore {
+export interface TestModeUploadStore {
   /** Deletes the company's test uploads; returns how many objects. */
   clearTestUploads(companyId: string): Promise<number>;
 }

@@ -1,11 +1,11 @@
 import { fileKeyProblem } from '../uploads/file-key.js';
-import { UploadService } from '../uploads/issue-upload.js';
+import { UploadService } from '../uploads/upload-service.js';
 import { config, type AppConfig } from '../runtime/config.js';
 import { operationalLog } from '../runtime/logger.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from './dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from './dynamodb/reference-allocator.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
 import { DynamoUploadRecords } from './dynamodb/upload-records.js';

@@ -5,7 +5,7 @@ import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
 
 /**
  * The response bodies of the partner API as zod schemas: the source of the response half of
- * `docs/openapi.json` (infra/openapi/document.ts) and of the contract tests, which validate every
+ * `docs/openapi.json` (infra/contract/openapi/document.ts) and of the contract tests, which validate every
  * response the integration tests receive against that document. The success bodies are defined
  * beside the domain types they are the source of (`z.infer`); the problem bodies are here.
  *

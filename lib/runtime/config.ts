@@ -32,7 +32,7 @@ const schema = z.object({
   S3_ENDPOINT: endpoint,
   IDEMPOTENCY_TTL_SECONDS: seconds(60, 30 * 24 * 3600, 24 * 3600),
   UPLOAD_URL_TTL_SECONDS: seconds(60, 3600, 15 * 60),
-  /** create-cases' timeout plus a margin (infra/route-table.ts sets it in the stack and locally). */
+  /** create-cases' timeout plus a margin (infra/contract/route-table.ts sets it in the stack and locally). */
   IDEMPOTENCY_CLAIM_HORIZON_SECONDS: seconds(5, 16 * 60, 20),
   /**
    * The key material of list cursors, given directly (`npm start` and the tests generate one), or

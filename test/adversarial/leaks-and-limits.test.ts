@@ -1,12 +1,12 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DEFAULT_STACK_CONFIG } from '../../infra/stack-config.js';
+import { DEFAULT_STACK_CONFIG } from '../../infra/contract/stack-config.js';
 import { generateApiKey } from '../../lib/auth/api-key.js';
 import { logger } from '../../lib/runtime/logger.js';
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { RecordedInvoiceFiles } from '../../lib/adapters/recorded-invoice-files.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { S3InvoiceFileStore } from '../../lib/adapters/s3/invoice-file-store.js';
 import { handler as createCases, buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
@@ -282,7 +282,7 @@ describe('resource limits', () => {
 
   // Found by this suite: the answer replayed on a 409 is stored in the claim item, and a DynamoDB
   // item holds at most 400 KB while an answer echoes every invoiceRef as submitted. Large answers
-  // are now stored gzipped (lib/data/idempotency-store.ts), and compacted if still too large.
+  // are now stored gzipped (lib/adapters/dynamodb/idempotency-store.ts), and compacted if still too large.
   it('replays a finished answer larger than a DynamoDB item on a repeated Idempotency-Key', async () => {
     const cases = Array.from({ length: 60 }, (_, i) => validCase(fileKey, { invoiceRef: `${i}-${'R'.repeat(8000)}` }));
     const first = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': 'limit-large-answer' });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js';
 import { DynamoApiKeyStore } from '../../lib/adapters/dynamodb/api-key-store.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
@@ -356,7 +356,7 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
     console.log(`fault matrix: ${cells.length} cells, first answers ${JSON.stringify(firstStatuses)}`);
   });
 
-  // DEFECT (fixed in lib/data/case-writer.ts): a transaction that committed but whose answer was
+  // DEFECT (fixed in lib/adapters/dynamodb/case-writer.ts): a transaction that committed but whose answer was
   // lost, and whose retries then failed (throttled), was reported TEMPORARY_FAILURE ("nothing was
   // written") although the case existed; the writer now reads the guard back before giving up.
   it('report a case whose write committed, lost its answer and then ran out of retries as created', async () => {

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { STACK_RECORD_FILE } from '../../infra/local/local-processes.js';
+import { STACK_RECORD_FILE } from '../../infra/local/local-ports.js';
 import { freePort } from '../../infra/local/stores.js';
 
 /**
- * The operator command (infra/admin.ts) as a child process against the test DynamoDB Local
+ * The operator command (infra/ops/admin.ts) as a child process against the test DynamoDB Local
  * (TABLE_NAME + AWS_REGION + DYNAMODB_ENDPOINT from the global setup). The onboarding flow
  * (create, key authenticates, rotate, revoke → 401) is in local-stack.test.ts; this file covers
  * the readable output, auto-attestation, help, and how every kind of mistake is reported: one
@@ -27,7 +27,7 @@ function admin(args: string[], envChanges: Record<string, string | undefined> = 
     else env[name] = value;
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'infra/admin.ts', ...args], { env });
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], { env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

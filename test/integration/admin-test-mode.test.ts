@@ -7,7 +7,7 @@ import { outcome, postCases, readCase, scanTable, uploadInvoice, validCase } fro
 import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 
 /**
- * The operator's side of test mode (infra/admin.ts as a child process): `key create --mode`,
+ * The operator's side of test mode (infra/ops/admin.ts as a child process): `key create --mode`,
  * `key list` and `key rotate` with modes, and `company clear-test-data` run beside live data: a
  * company with live and test cases for the same invoiceRefs, claims and uploads in both modes,
  * and another company with test data of its own. Only the first company's test data goes.
@@ -16,7 +16,7 @@ const TSX_CLI = join('node_modules', 'tsx', 'dist', 'cli.mjs');
 
 function admin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'infra/admin.ts', ...args], { env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], { env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

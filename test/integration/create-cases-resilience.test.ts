@@ -2,7 +2,7 @@ import { config } from '../../lib/runtime/config.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { newPartner, type Partner } from '../support/fixtures.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { accounts, newPartner } from '../support/fixtures.js';
 
 /**
- * `npm run invoke` (infra/invoke.ts) as a developer runs it, in its own process, against the
+ * `npm run invoke` (infra/local/invoke.ts) as a developer runs it, in its own process, against the
  * integration tests' DynamoDB Local and s3rver (found through DYNAMODB_LOCAL_PORT and
  * S3_LOCAL_PORT, as for an npm start on other ports).
  */
@@ -35,7 +35,7 @@ function invoke(args: string[], env: Record<string, string | undefined> = {}): P
   for (const [name, value] of Object.entries(env)) merged[name] = value;
   for (const name of Object.keys(merged)) if (merged[name] === undefined) delete merged[name];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/invoke.ts', ...args], { env: merged });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/invoke.ts', ...args], { env: merged });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

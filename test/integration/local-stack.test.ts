@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
 import { createLocalServer } from '../../infra/local/http-adapter.js';
-import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../../infra/route-table.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../../infra/contract/route-table.js';
 import { SCOPES } from '../../lib/auth/scopes.js';
-import { ROUTE_TABLE } from '../../infra/route-table.js';
+import { ROUTE_TABLE } from '../../infra/contract/route-table.js';
 import { extraKey, newPartner, type Partner } from '../support/fixtures.js';
 import { validCase } from '../support/cases.js';
 
@@ -160,7 +160,7 @@ describe('npm start', () => {
 describe('the admin command', () => {
   const admin = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('npx', ['tsx', 'infra/admin.ts', ...args], {
+      const child = spawn('npx', ['tsx', 'infra/ops/admin.ts', ...args], {
         env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       });
       let stdout = '';

@@ -6,8 +6,8 @@ import { handler as listCasesHandler } from '../../functions/list-cases.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
-import { OPENAPI_FILE, renderOpenApiDocument } from '../../infra/openapi/document.js';
-import { PROBLEM_GATEWAY_RESPONSES } from '../../infra/problem-responses.js';
+import { OPENAPI_FILE, renderOpenApiDocument } from '../../infra/contract/openapi/document.js';
+import { PROBLEM_GATEWAY_RESPONSES } from '../../infra/contract/problem-responses.js';
 import { checkedInvoke, contract, type Invocable } from '../support/contract.js';
 import { apiEvent, bearer, lambdaContext, newPartner, parse } from '../support/fixtures.js';
 

@@ -5,7 +5,7 @@ import type { CaseReader, CaseWriter, IdempotencyStore, NewCase, ReferenceAlloca
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
 import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { invokeSample, provisionEventValues, readEventTemplate, reportInvocation, SAMPLE_EVENTS } from '../../infra/local/sample-events.js';
-import { API_FUNCTIONS } from '../../infra/route-table.js';
+import { API_FUNCTIONS } from '../../infra/contract/route-table.js';
 import { assertMatchesContract } from '../support/contract.js';
 
 describe('the sample events in events/', () => {

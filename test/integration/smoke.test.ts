@@ -9,7 +9,7 @@ import { createLocalServer } from '../../infra/local/http-adapter.js';
 import { newPartner } from '../support/fixtures.js';
 
 /**
- * `npm run smoke` (infra/smoke.ts) as devops run it after a deploy: its own process, plain HTTP,
+ * `npm run smoke` (infra/ops/smoke.ts) as devops run it after a deploy: its own process, plain HTTP,
  * here against the local server over the integration tests' DynamoDB Local and s3rver.
  */
 let server: Server;
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 function smoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/smoke.ts', ...args], { env: { ...process.env, API_KEY: '', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/smoke.ts', ...args], { env: { ...process.env, API_KEY: '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { installTsResolution } from './resolve-ts.ts';
 
 /**
@@ -17,25 +14,18 @@ export default async function globalSetup(): Promise<void> {
   }
   shared.__LOCAL_STORES_USERS__ = 1;
   installTsResolution();
-  const { ensureTable, freePort, LOCAL_DEFAULTS, localUploadRecorder, startDynamoLocal, startLocalS3 } = await import('../../infra/local/stores.js');
-  const [dynamoPort, s3Port] = [await freePort(), await freePort()];
-  const s3Dir = mkdtempSync(join(tmpdir(), 'pca-s3-'));
-  const dynamoStarting = startDynamoLocal(dynamoPort);
-  // Uploads are recorded as S3's notification records them in AWS (functions/record-upload.ts).
-  const recorder = localUploadRecorder(
-    dynamoStarting.then((d) => d.endpoint),
-    LOCAL_DEFAULTS.tableName,
-  );
-  const [dynamo, s3] = await Promise.all([dynamoStarting, startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName, recorder)]);
-  await ensureTable(dynamo.endpoint, LOCAL_DEFAULTS.tableName);
+  const { startLocalStores } = await import('../../infra/local/start-local-stores.js');
+  const { LOCAL_DEFAULTS } = await import('../../infra/local/local-ports.js');
+  // In memory, on free ports; uploads recorded as S3's notification records them in AWS.
+  const stores = await startLocalStores();
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_DEFAULTS.tableName,
     BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
     AWS_REGION: LOCAL_DEFAULTS.region,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    S3_ENDPOINT: s3.endpoint,
+    DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
+    S3_ENDPOINT: stores.s3Endpoint,
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = { dynamo, s3, s3Dir };
+  (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

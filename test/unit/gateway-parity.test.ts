@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { request, type Server } from 'node:http';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
 import { createLocalServer } from '../../infra/local/http-adapter.js';
-import { LAMBDA_REQUEST_PAYLOAD_BYTES, methodsOf, routedResources } from '../../infra/route-table.js';
+import { LAMBDA_REQUEST_PAYLOAD_BYTES, methodsOf, routedResources } from '../../infra/contract/route-table.js';
 import { methods } from './infra/api-methods.js';
 import { resourcesOfType, synth } from './infra/synth.js';
 

@@ -4,7 +4,7 @@ import type { CaseLister, CasePage, CasePageRequest } from '../../cases/ports.js
 import type { Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
 import { withRetries } from '../retry.js';
-import { caseFromItem } from './case-store.js';
+import { caseFromItem } from './case-reader.js';
 import { CASE_LIST_SHARDS, keys, TABLE_DEFINITION } from './table-keys.js';
 
 /**

@@ -4,7 +4,7 @@ import type { ApiKeyStore } from '../../auth/ports.js';
 import type { CaseLister, CaseReader } from '../../cases/ports.js';
 import { DynamoApiKeyStore } from './api-key-store.js';
 import { DynamoCaseLister } from './case-lister.js';
-import { DynamoCaseReader } from './case-store.js';
+import { DynamoCaseReader } from './case-reader.js';
 import { DynamoCompanyStore } from './company-store.js';
 
 /** The table-backed stores, built over one DocumentClient. Tests pass their own client. */

@@ -50,7 +50,7 @@ import type { Mode } from '../../mode.js';
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
  * |                                           | references per process (lib/adapters/dynamodb/     |
- * |                                           | reference-counter.ts), not once per batch          |
+ * |                                           | reference-allocator.ts), not once per batch        |
  * | List a company's cases, newest first      | Query gsi2 CASES#<id>#<s> for every shard s in     |
  * |   (date range, status, recoveryGate)      | parallel, descending, date range as the gsi2sk     |
  * |                                           | range, status / gate as a filter; merged           |
@@ -72,7 +72,7 @@ import type { Mode } from '../../mode.js';
  * Lambda instance rather than by every batch. The company profile and an API key are read (strongly
  * consistent, 1 RCU) once per request of that company or key: 3,000 RCU/s per partition leaves room
  * for about 1,500 requests a second per key. The partition prefixes below are what IAM conditions
- * name (`infra/grants.ts`): claims and guards in partitions of their own let the release of a
+ * name (`infra/stack/grants.ts`): claims and guards in partitions of their own let the release of a
  * claim be granted on claims only.
  *
  * The case list is spread over CASE_LIST_SHARDS index partitions per company, so that a large

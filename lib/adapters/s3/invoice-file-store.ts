@@ -13,7 +13,7 @@ interface S3ErrorShape {
  * Callers validate the key first (`validateFileKey` in lib/uploads/file-key.ts); this only asks S3.
  *
  * HeadObject-backed store: only S3's 404 (NotFound / NoSuchKey) means "not uploaded". The function
- * holds s3:ListBucket on the invoice prefix (infra/grants.ts), without which S3 would answer a
+ * holds s3:ListBucket on the invoice prefix (infra/stack/grants.ts), without which S3 would answer a
  * HEAD of a missing key with 403; so a 403 here is a permissions, KMS or policy failure, and is
  * thrown like any other failure (the case becomes TEMPORARY_FAILURE, never FILE_NOT_UPLOADED).
  */

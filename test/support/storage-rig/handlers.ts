@@ -13,14 +13,14 @@ import { RecordedInvoiceFiles } from '../../../lib/adapters/recorded-invoice-fil
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { createDocumentClient } from '../../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-allocator.js';
 import { tableStores } from '../../../lib/adapters/dynamodb/stores.js';
 import { cursorSealerOnce } from '../../../lib/adapters/secrets/cursor-secret.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
 import { S3InvoiceFileStore } from '../../../lib/adapters/s3/invoice-file-store.js';
 import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
-import { UploadService } from '../../../lib/uploads/issue-upload.js';
+import { UploadService } from '../../../lib/uploads/upload-service.js';
 import type { Handler } from './events.js';
 import { StorageRecorder } from './recorder.js';
 

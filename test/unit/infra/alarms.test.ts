@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { REJECTION_CODES } from '../../../lib/cases/case-input.js';
-import { CASE_METRIC_NAMES } from '../../../infra/service-metrics.js';
-import { SERVICE_METRICS } from '../../../infra/stack-config.js';
+import { CASE_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
+import { SERVICE_METRICS } from '../../../infra/contract/stack-config.js';
 import { onlyResource, PROJECT_ROOT, resourcesOfType, synth, type Resource } from './synth.js';
 
 type MetricQuery = {

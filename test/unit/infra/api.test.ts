@@ -1,6 +1,7 @@
+import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { Match } from 'aws-cdk-lib/assertions';
-import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/problem-responses.js';
-import { API_FUNCTIONS, methodsOf, ROUTE_TABLE, routedResources } from '../../../infra/route-table.js';
+import { PROBLEM_GATEWAY_RESPONSES, problemTemplate } from '../../../infra/contract/problem-responses.js';
+import { API_FUNCTIONS, methodsOf, ROUTE_TABLE, routedResources } from '../../../infra/contract/route-table.js';
 import { methods } from './api-methods.js';
 import { onlyResource, prodContext, resourcesOfType, synth, type Resource } from './synth.js';
 
@@ -250,5 +251,11 @@ describe("API Gateway's own errors", () => {
     for (const response of PROBLEM_GATEWAY_RESPONSES) {
       expect(() => JSON.parse(problemTemplate(response).replace('$context.requestId', 'x'))).not.toThrow();
     }
+  });
+
+  it('every response type the contract names is one API Gateway has (the CDK lists them all)', () => {
+    const known = new Set(Object.values(ResponseType).flatMap((value: unknown) => (value instanceof ResponseType ? [value.responseType] : [])));
+    expect(known.size).toBeGreaterThanOrEqual(PROBLEM_GATEWAY_RESPONSES.length);
+    expect(PROBLEM_GATEWAY_RESPONSES.map((r) => r.type).filter((type) => !known.has(type))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-import { DEFAULT_STACK_CONFIG, DEFAULT_STACK_NAME, readStackConfig, STAGES } from '../../../infra/stack-config.js';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DEFAULT_STACK_CONFIG, DEFAULT_STACK_NAME, LOG_RETENTION_DAYS, readStackConfig, STAGES } from '../../../infra/contract/stack-config.js';
 import { cdkJsonContext, TEST_PROD_STAGE } from './synth.js';
 
 const DEV = { account: '111111111111', region: 'eu-west-2' };
@@ -107,5 +108,12 @@ describe('stack configuration from CDK context', () => {
     [{ certificateArn: 'not-an-arn', domainName: 'api.example.com' }, 'certificateArn'],
   ])('refuses %p, naming the key', (context, key) => {
     expect(() => fromContext(context)).toThrow(new RegExp(`"${key}"`));
+  });
+
+  it("log retention takes exactly CloudWatch's retention periods, as the CDK's RetentionDays lists them", () => {
+    const cdkValues = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
+    expect([...LOG_RETENTION_DAYS].sort((a, b) => a - b)).toEqual(cdkValues.sort((a, b) => a - b));
+    expect(DEFAULT_STACK_CONFIG.logRetentionDays).toBe(RetentionDays.THREE_MONTHS);
+    for (const days of cdkValues) expect(fromContext({ logRetentionDays: String(days) }).logRetentionDays).toBe(days);
   });
 });

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../lib/runtime/config.js';
-import { API_FUNCTIONS, memoryOf } from '../../../infra/route-table.js';
-import { DEFAULT_STACK_CONFIG } from '../../../infra/stack-config.js';
+import { API_FUNCTIONS, memoryOf } from '../../../infra/contract/route-table.js';
+import { DEFAULT_STACK_CONFIG } from '../../../infra/contract/stack-config.js';
 import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
 const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;
@@ -79,7 +79,7 @@ describe('API functions', () => {
     expect(logGroup?.DeletionPolicy).toBe('Retain');
   });
 
-  it.each(FUNCTIONS)('%s receives every setting lib/config.ts reads, and it parses', (id) => {
+  it.each(FUNCTIONS)('%s receives every setting lib/runtime/config.ts reads, and it parses', (id) => {
     const variables = (functionResource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toEqual({
       TABLE_NAME: { Ref: expect.stringMatching(/^DataStoresTable/) },

@@ -1,12 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/grants.js';
+import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-counter.js';
+import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-allocator.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { MODES, type Mode } from '../../../lib/mode.js';
 import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';

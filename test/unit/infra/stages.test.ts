@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { readStackConfig } from '../../../infra/stack-config.js';
+import { readStackConfig } from '../../../infra/contract/stack-config.js';
 import { cdkJsonContext, prodContext, synth, TEST_PROD_STAGE } from './synth.js';
 
 describe('deployment stages in the synthesised app', () => {

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { PartnerCaseApiStack } from '../../../infra/partner-case-api-stack.js';
-import { readStackConfig } from '../../../infra/stack-config.js';
+import { PartnerCaseApiStack } from '../../../infra/stack/partner-case-api-stack.js';
+import { readStackConfig } from '../../../infra/contract/stack-config.js';
 
 /**
  * Synthesises the stack the way `cdk synth` does (same cdk.json context: feature flags and

@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { PresignedUploadSigner } from '../../../lib/adapters/s3/presigned-upload-signer.js';
 import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
-import { UploadService, encodeOriginalFileName, MAX_ENCODED_FILE_NAME_LENGTH } from '../../../lib/uploads/issue-upload.js';
+import { UploadService, encodeOriginalFileName, MAX_ENCODED_FILE_NAME_LENGTH } from '../../../lib/uploads/upload-service.js';
 import type { UploadRequest } from '../../../lib/uploads/upload-request.js';
 
 /** Pure tests of the presigned URL: presigning is local, nothing here talks to S3. */

@@ -1,8 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { createCasesResponseSchema } from '../../lib/cases/batch-result.js';
-import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../lib/cases/case-record.js';
-import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../lib/cases/list-cases.js';
+import { createCasesResponseSchema } from '../../../lib/cases/batch-result.js';
+import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../../lib/cases/case-record.js';
+import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../../lib/cases/list-cases.js';
 import {
   createCasesBadRequestSchema,
   idempotencyKeyReusedProblemSchema,
@@ -18,13 +18,23 @@ import {
   serviceUnavailableProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
-} from '../../lib/http/response-schemas.js';
-import type { Scope } from '../../lib/auth/scopes.js';
-import { MAX_CASES_PER_REQUEST } from '../../lib/cases/batch-size.js';
-import { caseInputSchema } from '../../lib/cases/case-input.js';
-import { MAX_BODY_BYTES } from '../../lib/http/json-envelope.js';
-import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../lib/uploads/upload-request.js';
-import { uploadTicketSchema } from '../../lib/uploads/upload-ticket.js';
+} from '../../../lib/http/response-schemas.js';
+import type { Scope } from '../../../lib/auth/scopes.js';
+import { MAX_CASES_PER_REQUEST } from '../../../lib/cases/batch-size.js';
+import { caseInputSchema, MAX_INVOICE_REF_LENGTH } from '../../../lib/cases/case-input.js';
+import { CURSOR_LIFETIME_MS } from '../../../lib/cases/list-cursor.js';
+import { MAX_PRINCIPAL_PENCE } from '../../../lib/cases/money.js';
+import { MAX_BODY_BYTES } from '../../../lib/http/json-envelope.js';
+import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../../lib/uploads/upload-request.js';
+import { uploadTicketSchema } from '../../../lib/uploads/upload-ticket.js';
+import { DEFAULT_STACK_CONFIG } from '../stack-config.js';
+
+// Limits the text states, from the constants the code enforces (the document is compared byte for byte in a test).
+const MAX_PRINCIPAL_POUNDS = MAX_PRINCIPAL_PENCE / 100;
+const MAX_PRINCIPAL_TEXT = MAX_PRINCIPAL_POUNDS.toLocaleString('en-GB');
+const IDEMPOTENCY_HOURS = DEFAULT_STACK_CONFIG.idempotencyTtlSeconds / 3600;
+const CURSOR_HOURS = CURSOR_LIFETIME_MS / 3_600_000;
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
 
 /**
  * The partner contract as an OpenAPI 3.1 document, generated from the zod schemas the handlers
@@ -70,7 +80,7 @@ Every non-2xx response is RFC 9457 problem details (\`application/problem+json\`
 
 ## Retries
 
-Send an \`Idempotency-Key\` with each batch: a repeat within 24 hours gets \`409\` and creates nothing. Independently, a case whose \`invoiceRef\` your company already has is rejected as \`DUPLICATE\`. A retry never creates a second case.
+Send an \`Idempotency-Key\` with each batch: a repeat within ${IDEMPOTENCY_HOURS} hours gets \`409\` and creates nothing. Independently, a case whose \`invoiceRef\` your company already has is rejected as \`DUPLICATE\`. A retry never creates a second case.
 
 ## Versioning
 
@@ -97,7 +107,7 @@ export const attestationDocSchema = caseShape.attestation
   .extend(
     documented(caseShape.attestation.shape, {
       b2b: { description: 'Must be `true`: the debt is business-to-business.', example: true },
-      under10k: { description: 'Must be `true`: the debt is at most 10,000 GBP.', example: true },
+      under10k: { description: `Must be \`true\`: the debt is at most ${MAX_PRINCIPAL_TEXT} GBP.`, example: true },
       within6years: { description: 'Must be `true`: the debt is within the six-year limitation window.', example: true },
       undisputed: { description: 'Must be `true`: the debt is undisputed.', example: true },
       attestedBy: { minLength: 1, maxLength: 200, description: 'The authorised person making the attestation (not blank).', example: 'Jane Smith, Credit Controller' },
@@ -116,7 +126,7 @@ export const caseInputDocSchema = caseInputSchema
       debtorEmail: { format: 'email', description: 'Where the debtor is contacted.', example: 'accounts@acme.example' },
       invoiceRef: {
         minLength: 1,
-        maxLength: 100,
+        maxLength: MAX_INVOICE_REF_LENGTH,
         description: 'Your invoice reference (not blank). Unique per company: compared trimmed, Unicode NFC-normalised and case-folded.',
         example: 'INV-2025-0042',
       },
@@ -126,9 +136,9 @@ export const caseInputDocSchema = caseInputSchema
         example: '2025-02-10',
       },
       principalAmount: {
-        description: 'GBP, as a JSON number with at most 2 decimal places; greater than 0 and at most 10,000.',
+        description: `GBP, as a JSON number with at most 2 decimal places; greater than 0 and at most ${MAX_PRINCIPAL_TEXT}.`,
         exclusiveMinimum: 0,
-        maximum: 10000,
+        maximum: MAX_PRINCIPAL_POUNDS,
         example: 1250.5,
       },
       invoiceFileKey: {
@@ -167,7 +177,7 @@ export const uploadRequestDocSchema = uploadRequestSchema
         example: 'INV-2025-0042.pdf',
       },
       contentType: { description: 'The file type; the upload must send exactly this `Content-Type`.', example: 'application/pdf' },
-      contentLength: { description: `The file size in bytes (at most ${MAX_UPLOAD_BYTES}, 10 MiB); the upload must send exactly this size.`, example: 48213 },
+      contentLength: { description: `The file size in bytes (at most ${MAX_UPLOAD_BYTES}, ${mebibytes(MAX_UPLOAD_BYTES)}); the upload must send exactly this size.`, example: 48213 },
     }),
   )
   .meta({ id: 'UploadRequest', description: 'Exactly these three members; any other is refused.' });
@@ -213,7 +223,7 @@ function forbidden(scope: Scope): ResponseConfig {
   );
 }
 
-const payloadTooLarge = problem(`The request body is over ${MAX_BODY_BYTES} bytes (1 MiB).`, payloadTooLargeProblemSchema);
+const payloadTooLarge = problem(`The request body is over ${MAX_BODY_BYTES} bytes (${mebibytes(MAX_BODY_BYTES)}).`, payloadTooLargeProblemSchema);
 const unsupportedMediaType = problem('The request body was not sent as `application/json`.', unsupportedMediaTypeProblemSchema);
 const tooManyRequests = problem('A rate limit of the gateway was exceeded.', rateLimitedProblemSchema, {
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
@@ -286,7 +296,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
     in: 'header',
     required: false,
     description:
-      'Recommended. A key you choose per batch, 1 to 255 visible ASCII characters (0x21-0x7E); the quoted form `"abc"` means `abc`. Scoped to your company and kept for 24 hours: a repeat gets `409 IDEMPOTENCY_KEY_REUSED` and creates nothing. A request refused with 400, 413 or 415 does not use the key up.',
+      `Recommended. A key you choose per batch, 1 to 255 visible ASCII characters (0x21-0x7E); the quoted form \`"abc"\` means \`abc\`. Scoped to your company and kept for ${IDEMPOTENCY_HOURS} hours: a repeat gets \`409 IDEMPOTENCY_KEY_REUSED\` and creates nothing. A request refused with 400, 413 or 415 does not use the key up.`,
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     example: 'batch-2025-03-04-001',
   });
@@ -319,7 +329,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
           ...example(invalidRequestProblemSchema),
           errors: [
             { field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' },
-            { field: 'contentLength', message: 'contentLength must be at most 10485760 bytes (10 MiB)' },
+            { field: 'contentLength', message: `contentLength must be at most ${MAX_UPLOAD_BYTES} bytes (${mebibytes(MAX_UPLOAD_BYTES)})` },
           ],
         } },
       }),
@@ -370,11 +380,11 @@ function registerDocument(registry: OpenAPIRegistry): void {
         duplicate: { summary: 'The invoice is already being chased', value: { created: [], rejected: [REJECTED_DUPLICATE] } },
       }),
       400: problem('The request as a whole was refused; nothing was created and the `Idempotency-Key` was not used up.', createCasesBadRequestSchema, {}, {
-        invalidRequest: { summary: '`cases` is missing', value: { ...example(invalidRequestProblemSchema), detail: 'The request body must hold "cases", an array of 1 to 100 cases.', errors: [{ field: 'cases', message: 'cases is required' }] } },
+        invalidRequest: { summary: '`cases` is missing', value: { ...example(invalidRequestProblemSchema), detail: `The request body must hold "cases", an array of 1 to ${MAX_CASES_PER_REQUEST} cases.`, errors: [{ field: 'cases', message: 'cases is required' }] } },
         batchEmpty: { summary: 'No cases', value: { type: '/problems/batch-empty', title: 'Batch empty', status: 400, detail: '"cases" must hold at least 1 case.', code: 'BATCH_EMPTY', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' } },
         batchTooLarge: {
-          summary: 'More than 100 cases',
-          value: { type: '/problems/batch-too-large', title: 'Batch too large', status: 400, detail: '"cases" holds 120 cases; at most 100 are accepted per request.', code: 'BATCH_TOO_LARGE', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', maxCases: 100, receivedCases: 120 },
+          summary: `More than ${MAX_CASES_PER_REQUEST} cases`,
+          value: { type: '/problems/batch-too-large', title: 'Batch too large', status: 400, detail: `"cases" holds 120 cases; at most ${MAX_CASES_PER_REQUEST} are accepted per request.`, code: 'BATCH_TOO_LARGE', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', maxCases: MAX_CASES_PER_REQUEST, receivedCases: 120 },
         },
       }),
       401: unauthorized,
@@ -433,11 +443,11 @@ function registerDocument(registry: OpenAPIRegistry): void {
     description:
       "Your company's cases, newest first (`createdAt` descending, then `id` descending), a page at a time. Pass `nextCursor` as `cursor`, with the same filters, for the next page; it is `null` on the last page. Walking every page of a collection that does not change meanwhile returns each case exactly once. A list may lag creation by about a second (it is served from a secondary index).\n\n" +
       'With `invoiceRef` it is a look-up instead: the case with that invoiceRef, compared as the duplicate check compares it (trimmed, Unicode NFC-normalised, case-folded), found even a moment after it was created; `data` holds 0 or 1 case. Other filters given with it must match too.\n\n' +
-      'Each parameter at most once; an unknown, repeated or bad parameter is `400 INVALID_REQUEST` with `errors`. A cursor is opaque, bound to your company and to the filters it was issued for, and expires after 24 hours: otherwise `400 INVALID_CURSOR`.' +
+      `Each parameter at most once; an unknown, repeated or bad parameter is \`400 INVALID_REQUEST\` with \`errors\`. A cursor is opaque, bound to your company and to the filters it was issued for, and expires after ${CURSOR_HOURS} hours: otherwise \`400 INVALID_CURSOR\`.` +
       scopeSentence('cases:read'),
     ...secured('cases:read'),
     parameters: [
-      { name: 'invoiceRef', in: 'query', required: false, description: 'Look up the case with this invoiceRef (1 to 100 characters, not blank).', schema: { type: 'string', minLength: 1, maxLength: 100 }, example: 'INV-2025-0042' },
+      { name: 'invoiceRef', in: 'query', required: false, description: `Look up the case with this invoiceRef (1 to ${MAX_INVOICE_REF_LENGTH} characters, not blank).`, schema: { type: 'string', minLength: 1, maxLength: MAX_INVOICE_REF_LENGTH }, example: 'INV-2025-0042' },
       { name: 'status', in: 'query', required: false, description: 'Only cases with this status.', schema: { type: 'string', enum: [...CASE_STATUSES] } },
       { name: 'recoveryGate', in: 'query', required: false, description: 'Only cases with this recovery gate.', schema: { type: 'string', enum: [...RECOVERY_GATES] } },
       {

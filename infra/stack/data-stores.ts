@@ -8,7 +8,7 @@ import {
   type LifecycleRule,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { TABLE_DEFINITION } from '../lib/adapters/dynamodb/table-keys.js';
+import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 
 export interface DataStoresProps {
   noncurrentVersionExpirationDays: number;

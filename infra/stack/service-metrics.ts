@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { Metric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
-import { SERVICE_METRICS } from './stack-config.js';
+import { SERVICE_METRICS } from '../contract/stack-config.js';
 
 /**
  * The service's own CloudWatch metrics, as create-cases publishes them through Powertools EMF

@@ -13,15 +13,16 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { REJECTION_CODES } from '../lib/cases/case-input.js';
+import { REJECTION_CODES } from '../../lib/cases/case-input.js';
 import { TABLE_OPERATIONS } from './alarms.js';
 import { caseMetric, METRIC_PERIOD, wafMetric } from './service-metrics.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface ServiceDashboardProps {
   /** The dashboard's name (the stack name). */
   dashboardName: string;
   stage: Stage;
-  functions: Record<string, IFunction>;
+  functions: Readonly<Record<ApiFunctionId, IFunction>>;
   table: ITable;
   /** create-cases' log group: its "request completed" line counts each batch's rejections by code. */
   createCasesLogGroup: ILogGroup;
@@ -126,7 +127,7 @@ export class ServiceDashboard extends Construct {
       }),
       graph(
         'Throttles: Lambda',
-        Object.entries(props.functions).map(([name, fn]) => fn.metricThrottles({ statistic: 'Sum', period, label: name })),
+        API_FUNCTION_IDS.map((id) => props.functions[id].metricThrottles({ statistic: 'Sum', period, label: API_FUNCTIONS[id].constructId })),
         width,
       ),
       graph(

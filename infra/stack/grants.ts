@@ -1,9 +1,9 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../lib/adapters/dynamodb/table-keys.js';
-import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
-import { MODES } from '../lib/mode.js';
+import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table-keys.js';
+import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
+import { MODES } from '../../lib/mode.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the
@@ -52,8 +52,8 @@ export const PARTITIONS = {
 } as const;
 
 /**
- * The attributes each narrow write may name (lib/data/api-key-store.ts `touch`,
- * lib/data/idempotency-store.ts `claim` and `complete`, lib/data/reference-counter.ts `reserve`).
+ * The attributes each narrow write may name (lib/adapters/dynamodb/api-key-store.ts `touch`,
+ * lib/adapters/dynamodb/idempotency-store.ts `claim` and `complete`, lib/adapters/dynamodb/reference-allocator.ts `reserve`).
  * test/unit/infra/iam.test.ts drives those stores and checks every request they send against the
  * synthesised policy, so a renamed attribute fails there, not in production.
  */

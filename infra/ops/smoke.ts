@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { KEY_PREFIXES } from '../lib/auth/api-key.js';
+import { KEY_PREFIXES } from '../../lib/auth/api-key.js';
 
 class UsageError extends Error {}
 

@@ -21,18 +21,17 @@
  */
 import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { AccountsError, AccountsService } from '../lib/accounts/accounts-service.js';
-import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../lib/auth/api-key.js';
-import { isMode, MODES } from '../lib/mode.js';
-import { createS3Client } from '../lib/adapters/s3/s3-client.js';
-import { S3TestUploadStore } from '../lib/adapters/s3/test-upload-store.js';
-import { DynamoTestDataStore } from '../lib/adapters/dynamodb/test-data-store.js';
-import { parseScopeList } from '../lib/auth/scopes.js';
-import { loadConfig } from '../lib/runtime/config.js';
-import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
-import { tableStores } from '../lib/adapters/dynamodb/stores.js';
-import { withRunningStackPorts } from './local/local-processes.js';
-import { LOCAL_DEFAULTS, localPorts } from './local/stores.js';
+import { AccountsError, AccountsService } from '../../lib/accounts/accounts-service.js';
+import { KEY_ID_PATTERN, KEY_PREFIX, parseApiKey } from '../../lib/auth/api-key.js';
+import { isMode, MODES } from '../../lib/mode.js';
+import { createS3Client } from '../../lib/adapters/s3/s3-client.js';
+import { S3TestModeUploadStore } from '../../lib/adapters/s3/test-mode-upload-store.js';
+import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
+import { parseScopeList } from '../../lib/auth/scopes.js';
+import { loadConfig } from '../../lib/runtime/config.js';
+import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
+import { LOCAL_DEFAULTS, localPorts, withRunningStackPorts } from '../local/local-ports.js';
 
 class UsageError extends Error {}
 
@@ -253,8 +252,8 @@ async function run(argv: string[]): Promise<number> {
         const s3 = createS3Client(cfg);
         try {
           const cleared = await accounts.clearTestData(need(values.company, 'company'), {
-            items: new DynamoTestDataStore(client, cfg.tableName),
-            uploads: new S3TestUploadStore(s3, cfg.bucketName),
+            items: new DynamoTestModeItemStore(client, cfg.tableName),
+            uploads: new S3TestModeUploadStore(s3, cfg.bucketName),
           });
           out(`Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`, cleared);
         } finally {

@@ -13,8 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { withRunningStackPorts } from './local/local-processes.js';
-import { localEnvironment, localPorts } from './local/stores.js';
+import { localPorts, withRunningStackPorts } from './local-ports.js';
+import { localEnvironment } from './stores.js';
 
 const USAGE = 'usage: npm run invoke -- <get-case|create-cases|create-upload> <event file, e.g. events/get-case.json>';
 
@@ -24,7 +24,7 @@ async function main(): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const { FUNCTION_NAMES, SAMPLE_EVENTS } = await import('./local/sample-events.js');
+  const { FUNCTION_NAMES, SAMPLE_EVENTS } = await import('./sample-events.js');
   const name = FUNCTION_NAMES.find((f) => f === fn);
   if (!name) {
     console.error(`unknown function "${fn}"; ${USAGE}`);
@@ -65,7 +65,7 @@ async function main(): Promise<number> {
     probe.destroy();
   }
 
-  const { invokeEvent, provisionEventValues, reportInvocation } = await import('./local/sample-events.js');
+  const { invokeEvent, provisionEventValues, reportInvocation } = await import('./sample-events.js');
   const exportedKey = process.env.API_KEY || undefined;
   const values = await provisionEventValues({ apiKey: exportedKey });
   const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter((key): key is string => Boolean(key) && key !== exportedKey);
@@ -98,9 +98,9 @@ async function main(): Promise<number> {
 
 /** Revokes the keys made for this run (never an exported one), so none stays usable. */
 async function revokeRunKeys(keys: string[]): Promise<void> {
-  const { parseApiKey } = await import('../lib/auth/api-key.js');
-  const { AccountsService } = await import('../lib/accounts/accounts-service.js');
-  const { tableAdapters } = await import('../lib/adapters/production-adapters.js');
+  const { parseApiKey } = await import('../../lib/auth/api-key.js');
+  const { AccountsService } = await import('../../lib/accounts/accounts-service.js');
+  const { tableAdapters } = await import('../../lib/adapters/production-adapters.js');
   const stores = tableAdapters();
   const accounts = new AccountsService(stores.companies, stores.keys);
   await Promise.all(keys.map((key) => parseApiKey(key)).map((parsed) => (parsed ? accounts.revokeKey(parsed.keyId) : undefined)));

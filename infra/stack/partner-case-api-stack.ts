@@ -1,18 +1,19 @@
 import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { ApiFunction } from './api-function.js';
+import { ApiFunction, type InvoiceBucketAccess, type TableAccess } from './api-function.js';
 import { CursorSecret } from './cursor-secret.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
-import { functionEnvironment, SERVICE_METRICS, type StackConfig } from './stack-config.js';
-import { API_FUNCTIONS, API_FUNCTION_IDS, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from './route-table.js';
+import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
+import { API_FUNCTIONS, API_FUNCTION_IDS, byApiFunction, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from '../contract/route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import { FILE_KEY_PREFIXES } from '../lib/uploads/file-key.js';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 
 /** The record-upload function's handler file. */
 export const RECORD_UPLOAD_ENTRY = 'functions/record-upload.ts';
@@ -31,6 +32,17 @@ function acknowledgeBucketNotificationsHandler(stack: Stack): void {
     reason: 'CDK-managed custom resource that sets the invoice bucket notification at deploy time; it only writes its own logs with this policy.',
   });
 }
+
+/**
+ * What each API function may reach, keyed by the route table's function ids: a route whose
+ * function has no entry here does not compile. Least privilege per function (grants.ts).
+ */
+export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, { table: TableAccess; invoiceBucket?: InvoiceBucketAccess; cursorSecret?: true }>> = {
+  getCase: { table: 'read' },
+  listCases: { table: 'list-cases', cursorSecret: true },
+  createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
+  createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+};
 
 export interface PartnerCaseApiStackProps extends StackProps {
   config: StackConfig;
@@ -96,14 +108,15 @@ export class PartnerCaseApiStack extends Stack {
     };
     this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
-    this.functions.getCase.bindTable(table, 'read');
-    this.functions.listCases.bindTable(table, 'list-cases');
     this.cursorSecret = new CursorSecret(this, 'CursorSecret');
-    this.functions.listCases.bindCursorSecret(this.cursorSecret.secret);
-    this.functions.createUpload.bindTable(table, 'authenticate');
-    this.functions.createUpload.bindInvoiceBucket(invoiceBucket, 'issue-uploads');
-    this.functions.createCases.bindTable(table, 'write-cases');
-    this.functions.createCases.bindInvoiceBucket(invoiceBucket, 'check-uploads');
+    for (const id of API_FUNCTION_IDS) {
+      const grants = API_FUNCTION_GRANTS[id];
+      this.functions[id].bindTable(table, grants.table);
+      if (grants.cursorSecret) this.functions[id].bindCursorSecret(this.cursorSecret.secret);
+      if (grants.invoiceBucket) this.functions[id].bindInvoiceBucket(invoiceBucket, grants.invoiceBucket);
+    }
+    // Each API function's Lambda, by function id: the API's integrations, the alarms and the dashboard.
+    const lambdas: Record<ApiFunctionId, IFunction> = byApiFunction((id) => this.functions[id].function);
 
     // Batch creation confirms an invoice file from its upload record (one read for the whole
     // batch) instead of a HEAD per file: S3 reports each invoice object created, removed or expired.
@@ -133,12 +146,7 @@ export class PartnerCaseApiStack extends Stack {
       logRetention: config.logRetentionDays,
       cloudWatchRole: config.apiGatewayCloudWatchRole,
       customDomain: config.customDomain,
-      handlers: {
-        createUpload: this.functions.createUpload.function,
-        createCases: this.functions.createCases.function,
-        getCase: this.functions.getCase.function,
-        listCases: this.functions.listCases.function,
-      },
+      handlers: lambdas,
     });
 
     if (config.waf) {
@@ -156,17 +164,11 @@ export class PartnerCaseApiStack extends Stack {
       });
     }
 
-    const functionsByName = {
-      GetCase: this.functions.getCase.function,
-      ListCases: this.functions.listCases.function,
-      CreateCases: this.functions.createCases.function,
-      CreateUpload: this.functions.createUpload.function,
-    };
     const webAcl = this.firewall ? { metricName: this.firewall.metricName, region: this.region } : undefined;
     this.alarms = new ServiceAlarms(this, 'Alarms', {
       namePrefix: this.stackName,
       stage: this.api.stage,
-      functions: functionsByName,
+      functions: lambdas,
       table,
       latencyP99Ms: config.alarmLatencyP99Ms,
       serverErrorRate: config.alarmServerErrorRate,
@@ -178,7 +180,7 @@ export class PartnerCaseApiStack extends Stack {
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       dashboardName: this.stackName,
       stage: this.api.stage,
-      functions: functionsByName,
+      functions: lambdas,
       table,
       createCasesLogGroup: this.functions.createCases.logGroup,
       accessLogGroup: this.api.accessLogGroup,

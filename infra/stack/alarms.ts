@@ -15,12 +15,14 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { caseMetric, METRIC_PERIOD, wafMetric } from './service-metrics.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface ServiceAlarmsProps {
   /** Prefix of every alarm name (the stack name), so an alarm e-mail says which stack it is. */
   namePrefix: string;
   stage: Stage;
-  functions: Record<string, IFunction>;
+  /** Every API function, keyed by the route table's ids: each gets its alarms, named by its construct id. */
+  functions: Readonly<Record<ApiFunctionId, IFunction>>;
   table: ITable;
   latencyP99Ms: number;
   serverErrorRate: number;
@@ -157,7 +159,7 @@ export class ServiceAlarms extends Construct {
       });
     }
 
-    for (const [name, fn] of Object.entries(props.functions)) {
+    for (const [name, fn] of API_FUNCTION_IDS.map((id) => [API_FUNCTIONS[id].constructId, props.functions[id]] as const)) {
       // The handlers turn every failure into a problem response, so an Errors datapoint means a
       // crash, a timeout or an out-of-memory: worth a page at the first one.
       this.add(`${name}Errors`, fn.metricErrors({ statistic: 'Sum', period: PERIOD }), {

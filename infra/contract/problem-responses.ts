@@ -1,20 +1,21 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import { PROBLEM_CONTENT_TYPE } from '../lib/http/problem-details.js';
+import { PROBLEM_CONTENT_TYPE } from '../../lib/http/problem-details.js';
 
 /**
  * API Gateway answers some requests itself, before or instead of a function (unknown path, a
  * method the path does not have, stage throttle, WAF block, oversized request, a function that
  * failed or did not answer in time). These answers are the same RFC 9457 problem details the
- * handlers send (lib/errors.ts `toProblemDetails`): same media type, same members in the same
+ * handlers send (lib/http/problem-details.ts `toProblemDetails`): same media type, same members in the same
  * order, `type` as a relative URI, and API Gateway's request id. The stack turns them into gateway
- * responses and mock integrations (http-api.ts); the local server (`npm start`) and
- * `npm run invoke` send exactly the same bodies, from the same definitions.
+ * responses and mock integrations (infra/stack/http-api.ts); the local server (`npm start`) and
+ * `npm run invoke` send exactly the same bodies, from the same definitions. Plain data: the local
+ * tools load this without the CDK.
  */
 export interface ProblemGatewayResponse {
   /** Construct id. */
   id: string;
-  type: ResponseType;
+  /** API Gateway's response type, as its API names it (the stack's `ResponseType.of`; a test holds each to the CDK's list). */
+  type: GatewayResponseType;
   /**
    * The status API Gateway answers with. Left undefined where API Gateway decides it and the
    * template cannot know it (a gateway-response template has no variable for the status): the
@@ -28,6 +29,21 @@ export interface ProblemGatewayResponse {
   /** Extra static response headers. */
   headers?: Record<string, string>;
 }
+
+/** The API Gateway response types this API answers with problem details. */
+export type GatewayResponseType =
+  | 'DEFAULT_4XX'
+  | 'DEFAULT_5XX'
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'RESOURCE_NOT_FOUND'
+  | 'INVALID_SIGNATURE'
+  | 'EXPIRED_TOKEN'
+  | 'THROTTLED'
+  | 'QUOTA_EXCEEDED'
+  | 'WAF_FILTERED'
+  | 'REQUEST_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'INTEGRATION_TIMEOUT';
 
 const NOT_FOUND = {
   status: 404,
@@ -45,7 +61,7 @@ const RETRY_ADVICE = 'The request may or may not have taken effect: retry it (wi
 export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   {
     id: 'Default4xx',
-    type: ResponseType.DEFAULT_4XX,
+    type: 'DEFAULT_4XX',
     status: 400,
     code: 'INVALID_REQUEST',
     title: 'Invalid request',
@@ -54,15 +70,15 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   // API Gateway reports an unknown path as a missing authentication token (it assumes an
   // IAM-signed call was meant). It is a 404 to a partner. A known path with another method is a
   // 405 from the path's mock method (http-api.ts, METHOD_NOT_ALLOWED_RESPONSE below).
-  { id: 'MissingAuthenticationToken', type: ResponseType.MISSING_AUTHENTICATION_TOKEN, ...NOT_FOUND },
-  { id: 'ResourceNotFound', type: ResponseType.RESOURCE_NOT_FOUND, ...NOT_FOUND },
+  { id: 'MissingAuthenticationToken', type: 'MISSING_AUTHENTICATION_TOKEN', ...NOT_FOUND },
+  { id: 'ResourceNotFound', type: 'RESOURCE_NOT_FOUND', ...NOT_FOUND },
   // No method uses IAM authorisation, so signature errors only arise when API Gateway tries to read
   // "Authorization: Bearer ..." as a SigV4 header on an unmatched path: also a 404.
-  { id: 'InvalidSignature', type: ResponseType.INVALID_SIGNATURE, ...NOT_FOUND },
-  { id: 'ExpiredToken', type: ResponseType.EXPIRED_TOKEN, ...NOT_FOUND },
+  { id: 'InvalidSignature', type: 'INVALID_SIGNATURE', ...NOT_FOUND },
+  { id: 'ExpiredToken', type: 'EXPIRED_TOKEN', ...NOT_FOUND },
   {
     id: 'Throttled',
-    type: ResponseType.THROTTLED,
+    type: 'THROTTLED',
     status: 429,
     code: 'RATE_LIMITED',
     title: 'Too many requests',
@@ -71,7 +87,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   },
   {
     id: 'QuotaExceeded',
-    type: ResponseType.QUOTA_EXCEEDED,
+    type: 'QUOTA_EXCEEDED',
     status: 429,
     code: 'RATE_LIMITED',
     title: 'Too many requests',
@@ -80,7 +96,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   },
   {
     id: 'WafFiltered',
-    type: ResponseType.WAF_FILTERED,
+    type: 'WAF_FILTERED',
     status: 403,
     code: 'FORBIDDEN',
     title: 'Forbidden',
@@ -88,7 +104,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   },
   {
     id: 'RequestTooLarge',
-    type: ResponseType.REQUEST_TOO_LARGE,
+    type: 'REQUEST_TOO_LARGE',
     status: 413,
     code: 'PAYLOAD_TOO_LARGE',
     title: 'Payload too large',
@@ -96,7 +112,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   },
   {
     id: 'UnsupportedMediaType',
-    type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
+    type: 'UNSUPPORTED_MEDIA_TYPE',
     status: 415,
     code: 'UNSUPPORTED_MEDIA_TYPE',
     title: 'Unsupported media type',
@@ -105,7 +121,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   // The function did not answer within API Gateway's 29 s: always a 504.
   {
     id: 'IntegrationTimeout',
-    type: ResponseType.INTEGRATION_TIMEOUT,
+    type: 'INTEGRATION_TIMEOUT',
     status: 504,
     code: 'GATEWAY_TIMEOUT',
     title: 'Gateway timeout',
@@ -120,7 +136,7 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   // applies to all of them), as it once turned the 504 above into a 500.
   {
     id: 'Default5xx',
-    type: ResponseType.DEFAULT_5XX,
+    type: 'DEFAULT_5XX',
     code: 'INTERNAL',
     title: 'Internal error',
     detail: `The request could not be completed. ${RETRY_ADVICE}`,
@@ -141,19 +157,19 @@ export const METHOD_NOT_ALLOWED_RESPONSE = {
 
 /** The gateway response of an API Gateway response type, e.g. `INTEGRATION_TIMEOUT`. */
 export function gatewayResponse(type: string): ProblemGatewayResponse {
-  const found = PROBLEM_GATEWAY_RESPONSES.find((r) => r.type.responseType === type);
+  const found = PROBLEM_GATEWAY_RESPONSES.find((r) => r.type === type);
   if (!found) throw new Error(`no gateway response is defined for ${type}`);
   return found;
 }
 
-/** `/problems/not-found` for NOT_FOUND, as lib/errors.ts builds them. */
+/** `/problems/not-found` for NOT_FOUND, as `problemType` in lib/http/problem-details.ts builds them. */
 export function problemTypeUri(code: string): string {
   return `/problems/${code.toLowerCase().replace(/_/g, '-')}`;
 }
 
 type ProblemSpec = Pick<ProblemGatewayResponse, 'status' | 'code' | 'title' | 'detail'>;
 
-/** The body, member for member as lib/errors.ts `toProblemDetails` orders them. */
+/** The body, member for member as `toProblemDetails` (lib/http/problem-details.ts) orders them. */
 export function gatewayProblem(response: ProblemSpec, requestId: string): Record<string, unknown> {
   return {
     type: problemTypeUri(response.code),

@@ -1,4 +1,8 @@
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+/**
+ * The stack's deploy-time settings (cdk.json context), read by the CDK app and mirrored by the local
+ * server (`npm start` runs the dev stage's timeouts and memory). Plain data without CDK imports, so
+ * the local tools load it cheaply; the stack hands these values to the CDK's own types.
+ */
 
 /** The deployment stages. Every synth and deploy names one (`-c stage=dev|prod`); there is no default. */
 export const STAGES = ['dev', 'prod'] as const;
@@ -54,8 +58,8 @@ export interface StageIndependentConfig {
   /** Lambda environment: how long an Idempotency-Key stays claimed, and presigned-URL lifetime. */
   idempotencyTtlSeconds: number;
   uploadUrlTtlSeconds: number;
-  /** Retention of the Lambda, API Gateway and WAF log groups. */
-  logRetentionDays: RetentionDays;
+  /** Retention of the Lambda, API Gateway and WAF log groups: one of LOG_RETENTION_DAYS. */
+  logRetentionDays: number;
   /** Lifetime of S3 server access log objects in the log bucket. */
   accessLogExpirationDays: number;
   /** Invoice bucket: days before a replaced or deleted invoice version is removed. */
@@ -94,7 +98,7 @@ export const DEFAULT_STACK_CONFIG: StageIndependentConfig = {
   wafRateLimitPerIp: 6000,
   idempotencyTtlSeconds: 24 * 3600,
   uploadUrlTtlSeconds: 15 * 60,
-  logRetentionDays: RetentionDays.THREE_MONTHS,
+  logRetentionDays: 90,
   accessLogExpirationDays: 365,
   noncurrentVersionExpirationDays: 30,
   invoiceExpirationDays: undefined,
@@ -112,9 +116,15 @@ export interface ContextSource {
   tryGetContext(key: string): unknown;
 }
 
-const RETENTION_VALUES = new Set(
-  Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
-);
+/**
+ * The retention periods CloudWatch Logs accepts, in days (9999: never expire), as the CDK's
+ * `RetentionDays` lists them; a unit test holds the two equal.
+ */
+export const LOG_RETENTION_DAYS: readonly number[] = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653, 9999,
+];
+
+const RETENTION_VALUES = new Set(LOG_RETENTION_DAYS);
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const ACCOUNT = /^\d{12}$/;
@@ -263,10 +273,10 @@ export function readStackConfig(source: ContextSource): StackConfig {
     // WAF accepts 10 to 2,000,000,000 per evaluation window.
     wafRateLimitPerKey: r.number('wafRateLimitPerKey', d.wafRateLimitPerKey, 10, 2_000_000_000),
     wafRateLimitPerIp: r.number('wafRateLimitPerIp', d.wafRateLimitPerIp, 10, 2_000_000_000),
-    // The same bounds lib/config.ts enforces at cold start, so a bad value fails here, not there.
+    // The same bounds lib/runtime/config.ts enforces at cold start, so a bad value fails here, not there.
     idempotencyTtlSeconds: r.number('idempotencyTtlSeconds', d.idempotencyTtlSeconds, 60, 30 * 24 * 3600),
     uploadUrlTtlSeconds: r.number('uploadUrlTtlSeconds', d.uploadUrlTtlSeconds, 60, 3600),
-    logRetentionDays: logRetentionDays as RetentionDays,
+    logRetentionDays,
     accessLogExpirationDays: r.number('accessLogExpirationDays', d.accessLogExpirationDays, 1, 36_500),
     noncurrentVersionExpirationDays: r.number('noncurrentVersionExpirationDays', d.noncurrentVersionExpirationDays, 1, 36_500),
     invoiceExpirationDays: r.optionalNumber('invoiceExpirationDays', 1, 36_500),
@@ -291,7 +301,7 @@ export function readStackConfig(source: ContextSource): StackConfig {
  */
 export const SERVICE_METRICS = { namespace: 'PartnerCaseApi', service: 'partner-case-api' } as const;
 
-/** The environment every API function reads (see lib/config.ts). */
+/** The environment every API function reads (see lib/runtime/config.ts). */
 export function functionEnvironment(
   config: Pick<StageIndependentConfig, 'idempotencyTtlSeconds' | 'uploadUrlTtlSeconds'>,
   resources: { tableName: string; bucketName: string; claimHorizonSeconds: number },

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
  * function's code points at (`aws:asset:path` metadata) and reports the bundle, its gzip size (close
  * to the deployed zip) and the source map. Exits 1 when the assembly holds no bundled function.
  *
- * Usage: tsx infra/print-bundle-sizes.ts [cdk.out]
+ * Usage: tsx infra/stack/print-bundle-sizes.ts [cdk.out]
  */
 interface TemplateResource {
   Type: string;

@@ -1,5 +1,5 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { TestUploadStore } from '../../accounts/ports.js';
+import type { TestModeUploadStore } from '../../accounts/ports.js';
 import { testUploadsPrefix } from '../../uploads/file-key.js';
 import { withRetries } from '../retry.js';
 
@@ -10,7 +10,7 @@ import { withRetries } from '../retry.js';
  * bucket the deletes leave delete markers; the earlier versions go with the bucket's
  * noncurrent-version expiry.
  */
-export class S3TestUploadStore implements TestUploadStore {
+export class S3TestModeUploadStore implements TestModeUploadStore {
   constructor(
     private readonly client: S3Client,
     private readonly bucketName: string,

@@ -12,6 +12,7 @@ import {
   MethodLoggingLevel,
   MockIntegration,
   PassthroughBehavior,
+  ResponseType,
   RestApi,
   SecurityPolicy,
   type IResource,
@@ -21,8 +22,8 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from './problem-responses.js';
-import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources } from './route-table.js';
+import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from '../contract/problem-responses.js';
+import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface PartnerApiProps {
   stageName: string;
@@ -33,12 +34,8 @@ export interface PartnerApiProps {
   cloudWatchRole: boolean;
   /** Serve the API on this domain only (the execute-api endpoint is disabled). */
   customDomain?: { domainName: string; certificateArn: string } | undefined;
-  handlers: {
-    createUpload: IFunction;
-    createCases: IFunction;
-    getCase: IFunction;
-    listCases: IFunction;
-  };
+  /** Every API function, keyed by the route table's ids. */
+  handlers: Readonly<Record<ApiFunctionId, IFunction>>;
 }
 
 /**
@@ -207,7 +204,7 @@ export class PartnerApi extends Construct {
 
     for (const response of PROBLEM_GATEWAY_RESPONSES) {
       this.api.addGatewayResponse(response.id, {
-        type: response.type,
+        type: ResponseType.of(response.type),
         // Unset keeps API Gateway's own status (see problem-responses.ts).
         statusCode: response.status === undefined ? undefined : String(response.status),
         responseHeaders: problemHeaders(response),

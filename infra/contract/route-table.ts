@@ -1,4 +1,4 @@
-import type { Scope } from '../lib/auth/scopes.js';
+import type { Scope } from '../../lib/auth/scopes.js';
 import type { StackConfig } from './stack-config.js';
 
 /**
@@ -37,12 +37,18 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
   getCase: { name: 'get-case', constructId: 'GetCase', entry: 'functions/get-case.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
   // One round of parallel index queries; a selective status/recoveryGate filter may take a few more.
   listCases: { name: 'list-cases', constructId: 'ListCases', entry: 'functions/list-cases.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
-  // Up to 100 cases, each a transaction plus a HEAD; well inside API Gateway's 29 s.
+  // Up to 100 cases in a few rounds of TransactWriteItems (33 cases each) after one read of their upload
+  // records, plus retries within the request's deadline; well inside API Gateway's 29 s.
   createCases: { name: 'create-cases', constructId: 'CreateCases', entry: 'functions/create-cases.ts', timeoutSeconds: 15, memorySetting: 'createCasesMemoryMb' },
   createUpload: { name: 'create-upload', constructId: 'CreateUpload', entry: 'functions/create-upload.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
 };
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
+
+/** One value for each API function, keyed by its id: complete by construction. */
+export function byApiFunction<T>(value: (id: ApiFunctionId) => T): Record<ApiFunctionId, T> {
+  return Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, value(id)])) as Record<ApiFunctionId, T>;
+}
 
 /**
  * How long an Idempotency-Key may stay IN_PROGRESS before another request may take it over

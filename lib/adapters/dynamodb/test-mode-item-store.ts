@@ -1,5 +1,5 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TestDataStore } from '../../accounts/ports.js';
+import type { TestModeItemStore } from '../../accounts/ports.js';
 import { sleep, withRetries } from '../retry.js';
 import { queryAll } from './item-operations.js';
 import { GSI1, keys } from './table-keys.js';
@@ -14,7 +14,7 @@ const MAX_UNPROCESSED_ROUNDS = 8;
  * listed item is checked again before it is deleted (its partition names the test mode and its
  * company is this one), so a listing gone wrong could not take a live item with it.
  */
-export class DynamoTestDataStore implements TestDataStore {
+export class DynamoTestModeItemStore implements TestModeItemStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,

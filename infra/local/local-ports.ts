@@ -1,0 +1,93 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { commandLine, processAlive } from './local-processes.js';
+
+/**
+ * Port discovery: where the local stack listens. The fixed defaults, the port variables that
+ * override them, and the running `npm start`'s own record of its ports. The one module of the
+ * local world that operator tools (infra/ops) may import, so that `npm run admin` finds the
+ * local table without loading the local servers.
+ */
+
+export const LOCAL_DEFAULTS = {
+  apiPort: 3000,
+  dynamoPort: 8000,
+  s3Port: 4569,
+  region: 'eu-west-2',
+  tableName: 'partner-case-api-local',
+  bucketName: 'partner-case-api-invoices-local',
+} as const;
+
+export interface LocalPorts {
+  apiPort: number;
+  dynamoPort: number;
+  s3Port: number;
+}
+
+function portFrom(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
+  return n;
+}
+
+/** Ports from `PORT`, `DYNAMODB_LOCAL_PORT`, `S3_LOCAL_PORT`, with fixed defaults. */
+export function localPorts(env: NodeJS.ProcessEnv = process.env): LocalPorts {
+  return {
+    apiPort: portFrom(env.PORT, LOCAL_DEFAULTS.apiPort, 'PORT'),
+    dynamoPort: portFrom(env.DYNAMODB_LOCAL_PORT, LOCAL_DEFAULTS.dynamoPort, 'DYNAMODB_LOCAL_PORT'),
+    s3Port: portFrom(env.S3_LOCAL_PORT, LOCAL_DEFAULTS.s3Port, 'S3_LOCAL_PORT'),
+  };
+}
+
+/**
+ * The running `npm start`, recorded in its data directory so that the admin command and
+ * `npm run invoke` find its actual ports without being told (`PORT=4000 DYNAMODB_LOCAL_PORT=8001
+ * npm start`, then `npm run admin -- company list` in another terminal).
+ */
+export const STACK_RECORD_FILE = 'local-stack.json';
+
+export interface LocalStackRecord {
+  pid: number;
+  apiPort: number;
+  dynamoPort: number;
+  s3Port: number;
+}
+
+export function recordLocalStack(dataDir: string, record: LocalStackRecord): void {
+  writeFileSync(join(dataDir, STACK_RECORD_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+}
+
+export function forgetLocalStack(dataDir: string): void {
+  if (runningLocalStack(dataDir)?.pid === process.pid) rmSync(join(dataDir, STACK_RECORD_FILE), { force: true });
+}
+
+/** The npm start recorded in `dataDir`, if its process still runs. */
+export function runningLocalStack(dataDir: string): LocalStackRecord | undefined {
+  let parsed: Partial<LocalStackRecord>;
+  try {
+    parsed = JSON.parse(readFileSync(join(dataDir, STACK_RECORD_FILE), 'utf8')) as Partial<LocalStackRecord>;
+  } catch {
+    return undefined;
+  }
+  const numbers = [parsed.pid, parsed.apiPort, parsed.dynamoPort, parsed.s3Port];
+  if (!numbers.every((n) => Number.isInteger(n) && (n as number) > 0)) return undefined;
+  if (!processAlive(parsed.pid!) || !/node/.test(commandLine(parsed.pid!) ?? '')) return undefined;
+  return parsed as LocalStackRecord;
+}
+
+/**
+ * The environment with the port variables that are not set taken from the running npm start of
+ * `LOCAL_DATA_DIR` (default `.local`); variables that are set always win.
+ */
+export function withRunningStackPorts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const running = runningLocalStack(env.LOCAL_DATA_DIR || '.local');
+  if (!running) return env;
+  const pick = (value: string | undefined, recorded: number) => (value === undefined || value === '' ? String(recorded) : value);
+  return {
+    ...env,
+    PORT: pick(env.PORT, running.apiPort),
+    DYNAMODB_LOCAL_PORT: pick(env.DYNAMODB_LOCAL_PORT, running.dynamoPort),
+    S3_LOCAL_PORT: pick(env.S3_LOCAL_PORT, running.s3Port),
+  };
+}

@@ -1,0 +1,65 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LOCAL_DEFAULTS } from './local-ports.js';
+import { ensureTable, freePort, localUploadRecorder, startDynamoLocal, startLocalS3 } from './stores.js';
+
+/**
+ * The one "start the local stores" sequence, used by `npm start` (infra/local/main.ts), the jest
+ * global setup and the benchmark: DynamoDB Local and the local S3 started side by side, the S3's
+ * object events recording uploads as S3's notification does in AWS (functions/record-upload.ts),
+ * and the table created or brought up to date. If any step fails, whatever had started is stopped
+ * before the error is passed on.
+ */
+export interface LocalStoresOptions {
+  /** Ports to listen on; a free port each when left out. */
+  dynamoPort?: number;
+  s3Port?: number;
+  /**
+   * Keep the data here (`dynamodb/` and `s3/` under it), across restarts. Without it DynamoDB Local
+   * runs in memory and the objects go to a temporary directory that `stop()` removes.
+   */
+  dataDir?: string;
+}
+
+export interface LocalStores {
+  dynamoPort: number;
+  s3Port: number;
+  dynamoEndpoint: string;
+  s3Endpoint: string;
+  /** False only when Java cannot run the loopback launcher (see startDynamoLocal). */
+  loopbackOnly: boolean;
+  /** Stops both stores (and removes a temporary object directory). */
+  stop(): Promise<void>;
+}
+
+export async function startLocalStores(options: LocalStoresOptions = {}): Promise<LocalStores> {
+  const dynamoPort = options.dynamoPort ?? (await freePort());
+  const s3Port = options.s3Port ?? (await freePort());
+  const s3Dir = options.dataDir ? join(options.dataDir, 's3') : mkdtempSync(join(tmpdir(), 'pca-s3-'));
+  const removeTemporary = () => {
+    if (!options.dataDir) rmSync(s3Dir, { recursive: true, force: true });
+  };
+  const dynamoStarting = startDynamoLocal(dynamoPort, options.dataDir ? join(options.dataDir, 'dynamodb') : undefined);
+  const recorder = localUploadRecorder(
+    dynamoStarting.then((d) => d.endpoint),
+    LOCAL_DEFAULTS.tableName,
+  );
+  const s3Starting = startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName, recorder);
+  const [dynamo, s3] = await Promise.allSettled([dynamoStarting, s3Starting]);
+  const stop = async () => {
+    await Promise.allSettled([s3.status === 'fulfilled' ? s3.value.stop() : undefined, dynamo.status === 'fulfilled' ? dynamo.value.stop() : undefined]);
+    removeTemporary();
+  };
+  if (dynamo.status === 'rejected' || s3.status === 'rejected') {
+    await stop();
+    throw dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason;
+  }
+  try {
+    await ensureTable(dynamo.value.endpoint, LOCAL_DEFAULTS.tableName);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { dynamoPort, s3Port, dynamoEndpoint: dynamo.value.endpoint, s3Endpoint: s3.value.endpoint, loopbackOnly: dynamo.value.loopbackOnly, stop };
+}
