@@ -94,7 +94,7 @@ function methodNotAllowed(req: IncomingMessage, allowed: string[], requestId: st
   return gatewayProblemResult(METHOD_NOT_ALLOWED_RESPONSE, requestId, { headers: { Allow: allowed.join(', ') } });
 }
 
-/** Reads the body up to the limit; undefined when it is larger (the rest is not read). */
+/** Reads the body up to the limit; undefined when it is larger (the rest is left unread, paused). */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -104,18 +104,56 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefin
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        resolve(undefined);
+        req.off('data', onData);
+        req.off('end', onEnd);
         req.pause();
+        resolve(undefined);
         return;
       }
       chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData);
+    req.on('end', onEnd);
     req.on('error', reject);
   });
+}
+
+/** How much of an oversized body is read and thrown away after its 413, and for how long at most. */
+const MAX_DISCARDED_BODY_BYTES = 64 * 1024 * 1024;
+const MAX_DISCARD_MS = 10_000;
+
+/**
+ * The 413 for a body over the limit, as the product rules ask: answered at once with
+ * `Connection: close`, then the rest of the body read and discarded (up to a bound), then the
+ * connection closed. Node's own handling of `Connection: close` destroys the socket as soon as the
+ * answer is written (`destroySoon`), while the client is still sending: the unread bytes make the
+ * kernel answer with a reset, and a client that had not yet read the 413 loses it. Here the socket
+ * only half-closes after the answer (FIN), keeps reading until the body has ended, and is closed
+ * then, or when the bound is passed.
+ */
+function answerTooLarge(req: IncomingMessage, res: ServerResponse, result: APIGatewayProxyResult): void {
+  const socket = req.socket;
+  const close = () => socket.destroy();
+  socket.destroySoon = function halfClose(this: typeof socket) {
+    this.end();
+  };
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > MAX_DISCARDED_BODY_BYTES) close();
+  });
+  // Every byte has been read: nothing is left for the kernel to answer with a reset.
+  req.on('end', close);
+  req.on('error', close);
+  const deadline = setTimeout(close, MAX_DISCARD_MS).unref();
+  socket.once('close', () => clearTimeout(deadline));
+  req.resume();
+  res.setHeader('Connection', 'close');
+  writeResult(res, result);
 }
 
 export function createLocalServer(options: LocalServerOptions): Server {
@@ -160,9 +198,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
         const limit = options.maxBodyBytes ?? LAMBDA_REQUEST_PAYLOAD_BYTES;
         const body = await readBody(req, limit);
         if (body === undefined) {
-          res.setHeader('Connection', 'close');
-          writeResult(res, gatewayProblemResult(gatewayResponse('REQUEST_TOO_LARGE'), requestId));
-          res.on('finish', () => req.destroy());
+          answerTooLarge(req, res, gatewayProblemResult(gatewayResponse('REQUEST_TOO_LARGE'), requestId));
           return done(413);
         }
         const handler = await handlerFor(match.route);

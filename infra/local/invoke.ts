@@ -67,7 +67,8 @@ async function main(): Promise<number> {
 
   const { invokeEvent, provisionEventValues, reportInvocation } = await import('./sample-events.js');
   const exportedKey = process.env.API_KEY || undefined;
-  const values = await provisionEventValues({ apiKey: exportedKey });
+  // Seeding runs the create-cases handler, whose log and metric lines are not this run's result.
+  const values = await divertStdout(() => undefined, () => provisionEventValues({ apiKey: exportedKey }));
   const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter((key): key is string => Boolean(key) && key !== exportedKey);
   const overridden: string[] = [];
   for (const placeholder of Object.keys(values)) {
@@ -78,7 +79,8 @@ async function main(): Promise<number> {
     }
   }
   try {
-    const invocation = await invokeEvent(name, template, values);
+    // The function's own log lines (and metrics) go to stderr, as sam local invoke shows them.
+    const invocation = await divertStdout((chunk) => process.stderr.write(chunk), () => invokeEvent(name, template, values));
     const report = reportInvocation(sample ? file : eventPath, invocation);
     console.log(report.stdout);
     for (const line of report.stderr) console.error(line);
@@ -93,6 +95,26 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await revokeRunKeys(runKeys);
+  }
+}
+
+/**
+ * Runs `work` with whatever it writes to stdout (the handlers' Powertools log and metric lines, which
+ * Lambda sends to its log stream) handed to `sink` instead, so that stdout carries the response
+ * alone and can be piped (`npm run -s invoke -- ... | jq .body`).
+ */
+async function divertStdout<T>(sink: (chunk: string | Uint8Array) => void, work: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    sink(chunk);
+    const callback = rest.find((arg): arg is () => void => typeof arg === 'function');
+    callback?.();
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return await work();
+  } finally {
+    process.stdout.write = write;
   }
 }
 

@@ -15,6 +15,13 @@ import { SignatureV4 } from '@smithy/signature-v4';
  *   arrived (method, raw path, query without X-Amz-Signature, the signed headers' values as sent)
  *   and compared in constant time;
  * - a presigned URL is refused once X-Amz-Date + X-Amz-Expires has passed;
+ * - every `x-amz-*` header that arrived must be among the signed ones, as S3 requires of SigV4
+ *   requests (403 AccessDenied, "There were headers present in the request which were not signed",
+ *   with HeadersNotSigned listing them). Without this, a presigned upload URL plus an unsigned
+ *   `x-amz-copy-source` became a CopyObject over its key, and unsigned `x-amz-meta-*` were stored.
+ *   Other headers the client did not sign (Content-Disposition, Cache-Control, ...) pass on and are
+ *   stored, because S3 stores them too: the local S3 is no stricter than the real one, so nothing
+ *   that works here fails in AWS and nothing refused in AWS works here;
  * - `If-None-Match: *` on a PUT of an object is honoured atomically: the gate holds a per-key lock
  *   while it checks for the object and forwards the PUT, so of two concurrent conditional PUTs
  *   exactly one is stored and the other gets 412 PreconditionFailed.
@@ -50,6 +57,11 @@ const MAX_EXPIRES_SECONDS = 604_800;
 /** S3's tolerance for a request clock ahead of (or, for header signatures, behind) its own. */
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Signature', 'X-Amz-Date', 'X-Amz-SignedHeaders', 'X-Amz-Expires'] as const;
+/**
+ * The one `x-amz-*` header S3 lets through unsigned: the payload hash, which a header signature
+ * covers anyway (it is the last line of the canonical request).
+ */
+const UNSIGNED_AMZ_HEADERS_ALLOWED = new Set(['x-amz-content-sha256']);
 /** Hop-by-hop headers, and Expect, which the gate answers itself. */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'expect', 'proxy-connection', 'upgrade']);
 
@@ -133,6 +145,15 @@ function constantTimeEqual(expected: string, provided: string): boolean {
   const b = Buffer.from(provided, 'utf8');
   // Lengths are not secret (a SigV4 signature is always 64 hex digits); contents are compared in constant time.
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** S3's refusal of a SigV4 request carrying `x-amz-*` headers outside its signed headers; undefined when there are none. */
+function unsignedAmzHeaders(req: IncomingMessage, signedHeaders: readonly string[]): S3Refusal | undefined {
+  const signed = new Set(signedHeaders);
+  // req.headers names are lower case, as SignedHeaders lists them.
+  const unsigned = Object.keys(req.headers).filter((name) => name.startsWith('x-amz-') && !signed.has(name) && !UNSIGNED_AMZ_HEADERS_ALLOWED.has(name));
+  if (unsigned.length === 0) return undefined;
+  return new S3Refusal(403, 'AccessDenied', 'There were headers present in the request which were not signed', { HeadersNotSigned: unsigned.join(', ') });
 }
 
 interface Credential {
@@ -248,7 +269,7 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     // sent anything else there, the canonical query differs and so does the signature.
     const expected = recomputed.query?.['X-Amz-Signature'];
     if (typeof expected !== 'string' || !constantTimeEqual(expected, providedSignature)) return signatureMismatch(credential.accessKeyId);
-    return undefined;
+    return unsignedAmzHeaders(req, signedHeaders);
   }
 
   async function verifyHeaderSigned(req: IncomingMessage, path: string, query: Query, authorization: string): Promise<S3Refusal | undefined> {
@@ -296,7 +317,7 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     const signed = await signer.sign(request, { signingDate: new Date(signedAt), signableHeaders: new Set(signedHeaders) });
     const expected = /Signature=([0-9a-f]+)$/.exec(String(signed.headers.authorization ?? ''))?.[1];
     if (expected === undefined || !constantTimeEqual(expected, providedSignature)) return signatureMismatch(credential.accessKeyId);
-    return undefined;
+    return unsignedAmzHeaders(req, signedHeaders);
   }
 
   /** Which signature the request carries, checked; undefined when it is valid. */

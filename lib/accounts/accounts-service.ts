@@ -77,8 +77,15 @@ export class AccountsService {
     return records.map(({ secretHash: _secretHash, ...summary }) => summary);
   }
 
+  /**
+   * Revokes a key. A key revoked before is refused rather than reported as revoked now: the operator
+   * learns when it really was (two revocations racing each other may both succeed; the store keeps
+   * the first revokedAt either way).
+   */
   async revokeKey(keyId: string): Promise<void> {
-    if (!(await this.keys.revoke(keyId, this.now().toISOString()))) throw new AccountsError(`No key with id ${keyId}.`);
+    const existing = await this.keys.get(keyId);
+    if (existing?.revoked) throw new AccountsError(`Key ${keyId} was already revoked${existing.revokedAt ? ` at ${existing.revokedAt}` : ''}; nothing changed.`);
+    if (!existing || !(await this.keys.revoke(keyId, this.now().toISOString()))) throw new AccountsError(`No key with id ${keyId}.`);
   }
 
   /**

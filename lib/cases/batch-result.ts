@@ -20,7 +20,7 @@ export const rejectionCodeSchema = z.enum(REJECTION_CODES).meta({
     '- `AMOUNT_OUT_OF_RANGE`: `principalAmount` is not greater than 0 and at most 10,000 GBP.',
     '- `INVOICE_DATE_AFTER_DUE_DATE`: `invoiceDate` is after `dueDate`.',
     '- `DUE_DATE_NOT_PAST`: `dueDate` is not in the past (a date: before today in Europe/London).',
-    '- `INVALID_FILE_KEY`: `invoiceFileKey` is not a fileKey issued to your company.',
+    '- `INVALID_FILE_KEY`: `invoiceFileKey` is not a fileKey issued to your company, or was uploaded in the other mode (test or live).',
     '- `FILE_NOT_UPLOADED`: nothing was uploaded under `invoiceFileKey` yet.',
     '- `OUT_OF_JURISDICTION`: `debtorCompanyNo` is registered outside England & Wales.',
     '- `DUPLICATE`: your company already has a case for this `invoiceRef` (or an earlier element of the same request has it).',

@@ -88,13 +88,15 @@ export type FileKeyRejection =
   | 'TRAVERSAL'
   | 'EMPTY_SEGMENT'
   | 'MALFORMED'
-  | 'OTHER_COMPANY';
+  | 'OTHER_COMPANY'
+  | 'OTHER_MODE';
 
 export type FileKeyValidation = { ok: true } | { ok: false; reason: FileKeyRejection; message: string };
 
 const ISSUED_BY = 'use the fileKey returned by POST /api/v1/uploads unchanged';
 
-const MESSAGES: Record<FileKeyRejection, string> = {
+/** Fixed messages; OTHER_MODE's names the modes (otherModeMessage). */
+const MESSAGES: Record<Exclude<FileKeyRejection, 'OTHER_MODE'>, string> = {
   NOT_A_STRING: `invoiceFileKey must be a string; ${ISSUED_BY}`,
   EMPTY: `invoiceFileKey is empty; ${ISSUED_BY}`,
   TOO_LONG: `invoiceFileKey is longer than any fileKey this service issues; ${ISSUED_BY}`,
@@ -108,6 +110,15 @@ const MESSAGES: Record<FileKeyRejection, string> = {
   MALFORMED: `invoiceFileKey is not a fileKey issued by this service; ${ISSUED_BY}`,
   OTHER_COMPANY: `invoiceFileKey was not issued to your company; ${ISSUED_BY}`,
 };
+
+/**
+ * The caller's own company, but the other mode's upload: said plainly (it is the caller's own
+ * file, so nothing about another tenant is revealed), naming both modes, so a partner switching
+ * keys sees at once why a file it did upload is refused.
+ */
+function otherModeMessage(uploadMode: Mode, caseMode: Mode): string {
+  return `invoiceFileKey was uploaded with a ${uploadMode}-mode key and cannot be cited by a ${caseMode}-mode case; upload the file again with your ${caseMode}-mode key and use that fileKey`;
+}
 
 export function isUploadContentType(value: string): value is UploadContentType {
   return (UPLOAD_CONTENT_TYPES as readonly string[]).includes(value);
@@ -142,7 +153,7 @@ function hasControlOrWhitespace(text: string): boolean {
   return /\s/u.test(text);
 }
 
-function reject(reason: FileKeyRejection): FileKeyValidation {
+function reject(reason: keyof typeof MESSAGES): FileKeyValidation {
   return { ok: false, reason, message: MESSAGES[reason] };
 }
 
@@ -167,8 +178,9 @@ export function validateFileKey(key: unknown, companyId: string, mode: Mode = 'l
   if (key.length > (named === undefined ? MAX_FILE_KEY_LENGTH : FILE_KEY_PREFIXES[named].length + LENGTH_AFTER_PREFIX)) return reject('TOO_LONG');
   const parsed = parseFileKey(key);
   if (!parsed) return reject('MALFORMED');
-  // Another mode's key is refused exactly like another company's: test mode is another world.
-  if (!COMPANY_ID_PATTERN.test(companyId) || parsed.companyId !== companyId || parsed.mode !== mode) return reject('OTHER_COMPANY');
+  if (!COMPANY_ID_PATTERN.test(companyId) || parsed.companyId !== companyId) return reject('OTHER_COMPANY');
+  // Test mode is another world: the other mode's upload is refused too, with a message naming the modes.
+  if (parsed.mode !== mode) return { ok: false, reason: 'OTHER_MODE', message: otherModeMessage(parsed.mode, mode) };
   return { ok: true };
 }
 

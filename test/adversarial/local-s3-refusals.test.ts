@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '../../lib/runtime/config.js';
 import { createS3Client, LOCAL_S3_CREDENTIALS } from '../../lib/adapters/s3/s3-client.js';
@@ -39,16 +39,48 @@ async function presignPut(options: { key?: string; contentType?: string; body: B
   return { key, url, headers: { 'Content-Type': contentType, 'Content-Length': String(options.body.length), 'If-None-Match': '*' } };
 }
 
-async function put(url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; code: string | undefined; message: string | undefined }> {
-  const res = await fetch(url, { method: 'PUT', headers, body });
-  const text = await res.text();
-  return { status: res.status, code: /<Code>([^<]*)<\/Code>/.exec(text)?.[1], message: /<Message>([^<]*)<\/Message>/.exec(text)?.[1] };
+interface Answer {
+  status: number;
+  code: string | undefined;
+  message: string | undefined;
+  headersNotSigned?: string;
 }
 
+async function put(url: string, headers: Record<string, string>, body: Buffer): Promise<Answer> {
+  const res = await fetch(url, { method: 'PUT', headers, body });
+  const text = await res.text();
+  const headersNotSigned = /<HeadersNotSigned>([^<]*)<\/HeadersNotSigned>/.exec(text)?.[1];
+  return {
+    status: res.status,
+    code: /<Code>([^<]*)<\/Code>/.exec(text)?.[1],
+    message: /<Message>([^<]*)<\/Message>/.exec(text)?.[1],
+    ...(headersNotSigned === undefined ? {} : { headersNotSigned }),
+  };
+}
+
+const NOT_SIGNED = 'There were headers present in the request which were not signed';
+
 async function stored(key: string): Promise<{ bytes: Buffer; contentType: string | undefined } | 'missing'> {
+  const object = await storedWithMetadata(key);
+  return object === 'missing' ? object : { bytes: object.bytes, contentType: object.contentType };
+}
+
+interface StoredObject {
+  bytes: Buffer;
+  contentType: string | undefined;
+  contentDisposition: string | undefined;
+  metadata: Record<string, string>;
+}
+
+async function storedWithMetadata(key: string): Promise<StoredObject | 'missing'> {
   try {
     const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-    return { bytes: Buffer.from(await out.Body!.transformToByteArray()), contentType: out.ContentType };
+    return {
+      bytes: Buffer.from(await out.Body!.transformToByteArray()),
+      contentType: out.ContentType,
+      contentDisposition: out.ContentDisposition,
+      metadata: out.Metadata ?? {},
+    };
   } catch (error) {
     if ((error as Error).name === 'NoSuchKey') return 'missing';
     throw error;
@@ -159,6 +191,49 @@ describe('a presigned upload URL on the local S3', () => {
     expect(await stored(key)).toEqual({ bytes: winner, contentType: 'application/pdf' });
   });
 
+  it('cannot become a copy: a used URL plus x-amz-copy-source is refused (403 AccessDenied, HeadersNotSigned) and its object stays', async () => {
+    const mine = pdf();
+    const ticket = await presignPut({ body: mine });
+    expect(await put(ticket.url, ticket.headers, mine)).toMatchObject({ status: 200 });
+    const other = pdf();
+    const otherTicket = await presignPut({ body: other });
+    expect(await put(otherTicket.url, otherTicket.headers, other)).toMatchObject({ status: 200 });
+
+    // Every signed header as signed (the body's length included); only the copy source is added.
+    const copy = await put(ticket.url, { ...ticket.headers, 'x-amz-copy-source': `/${Bucket}/${otherTicket.key}` }, Buffer.alloc(mine.length));
+    expect(copy).toEqual({ status: 403, code: 'AccessDenied', message: NOT_SIGNED, headersNotSigned: 'x-amz-copy-source' });
+    expect(await stored(ticket.key)).toEqual({ bytes: mine, contentType: 'application/pdf' });
+  });
+
+  it('is refused with x-amz-* headers it did not sign (403 AccessDenied naming them all), and stores nothing', async () => {
+    const body = pdf();
+    const ticket = await presignPut({ body });
+    const refused = await put(ticket.url, { ...ticket.headers, 'x-amz-meta-company-id': 'cmp_someoneElse', 'x-amz-tagging': 'a=b' }, body);
+    expect(refused).toEqual({ status: 403, code: 'AccessDenied', message: NOT_SIGNED, headersNotSigned: 'x-amz-meta-company-id, x-amz-tagging' });
+    expect(await stored(ticket.key)).toBe('missing');
+  });
+
+  it('keeps the metadata it signed, which travels in its query string, and still works with the signed headers only', async () => {
+    const body = pdf();
+    const key = newKey();
+    const url = await getSignedUrl(
+      client,
+      new PutObjectCommand({ Bucket, Key: key, ContentType: 'application/pdf', ContentLength: body.length, IfNoneMatch: '*', Metadata: { 'company-id': 'cmp_mine' } }),
+      { expiresIn: 900, signableHeaders: SIGNED_HEADERS },
+    );
+    const headers = { 'Content-Type': 'application/pdf', 'Content-Length': String(body.length), 'If-None-Match': '*' };
+    expect(await put(url, { ...headers, 'x-amz-meta-company-id': 'cmp_someoneElse' }, body)).toMatchObject({ status: 403, headersNotSigned: 'x-amz-meta-company-id' });
+    expect(await put(url, headers, body)).toMatchObject({ status: 200 });
+    expect(await storedWithMetadata(key)).toMatchObject({ bytes: body, metadata: { 'company-id': 'cmp_mine' } });
+  });
+
+  it('stores a Content-Disposition it did not sign, as S3 does: only x-amz-* headers must be signed', async () => {
+    const body = pdf();
+    const ticket = await presignPut({ body });
+    expect(await put(ticket.url, { ...ticket.headers, 'Content-Disposition': 'attachment; filename="invoice.pdf"' }, body)).toMatchObject({ status: 200 });
+    expect(await storedWithMetadata(ticket.key)).toMatchObject({ bytes: body, contentDisposition: 'attachment; filename="invoice.pdf"' });
+  });
+
   it('streams a 10 MiB upload through intact', async () => {
     const body = pdf(10 * MiB - 9);
     expect(body.length).toBe(10 * MiB);
@@ -178,6 +253,26 @@ describe('SDK clients on the local S3', () => {
     const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
     expect(head).toMatchObject({ ContentType: 'text/plain', ContentLength: 12 });
     expect(await stored(key)).toEqual({ bytes: Buffer.from('invoice text'), contentType: 'text/plain' });
+  });
+
+  it('are refused with an x-amz-* header added after signing (403 AccessDenied, HeadersNotSigned), and a signed copy works', async () => {
+    const source = newKey('txt');
+    await client.send(new PutObjectCommand({ Bucket, Key: source, Body: 'original', ContentType: 'text/plain' }));
+    const target = newKey('txt');
+    const adding = createS3Client(cfg);
+    adding.middlewareStack.add(
+      (next) => async (args) => {
+        (args.request as { headers: Record<string, string> }).headers['x-amz-meta-added'] = 'after signing';
+        return next(args);
+      },
+      // The deserialize step runs after signing, just before the request is sent.
+      { step: 'deserialize', name: 'addHeaderAfterSigning' },
+    );
+    const refused = adding.send(new PutObjectCommand({ Bucket, Key: target, Body: 'x' }));
+    await expect(refused).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+    expect(await stored(target)).toBe('missing');
+    await client.send(new CopyObjectCommand({ Bucket, Key: target, CopySource: `${Bucket}/${source}` }));
+    expect(await stored(target)).toEqual({ bytes: Buffer.from('original'), contentType: 'text/plain' });
   });
 
   it('gets 404 NotFound for a HEAD of a missing object', async () => {

@@ -114,16 +114,24 @@ describe('the admin command', () => {
 
     const rotated = await admin(['key', 'rotate', '--key', apiKey]);
     expect(rotated.code).toBe(0);
+    const rotatedKeyId = /^keyId\s+(\S+)$/m.exec(rotated.stdout)?.[1];
     expect(rotated.stderr).toContain(`The old key ${issued.keyId as string} keeps working`);
     const revoked = await admin(['key', 'revoke', '--key', apiKey]);
     expect([revoked.code, revoked.stdout.trim()]).toEqual([0, `Revoked key ${issued.keyId as string}: it is refused from the next request on`]);
-    const revokedJson = await admin(['key', 'revoke', '--key', apiKey, '--json']);
-    expect(lastJson(revokedJson.stdout)).toEqual({ keyId: issued.keyId, revoked: true });
+    const revokedJson = await admin(['key', 'revoke', '--key', rotatedKeyId!, '--json']);
+    expect([revokedJson.code, lastJson(revokedJson.stdout)]).toEqual([0, { keyId: rotatedKeyId, revoked: true }]);
+
+    // Again: refused (exit 1, as for any revoked key), saying when it really was revoked.
+    const again = await admin(['key', 'revoke', '--key', apiKey, '--json']);
+    const listed = lastJson((await admin(['key', 'list', '--company', companyId, '--json'])).stdout).keys as { keyId: string; revokedAt?: string }[];
+    const revokedAt = listed.find((k) => k.keyId === issued.keyId)?.revokedAt;
+    expect(revokedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect([again.code, again.stdout, lines(again.stderr)]).toEqual([1, '', [`Key ${issued.keyId as string} was already revoked at ${revokedAt}; nothing changed.`]]);
 
     const mistyped = await admin(['key', 'revoke', '--key', `${apiKey.slice(0, -1)}x`]);
     expect([mistyped.code, lines(mistyped.stderr).length]).toEqual([2, 1]);
     expect(mistyped.stderr).toContain('not a valid one');
-    for (const run of [rotated, revoked, revokedJson, mistyped]) expect(run.stdout + run.stderr).not.toContain(secret.slice(0, 20));
+    for (const run of [rotated, revoked, revokedJson, again, mistyped]) expect(run.stdout + run.stderr).not.toContain(secret.slice(0, 20));
   }, 60_000);
 
   it('finds a running npm start through its data directory, whatever ports it uses', async () => {

@@ -84,6 +84,19 @@ describe('npm run invoke', () => {
     expect(run.stderr).toContain('status 404 differs from the documented status 200');
   }, 60_000);
 
+  it('prints the response alone on stdout: the function\u2019s own log lines go to stderr, the setup\u2019s nowhere', async () => {
+    // Logs and metrics on, as outside the tests (npm run invoke sets neither off).
+    const run = await invoke(['get-case', 'events/get-case.json'], { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_DEV: undefined, POWERTOOLS_METRICS_DISABLED: undefined });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 200, body: { status: 'DRAFT' } });
+    const logged = run.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { message?: string; resource?: string });
+    // The invoked GET's own line, as sam local invoke shows a function's logs; not the seeding POST's.
+    expect(logged.filter((l) => l.message === 'request completed').map((l) => l.resource)).toEqual(['/api/v1/cases/{id}']);
+  }, 60_000);
+
   it('runs an event file from any directory', async () => {
     const copy = join(dir, 'my-get-case.json');
     copyFileSync('events/get-case.json', copy);

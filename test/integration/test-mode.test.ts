@@ -61,10 +61,12 @@ describe('test mode', () => {
     expect(live.created).toEqual([expect.objectContaining({ livemode: true })]);
   });
 
-  it('refuses an upload of the other mode as INVALID_FILE_KEY', async () => {
+  it('refuses an upload of the other mode as INVALID_FILE_KEY, with a message naming the modes', async () => {
     const fromLive = outcome(await postCases(partner.apiKey, { cases: [validCase(testFile, { invoiceRef: 'INV-X-1' })] }));
     const fromTest = outcome(await postCases(testKey, { cases: [validCase(liveFile, { invoiceRef: 'INV-X-1' })] }));
     expect([fromLive.rejected[0]?.code, fromTest.rejected[0]?.code]).toEqual(['INVALID_FILE_KEY', 'INVALID_FILE_KEY']);
+    expect(fromLive.rejected[0]?.message).toMatch(/^invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case;/);
+    expect(fromTest.rejected[0]?.message).toMatch(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/);
   });
 
   it('keeps Idempotency-Keys apart: the same key in each mode is two requests', async () => {

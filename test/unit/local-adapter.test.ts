@@ -1,4 +1,5 @@
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { request, type Server } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { findRoute, type ApiRoute } from '../../infra/local/api-routes.js';
@@ -268,6 +269,80 @@ describe('what the adapter answers itself', () => {
     await fetch(`${base}/api/v1/things`, { method: 'POST', body: 'z'.repeat(LIMIT) });
     expect(lastCall().event.body).toHaveLength(LIMIT);
   });
+});
+
+/**
+ * A client as curl or an SDK sends a body: one socket, the body written chunk by chunk (with
+ * backpressure), still writing when the answer comes. Resolves with every byte it received and
+ * the socket error it met, if any (a reset shows as ECONNRESET or EPIPE).
+ */
+function sendWhileReading(port: number, bodyBytes: number): Promise<{ received: string; error: string | undefined; sent: number }> {
+  return new Promise((resolve) => {
+    // Half-open allowed: it goes on sending its whole body after the server's FIN, as a client
+    // that looks at the answer only once it has sent everything does.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const received: Buffer[] = [];
+    let error: string | undefined;
+    let sent = 0;
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    socket.on('data', (d: Buffer) => received.push(d));
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+    socket.on('close', () => resolve({ received: Buffer.concat(received).toString('latin1'), error, sent }));
+    socket.on('connect', () => {
+      socket.write(`POST /api/v1/things HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${bodyBytes}\r\n\r\n`);
+      const writeMore = () => {
+        while (sent < bodyBytes && !socket.destroyed) {
+          const piece = chunk.subarray(0, Math.min(chunk.length, bodyBytes - sent));
+          sent += piece.length;
+          if (!socket.write(piece)) {
+            socket.once('drain', writeMore);
+            return;
+          }
+        }
+        if (!socket.destroyed) socket.end();
+      };
+      writeMore();
+    });
+  });
+}
+
+describe('a body over the limit from a client still sending it', () => {
+  const SEVEN_MIB = 7 * 1024 * 1024;
+  let realLimitServer: Server;
+  let port: number;
+  beforeAll(async () => {
+    // The limit `npm start` has (Lambda's 6 MB), not this file's small one.
+    realLimitServer = createLocalServer({ routes: ROUTES });
+    await new Promise<void>((resolve) => realLimitServer.listen(0, '127.0.0.1', () => resolve()));
+    port = (realLimitServer.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    realLimitServer.closeAllConnections();
+    await new Promise<void>((resolve) => realLimitServer.close(() => resolve()));
+  });
+
+  const expectWholeAnswer = ({ received, error, sent }: { received: string; error: string | undefined; sent: number }) => {
+    expect(error).toBeUndefined();
+    expect(sent).toBe(SEVEN_MIB);
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received).toMatch(/\r\nConnection: close\r\n/i);
+    const body = received.slice(received.indexOf('\r\n\r\n') + 4);
+    expect(JSON.parse(body)).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+  };
+
+  it('gets its 413 problem details and a graceful close, never a reset, 20 times in a row', async () => {
+    for (let run = 0; run < 20; run++) expectWholeAnswer(await sendWhileReading(port, SEVEN_MIB));
+    expect(calls).toHaveLength(0);
+  }, 60_000);
+
+  it('gets its 413 every time while another thread keeps a core busy', async () => {
+    const busy = new Worker('for (;;) {}', { eval: true });
+    try {
+      for (let run = 0; run < 5; run++) expectWholeAnswer(await sendWhileReading(port, SEVEN_MIB));
+    } finally {
+      await busy.terminate();
+    }
+  }, 60_000);
 });
 
 describe('route matching', () => {

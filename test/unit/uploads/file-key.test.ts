@@ -29,14 +29,21 @@ describe('the fileKey issued for an invoice upload', () => {
     expect(() => issueFileKey(COMPANY_A, 'application/pdf', '../../x')).toThrow();
   });
 
-  it('of a test-mode upload has its own prefix, and is refused in live mode exactly like another company\'s (and the other way round)', () => {
+  it('of a test-mode upload has its own prefix, and is refused in live mode (and the other way round) with a message naming the modes', () => {
     const test = issueFileKey(COMPANY_A, 'application/pdf', FILE_ID, 'test');
     expect(test).toBe(`test-invoices/${COMPANY_A}/${FILE_ID}.pdf`);
     expect(parseFileKey(test)).toMatchObject({ mode: 'test', companyId: COMPANY_A });
     expect(validateFileKey(test, COMPANY_A, 'test')).toEqual({ ok: true });
-    expect(validateFileKey(test, COMPANY_A, 'live')).toEqual(validateFileKey(test, COMPANY_B, 'test'));
-    expect(validateFileKey(test, COMPANY_A, 'live')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
-    expect(validateFileKey(GOOD, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
+    expect(validateFileKey(test, COMPANY_A, 'live')).toEqual({
+      ok: false,
+      reason: 'OTHER_MODE',
+      message: 'invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case; upload the file again with your live-mode key and use that fileKey',
+    });
+    expect(validateFileKey(GOOD, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'OTHER_MODE' });
+    expect(fileKeyProblem(GOOD, COMPANY_A, 'test')).toMatch(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/);
+    expect(fileKeyProblem(GOOD, COMPANY_A, 'test')).not.toMatch(/not issued to your company/);
+    // Another company's upload of the other mode is still just another company's.
+    expect(validateFileKey(test, COMPANY_B, 'live')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
     expect(validateFileKey(`${test.slice(0, -4)}a.pdf`, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'TOO_LONG' });
   });
 

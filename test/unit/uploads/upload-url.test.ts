@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { PresignedUploadSigner } from '../../../lib/adapters/s3/presigned-upload-signer.js';
 import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
@@ -48,6 +49,14 @@ describe('the presigned upload URL', () => {
     const signed = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').split(';');
     // Every signed header other than host (which the HTTP client sets from the URL) is listed.
     expect(signed.filter((h) => h !== 'host').sort()).toEqual(Object.keys(ticket.headers).map((h) => h.toLowerCase()).sort());
+  });
+
+  it('is shown in docs/uploads.md signing exactly the headers a real one signs', async () => {
+    const { url } = await issue();
+    const doc = readFileSync('docs/uploads.md', 'utf8');
+    const shown = [...doc.matchAll(/X-Amz-SignedHeaders=([^&"\s]+)/g)].map((m) => decodeURIComponent(m[1]!));
+    expect(shown.length).toBeGreaterThan(0);
+    for (const signedHeaders of shown) expect(signedHeaders).toBe(url.searchParams.get('X-Amz-SignedHeaders'));
   });
 
   it('carries no checksum the partner would have to match', async () => {
