@@ -197,7 +197,8 @@ export function readStage(source: ContextSource): StageName {
   const allowed = STAGES.map((s) => `-c stage=${s}`).join(' or ');
   throw new Error(
     value === undefined || value === ''
-      ? `Context "stage" is required: pass ${allowed} (allowed values: ${STAGES.join(', ')}).`
+      ? `Context "stage" is required: pass ${allowed} (allowed values: ${STAGES.join(', ')}). ` +
+        'Every cdk command needs it, cdk bootstrap too (it runs the app): npx cdk bootstrap -c stage=<stage>.'
       : `Context "stage" must be one of ${STAGES.join(', ')}, got ${JSON.stringify(value)}.`,
   );
 }

@@ -39,9 +39,14 @@ export interface ServiceAlarmsProps {
  */
 export const CLIENT_ERROR_MIN_REQUESTS = 50;
 
-/** The table operations the service performs (the functions, and the admin CLI's Query). */
+/**
+ * The table operations the service performs (the functions, and the admin CLI's Query).
+ * BatchGetItem is every citing batch's read of its upload records and the read-back of a case
+ * transaction's guards (lib/adapters/dynamodb/upload-records.ts, case-writer.ts).
+ */
 export const TABLE_OPERATIONS: readonly Operation[] = [
   Operation.GET_ITEM,
+  Operation.BATCH_GET_ITEM,
   Operation.PUT_ITEM,
   Operation.UPDATE_ITEM,
   Operation.DELETE_ITEM,

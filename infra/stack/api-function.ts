@@ -36,12 +36,14 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
 /**
  * How a function may use the table (grants.ts says exactly what each allows and denies):
  * - `authenticate`: read the API key and record its use (UpdateItem of `lastUsedAt` on `KEY#`
- *   items only). GetItem is granted on the table, so this also covers reading a case.
- * - `read`: exactly `authenticate`; named separately so the call site says what the route does.
- * - `list-cases`: `read` plus Query on the case-list index (gsi2) only; the invoiceRef look-up is
- *   two GetItems, already granted.
- * - `write-cases`: `authenticate` plus the case transaction, the idempotency claim and the
- *   reference counter, each limited by partition and attributes.
+ *   items only). GetItem only of `KEY#` items.
+ * - `read`: `authenticate` plus GetItem of cases (`CASE#`).
+ * - `list-cases`: `authenticate`, GetItem of invoiceRef guards and cases (the look-up by
+ *   invoiceRef) and Query on the case-list index (gsi2) only.
+ * - `write-cases`: `authenticate`, GetItem of company profiles (auto-attestation), plus the case
+ *   transaction, the idempotency claim and the reference counter, each limited by partition and
+ *   attributes.
+ * Which partitions each may GetItem is grants.ts ITEM_READS.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
  * - `record-uploads`: PutItem / DeleteItem of upload records only (the record-upload function,
  *   which authenticates no one).
@@ -132,7 +134,10 @@ export class ApiFunction extends Construct {
   }
 
   bindTable(table: ITable, access: TableAccess): void {
-    const statements = [...(access === 'record-uploads' ? uploadRecordStatements(table) : apiKeyAuthenticationStatements(table)), ...tableGuardrailStatements(table)];
+    const statements = [
+      ...(access === 'record-uploads' ? uploadRecordStatements(table) : apiKeyAuthenticationStatements(table, access)),
+      ...tableGuardrailStatements(table),
+    ];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     this.addStatements(statements);

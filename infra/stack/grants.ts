@@ -73,17 +73,38 @@ const writingOnly = (attributes: readonly string[]) => ({ 'ForAllValues:StringEq
 const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': patterns } });
 
 /**
- * Authentication, shared by every function: read the key item (GetItem on the table; the same
- * permission reads cases and company profiles), and record the key's last use: UpdateItem on
- * `KEY#` items, of `lastUsedAt` only. A function that only reads or issues uploads can modify
- * nothing else.
+ * What each API function may read with GetItem, by partition: only the kinds of item its code
+ * reads (test/integration/function-item-reads.test.ts records every request the real handlers
+ * send and evaluates this policy against them; test/unit/infra/iam.test.ts shows each function can
+ * read nothing else). Every function reads the API key (authentication). Beyond that:
+ * - `read` (get-case): the case (`CASE#`, which also holds its attestation audit record: IAM
+ *   cannot see the sort key);
+ * - `list-cases`: the invoiceRef guard and the case it names (the look-up by invoiceRef);
+ * - `write-cases` (create-cases): the company profile (auto-attestation setting). IAM cannot tie
+ *   it to the caller's company; the use case reads the caller's own only;
+ * - `authenticate` (create-upload): nothing more.
+ * No function may GetItem an idempotency claim (stored responses), an upload record, the
+ * reference counter or, except create-cases, a company profile.
  */
-export function apiKeyAuthenticationStatements(table: ITable): PolicyStatement[] {
+export const ITEM_READS = {
+  authenticate: [PARTITIONS.apiKey],
+  read: [PARTITIONS.apiKey, PARTITIONS.case],
+  'list-cases': [PARTITIONS.apiKey, PARTITIONS.invoiceRefGuard, PARTITIONS.case],
+  'write-cases': [PARTITIONS.apiKey, PARTITIONS.company],
+} as const satisfies Record<string, readonly string[]>;
+
+/**
+ * Authentication, shared by every API function: GetItem of the partitions it needs (ITEM_READS;
+ * the API key always), and recording the key's last use: UpdateItem on `KEY#` items, of
+ * `lastUsedAt` only. A function that only reads or issues uploads can modify nothing else.
+ */
+export function apiKeyAuthenticationStatements(table: ITable, reads: keyof typeof ITEM_READS): PolicyStatement[] {
   return [
     new PolicyStatement({
       sid: 'ReadTableItems',
       actions: ['dynamodb:GetItem'],
       resources: [table.tableArn],
+      conditions: onPartitions(...ITEM_READS[reads]),
     }),
     new PolicyStatement({
       sid: 'RecordApiKeyUse',
@@ -145,7 +166,7 @@ export function caseListIndexArn(table: ITable): string {
 /**
  * The case list (list-cases only): Query on the case-list index, nothing else. The partition a
  * query names is built from the caller's company by the handler; IAM cannot tie it to the key.
- * The invoiceRef look-up reads the guard and the case with GetItem (apiKeyAuthenticationStatements).
+ * The invoiceRef look-up reads the guard and the case with GetItem (ITEM_READS['list-cases']).
  */
 export function caseListStatements(table: ITable): PolicyStatement[] {
   return [

@@ -1,4 +1,4 @@
-import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import { ResponseType, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import {
   AlarmStatusWidget,
   Dashboard,
@@ -46,9 +46,13 @@ export function rejectionsByCodeQuery(): string {
   return [`filter message = "request completed"`, `stats ${sums.join(', ')} by bin(5m)`].join('\n| ');
 }
 
-/** Answers the stage throttle gave (429 without a WAF block) per five minutes, from the access log. */
+/**
+ * Answers the stage throttle gave per five minutes, from the access log. Selected by API Gateway's
+ * error response type, not by status: WAF's rate rules answer 429 too (infra/waf.ts), and those
+ * are logged with the response type WAF_FILTERED; the stage throttle's are THROTTLED.
+ */
 export const STAGE_THROTTLES_QUERY = [
-  'filter status = "429" and wafStatus != "403"',
+  `filter errorResponseType = "${ResponseType.THROTTLED.responseType}"`,
   'stats count(*) as stageThrottled by bin(5m)',
 ].join('\n| ');
 

@@ -1,4 +1,4 @@
-import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
@@ -19,6 +19,14 @@ export interface ApiFirewallProps {
 }
 
 const RATE_LIMITED_BODY_KEY = 'rate-limited';
+
+/**
+ * The UUID at the end of the stack's id (`arn:...:stack/<name>/<uuid>`): the same for the life of
+ * one stack, different for a stack of the same name created again.
+ */
+export function stackInstanceId(stack: Stack): string {
+  return Fn.select(2, Fn.split('/', stack.stackId));
+}
 
 /** The headers that carry API keys: WAF logs never show them. */
 export const REDACTED_HEADERS = ['authorization', 'x-api-key'] as const;
@@ -182,8 +190,11 @@ export class ApiFirewall extends Construct {
     });
     this.association.node.addDependency(props.stage);
 
-    // WAF only delivers to log groups whose name starts with aws-waf-logs-.
-    const logGroupName = `aws-waf-logs-${props.name}`;
+    // WAF only delivers to log groups whose name starts with aws-waf-logs-. The name ends in the
+    // stack id's UUID, new for every creation of the stack: the group is retained, so a first
+    // create that fails and rolls back leaves it behind, and a fixed name would make the retry fail
+    // with "already exists" (docs/deploy.md "A failed first deploy").
+    const logGroupName = `aws-waf-logs-${props.name}-${stackInstanceId(Stack.of(this))}`;
     this.logGroup = new LogGroup(this, 'Logs', {
       logGroupName,
       retention: props.logRetention,

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { REJECTION_CODES } from '../../../lib/cases/case-input.js';
 import { CASE_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
 import { SERVICE_METRICS } from '../../../infra/contract/stack-config.js';
+import { accessLogFormat } from '../../../infra/stack/http-api.js';
 import { onlyResource, PROJECT_ROOT, resourcesOfType, synth, type Resource } from './synth.js';
 
 type MetricQuery = {
@@ -133,14 +134,14 @@ describe('alarms', () => {
     }
   });
 
-  it('DynamoDB throttling and system errors are summed over the operations the service uses', () => {
+  it('DynamoDB throttling and system errors are summed over the operations the service uses, the batch reads of every citing batch included', () => {
     for (const metric of ['ThrottledRequests', 'SystemErrors']) {
       const alarm = alarms().find((a) => metricNames(a).includes(metric));
       const operations = ((alarm?.Properties.Metrics ?? []) as MetricQuery[])
         .flatMap((m) => (m.MetricStat ? m.MetricStat.Metric.Dimensions : []))
         .filter((d) => d.Name === 'Operation')
         .map((d) => d.Value);
-      expect(operations.sort()).toEqual(['DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']);
+      expect(operations.sort()).toEqual(['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']);
     }
   });
 
@@ -243,4 +244,36 @@ describe('the dashboard of the partner path', () => {
     expect(rules).toEqual(['RateLimitPerIp', 'RateLimitPerAuthorizationHeader', 'RateLimitPerApiKeyHeader']);
     expect(dashboardWidgets({ waf: 'false' }).map((w) => w.properties.title)).not.toContain('Throttles: WAF rate rules');
   });
+
+  it('counts the stage throttle\'s 429s in "Throttles: stage", not WAF rate-limit blocks (also 429)', () => {
+    const widget = titled(dashboardWidgets(), 'Throttles: stage (429)');
+    // One access-log line per answer, with the fields of the stage's access log format.
+    const fields = Object.keys(JSON.parse(accessLogFormat().toString()) as Record<string, unknown>);
+    const line = (values: Record<string, string>): Record<string, string> =>
+      Object.fromEntries(fields.map((f) => [f, values[f] ?? '-']));
+    const stageThrottle = line({ status: '429', errorResponseType: 'THROTTLED', wafStatus: '-' });
+    const wafRateLimit = line({ status: '429', errorResponseType: 'WAF_FILTERED', wafStatus: '429', wafResponseCode: 'WAF_BLOCK' });
+    const wafBlock = line({ status: '403', errorResponseType: 'WAF_FILTERED', wafStatus: '403', wafResponseCode: 'WAF_BLOCK' });
+    const answered = line({ status: '200', wafStatus: '200' });
+    const counted = [stageThrottle, wafRateLimit, wafBlock, answered].filter((l) => logsInsightsFilter(widget.properties.query as string, fields)(l));
+    expect(counted).toEqual([stageThrottle]);
+  });
 });
+
+/**
+ * The `filter` stage of a Logs Insights query as a predicate over one JSON log line: `field = "v"`
+ * and `field != "v"` joined by `and`, each field one the access log writes. Anything else fails
+ * the test rather than being guessed.
+ */
+function logsInsightsFilter(query: string, fields: string[]): (line: Record<string, string>) => boolean {
+  const filter = query.split(/\s*\|\s*/).find((stage) => stage.startsWith('filter '));
+  if (!filter) throw new Error(`no filter in ${query}`);
+  const terms = filter.slice('filter '.length).split(/\s+and\s+/).map((term) => {
+    const match = /^(\w+)\s*(!=|=)\s*"([^"]*)"$/.exec(term.trim());
+    if (!match) throw new Error(`unsupported filter term ${term}`);
+    const [, field, operator, value] = match as unknown as [string, string, string, string];
+    if (!fields.includes(field)) throw new Error(`the access log has no field ${field}`);
+    return (line: Record<string, string>) => (operator === '=' ? line[field] === value : line[field] !== value);
+  });
+  return (line) => terms.every((term) => term(line));
+}

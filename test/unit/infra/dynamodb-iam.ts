@@ -113,6 +113,34 @@ export function itemRequest(commandName: string, input: Input, enclosingOperatio
   };
 }
 
+type Command = { constructor: { name: string }; input: Input & { TransactItems?: Record<string, Input>[] } };
+
+/** Commands that are not item requests (IAM authorises them as Query or Scan, not evaluated here). */
+const NOT_ITEM_REQUESTS = new Set(['QueryCommand', 'ScanCommand']);
+
+/**
+ * The item requests IAM authorises for one DocumentClient command: one for a single-item command,
+ * one per key of a batch read, one per part of a transaction; none for a query.
+ */
+export function itemRequestsOf(command: Command): ItemRequest[] {
+  const name = command.constructor.name;
+  if (NOT_ITEM_REQUESTS.has(name)) return [];
+  if (name === 'BatchGetCommand') {
+    // IAM authorises a batch read key by key, each against the BatchGetItem action.
+    const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
+    return Object.values(tables).flatMap(({ Keys }) =>
+      Keys.map((Key): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [String(Key.pk)], attributes: Object.keys(Key).sort() })),
+    );
+  }
+  if (name === 'TransactWriteCommand' || name === 'TransactWriteItemsCommand') {
+    return ((plainInput(command.input).TransactItems ?? []) as Record<string, Input>[]).map((part) => {
+      const [kind, input] = Object.entries(part)[0] as [string, Input];
+      return itemRequest(kind, input, 'TransactWriteItems');
+    });
+  }
+  return [itemRequest(name, command.input)];
+}
+
 /**
  * A stand-in for the DocumentClient that answers every command with `reply` and records the item
  * requests it would have sent (one per part of a transaction). The stores under it are the real ones.
@@ -121,22 +149,8 @@ export class RecordingClient {
   readonly requests: ItemRequest[] = [];
   constructor(private readonly reply: (commandName: string) => unknown = () => ({})) {}
 
-  send(command: { constructor: { name: string }; input: Input & { TransactItems?: Record<string, Input>[] } }): Promise<unknown> {
-    const name = command.constructor.name;
-    if (name === 'BatchGetCommand') {
-      // IAM authorises a batch read key by key, each against the BatchGetItem action.
-      const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
-      for (const { Keys } of Object.values(tables)) {
-        for (const Key of Keys) this.requests.push({ action: 'dynamodb:BatchGetItem', leadingKeys: [String(Key.pk)], attributes: Object.keys(Key).sort() });
-      }
-    } else if (name === 'TransactWriteCommand' || name === 'TransactWriteItemsCommand') {
-      for (const part of (plainInput(command.input).TransactItems ?? []) as Record<string, Input>[]) {
-        const [kind, input] = Object.entries(part)[0] as [string, Input];
-        this.requests.push(itemRequest(kind, input, 'TransactWriteItems'));
-      }
-    } else {
-      this.requests.push(itemRequest(name, command.input));
-    }
-    return Promise.resolve(this.reply(name));
+  send(command: Command): Promise<unknown> {
+    this.requests.push(...itemRequestsOf(command));
+    return Promise.resolve(this.reply(command.constructor.name));
   }
 }

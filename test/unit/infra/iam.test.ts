@@ -310,6 +310,35 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     expect(may('CreateCases', put(claim, ['state', 'response', 'name']))).toBe('implicit-deny');
   });
 
+  // Each function reads only the kinds of item its code reads (the integration test
+  // function-item-reads.test.ts records them from the real handlers); GetItem used to be granted
+  // on the whole table, so any function could read key hashes, other companies' profiles and
+  // stored idempotency responses.
+  it.each([
+    ['GetCase', ['apiKey', 'case']],
+    ['ListCases', ['apiKey', 'invoiceRefGuard', 'case']],
+    ['CreateUpload', ['apiKey']],
+    ['CreateCases', ['apiKey', 'company']],
+  ] as const)('%s may GetItem only the items it reads: %j', (id, readable) => {
+    const getItem = (key: { pk: string }): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] });
+    const items = {
+      apiKey: keys.apiKey('k_1'),
+      case: keys.case(m, CASE),
+      attestation: keys.attestation(m, CASE),
+      company: keys.company('co_other'),
+      invoiceRefGuard: keys.invoiceRefGuard(m, COMPANY, 'inv-1'),
+      idempotencyClaim: keys.idempotencyClaim(m, COMPANY, 'idem-1'),
+      referenceCounter: keys.caseReferenceCounter(),
+      upload: keys.upload(FILE_KEY),
+    };
+    // IAM sees partitions only: a case's audit record shares its partition, so whoever reads cases reads both.
+    const expected = (kind: string) => (readable as readonly string[]).includes(kind === 'attestation' ? 'case' : kind);
+    for (const [kind, key] of Object.entries(items)) {
+      expect({ kind, decision: may(id, getItem(key)) }).toEqual({ kind, decision: expected(kind) ? 'allow' : 'implicit-deny' });
+    }
+    expect(may('RecordUpload', getItem(items.upload))).toBe('implicit-deny');
+  });
+
   it('no function holds ConditionCheckItem', () => {
     for (const id of FUNCTIONS) {
       expect(may(id, { action: 'dynamodb:ConditionCheckItem', leadingKeys: [keys.case(m, CASE).pk], attributes: ['pk', 'sk'], enclosingOperation: 'TransactWriteItems' })).toBe(

@@ -36,4 +36,25 @@ describe('deployment stages in the synthesised app', () => {
     const table = Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as { Properties: { Tags: { Key: string; Value: string }[] } };
     expect(table.Properties.Tags).toContainEqual({ Key: 'stage', Value: 'prod' });
   });
+
+  // A first create that fails rolls back but keeps every retained resource; the retry is a new
+  // stack of the same name, so a kept resource with a fixed name would fail it ("already exists").
+  it.each([
+    ['dev', {}],
+    ['prod', prodContext()],
+  ] as const)('a failed first %s deploy can be retried: nothing it keeps has a name a second creation would reuse', (_stage, context) => {
+    const resources = (synth(context).template.toJSON() as { Resources: Record<string, { DeletionPolicy?: string; Properties?: Record<string, unknown> }> }).Resources;
+    const createdWithTheStack = new Set(Object.keys(resources).filter((id) => !String(resources[id]?.DeletionPolicy).startsWith('Retain')));
+    const kept = Object.entries(resources).filter(([, r]) => String(r.DeletionPolicy).startsWith('Retain'));
+    expect(kept.length).toBeGreaterThan(0);
+    for (const [id, resource] of kept) {
+      for (const [property, value] of Object.entries(resource.Properties ?? {}).filter(([key]) => /Name$/.test(key))) {
+        // Unique per creation: it names the stack id, or a resource created (and deleted) with the stack.
+        const refs = [...JSON.stringify(value).matchAll(/"Ref":"([^"]+)"/g)].map((m) => m[1] as string);
+        const unique = refs.some((ref) => ref === 'AWS::StackId' || createdWithTheStack.has(ref));
+        expect({ id, property, value, unique }).toEqual({ id, property, value, unique: true });
+      }
+    }
+  });
 });
+

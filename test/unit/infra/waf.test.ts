@@ -71,12 +71,17 @@ describe('the WAF web ACL', () => {
       Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }] }],
     });
     const destination = JSON.stringify(logging.Properties.LogDestinationConfigs);
-    expect(destination).toContain(':log-group:aws-waf-logs-PartnerCaseApi-dev');
+    expect(destination).toContain(':log-group:aws-waf-logs-PartnerCaseApi-dev-');
     expect(destination).not.toContain(':*');
     expect((logging as { DependsOn?: string[] }).DependsOn).toEqual([expect.stringMatching(/^FirewallLogs/)]);
-    const group = Object.values(resourcesOfType(template, 'AWS::Logs::LogGroup')).find((g) => g.Properties.LogGroupName === 'aws-waf-logs-PartnerCaseApi-dev');
+    const [groupId, group] = Object.entries(resourcesOfType(template, 'AWS::Logs::LogGroup')).find(([id]) => id.startsWith('FirewallLogs')) ?? [];
+    expect(groupId).toBeDefined();
     expect(group?.Properties.RetentionInDays).toBe(90);
     expect(group?.DeletionPolicy).toBe('Retain');
+    // Named for the stack and this creation of it (the UUID of the stack id), and the destination is that group.
+    const stackUuid = { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] };
+    expect(group?.Properties.LogGroupName).toEqual({ 'Fn::Join': ['', ['aws-waf-logs-PartnerCaseApi-dev-', stackUuid]] });
+    expect(destination).toContain(JSON.stringify(stackUuid));
   });
 
   it('has no log group or logging configuration with waf=false', () => {

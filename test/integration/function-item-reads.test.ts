@@ -1,0 +1,89 @@
+import { handler as listHandler } from '../../functions/list-cases.js';
+import { ITEM_READS } from '../../infra/stack/grants.js';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { config } from '../../lib/runtime/config.js';
+import type { Mode } from '../../lib/mode.js';
+import { checkedInvoke } from '../support/contract.js';
+import { outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';
+import { apiEvent, bearer, lambdaContext, newPartner, parse } from '../support/fixtures.js';
+import { decide, itemRequestsOf, type ItemRequest } from '../unit/infra/dynamodb-iam.js';
+import { statementsOfFunction, synth } from '../unit/infra/synth.js';
+
+/**
+ * The real handlers against the local table, every request they send recorded on its way out (the
+ * process's one DocumentClient, which every handler shares, passes each command on unchanged), and
+ * each recorded item request evaluated against the synthesised policy of the function that sent
+ * it: each function may send what it really sends, and every GetItem partition it is granted is
+ * one it really reads (test/unit/infra/iam.test.ts shows it may read nothing else).
+ */
+const recorded: ItemRequest[] = [];
+const client = documentClient(config());
+const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
+const recordingSend = (...args: unknown[]): Promise<unknown> => {
+  recorded.push(...itemRequestsOf(args[0] as Parameters<typeof itemRequestsOf>[0]));
+  return send(...args);
+};
+// The stores call send(command, options) and await it; the client's overloads also type a callback form.
+Reflect.set(client, 'send', recordingSend);
+
+/** The item requests one step sends, recorded from an empty list. */
+async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> {
+  recorded.length = 0;
+  await step();
+  return [...recorded];
+}
+
+const synthesised = synth();
+type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases';
+const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = { GetCase: 'read', ListCases: 'list-cases', CreateUpload: 'authenticate', CreateCases: 'write-cases' };
+
+/** IAM's StringLike over one partition pattern. */
+const matches = (pattern: string, pk: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk);
+
+function expectAllowed(id: FunctionId, requests: ItemRequest[]): void {
+  const policy = statementsOfFunction(synthesised, id);
+  for (const request of requests) expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });
+}
+
+describe.each<Mode>(['live', 'test'])('each function sends only item requests its role allows, %s mode', (mode) => {
+  const sent: Record<FunctionId, ItemRequest[]> = { GetCase: [], ListCases: [], CreateUpload: [], CreateCases: [] };
+
+  beforeAll(async () => {
+    const partner = await newPartner(['cases:read', 'cases:write'], { mode });
+    let fileKey = '';
+    sent.CreateUpload = await requestsOf(async () => {
+      fileKey = await uploadInvoice(partner.apiKey);
+    });
+    const input = validCase(fileKey);
+    const idempotency = { 'Idempotency-Key': `reads-${mode}-${Date.now()}` };
+    let caseId = '';
+    sent.CreateCases = await requestsOf(async () => {
+      const created = await postCases(partner.apiKey, { cases: [input] }, idempotency);
+      expect(created.statusCode).toBe(201);
+      caseId = outcome(created).created[0]!.id;
+      // The replay answers from the stored claim.
+      expect((await postCases(partner.apiKey, { cases: [input] }, idempotency)).statusCode).toBe(409);
+    });
+    sent.GetCase = await requestsOf(async () => {
+      expect((await readCase(partner.apiKey, caseId)).statusCode).toBe(200);
+    });
+    sent.ListCases = await requestsOf(async () => {
+      const event = apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(partner.apiKey), query: { invoiceRef: input.invoiceRef as string } });
+      const listed = parse(await checkedInvoke(listHandler, event, lambdaContext()));
+      expect({ status: listed.statusCode, ids: (listed.body.data as { id: string }[]).map((c) => c.id) }).toEqual({ status: 200, ids: [caseId] });
+    });
+    // Eight round trips through the handlers; the machine may be busy.
+  }, 60_000);
+
+  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])('%s: every item request it sent is allowed', (id) => {
+    expect(sent[id].length).toBeGreaterThan(0);
+    expectAllowed(id, sent[id]);
+  });
+
+  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])('%s: each partition it may GetItem is one it really read', (id) => {
+    const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
+    for (const pattern of ITEM_READS[ACCESS[id]]) {
+      expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
+    }
+  });
+});
