@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { standaloneDeadline } from '../../../lib/deadline.js';
 
 /** A client that answers BatchGetItem from a script: the way to make DynamoDB shed load on cue. */
 function scripted(answers: ((keys: { pk: string }[]) => { found: string[]; removed?: string[]; unprocessed: { pk: string }[] })[]) {
@@ -34,5 +35,14 @@ describe('reading upload records in one batch', () => {
   it('counts only records that say the object is present: a tombstone vouches for nothing', async () => {
     const { client } = scripted([() => ({ found: [A], removed: [B], unprocessed: [] })]);
     expect(await new DynamoUploadRecords(client, 't').recorded([A, B])).toEqual(new Set([A]));
+  });
+
+  it('asks again only within the request’s shared retry budget, like every other retry (one retry layer)', async () => {
+    const { client, asked } = scripted([(wanted) => ({ found: [], unprocessed: wanted })]);
+    const deadline = standaloneDeadline();
+    deadline.retries.left = 1;
+    await expect(new DynamoUploadRecords(client, 't').recorded([A], deadline)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(asked).toHaveLength(2);
+    expect(deadline.retries.left).toBe(0);
   });
 });
