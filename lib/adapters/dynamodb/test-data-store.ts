@@ -1,4 +1,4 @@
-import { BatchWriteCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, TransactWriteCommand, type BatchWriteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TestDataStore } from '../../accounts/ports.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
@@ -13,6 +13,7 @@ const PARALLEL_CASES = 8;
 const OPERATOR_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 8, baseDelayMs: 50, maxDelayMs: 2_000 };
 
 type Listed = Record<string, unknown> & ItemKey;
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
 
 /**
  * `company clear-test-data`, table part: one query of the company's test-data listing (gsi1
@@ -68,10 +69,10 @@ export class DynamoTestDataStore implements TestDataStore {
   private async deleteClaims(batch: readonly ItemKey[]): Promise<void> {
     try {
       await withUnprocessedRetries(
-        batch.map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } })),
+        batch.map((key): WriteRequest => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } })),
         async (requests, options) => {
           const out = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: [...requests] } }), options);
-          return (out.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
+          return out.UnprocessedItems?.[this.tableName] ?? [];
         },
         undefined,
         this.policy,
