@@ -43,8 +43,8 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `write-cases`: `authenticate` plus the case transaction, the idempotency claim and the
  *   reference counter, each limited by partition and attributes.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
- * - `record-uploads`: PutItem / DeleteItem of upload records only (the record-upload function,
- *   which authenticates no one).
+ * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
+ *   function, which authenticates no one).
  */
 export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
 

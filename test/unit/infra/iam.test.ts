@@ -288,7 +288,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       expect(may('RecordUpload', { action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] })).toBe('implicit-deny');
     }
     const allowed = policyOf('RecordUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
-    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:PutItem']);
+    // And sending a failed event to its on-failure queue (upload-record-delivery.test.ts: that queue only).
+    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:PutItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {
