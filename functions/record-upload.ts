@@ -7,8 +7,10 @@ import type { UploadRecords } from '../lib/uploads/ports.js';
 /**
  * The invoice bucket's object events (S3 event notification; locally the local S3's own events,
  * infra/local/stores.ts): records each invoice upload in the table, so batch creation confirms a
- * file with one read for the whole batch instead of a HEAD per file, and forgets a removed or
- * expired one. A failure rejects, so S3's asynchronous invocation delivers the event again.
+ * file with one read for the whole batch instead of a HEAD per file, and marks a removed or
+ * expired one with a tombstone; S3's sequencer orders the events of a key. A failure rejects, so
+ * S3's asynchronous invocation delivers the event again (and, once its retries are spent, sends it
+ * to the on-failure queue: infra/partner-case-api-stack.ts).
  */
 export function s3ObjectEvents(event: S3Event): ObjectEvent[] {
   return (event.Records ?? []).map((r) => ({
@@ -17,13 +19,16 @@ export function s3ObjectEvents(event: S3Event): ObjectEvent[] {
     key: decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')),
     size: r.s3.object.size ?? 0,
     eventTime: r.eventTime,
+    // The order of this key's events (S3 delivers them at least once and in any order). Typed as
+    // always present, but S3 sends it only with creations and removals.
+    sequencer: r.s3.object.sequencer as string | undefined,
   }));
 }
 
 export function buildRecordUploadHandler(records: UploadRecords) {
   return async (event: S3Event): Promise<void> => {
     const done = await applyObjectEvents(s3ObjectEvents(event), records);
-    logger.debug('upload records updated', done);
+    logger.debug('upload records updated', { ...done });
   };
 }
 

@@ -191,7 +191,8 @@ export interface RunningS3 {
  * refuses what S3 refuses (bad or expired signatures, `If-None-Match: *` over an existing object).
  * The endpoint is the gate's: nothing reaches s3rver unchecked. `onObjectEvent` receives s3rver's
  * object events (the same shape as S3's event notifications), as the record-upload function does
- * in AWS: pass `localUploadRecorder`.
+ * in AWS: pass `localUploadRecorder`. Each event carries a sequencer that grows with every event,
+ * as S3's grows with each event of a key (localSequencer).
  */
 export async function startLocalS3(port: number, directory: string, bucketName: string, onObjectEvent?: (event: S3Event) => Promise<void>): Promise<RunningS3> {
   const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
@@ -208,8 +209,11 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
     configureBuckets: [{ name: bucketName }],
   });
   if (onObjectEvent) {
+    const sequencer = localSequencer();
     // As S3's notification invokes the record-upload function: after the PUT has been answered.
     server.on('event', (event) => {
+      // s3rver emits events in the order it completed the requests; number them in that order.
+      for (const record of event.Records) record.s3.object.sequencer = sequencer();
       onObjectEvent(event).catch((error: unknown) => console.error('local S3: recording an object event failed', error));
     });
   }
@@ -227,6 +231,22 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
       await gate.close();
       await server.close();
     },
+  };
+}
+
+/**
+ * S3's `sequencer` for the local S3's events. s3rver sends `Date.now()` in hex, so a PUT and a
+ * DELETE of one key in the same millisecond carry the same sequencer and the later one would be
+ * dropped as a duplicate (functions/record-upload.ts writes only a newer event). This one is the
+ * clock in the high bits and a counter below it: strictly increasing within a process, and, as
+ * long as the clock does not step back, above every sequencer an earlier run left in `.local/`.
+ */
+export function localSequencer(now: () => number = Date.now): () => string {
+  let last = 0n;
+  return () => {
+    const fromClock = BigInt(now()) << 20n;
+    last = fromClock > last ? fromClock : last + 1n;
+    return last.toString(16).toUpperCase();
   };
 }
 

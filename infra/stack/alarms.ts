@@ -196,7 +196,8 @@ export class ServiceAlarms extends Construct {
     });
   }
 
-  private add(
+  /** One alarm on the topic, named after the stack; also used by constructs with alarms of their own (upload-record-delivery.ts). */
+  add(
     id: string,
     metric: IMetric,
     options: {

@@ -45,8 +45,8 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  *   attributes.
  * Which partitions each may GetItem is grants.ts ITEM_READS.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
- * - `record-uploads`: PutItem / DeleteItem of upload records only (the record-upload function,
- *   which authenticates no one).
+ * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
+ *   function, which authenticates no one).
  */
 export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
 

@@ -63,7 +63,8 @@ export const WRITABLE_ATTRIBUTES = {
   idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE, ...GSI1_ATTRIBUTES],
   idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
   referenceCounter: [PK, SK, 'sequence', 'type'],
-  upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt'],
+  // A present record or a tombstone (lib/adapters/dynamodb/upload-records.ts), with its TTL.
+  upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt', 'removedAt', 'sequencer', 'state', TTL_ATTRIBUTE],
 } as const;
 
 const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
@@ -239,8 +240,9 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
 }
 
 /**
- * The record-upload function (invoked by the invoice bucket's events): PutItem and DeleteItem of
- * upload records only, of their own attributes only. It reads nothing and is granted nothing else.
+ * The record-upload function (invoked by the invoice bucket's events): PutItem of upload records
+ * only, of their own attributes only (a present record, or a tombstone with its TTL; each put is
+ * conditional on the event being newer). It deletes nothing, reads nothing and is granted nothing else.
  */
 export function uploadRecordStatements(table: ITable): PolicyStatement[] {
   return [
@@ -249,12 +251,6 @@ export function uploadRecordStatements(table: ITable): PolicyStatement[] {
       actions: ['dynamodb:PutItem'],
       resources: [table.tableArn],
       conditions: { ...onPartitions(PARTITIONS.upload), ...writingOnly(WRITABLE_ATTRIBUTES.upload) },
-    }),
-    new PolicyStatement({
-      sid: 'ForgetUploads',
-      actions: ['dynamodb:DeleteItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(PARTITIONS.upload),
     }),
   ];
 }

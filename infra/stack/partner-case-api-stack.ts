@@ -7,6 +7,7 @@ import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
+import { UploadRecordDelivery } from './upload-record-delivery.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
 import { API_FUNCTIONS, API_FUNCTION_IDS, byApiFunction, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from '../contract/route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
@@ -60,6 +61,8 @@ export class PartnerCaseApiStack extends Stack {
   readonly functions: Readonly<Record<ApiFunctionId, ApiFunction>>;
   /** Records invoice uploads from the bucket's events (not an API route). */
   readonly recordUpload: ApiFunction;
+  /** Its asynchronous invocations' retries and on-failure queue. */
+  readonly recordUploadDelivery: UploadRecordDelivery;
   readonly cursorSecret: CursorSecret;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
@@ -130,6 +133,7 @@ export class PartnerCaseApiStack extends Stack {
       logRetention: config.logRetentionDays,
     });
     this.recordUpload.bindTable(table, 'record-uploads');
+    this.recordUploadDelivery = new UploadRecordDelivery(this, 'RecordUploadDelivery', this.recordUpload.function);
     // Both modes' uploads are recorded (and their records removed with the objects, as when
     // `company clear-test-data` deletes test uploads); the two prefixes do not overlap.
     for (const prefix of Object.values(FILE_KEY_PREFIXES)) {
@@ -176,6 +180,7 @@ export class PartnerCaseApiStack extends Stack {
       webAcl: webAcl && { ...webAcl, blockedRequestsThreshold: config.alarmWafBlockedRequests },
       alarmEmail: config.alarmEmail,
     });
+    this.recordUploadDelivery.addAlarms(this.alarms);
 
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       dashboardName: this.stackName,
@@ -187,6 +192,7 @@ export class PartnerCaseApiStack extends Stack {
       webAcl: webAcl && { ...webAcl, rateRuleMetricNames: [...RATE_RULE_NAMES] },
       alarms: this.alarms.alarms,
     });
+    this.dashboard.dashboard.addWidgets(...this.recordUploadDelivery.widgets());
 
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,

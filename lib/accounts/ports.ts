@@ -26,7 +26,11 @@ export interface CompanyStore {
  * listing, the test upload prefix), so live data is never read, let alone deleted.
  */
 export interface TestModeItemStore {
-  /** Deletes the company's test cases, audit records, invoiceRef guards and Idempotency-Key claims; returns how many items. */
+  /**
+   * Deletes the company's test cases, audit records, invoiceRef guards and Idempotency-Key claims;
+   * returns how many items. Each case goes with its audit record and guard, all or none, so a run
+   * that stops part-way leaves whole cases and a second run clears the rest.
+   */
   clearTestItems(companyId: string): Promise<number>;
 }
 

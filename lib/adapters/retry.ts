@@ -94,3 +94,28 @@ export async function withRetries<T>(call: (options: { abortSignal: AbortSignal 
     }
   }
 }
+
+/**
+ * "Ask again for what was left unprocessed": a DynamoDB batch call (BatchGetItem's
+ * UnprocessedKeys, BatchWriteItem's UnprocessedItems) may answer with part of the work undone,
+ * which is DynamoDB shedding load. `send` makes one batch call for `pending` (each call under
+ * withRetries, so its own failures are retried as any call's) and returns what is still left.
+ * The leftovers are sent again after the same full-jitter backoff as any retry, within the
+ * policy's attempts, the request's retry budget and its deadline; when those run out with work
+ * still left, ServiceUnavailableError.
+ */
+export async function withUnprocessedRetries<T>(
+  pending: readonly T[],
+  send: (pending: readonly T[], options: { abortSignal: AbortSignal }) => Promise<readonly T[]>,
+  deadline: Deadline = standaloneDeadline(),
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): Promise<void> {
+  for (let round = 1; pending.length > 0; round++) {
+    const left = pending;
+    pending = await withRetries((options) => send(left, options), deadline, policy);
+    if (pending.length === 0) return;
+    const delay = backoffMs(round, policy);
+    if (!mayRetry(round, delay, deadline, policy)) throw new ServiceUnavailableError();
+    await sleep(delay);
+  }
+}

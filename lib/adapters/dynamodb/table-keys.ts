@@ -43,9 +43,10 @@ import type { Mode } from '../../mode.js';
  * |                                           | + Put case + Put audit record, all or nothing      |
  * |                                           | per case, up to 33 cases per transaction           |
  * | Read guards back after a lost answer      | BatchGetItem INVREF#... , ConsistentRead           |
- * | Record / forget an upload (S3 event)      | PutItem / DeleteItem UPLOAD#<fileKey>               |
+ * | Record an upload / its removal (S3 event) | PutItem UPLOAD#<fileKey> if its sequencer is newer; |
+ * |                                           | a removal is a tombstone expiring through `ttl`    |
  * | Which cited files S3 reported uploaded    | BatchGetItem UPLOAD#<fileKey>..., ConsistentRead;   |
- * |                                           | HEAD only the files without a record               |
+ * |                                           | HEAD the files without a present record            |
  * | Claim / complete / release an idempotency | PutItem (attribute_not_exists) / UpdateItem /      |
  * |   key                                     | DeleteItem, expiring through the `ttl` attribute   |
  * | Reserve a block of case references        | UpdateItem ADD on the counter, once per 1,000       |
@@ -58,8 +59,9 @@ import type { Mode } from '../../mode.js';
  * |                                           | both ConsistentRead                                |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
- * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then BatchWriteItem       |
- * |                                           | deletes by pk/sk (test items only)                 |
+ * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
+ * |                                           | TransactWriteItems deleting case, audit and guard; |
+ * |                                           | claims by BatchWriteItem (test items only)         |
  *
  * Cases are keyed by their own id rather than under the company partition so that a read can
  * fetch the case in parallel with the API key; tenancy is enforced by comparing `companyId`

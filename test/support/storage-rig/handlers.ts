@@ -21,6 +21,7 @@ import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
 import { S3InvoiceFileStore } from '../../../lib/adapters/s3/invoice-file-store.js';
 import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
 import { UploadService } from '../../../lib/uploads/upload-service.js';
+import { comparableSequencer } from '../../../lib/uploads/object-sequencer.js';
 import type { Handler } from './events.js';
 import { StorageRecorder } from './recorder.js';
 
@@ -134,7 +135,7 @@ export class BenchFixtures {
           await this.s3.send(new PutObjectCommand({ Bucket: this.cfg.bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length }));
           // What the bucket's ObjectCreated notification does (functions/record-upload.ts), done
           // here so the record is there before the first request, whatever the backend.
-          await records.record({ fileKey, companyId: company.companyId, size: body.length, uploadedAt: new Date().toISOString() });
+          await records.record({ fileKey, companyId: company.companyId, size: body.length, uploadedAt: new Date().toISOString(), sequencer: comparableSequencer('1')! });
         }),
       );
       fileKeys.push(...chunk);

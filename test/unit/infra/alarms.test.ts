@@ -35,7 +35,7 @@ const countByMetric = (list: Resource[]): Record<string, number> => {
 };
 
 describe('alarms', () => {
-  it('watch the API, failed case writes, WAF blocks, every function and the table', () => {
+  it('watch the API, failed case writes, WAF blocks, every function, the upload records\u2019 delivery and the table', () => {
     expect(countByMetric(alarms())).toEqual({
       '5XXError': 1,
       '4XXError': 1,
@@ -44,7 +44,11 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      Errors: 4,
+      // Four API functions, and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 5,
+      AsyncEventsDropped: 1,
+      DestinationDeliveryFailures: 1,
+      ApproximateNumberOfMessagesVisible: 1,
       Throttles: 4,
       ThrottledRequests: 1,
       SystemErrors: 1,
@@ -204,7 +208,7 @@ const titled = (widgets: Widget[], title: string): Widget => {
 const metricNamesOf = (widget: Widget): string[] => ((widget.properties.metrics ?? []) as unknown[][]).map((m) => m[1] as string);
 
 describe('the dashboard of the partner path', () => {
-  it('shows requests, 4XX/5XX, latency p50 and p99, cases, failed writes, rejections by code and every throttle', () => {
+  it('shows requests, 4XX/5XX, latency p50 and p99, cases, failed writes, rejections by code, every throttle and the upload records', () => {
     expect(dashboardWidgets().map((w) => w.properties.title)).toEqual([
       'Alarms',
       'Requests',
@@ -217,7 +221,15 @@ describe('the dashboard of the partner path', () => {
       'Throttles: stage (429)',
       'Throttles: Lambda',
       'Throttles: DynamoDB',
+      'Upload records: record-upload',
+      'Upload records: failed events waiting',
     ]);
+  });
+
+  it('shows record-upload’s invocations, errors and dropped events, and the failed events waiting in its queue', () => {
+    const widgets = dashboardWidgets();
+    expect(metricNamesOf(titled(widgets, 'Upload records: record-upload'))).toEqual(['Invocations', 'Errors', 'AsyncEventsDropped']);
+    expect(metricNamesOf(titled(widgets, 'Upload records: failed events waiting'))).toEqual(['ApproximateNumberOfMessagesVisible']);
   });
 
   it('plots latency at p50 and p99', () => {

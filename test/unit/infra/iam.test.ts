@@ -272,13 +272,15 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) expect(may(id, batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('implicit-deny');
   });
 
-  it('record-upload may only put and delete upload records, exactly as the store writes them, and nothing else', async () => {
+  it('record-upload may only put upload records, present or tombstoned, exactly as the store writes them, and nothing else', async () => {
     const client = new RecordingClient();
     const records = new DynamoUploadRecords(client as unknown as DynamoDBDocumentClient, 't');
-    await records.record({ fileKey: FILE_KEY, companyId: COMPANY, size: 10, uploadedAt: '2026-03-01T12:00:00.000Z' });
-    await records.forget(FILE_KEY);
-    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:PutItem UPLOAD#${FILE_KEY}`, `dynamodb:DeleteItem UPLOAD#${FILE_KEY}`]);
+    await records.record({ fileKey: FILE_KEY, companyId: COMPANY, size: 10, uploadedAt: '2026-03-01T12:00:00.000Z', sequencer: '0055AED6DCD90281E5' });
+    await records.recordRemoval({ fileKey: FILE_KEY, companyId: COMPANY, removedAt: '2026-03-01T12:01:00.000Z', sequencer: '0055AED6DCD90281E6' });
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:PutItem UPLOAD#${FILE_KEY}`, `dynamodb:PutItem UPLOAD#${FILE_KEY}`]);
+    expect(client.requests[1]!.attributes).toContain('ttl');
     for (const request of client.requests) expect({ request, decision: may('RecordUpload', request) }).toEqual({ request, decision: 'allow' });
+    expect(may('RecordUpload', remove(keys.upload(FILE_KEY)))).toBe('implicit-deny');
     expect(may('RecordUpload', put(keys.upload(FILE_KEY), ['fileKey', 'secretHash']))).toBe('implicit-deny');
     for (const key of [keys.case('live', CASE), keys.invoiceRefGuard('live', COMPANY, 'inv-1'), keys.apiKey('k_1'), keys.company(COMPANY), keys.idempotencyClaim('live', COMPANY, 'idem-1')]) {
       expect(may('RecordUpload', put(key, ['fileKey']))).not.toBe('allow');
@@ -286,7 +288,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       expect(may('RecordUpload', { action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] })).toBe('implicit-deny');
     }
     const allowed = policyOf('RecordUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
-    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
+    // And sending a failed event to its on-failure queue (upload-record-delivery.test.ts: that queue only).
+    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:PutItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {

@@ -71,6 +71,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/CreateUpload/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/test-invoices/*]',
         'PartnerCaseApi-dev/CursorSecret/Secret: AwsSolutions-SMG4',
         'PartnerCaseApi-dev/RecordUpload/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/RecordUploadDelivery/FailedEvents: AwsSolutions-SQS3',
         'PartnerCaseApi-dev/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         'PartnerCaseApi-dev/GetCase/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListCases/Role: AwsSolutions-IAM5[Resource::*]',

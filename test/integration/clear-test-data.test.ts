@@ -1,0 +1,48 @@
+import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { config } from '../../lib/runtime/config.js';
+import { checkStorageInvariants, outcome, postCases, scanTable, uploadInvoice, validCase } from '../support/cases.js';
+import { faultyDocumentClient } from '../support/faulty-client.js';
+import { ddb, extraKey, newPartner } from '../support/fixtures.js';
+
+/**
+ * `company clear-test-data`'s table part stopped part-way: every write after the first fails for
+ * good (a crash, or throttling that outlasts the retries), against DynamoDB Local.
+ */
+const WRITES = new Set(['BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+
+async function testWorld() {
+  const partner = await newPartner();
+  const testKey = await extraKey(partner.companyId, ['cases:read', 'cases:write'], 'test');
+  const file = await uploadInvoice(testKey);
+  const res = await postCases(testKey, { cases: Array.from({ length: 10 }, () => validCase(file)) }, { 'Idempotency-Key': 'clear-me' });
+  expect(outcome(res).created).toHaveLength(10);
+  return partner.companyId;
+}
+
+async function testItemsOf(companyId: string) {
+  return (await scanTable()).filter((i) => i.companyId === companyId && String(i.pk).includes('#TEST#'));
+}
+
+describe('clearing a company’s test data', () => {
+  it('stopped part-way, leaves whole cases: never a guard without its case, nor a case without its guard or audit record; a second run clears the rest', async () => {
+    const companyId = await testWorld();
+    let writes = 0;
+    const { client } = faultyDocumentClient({ decide: (name) => (WRITES.has(name) && ++writes > 1 ? 'internal' : undefined) });
+    const fast = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
+    await expect(new DynamoTestModeItemStore(client, config().tableName, fast).clearTestItems(companyId)).rejects.toThrow();
+
+    const left = await testItemsOf(companyId);
+    const cases = left.filter((i) => i.type === ITEM_TYPES.case).map((i) => i.caseId);
+    const guarded = new Set(left.filter((i) => i.type === ITEM_TYPES.invoiceRefGuard).map((i) => i.caseId));
+    // What is left is whole, and part of the work was done.
+    expect((await checkStorageInvariants(new Set([companyId]))).violations).toEqual([]);
+    expect(cases.filter((caseId) => !guarded.has(caseId))).toEqual([]);
+    expect(cases.length).toBeGreaterThan(0);
+    expect(cases.length).toBeLessThan(10);
+
+    const cleared = await new DynamoTestModeItemStore(ddb(), config().tableName).clearTestItems(companyId);
+    expect(cleared).toBe(left.length);
+    expect(await testItemsOf(companyId)).toEqual([]);
+  }, 60_000);
+});
