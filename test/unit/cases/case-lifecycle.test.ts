@@ -248,6 +248,13 @@ describe('the case record and its events', () => {
     expect(event).toMatchObject({ type: 'case.updated', data: { previousAttributes: { status: 'DRAFT', debtorVerification: { status: 'PENDING' } } } });
   });
 
+  it('a withdrawal reason of 500 emoji (accepted by withdraw) is a valid history entry on the record and its event', () => {
+    const withdrawn = changed(withdrawCase(created.state, LATER, '😀'.repeat(500)));
+    const after = applyChange(view, withdrawn);
+    expect(lifecycleCaseViewSchema.safeParse(after).success).toBe(true);
+    expect(caseEventSchema.safeParse(buildCaseEvent(after, withdrawn.at, withdrawn.previousAttributes)).success).toBe(true);
+  });
+
   it('a test-mode case has livemode false on its events', () => {
     expect(buildCaseEvent({ ...view, livemode: false }, CREATED.toISOString()).livemode).toBe(false);
   });
