@@ -5,7 +5,11 @@ import { verifyDebtor } from '../../../lib/cases/verification/verify-debtor.js';
 import { STAND_IN_API_KEY, STAND_IN_FIXTURES, startCompaniesHouseStandIn, type CompaniesHouseStandIn } from '../../../infra/local/companies-house-stand-in.js';
 import { MemoryProfileCache, MemoryRateLimiter } from '../../support/memory-verification.js';
 
-/** The adapter over real HTTP, against the local stand-in of the registry on a free loopback port. */
+/**
+ * The adapter over real HTTP, against the local stand-in of the registry on a free loopback port.
+ * The timeout is generous (a loaded machine can take over a second on loopback), except where the
+ * timeout itself is tested against the stand-in's slow fixture.
+ */
 let standIn: CompaniesHouseStandIn;
 beforeEach(async () => {
   standIn = await startCompaniesHouseStandIn({ slowMs: 2_000 });
@@ -15,7 +19,7 @@ afterEach(async () => {
 });
 
 const registry = (over: { apiKey?: string; timeoutMs?: number; baseUrl?: string } = {}) =>
-  new CompaniesHouseRegistry({ baseUrl: over.baseUrl ?? standIn.url, apiKey: async () => over.apiKey ?? STAND_IN_API_KEY, timeoutMs: over.timeoutMs ?? 1_000 });
+  new CompaniesHouseRegistry({ baseUrl: over.baseUrl ?? standIn.url, apiKey: async () => over.apiKey ?? STAND_IN_API_KEY, timeoutMs: over.timeoutMs ?? 4_000 });
 
 describe('the Companies House registry adapter', () => {
   it('reads an active company’s name and status from its profile', async () => {
@@ -45,9 +49,8 @@ describe('the Companies House registry adapter', () => {
   });
 
   it('answers unavailable when no answer comes within its timeout', async () => {
-    const started = Date.now();
+    // The slow fixture answers (found) after 2 s: unavailable means the adapter gave up first.
     expect(await registry({ timeoutMs: 200 }).lookup(STAND_IN_FIXTURES.SLOW)).toEqual({ kind: 'unavailable', detail: 'no answer within 200 ms' });
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('answers unavailable when nothing listens (a network failure)', async () => {
