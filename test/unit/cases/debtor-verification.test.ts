@@ -350,9 +350,10 @@ describe('verifying a debtor', () => {
     expect(outcomes.every((o) => o.kind === 'outcome' && o.outcome.status === 'VERIFIED')).toBe(true);
     expect(new Set(registry.requests).size).toBe(50);
     expect(registry.requests).toHaveLength(50);
-  });
+    // CPU-bound simulations: about a second alone, far longer on a machine shared under load.
+  }, 30_000);
 
-  it('a burst of 3,000 cases with distinct numbers never sends more registry requests in any 5 minutes than the limit', async () => {
+  it('a burst of 2,000 cases with distinct numbers never sends more registry requests in any 5 minutes than the limit', async () => {
     const { registry, limiter, deps } = rig();
     const requestTimes: number[] = [];
     let clock = NOW;
@@ -360,7 +361,7 @@ describe('verifying a debtor', () => {
       ...deps,
       registry: { lookup: (n) => (requestTimes.push(clock.getTime()), registry.lookup(n)) },
     };
-    const pending = Array.from({ length: 3000 }, (_, i) => ({ companyNumber: String(20_000_000 + i), due: NOW, failures: 0 }));
+    const pending = Array.from({ length: 2000 }, (_, i) => ({ companyNumber: String(20_000_000 + i), due: NOW, failures: 0 }));
     let verified = 0;
     while (pending.length > 0) {
       pending.sort((a, b) => a.due.getTime() - b.due.getTime());
@@ -373,9 +374,9 @@ describe('verifying a debtor', () => {
         else verified++;
       });
     }
-    expect(verified).toBe(3000);
-    expect(registry.requests).toHaveLength(3000);
-    expect(limiter.granted).toHaveLength(3000);
+    expect(verified).toBe(2000);
+    expect(registry.requests).toHaveLength(2000);
+    expect(limiter.granted).toHaveLength(2000);
     const sorted = [...requestTimes].sort((a, b) => a - b);
     let max = 0;
     for (let i = 0, j = 0; i < sorted.length; i++) {
@@ -384,5 +385,5 @@ describe('verifying a debtor', () => {
     }
     expect(max).toBeLessThanOrEqual(500);
     expect(max).toBeGreaterThan(400); // it did run near the limit, not idle
-  });
+  }, 30_000);
 });
