@@ -1,0 +1,107 @@
+import type { DebtorVerificationOutcome } from '../case-lifecycle.js';
+import { normaliseCompanyNumber } from '../company-number.js';
+import type { Mode } from '../../mode.js';
+import type { CachedAnswer, CompanyRegistry, ProfileCache, RateLimiter } from './ports.js';
+import { nextVerificationAttempt } from './retry-schedule.js';
+import { sandboxRegistry } from './sandbox-registry.js';
+import { verificationOutcome } from './verification-outcome.js';
+
+/**
+ * Verifies one case's debtor (product rules "Case lifecycle"), off the create request's path: the
+ * stream worker calls it for a `PENDING` case and records the outcome with `recordVerification`
+ * (lib/cases/case-lifecycle.ts), or schedules the case again at `retry.at`.
+ *
+ * Test mode asks the sandbox registry only. Live mode: the shared cache first (an answer is
+ * reused for 24 hours, across partners), then a lease on the number (concurrent workers send one
+ * request per number between them), then a permit from the shared rate limiter, then the
+ * registry. Waiting for a permit or for another worker's lease is not a failure; only the
+ * registry's own 429, 5xx, timeouts and network failures count towards the retry schedule.
+ */
+export const PROFILE_REUSE_MS = 24 * 60 * 60 * 1000;
+/** How long one worker may hold a number while it asks the registry (well above the adapter's timeout). */
+export const FETCH_LEASE_MS = 30 * 1000;
+/**
+ * After a 429 that named no wait: the registry's whole window (5 minutes), after which its count
+ * has certainly started again. Companies House often sends no Retry-After.
+ */
+export const REGISTRY_429_DEFAULT_BLOCK_MS = 5 * 60 * 1000;
+
+export interface VerifyDebtorDeps {
+  registry: CompanyRegistry;
+  cache: ProfileCache;
+  limiter: RateLimiter;
+  /** For the retry jitter; Math.random unless a test fixes it. */
+  random?: () => number;
+}
+
+export interface VerifyDebtorRequest {
+  mode: Mode;
+  /** The case's debtorCompanyNo as stored (it passed the create path's format check). */
+  companyNumber: string;
+  debtorName: string;
+  now: Date;
+  /** When the first attempt for this case was made (`now` on the first attempt). */
+  firstAttemptAt: Date;
+  /** Registry failures so far for this case (0 on the first attempt). */
+  failures: number;
+}
+
+export type RetryReason = 'rate-limit' | 'fetch-in-progress' | 'registry-rate-limited' | 'registry-unavailable';
+
+export type VerifyDebtorResult =
+  | { kind: 'outcome'; outcome: DebtorVerificationOutcome; source: 'sandbox' | 'cache' | 'registry' }
+  /** Still `PENDING`: try again at `at`; store `failures` with the case's schedule. */
+  | { kind: 'retry'; at: Date; reason: RetryReason; failures: number; detail?: string }
+  /** Still `PENDING` after retrying for the whole horizon: the operator alarm's case. */
+  | { kind: 'exhausted'; failures: number; detail: string };
+
+export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtorRequest): Promise<VerifyDebtorResult> {
+  const { now, debtorName } = request;
+  if (request.mode === 'test') return { kind: 'outcome', outcome: sandboxRegistry.outcome(request.companyNumber, now), source: 'sandbox' };
+
+  const companyNumber = normaliseCompanyNumber(request.companyNumber);
+  if (companyNumber === undefined) throw new Error(`verifyDebtor: "${request.companyNumber}" is not a UK company number (the create path checks it)`);
+  const freshSince = new Date(now.getTime() - PROFILE_REUSE_MS);
+  const fromCache = (cached: CachedAnswer): VerifyDebtorResult => ({ kind: 'outcome', outcome: verificationOutcome(cached.answer, debtorName, new Date(cached.fetchedAt)), source: 'cache' });
+
+  const cached = await deps.cache.get(companyNumber);
+  if (cached && new Date(cached.fetchedAt) >= freshSince) return fromCache(cached);
+
+  const lease = await deps.cache.lease(companyNumber, { now, until: new Date(now.getTime() + FETCH_LEASE_MS), freshSince });
+  if (lease.kind === 'cached') return fromCache(lease.cached);
+  if (lease.kind === 'held') return { kind: 'retry', at: lease.heldUntil, reason: 'fetch-in-progress', failures: request.failures };
+
+  let handedBack = false;
+  const giveBack = async () => {
+    handedBack = true;
+    await deps.cache.release(companyNumber, lease.token);
+  };
+  try {
+    const permit = await deps.limiter.take(now);
+    if (!permit.granted) {
+      await giveBack();
+      return { kind: 'retry', at: permit.retryAt, reason: 'rate-limit', failures: request.failures };
+    }
+    const answer = await deps.registry.lookup(companyNumber);
+    if (answer.kind === 'found' || answer.kind === 'not-found') {
+      const fetched: CachedAnswer = { answer, fetchedAt: now.toISOString() };
+      handedBack = true;
+      await deps.cache.put(companyNumber, fetched, lease.token);
+      return { kind: 'outcome', outcome: verificationOutcome(answer, debtorName, now), source: 'registry' };
+    }
+    await giveBack();
+    const failures = request.failures + 1;
+    const retryAfterMs = answer.kind === 'rate-limited' ? answer.retryAfterMs : undefined;
+    const detail = answer.kind === 'rate-limited' ? `registry answered 429${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}` : answer.detail;
+    const next = nextVerificationAttempt({ firstAttemptAt: request.firstAttemptAt, failures, now, retryAfterMs, random: deps.random });
+    if (answer.kind === 'rate-limited') {
+      // Our count and the registry's disagree (another user of the key?): every worker holds off.
+      await deps.limiter.blockUntil(new Date(now.getTime() + (retryAfterMs ?? REGISTRY_429_DEFAULT_BLOCK_MS)));
+    }
+    if (next.kind === 'exhausted') return { kind: 'exhausted', failures, detail };
+    return { kind: 'retry', at: next.at, reason: answer.kind === 'rate-limited' ? 'registry-rate-limited' : 'registry-unavailable', failures, detail };
+  } finally {
+    // A registry that threw (a refused key, an unreadable answer) must not keep the number leased.
+    if (!handedBack) await deps.cache.release(companyNumber, lease.token);
+  }
+}
