@@ -8,7 +8,6 @@ import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, isDeadlineAbort, isRetryable, mayRetry, sendOptions, sleep, type RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
-import { withNativeJsonBody } from './native-json-body.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
@@ -138,11 +137,12 @@ export class DynamoCaseWriter implements CaseWriter {
   /**
    * One round as a transaction, its items in AttributeValue form (attribute-values.ts): sent
    * through the DocumentClient's stack as the plain DynamoDB command, so it is not marshalled a
-   * second time, and serialised by JSON.stringify (native-json-body.ts).
+   * second time. The SDK's own serializer writes, signs and sends it: writing the body ourselves
+   * saved about 4 ms of CPU per 100-case batch, but hooked middleware an SDK upgrade may rename.
    */
   private transaction(round: readonly NewCase[]): TransactWriteItemsCommand {
     const TableName = this.tableName;
-    const command = new TransactWriteItemsCommand({
+    return new TransactWriteItemsCommand({
       ClientRequestToken: roundToken(round),
       TransactItems: round.flatMap(({ stored, audit }) => {
         const { mode, companyId, caseId } = stored;
@@ -184,7 +184,6 @@ export class DynamoCaseWriter implements CaseWriter {
         ];
       }),
     });
-    return withNativeJsonBody(command);
   }
 
   /**
