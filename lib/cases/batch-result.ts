@@ -84,8 +84,8 @@ export const createCasesResponseSchema = z
 export type CreatedItem = z.infer<typeof createdItemSchema>;
 export type RejectedItem = z.infer<typeof rejectedItemSchema>;
 
+/** The use case's answer; the HTTP layer turns it into a status (201 when any case was created). */
 export interface BatchResult {
-  statusCode: 200 | 201;
   created: CreatedItem[];
   rejected: RejectedItem[];
   /**

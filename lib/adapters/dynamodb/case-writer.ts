@@ -6,7 +6,8 @@ import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
-import { attempt, DEFAULT_RETRY_POLICY, isRetryable, sleep, untilProcessed, type Attempted, type Failure, type RetryPolicy } from '../retry.js';
+import { attempt, DEFAULT_RETRY_POLICY, isRetryable, sleep, untilProcessed } from '../retry.js';
+import type { Attempted, Failure, RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
@@ -244,7 +245,8 @@ export class DynamoCaseWriter implements CaseWriter {
     const { failure } = await untilProcessed<GuardKey>(
       round.map(({ stored }) => guardKey(stored)),
       async (wanted, options) => {
-        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: [...wanted], ConsistentRead: true } } }), options);
+        const read = new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: [...wanted], ConsistentRead: true } } });
+        const out = await this.client.send(read, options);
         for (const item of out.Responses?.[this.tableName] ?? []) {
           if (typeof item.caseId === 'string' && typeof item.reference === 'string') found.set(idOf(item), { caseId: item.caseId, reference: item.reference });
         }
@@ -253,7 +255,9 @@ export class DynamoCaseWriter implements CaseWriter {
       deadline,
       this.policy,
     );
-    if (failure) logger.error('case write read-back failed', { caseIds: round.map((c) => c.stored.caseId), error: describe(failure.error) });
+    if (failure) {
+      logger.error('case write read-back failed', { caseIds: round.map((c) => c.stored.caseId), error: describe(failure.error) });
+    }
     return round.map(({ stored }) => {
       const guard = found.get(idOf(guardKey(stored)));
       return guard ? outcomeOf(guard, stored, attempts) : undefined;

@@ -61,9 +61,9 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
   await new DynamoApiKeyStore(ddb, 't').touch('k_1', now.toISOString(), '2025-06-01T09:59:00Z');
   const idempotency = new DynamoIdempotencyStore(ddb, 't');
   await idempotency.claim({ mode, companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60, requestHash: 'h' });
-  await idempotency.complete(mode, COMPANY, 'idem-1', 'r1', { statusCode: 201, created: [], rejected: [] }, now);
+  await idempotency.complete(mode, COMPANY, 'idem-1', 'r1', { created: [], rejected: [] }, now);
   // An answer too large for a plain map is stored gzipped under another attribute.
-  const large = { statusCode: 200, created: [], rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })) };
+  const large = { created: [], rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })) };
   await idempotency.complete(mode, COMPANY, 'idem-2', 'r2', large, now);
   await idempotency.release(mode, COMPANY, 'idem-1', 'r1');
   await new DynamoReferenceAllocator(ddb, 't').reserve(5);
