@@ -258,7 +258,9 @@ try {
   console.log(`SDK requests per 100-case batch (most in ${RUNS} runs): ${sdkRequests} ${JSON.stringify(delayedRuns.get('create-100')![0]!.byCommand)} → ${requestsMark}`);
   const cpu100 = median(zeroDelayRuns.get('create-100')!.map((m) => m.activeMs));
   const cpu1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.activeMs));
-  const cpuRatioMark = check('batch', 'CPU ratio 100-case ÷ 1-case create (no delay)', round(cpu100 / cpu1, 2), '≤ 4', cpu100 / cpu1 <= 4);
+  // ≤ 5 since transactions go through the SDK's own serializer again (issue 21): ~4 ms more per 100 cases.
+  const cpuRatio = cpu100 / cpu1;
+  const cpuRatioMark = check('batch', 'CPU ratio 100-case ÷ 1-case create (no delay)', round(cpuRatio, 2), '≤ 5', cpuRatio <= 5);
   console.log(`CPU (handler thread busy), no delay, p50: 100 cases ${ms(cpu100)} ms ÷ 1 case ${ms(cpu1)} ms = ${(cpu100 / cpu1).toFixed(2)} → ${cpuRatioMark}`);
 
   const { heat, itemsWrittenByEveryRequest, requestLoad } = await import('./lib/partition-heat.js');

@@ -32,7 +32,8 @@ export function createCases(service: CreateCasesService): CoreHandler {
     metrics.addMetric('CaseWriteOutcomeUnknown', MetricUnit.Count, result.writeOutcomeUnknown);
     // Published by the shared chain's logMetrics middleware, once per invocation.
 
-    return jsonResponse(result.statusCode, { created: result.created, rejected: result.rejected });
+    // Spec 2.3: 201 when at least one case was created, else 200.
+    return jsonResponse(result.created.length > 0 ? 201 : 200, { created: result.created, rejected: result.rejected });
   };
 }
 

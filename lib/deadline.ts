@@ -22,6 +22,12 @@ export interface Deadline {
   readonly retries: { left: number };
   /** The same request's deadline for clean-up work: until `answerBy`, same retry budget. */
   forCleanUp(): Deadline;
+  /**
+   * For settling what the work left in doubt (a write whose answer was lost: one more attempt,
+   * reading it back): clean-up that ends halfway through the clean-up span, so completing or
+   * releasing the Idempotency-Key always keeps the second half. Same retry budget.
+   */
+  forVerification(): Deadline;
 }
 
 export interface DeadlineOptions {
@@ -39,13 +45,17 @@ export interface DeadlineOptions {
 export const DEADLINE_RESERVE_MS = 2_000;
 /** Of the reserve, what clean-up may use; the rest is for the answer to leave. */
 const CLEAN_UP_SHARE = 0.75;
+/** Of the clean-up span, what settling writes in doubt may use; the rest is the Idempotency-Key's. */
+const VERIFICATION_SHARE = 0.5;
 export const REQUEST_RETRY_BUDGET = 50;
 
 /** A 100-case batch has a few hundred storage calls in flight on one signal; each adds a listener. */
 const MAX_CALLS_ON_ONE_SIGNAL = 1_000;
 
-function deadline(workBy: number, answerBy: number, now: number, retries: { left: number }, cleanUp: boolean): Deadline {
-  const until = cleanUp ? answerBy : workBy;
+type Span = 'work' | 'verification' | 'clean-up';
+
+function deadline(workBy: number, answerBy: number, now: number, retries: { left: number }, span: Span): Deadline {
+  const until = span === 'work' ? workBy : span === 'clean-up' ? answerBy : workBy + Math.floor((answerBy - workBy) * VERIFICATION_SHARE);
   const signal = AbortSignal.timeout(Math.max(0, until - now));
   setMaxListeners(MAX_CALLS_ON_ONE_SIGNAL, signal);
   return {
@@ -53,7 +63,8 @@ function deadline(workBy: number, answerBy: number, now: number, retries: { left
     answerBy,
     signal,
     retries,
-    forCleanUp: () => deadline(workBy, answerBy, Date.now(), retries, true),
+    forCleanUp: () => deadline(workBy, answerBy, Date.now(), retries, 'clean-up'),
+    forVerification: () => deadline(workBy, answerBy, Date.now(), retries, 'verification'),
   };
 }
 
@@ -61,7 +72,7 @@ export function requestDeadline(options: DeadlineOptions): Deadline {
   const end = options.now + options.remainingMs;
   const workBy = end - options.reserveMs;
   const answerBy = end - Math.round(options.reserveMs * (1 - CLEAN_UP_SHARE));
-  return deadline(workBy, answerBy, options.now, { left: options.retryBudget }, false);
+  return deadline(workBy, answerBy, options.now, { left: options.retryBudget }, 'work');
 }
 
 /** Whether the time for work under this deadline is up (the abort signal fires on a timer, a little later). */

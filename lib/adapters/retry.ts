@@ -10,7 +10,9 @@ import { ServiceUnavailableError } from '../errors.js';
  *
  * A transient failure that outlasts all three becomes ServiceUnavailableError (503 with
  * Retry-After when nothing was written yet). A failed condition or any other answer is passed
- * through unchanged: it is an answer, not an outage.
+ * through unchanged: it is an answer, not an outage. Three shapes of the one loop: `withRetries`
+ * (the value, or throws), `attempt` (the outcome classified: answered, gave up, and whether an
+ * attempt may still take effect) and `untilProcessed` (batch calls that leave keys unprocessed).
  */
 export interface RetryPolicy {
   maxAttempts: number;
@@ -35,18 +37,43 @@ const RETRYABLE_NAMES = new Set([
 ]);
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
 
-/** Transient failures worth another attempt; a failed condition is an answer, not a failure. */
+/** Cancellation reasons that say only "not now" (another writer, throttling): the same transaction may succeed later. */
+const TRANSIENT_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+function isCancellation(error: unknown): error is TransactionCanceledException {
+  return error instanceof TransactionCanceledException || (error as { name?: string })?.name === 'TransactionCanceledException';
+}
+
+/**
+ * Transient failures worth another attempt; a failed condition is an answer, not a failure. A
+ * cancelled transaction is worth another attempt only when every reason given is transient: one
+ * action refused for good (a failed condition, a ValidationError) cancels it again every time.
+ */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof TransactionCanceledException || (error as { name?: string })?.name === 'TransactionCanceledException') {
-    const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
-    if (reasons.some((r) => r.Code === 'ConditionalCheckFailed')) return false;
-    return reasons.some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded');
+  if (isCancellation(error)) {
+    const codes = (error.CancellationReasons ?? []).map((r) => r.Code).filter((code) => code !== undefined && code !== 'None');
+    return codes.length > 0 && codes.every((code) => TRANSIENT_CANCELLATION_CODES.has(code!));
   }
   const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
   if (e?.name && RETRYABLE_NAMES.has(e.name)) return true;
   if (e?.code && RETRYABLE_CODES.has(e.code)) return true;
   const status = e?.$metadata?.httpStatusCode;
   return typeof status === 'number' && status >= 500;
+}
+
+/**
+ * Whether a failed attempt may nevertheless take effect: the request may have reached storage and
+ * only its answer was lost (a timeout, a network error, a 5xx, the deadline aborting it in
+ * flight), or storage says an earlier attempt with the same idempotency token is still being
+ * applied (TransactionInProgressException). Any other answer (a 4xx: throttled, cancelled, a
+ * failed condition, invalid) means this attempt did nothing.
+ */
+export function mayHaveApplied(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (e?.name === 'AbortError' || e?.name === 'TransactionInProgressException') return true;
+  if (isCancellation(error)) return false;
+  const status = e?.$metadata?.httpStatusCode;
+  return !(typeof status === 'number' && status >= 400 && status < 500);
 }
 
 /** The request's time ran out while the call was in flight (the SDK rejects with AbortError). */
@@ -77,45 +104,115 @@ export function sendOptions(deadline: Deadline): { abortSignal: AbortSignal } {
   return { abortSignal: deadline.signal };
 }
 
-/** One storage call under the retry layer; see the module comment. */
-export async function withRetries<T>(call: (options: { abortSignal: AbortSignal }) => Promise<T>, deadline: Deadline = standaloneDeadline(), policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+/** How a call under the retry layer ended, when it did not return a value. */
+export interface Failure {
+  ok: false;
+  /** The last attempt's error; undefined when no attempt was started (the deadline had passed). */
+  error: unknown;
+  attempts: number;
+  /** The last error is storage's answer (not transient, not cut off): retrying cannot change it. */
+  answered: boolean;
+  /**
+   * Some attempt may still take effect (see mayHaveApplied) and no later answer settled it. What
+   * settles one is the caller's to say (`settles`): for an idempotent transaction, an answer to an
+   * attempt with the same token; by default nothing does.
+   */
+  inDoubt: boolean;
+  /** Epoch ms when the first attempt was sent. */
+  firstAttemptAt: number;
+}
+
+export type Attempted<T> = { ok: true; value: T; attempts: number } | Failure;
+
+export interface AttemptOptions {
+  /** An error that settles earlier attempts in doubt (it proves none of them took, or will take, effect). */
+  settles?: (error: unknown) => boolean;
+}
+
+/**
+ * One storage call under the retry layer, its outcome classified instead of thrown: the value, or
+ * how it failed (an answer, or transient failures that outlasted the policy, the budget or the
+ * deadline) and whether an attempt may still take effect. For callers that must tell a write
+ * that did nothing from one that may yet land (the case writer); `withRetries` is the same loop
+ * for callers that only need the value.
+ */
+export async function attempt<T>(
+  call: (options: { abortSignal: AbortSignal }) => Promise<T>,
+  deadline: Deadline = standaloneDeadline(),
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  options: AttemptOptions = {},
+): Promise<Attempted<T>> {
+  const firstAttemptAt = Date.now();
+  let inDoubt = false;
+  for (let attempts = 1; ; attempts++) {
     // No call is started once the request's time is up: it could only answer too late.
-    if (isPast(deadline)) throw new ServiceUnavailableError();
+    if (isPast(deadline)) return { ok: false, error: undefined, attempts: attempts - 1, answered: false, inDoubt, firstAttemptAt };
     try {
-      return await call(sendOptions(deadline));
+      return { ok: true, value: await call(sendOptions(deadline)), attempts };
     } catch (error) {
+      inDoubt = mayHaveApplied(error) || (inDoubt && !(options.settles?.(error) ?? false));
       // An answer is an answer, however late it came (a failed condition, a 404, a validation error).
-      if (!isRetryable(error) && (error as { name?: string })?.name !== 'AbortError') throw error;
-      if (isDeadlineAbort(error, deadline)) throw new ServiceUnavailableError(error);
-      const delay = backoffMs(attempt, policy);
-      if (!mayRetry(attempt, delay, deadline, policy)) throw new ServiceUnavailableError(error);
+      const answered = !isRetryable(error) && (error as { name?: string })?.name !== 'AbortError';
+      const failure: Failure = { ok: false, error, attempts, answered, inDoubt, firstAttemptAt };
+      if (answered || isDeadlineAbort(error, deadline)) return failure;
+      const delay = backoffMs(attempts, policy);
+      if (!mayRetry(attempts, delay, deadline, policy)) return failure;
       await sleep(delay);
     }
   }
 }
 
+/** One storage call under the retry layer; see the module comment. */
+export async function withRetries<T>(
+  call: (options: { abortSignal: AbortSignal }) => Promise<T>,
+  deadline: Deadline = standaloneDeadline(),
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): Promise<T> {
+  const outcome = await attempt(call, deadline, policy);
+  if (outcome.ok) return outcome.value;
+  if (outcome.answered) throw outcome.error;
+  throw new ServiceUnavailableError(outcome.error);
+}
+
 /**
- * "Ask again for what was left unprocessed": a DynamoDB batch call (BatchGetItem's
- * UnprocessedKeys, BatchWriteItem's UnprocessedItems) may answer with part of the work undone,
- * which is DynamoDB shedding load. `send` makes one batch call for `pending` (each call under
- * withRetries, so its own failures are retried as any call's) and returns what is still left.
- * The leftovers are sent again after the same full-jitter backoff as any retry, within the
- * policy's attempts, the request's retry budget and its deadline; when those run out with work
- * still left, ServiceUnavailableError.
+ * A call that may leave part of its keys unprocessed (BatchGetItem, BatchWriteItem): each call
+ * under `attempt`, then the keys left unprocessed asked again after a backoff, as DynamoDB asks
+ * (it sheds load that way), within the same policy, budget and deadline; one counter of rounds
+ * for both. Returns the keys never processed (empty when all were) and, when a call failed for
+ * good, its failure; the caller decides what unanswered keys mean.
  */
-export async function withUnprocessedRetries<T>(
-  pending: readonly T[],
-  send: (pending: readonly T[], options: { abortSignal: AbortSignal }) => Promise<readonly T[]>,
+export async function untilProcessed<K>(
+  keys: readonly K[],
+  call: (keys: readonly K[], options: { abortSignal: AbortSignal }) => Promise<readonly K[]>,
+  deadline: Deadline = standaloneDeadline(),
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): Promise<{ unprocessed: readonly K[]; failure?: Failure }> {
+  let wanted = keys;
+  for (let round = 1; wanted.length > 0; round++) {
+    const asked = wanted;
+    const outcome = await attempt((options) => call(asked, options), deadline, policy);
+    if (!outcome.ok) return { unprocessed: wanted, failure: outcome };
+    wanted = outcome.value;
+    if (wanted.length === 0) break;
+    const delay = backoffMs(round, policy);
+    if (!mayRetry(round, delay, deadline, policy)) break;
+    await sleep(delay);
+  }
+  return { unprocessed: wanted };
+}
+
+/**
+ * `untilProcessed` for callers that need every key processed (the upload-record reads, the
+ * test-data clean-up): a call that failed for good rethrows as `withRetries` does, and keys still
+ * unprocessed when the policy, budget or deadline run out are ServiceUnavailableError.
+ */
+export async function withUnprocessedRetries<K>(
+  keys: readonly K[],
+  call: (keys: readonly K[], options: { abortSignal: AbortSignal }) => Promise<readonly K[]>,
   deadline: Deadline = standaloneDeadline(),
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 ): Promise<void> {
-  for (let round = 1; pending.length > 0; round++) {
-    const left = pending;
-    pending = await withRetries((options) => send(left, options), deadline, policy);
-    if (pending.length === 0) return;
-    const delay = backoffMs(round, policy);
-    if (!mayRetry(round, delay, deadline, policy)) throw new ServiceUnavailableError();
-    await sleep(delay);
-  }
+  const { unprocessed, failure } = await untilProcessed(keys, call, deadline, policy);
+  if (failure) throw failure.answered ? failure.error : new ServiceUnavailableError(failure.error);
+  if (unprocessed.length > 0) throw new ServiceUnavailableError();
 }

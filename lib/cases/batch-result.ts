@@ -24,7 +24,9 @@ export const rejectionCodeSchema = z.enum(REJECTION_CODES).meta({
     '- `FILE_NOT_UPLOADED`: nothing was uploaded under `invoiceFileKey` yet.',
     '- `OUT_OF_JURISDICTION`: `debtorCompanyNo` is registered outside England & Wales.',
     '- `DUPLICATE`: your company already has a case for this `invoiceRef` (or an earlier element of the same request has it).',
-    '- `TEMPORARY_FAILURE`: storage failed; nothing was written for this case and resubmitting it is safe. In test mode, also every case whose `invoiceRef` starts with `SIMULATE-TEMPORARY-FAILURE`, so you can rehearse resubmission.',
+    '- `TEMPORARY_FAILURE`: storage failed; resubmitting the case is safe. Usually nothing was written for it; when the message says storage ' +
+      'could not confirm whether it was written, it may exist, and a resubmission either creates it once or answers `DUPLICATE` naming it. ' +
+      'In test mode, also every case whose `invoiceRef` starts with `SIMULATE-TEMPORARY-FAILURE`, so you can rehearse resubmission.',
     '',
     'New codes may be added within v1: treat an unknown code as a rejection to show to a person.',
   ].join('\n'),
@@ -84,8 +86,8 @@ export const createCasesResponseSchema = z
 export type CreatedItem = z.infer<typeof createdItemSchema>;
 export type RejectedItem = z.infer<typeof rejectedItemSchema>;
 
+/** The use case's answer; the HTTP layer turns it into a status (201 when any case was created). */
 export interface BatchResult {
-  statusCode: 200 | 201;
   created: CreatedItem[];
   rejected: RejectedItem[];
   /**

@@ -8,6 +8,7 @@ import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode,
 import { newCaseId, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
+import type { CompanyRecord } from '../accounts/ports.js';
 import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from './ports.js';
 
 /**
@@ -64,35 +65,82 @@ interface Slot {
 }
 
 
+/** What phase 2 gathers in parallel: each settled, so a failure can still give the key back. */
+interface Gathered {
+  claim: PromiseSettledResult<ClaimResult>;
+  company: PromiseSettledResult<CompanyRecord | undefined>;
+  firstSequence: PromiseSettledResult<number>;
+  files: PromiseSettledResult<FileStates>;
+}
+
+/** The storage work the checked batch needs: the files rule 7 must look at, and how many references. */
+interface Needs {
+  /** Slots that passed every pure rule except possibly OUT_OF_JURISDICTION (which comes after rule 7). */
+  fileSlots: Slot[];
+  fileKeys: string[];
+  references: number;
+}
+
 export class CreateCasesService {
   constructor(private readonly deps: CreateCasesDeps) {}
 
   async create(request: CreateCasesRequest): Promise<BatchResult> {
-    const { deps } = this;
-    const now = deps.now();
-    const companyId = request.caller.companyId;
-    const mode = request.caller.mode;
+    const now = this.deps.now();
+    const slots = this.checkRules(request, now);
+    const needs = storageNeeds(slots);
+    const requestHash = request.idempotencyKey ? requestFingerprint(request.cases) : '';
+    const gathered = await this.gather(request, needs, now, requestHash);
+    await this.takeKey(request, gathered.claim, now, requestHash);
 
-    // Pure rules (1–6 and 8) for every element.
-    const slots: Slot[] = request.cases.map((raw, index) => {
-      const check = checkCase(raw, { now, fileKeyProblem: (key) => deps.fileKeyProblem(key, companyId, mode) });
+    // Until a write may have landed, any failure gives the key back (the request had no effect).
+    let mayHaveWritten = false;
+    try {
+      const { company, firstSequence, files } = settled(gathered);
+      checkFiles(needs.fileSlots, new Map(files));
+      const toWrite = this.buildCases(slots, request, now, firstSequence, company);
+      mayHaveWritten = toWrite.length > 0;
+      await this.writeCases(toWrite, request.deadline);
+      // Every write answered without effect: the request as a whole had none; it is unavailable (503).
+      mayHaveWritten = toWrite.some((slot) => !(slot.outcome?.kind === 'failed' && !slot.outcome.outcomeUnknown));
+      if (toWrite.length > 0 && !mayHaveWritten) throw new ServiceUnavailableError();
+    } catch (error) {
+      if (request.idempotencyKey && !mayHaveWritten) await this.releaseKey(request);
+      throw error;
+    }
+
+    const result = assemble(slots);
+    if (request.idempotencyKey) await this.completeKey(request, result);
+    return result;
+  }
+
+  /** Rules 1–6 and 8 for every element: pure, no storage. */
+  private checkRules(request: CreateCasesRequest, now: Date): Slot[] {
+    const { companyId, mode } = request.caller;
+    return request.cases.map((raw, index) => {
+      const check = checkCase(raw, { now, fileKeyProblem: (key) => this.deps.fileKeyProblem(key, companyId, mode) });
       // Test mode only: rehearsing the resubmission path. Nothing is written for such a case.
       if (mode === 'test' && check.value?.invoiceRef.startsWith(SIMULATE_TEMPORARY_FAILURE_PREFIX) && check.findings.length === 0) {
-        check.findings.push({ code: 'TEMPORARY_FAILURE', field: 'invoiceRef', message: `simulated in test mode (invoiceRef starts with ${SIMULATE_TEMPORARY_FAILURE_PREFIX}); nothing was written for this case and resubmitting it is safe` });
+        check.findings.push({
+          code: 'TEMPORARY_FAILURE',
+          field: 'invoiceRef',
+          message:
+            `simulated in test mode (invoiceRef starts with ${SIMULATE_TEMPORARY_FAILURE_PREFIX}); ` +
+            'nothing was written for this case and resubmitting it is safe',
+        });
       }
       return { index, invoiceRef: echoInvoiceRef(raw), findings: check.findings, ...(check.value ? { value: check.value } : {}) };
     });
+  }
 
-    // Rule 7 matters only where no earlier rule failed (OUT_OF_JURISDICTION comes after it).
-    const needsFile = slots.filter((s) => s.value && s.findings.every((f) => f.code === 'OUT_OF_JURISDICTION'));
-    const fileKeys = [...new Set(needsFile.map((s) => s.value!.invoiceFileKey))];
-    const pureValid = slots.filter((s) => s.value && s.findings.length === 0);
-    const referencesNeeded = new Set(pureValid.map((s) => s.value!.invoiceRefKey)).size;
-
-    // Phase 2.
+  /**
+   * Phase 2, in parallel: the Idempotency-Key claim, the company's settings, the batch's
+   * references, and the cited files' upload records (a HEAD only for a file without one).
+   */
+  private async gather(request: CreateCasesRequest, needs: Needs, now: Date, requestHash: string): Promise<Gathered> {
+    const { deps } = this;
+    const { companyId, mode } = request.caller;
     const { deadline } = request;
-    const requestHash = request.idempotencyKey ? requestFingerprint(request.cases) : '';
-    const claimP: Promise<ClaimResult> = request.idempotencyKey
+    const claim: Promise<ClaimResult> = request.idempotencyKey
       ? deps.idempotency.claim(
           {
             mode,
@@ -107,119 +155,165 @@ export class CreateCasesService {
           deadline,
         )
       : Promise.resolve({ claimed: true });
-    const companyP = referencesNeeded > 0 ? deps.companies.get(companyId, deadline) : Promise.resolve(undefined);
-    const firstSequenceP = referencesNeeded > 0 ? deps.references.reserve(referencesNeeded, deadline) : Promise.resolve(0);
-    const filesP = checkFiles(deps, fileKeys, deadline);
-    const [claim, company, firstSequence, files] = await Promise.allSettled([claimP, companyP, firstSequenceP, filesP]);
+    const company = needs.references > 0 ? deps.companies.get(companyId, deadline) : Promise.resolve(undefined);
+    const firstSequence = needs.references > 0 ? deps.references.reserve(needs.references, deadline) : Promise.resolve(0);
+    const [c, co, fs, f] = await Promise.allSettled([claim, company, firstSequence, fileStates(deps, needs.fileKeys, deadline)]);
+    return { claim: c, company: co, firstSequence: fs, files: f };
+  }
 
+  /** The Idempotency-Key is this request's to use, or the request ends here (a replay, or the claim failed). */
+  private async takeKey(
+    request: CreateCasesRequest,
+    claim: PromiseSettledResult<ClaimResult>,
+    now: Date,
+    requestHash: string,
+  ): Promise<void> {
     if (claim.status === 'rejected') {
       // The put may have been applied even though its answer was lost: give the key back (the
       // release only deletes a claim holding this request's id) so a retry is not refused.
-      if (request.idempotencyKey) await releaseClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, deadline);
+      if (request.idempotencyKey) await this.releaseKey(request);
       throw claim.reason;
     }
-    if (!claim.value.claimed) {
-      const replay = claim.value;
-      const sameRequest = replay.requestHash === requestHash;
-      throw new IdempotencyKeyReusedError(
-        replay.state === 'COMPLETED'
-          ? {
-              state: 'COMPLETED',
-              sameRequest,
-              original: { created: (replay.response.created as CreatedItem[]).map((item) => orderCreated(item, mode)), rejected: (replay.response.rejected as RejectedItem[]).map(orderRejected) },
-            }
-          : {
-              state: 'IN_PROGRESS',
-              sameRequest,
-              // The first request answers before its function's timeout; its claim cannot outlive the horizon.
-              retryAfterSeconds: Math.max(1, replay.claimedAt + deps.claimHorizonSeconds - Math.floor(now.getTime() / 1000)),
-            },
-      );
-    }
+    if (claim.value.claimed) return;
+    const replay = claim.value;
+    const sameRequest = replay.requestHash === requestHash;
+    throw new IdempotencyKeyReusedError(
+      replay.state === 'COMPLETED'
+        ? { state: 'COMPLETED', sameRequest, original: { created: replay.response.created, rejected: replay.response.rejected } }
+        : {
+            state: 'IN_PROGRESS',
+            sameRequest,
+            // The first request answers before its function's timeout; its claim cannot outlive the horizon.
+            retryAfterSeconds: Math.max(1, replay.claimedAt + this.deps.claimHorizonSeconds - Math.floor(now.getTime() / 1000)),
+          },
+    );
+  }
 
-    let writeStarted = false;
+  /** In-request duplicates (the first valid occurrence wins) and the new cases to write, references in order. */
+  private buildCases(
+    slots: Slot[],
+    request: CreateCasesRequest,
+    now: Date,
+    firstSequence: number,
+    company: CompanyRecord | undefined,
+  ): Slot[] {
+    const { companyId, mode } = request.caller;
+    const gate: RecoveryGate = company?.autoAttestation === true ? 'AUTO_ATTESTED' : 'AWAITING_CONFIRMATION';
+    const winners = new Map<string, Slot>();
+    let sequence = firstSequence;
+    const at = now.toISOString();
+    const newCaseIdOf = this.deps.newCaseId ?? newCaseId;
+    for (const slot of slots) {
+      if (!slot.value || slot.findings.length > 0) continue;
+      const earlier = winners.get(slot.value.invoiceRefKey);
+      if (earlier) {
+        slot.duplicateOf = earlier.index;
+        continue;
+      }
+      winners.set(slot.value.invoiceRefKey, slot);
+      slot.newCase = buildNewCase(slot.value, {
+        caseId: newCaseIdOf(),
+        companyId,
+        mode,
+        reference: formatReference(sequence++),
+        gate,
+        at,
+        keyId: request.caller.keyId,
+        requestId: request.requestId,
+        sourceIp: request.sourceIp,
+        ...(request.userAgent ? { userAgent: request.userAgent } : {}),
+      });
+    }
+    return slots.filter((s) => s.newCase);
+  }
+
+  /** Phase 3: the cases' writes, handed to the writer together; each slot gets its outcome. */
+  private async writeCases(toWrite: Slot[], deadline: Deadline): Promise<void> {
+    if (toWrite.length === 0) return;
+    const outcomes = await this.deps.writer.writeAll(
+      toWrite.map((slot) => slot.newCase!),
+      deadline,
+    );
+    toWrite.forEach((slot, i) => (slot.outcome = outcomes[i]));
+  }
+
+  /**
+   * Gives the key back after the request failed as a whole before any case could have been
+   * written (also when the claim's own answer was lost: the put may have landed). Clean-up: it may
+   * use the time kept back from the deadline. Only a claim held by this request and still
+   * IN_PROGRESS is deleted.
+   */
+  private async releaseKey(request: CreateCasesRequest): Promise<void> {
+    const { companyId, mode } = request.caller;
     try {
-      if (company.status === 'rejected') throw company.reason;
-      if (firstSequence.status === 'rejected') throw firstSequence.reason;
-      if (files.status === 'rejected') throw files.reason;
-      const fileState = new Map(files.value);
-      const gate: RecoveryGate = company.value?.autoAttestation === true ? 'AUTO_ATTESTED' : 'AWAITING_CONFIRMATION';
-
-      for (const slot of needsFile) {
-        const state = fileState.get(slot.value!.invoiceFileKey);
-        if (state === 'absent') {
-          slot.findings.push({ code: 'FILE_NOT_UPLOADED', field: 'invoiceFileKey', message: 'no file has been uploaded under this invoiceFileKey; PUT the file to the uploadUrl first' });
-        } else if (state === 'error') {
-          slot.findings.push({ code: 'TEMPORARY_FAILURE', field: 'invoiceFileKey', message: 'the invoice file could not be checked; nothing was written for this case and resubmitting it is safe' });
-        }
-      }
-
-      // In-request duplicates: the first valid occurrence wins, resolved before any write.
-      const winners = new Map<string, Slot>();
-      let sequence = firstSequence.value;
-      const at = now.toISOString();
-      const newCaseIdOf = deps.newCaseId ?? newCaseId;
-      for (const slot of slots) {
-        if (!slot.value || slot.findings.length > 0) continue;
-        const earlier = winners.get(slot.value.invoiceRefKey);
-        if (earlier) {
-          slot.duplicateOf = earlier.index;
-          continue;
-        }
-        winners.set(slot.value.invoiceRefKey, slot);
-        slot.newCase = buildNewCase(slot.value, {
-          caseId: newCaseIdOf(),
-          companyId,
-          mode,
-          reference: formatReference(sequence++),
-          gate,
-          at,
-          keyId: request.caller.keyId,
-          requestId: request.requestId,
-          sourceIp: request.sourceIp,
-          ...(request.userAgent ? { userAgent: request.userAgent } : {}),
-        });
-      }
-
-      // Phase 3.
-      const toWrite = slots.filter((s) => s.newCase);
-      writeStarted = toWrite.length > 0;
-      const outcomes = await deps.writer.writeAll(
-        toWrite.map((slot) => slot.newCase!),
-        deadline,
-      );
-      toWrite.forEach((slot, i) => (slot.outcome = outcomes[i]));
-      // Every write failed and storage is sure none landed: the request as a whole had no effect,
-      // so it is unavailable (503) and gives its key back, as when storage fails before the writes.
-      if (writeStarted && toWrite.every((s) => s.outcome?.kind === 'failed' && !s.outcome.outcomeUnknown)) {
-        writeStarted = false;
-        throw new ServiceUnavailableError();
-      }
+      await this.deps.idempotency.release(mode, companyId, request.idempotencyKey!, request.requestId, request.deadline.forCleanUp());
     } catch (error) {
-      // Failed as a whole before any case was written: give the key back so a retry can use it.
-      if (request.idempotencyKey && !writeStarted) await releaseClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, deadline);
-      throw error;
+      // The claim stays IN_PROGRESS until its horizon passes (the function timeout plus a margin);
+      // a retry meanwhile gets 409 with Retry-After, and creates nothing.
+      this.deps.log.error('could not release idempotency claim', { error: error as Error, idempotencyKeyReleased: false });
     }
+  }
 
-    const result = assemble(slots);
-
-    // Phase 4.
-    if (request.idempotencyKey) {
-      const stored: StoredBatchResponse = { statusCode: result.statusCode, created: result.created, rejected: result.rejected };
-      await completeClaim(deps, mode, companyId, request.idempotencyKey, request.requestId, stored, deadline);
+  /** Phase 4: the answer stored on the key, so a retry with it replays this answer. */
+  private async completeKey(request: CreateCasesRequest, result: BatchResult): Promise<void> {
+    const { companyId, mode } = request.caller;
+    const response: StoredBatchResponse = { created: result.created, rejected: result.rejected };
+    try {
+      const { idempotencyKey, requestId, deadline } = request;
+      await this.deps.idempotency.complete(mode, companyId, idempotencyKey!, requestId, response, this.deps.now(), deadline.forCleanUp());
+    } catch (error) {
+      // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
+      // until its horizon passes: a retry with this key meanwhile gets 409 and creates nothing, and
+      // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
+      this.deps.log.error('could not complete idempotency claim', { error: error as Error });
     }
-    return result;
+  }
+}
+
+/** Rule 7 matters only where no earlier rule failed (OUT_OF_JURISDICTION comes after it); references only for the valid. */
+function storageNeeds(slots: Slot[]): Needs {
+  const fileSlots = slots.filter((s) => s.value && s.findings.every((f) => f.code === 'OUT_OF_JURISDICTION'));
+  const valid = slots.filter((s) => s.value && s.findings.length === 0);
+  return {
+    fileSlots,
+    fileKeys: [...new Set(fileSlots.map((s) => s.value!.invoiceFileKey))],
+    references: new Set(valid.map((s) => s.value!.invoiceRefKey)).size,
+  };
+}
+
+/** Phase 2's other results, or the first failure among them (the request fails as a whole). */
+function settled(gathered: Gathered): { company: CompanyRecord | undefined; firstSequence: number; files: FileStates } {
+  const { company, firstSequence, files } = gathered;
+  if (company.status === 'rejected') throw company.reason;
+  if (firstSequence.status === 'rejected') throw firstSequence.reason;
+  if (files.status === 'rejected') throw files.reason;
+  return { company: company.value, firstSequence: firstSequence.value, files: files.value };
+}
+
+const FILE_NOT_UPLOADED_MESSAGE = 'no file has been uploaded under this invoiceFileKey; PUT the file to the uploadUrl first';
+const FILE_UNCHECKED_MESSAGE = 'the invoice file could not be checked; nothing was written for this case and resubmitting it is safe';
+
+/** Rule 7's findings from the files' states. */
+function checkFiles(fileSlots: Slot[], fileState: ReadonlyMap<string, FileState>): void {
+  for (const slot of fileSlots) {
+    const state = fileState.get(slot.value!.invoiceFileKey);
+    if (state === 'absent') {
+      slot.findings.push({ code: 'FILE_NOT_UPLOADED', field: 'invoiceFileKey', message: FILE_NOT_UPLOADED_MESSAGE });
+    } else if (state === 'error') {
+      slot.findings.push({ code: 'TEMPORARY_FAILURE', field: 'invoiceFileKey', message: FILE_UNCHECKED_MESSAGE });
+    }
   }
 }
 
 type FileState = 'present' | 'absent' | 'error';
+type FileStates = (readonly [string, FileState])[];
 
 /**
  * Rule 7 for the distinct cited files: the upload records first, in one read; then the object
  * store only for the files without a record (uploaded a moment ago, its report still on the way).
  * When the records cannot be read, every file is asked of the object store instead.
  */
-async function checkFiles(deps: CreateCasesDeps, fileKeys: readonly string[], deadline: Deadline): Promise<(readonly [string, FileState])[]> {
+async function fileStates(deps: CreateCasesDeps, fileKeys: readonly string[], deadline: Deadline): Promise<FileStates> {
   if (fileKeys.length === 0) return [];
   let recorded: ReadonlySet<string> = new Set();
   try {
@@ -238,53 +332,6 @@ async function checkFiles(deps: CreateCasesDeps, fileKeys: readonly string[], de
       }
     }),
   );
-}
-
-/**
- * Stored results come back from DynamoDB with their keys in any order; restore the documented one.
- * An answer stored before `livemode` existed was made in the claim's mode, which is the caller's.
- */
-function orderCreated(item: CreatedItem, mode: Mode): CreatedItem {
-  return { index: item.index, invoiceRef: item.invoiceRef, id: item.id, reference: item.reference, livemode: item.livemode ?? mode === 'live' };
-}
-
-function orderRejected(item: RejectedItem): RejectedItem {
-  const { index, invoiceRef, code, message, errors, existingCaseId, existingReference } = item;
-  return {
-    index,
-    invoiceRef,
-    code,
-    message,
-    errors,
-    ...(existingCaseId !== undefined ? { existingCaseId } : {}),
-    ...(existingReference !== undefined ? { existingReference } : {}),
-  };
-}
-
-/**
- * Gives the key back after the request failed as a whole before any case was written (also when
- * the claim's own answer was lost: the put may have landed). Clean-up: it may use the time kept
- * back from the deadline. Only a claim held by this request and still IN_PROGRESS is deleted.
- */
-async function releaseClaim(deps: CreateCasesDeps, mode: Mode, companyId: string, key: string, requestId: string, deadline: Deadline): Promise<void> {
-  try {
-    await deps.idempotency.release(mode, companyId, key, requestId, deadline.forCleanUp());
-  } catch (error) {
-    // The claim stays IN_PROGRESS until its horizon passes (the function timeout plus a margin);
-    // a retry meanwhile gets 409 with Retry-After, and creates nothing.
-    deps.log.error('could not release idempotency claim', { error: error as Error, idempotencyKeyReleased: false });
-  }
-}
-
-async function completeClaim(deps: CreateCasesDeps, mode: Mode, companyId: string, key: string, requestId: string, response: StoredBatchResponse, deadline: Deadline): Promise<void> {
-  try {
-    await deps.idempotency.complete(mode, companyId, key, requestId, response, deps.now(), deadline.forCleanUp());
-  } catch (error) {
-    // The cases are written and the partner gets the result now. The claim stays IN_PROGRESS
-    // until its horizon passes: a retry with this key meanwhile gets 409 and creates nothing, and
-    // afterwards the invoiceRef guard answers DUPLICATE for each of these cases.
-    deps.log.error('could not complete idempotency claim', { error: error as Error });
-  }
 }
 
 interface BuildContext {
@@ -401,7 +448,7 @@ function assemble(slots: Slot[]): BatchResult {
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }
-  return { statusCode: created.length > 0 ? 201 : 200, created, rejected, writeOutcomeUnknown };
+  return { created, rejected, writeOutcomeUnknown };
 }
 
 /** Counts by outcome for the request log line and metrics. */

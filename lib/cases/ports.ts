@@ -106,9 +106,14 @@ export interface CaseWriter {
   writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]>;
 }
 
+/**
+ * A batch's answer as kept on its Idempotency-Key, to be replayed. The store gives it back with
+ * each item's fields in the documented order, whatever order storage kept them in.
+ */
 export interface StoredBatchResponse {
-  statusCode: number;
+  /** CreatedItem[] as the use case made it. */
   created: unknown[];
+  /** RejectedItem[] as the use case made it. */
   rejected: unknown[];
   /** Set when the answer was too large to keep whole: rejected items' echoes are shortened. */
   compacted?: boolean;
@@ -137,7 +142,7 @@ export interface ClaimRequest {
 export interface IdempotencyStore {
   /** Conditional: claims a new, expired or stale key; otherwise reports the existing claim. */
   claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult>;
-  /** Stores the answer on a claim this request holds. */
+  /** Stores the answer on a claim this request holds (a replay reads it back in the claim's `response`). */
   complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void>;
   /** Deletes the claim only while this request holds it and it is IN_PROGRESS. */
   release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void>;

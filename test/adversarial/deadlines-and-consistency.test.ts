@@ -127,6 +127,24 @@ describe('storage slower than the request has time for', () => {
     invariantsChecked++;
   });
 
+  it('completes the Idempotency-Key even when reading back an unconfirmed write stalls until the answer must leave', async () => {
+    // Every case transaction times out (its outcome unknown); the read-back of its guards then hangs.
+    const isGuardRead = (name: string, input: Record<string, unknown>) => name === 'BatchGetItemCommand' && JSON.stringify(input.RequestItems ?? {}).includes('INVREF#');
+    const { client, counter } = faultyDocumentClient({
+      decide: (name, input): Fault | undefined => (name === 'TransactWriteItemsCommand' ? 'timeout' : isGuardRead(name, input) ? 'slow' : undefined),
+    });
+    const key = `slow-read-back-${Date.now()}`;
+    const run = await invoke(handlersOver(client).create, [validCase(fileKey)], key);
+    expect(run.outcome).toBe('answered');
+    expect(counter.injected.slow).toBeGreaterThan(0);
+    expect(run.result.statusCode).toBe(200);
+    const { rejected } = outcome(parse(run.result));
+    expect(rejected[0]).toMatchObject({ code: 'TEMPORARY_FAILURE', message: expect.stringMatching(/could not confirm/) });
+    // The read-back had only its share of the clean-up time: the key still got its answer.
+    expect(await claimState(key)).toMatchObject({ state: 'COMPLETED' });
+    invariantsChecked++;
+  });
+
   it('never leaves an Idempotency-Key IN_PROGRESS beyond its horizon, even when clean-up cannot reach storage', async () => {
     // The claim is made, then everything else stalls, including giving the claim back.
     const { client } = slowWhere((name, input) => !(name === 'PutItemCommand' && isClaim(input)) && !JSON.stringify(input.Key ?? {}).includes('KEY#'));

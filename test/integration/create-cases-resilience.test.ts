@@ -1,17 +1,23 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/runtime/config.js';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
 import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
-import { newPartner, type Partner } from '../support/fixtures.js';
-import { checkStorageInvariants, outcome, postCases, scanTable, uploadInvoice, validCase } from '../support/cases.js';
-import { faultyDocumentClient, type Fault } from '../support/faulty-client.js';
+import { lambdaContext as functionContext } from '../../infra/local/lambda-events.js';
+import type { ApiContext } from '../../lib/http/types.js';
+import { newPartner, parse, type Partner } from '../support/fixtures.js';
+import { checkStorageInvariants, createEvent, outcome, postCases, readCase, scanTable, uploadInvoice, validCase } from '../support/cases.js';
+import { checkedInvoke } from '../support/contract.js';
+import { faultyDocumentClient, type Fault, type FaultyClientOptions } from '../support/faulty-client.js';
 
 /** A create handler whose storage calls go through a fault-injecting client. */
-function handlerWithFaults(decide: (commandName: string, input: Record<string, unknown>) => Fault | undefined) {
-  const { client, counter } = faultyDocumentClient({ decide });
+function handlerWithFaults(decide: (commandName: string, input: Record<string, unknown>) => Fault | Error | undefined, options: FaultyClientOptions = {}) {
+  const { client, counter, lateWrites } = faultyDocumentClient({ decide }, options);
   const table = config().tableName;
   const deps = caseCreationAdapters();
   const handler = buildCreateCasesHandler({
@@ -21,7 +27,7 @@ function handlerWithFaults(decide: (commandName: string, input: Record<string, u
     // A block of one: the counter is on every batch's path, so a fault on it reaches each request.
     references: new DynamoReferenceAllocator(client, table, 1),
   });
-  return { handler, counter };
+  return { handler, counter, lateWrites };
 }
 
 /** The invoiceRefs a case transaction writes (the fault client hands plans plain items: test/support/plain-items.ts). */
@@ -143,14 +149,21 @@ describe('storage faults during creation', () => {
     expect(created.map((c) => c.invoiceRef)).toEqual(refs.slice(75));
     expect(rejected.map((r) => r.invoiceRef)).toEqual(refs.slice(0, 75));
     expect(new Set(rejected.map((r) => r.code))).toEqual(new Set(['TEMPORARY_FAILURE']));
-    expect(counter.injected.throttle + counter.injected.conflict + counter.injected.timeout).toBe(12); // 3 transactions x 4 attempts
+    // 3 transactions x 4 attempts, and one more for the timed-out one, 5 s after its first: a
+    // timeout may be a transaction still being applied, and only an answer to its token settles it.
+    expect(counter.injected.throttle + counter.injected.conflict).toBe(8);
+    expect(counter.injected.timeout).toBe(5);
+    // Throttled and conflicting attempts were answered, so nothing was written for their cases; the
+    // timed-out transaction was never answered, so its cases may exist, and the answer says so.
+    for (const r of rejected.slice(0, 50)) expect(r.message).toMatch(/nothing was written for this case/);
+    for (const r of rejected.slice(50)) expect(r.message).toMatch(/could not confirm whether this case was written/);
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
 
     const retry = await postCases(partner.apiKey, { cases });
     const again = outcome(retry);
     expect(again.created.map((c) => c.invoiceRef)).toEqual(refs.slice(0, 75));
     expect(again.rejected.map((r) => [r.invoiceRef, r.code])).toEqual(refs.slice(75).map((ref) => [ref, 'DUPLICATE']));
-  });
+  }, 30_000);
 
   it('retry a transaction conflict and succeed without the partner noticing', async () => {
     let conflicts = 0;
@@ -183,5 +196,121 @@ describe('storage faults during creation', () => {
     expect(JSON.stringify(failed.body)).not.toMatch(/COUNTER|Internal server error|partner-case-api-local/);
     const retry = await postCases(partner.apiKey, { cases: [validCase(fileKey)] }, { 'Idempotency-Key': key });
     expect(retry.statusCode).toBe(201);
+  });
+
+  it('answer 503 and give the Idempotency-Key back only when no write of the batch can still land', async () => {
+    const key = `idem-refused-${Date.now()}`;
+    // Every attempt is refused outright (throttled): DynamoDB answered each, nothing is in flight.
+    const { handler } = handlerWithFaults((name) => (name === 'TransactWriteItemsCommand' ? 'throttle' : undefined));
+    const failed = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-REFUSED' })] }, { 'Idempotency-Key': key }, handler);
+    expect([failed.statusCode, failed.body.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(await claimOf(partner, key)).toBeUndefined();
+  });
+});
+
+/** The Idempotency-Key claim as stored, read consistently. */
+async function claimOf(partner: Partner, key: string) {
+  const read = new GetCommand({ TableName: config().tableName, Key: keys.idempotencyClaim('live', partner.companyId, key), ConsistentRead: true });
+  return (await documentClient(config()).send(read)).Item;
+}
+
+/** A request run with a function timeout of `timeoutMs` (the deadline counts down from it). */
+async function postWithTimeout(handler: NonNullable<Parameters<typeof postCases>[3]>, apiKey: string, body: unknown, headers: Record<string, string>, timeoutMs: number) {
+  const context = functionContext({ functionName: 'create-cases', memoryMb: 256, timeoutMs }) as ApiContext;
+  return parse(await checkedInvoke(handler, createEvent(apiKey, body, headers), context));
+}
+
+describe('a case transaction that may still land after the client gave up on it', () => {
+  let partner: Partner;
+  let fileKey: string;
+  beforeAll(async () => {
+    partner = await newPartner();
+    fileKey = await uploadInvoice(partner.apiKey);
+  });
+
+  /** The first attempt of every transaction is given up on by the client and lands `lateCommitMs` later; same-token attempts meanwhile answer TransactionInProgress. */
+  function handlerLandingLate(lateCommitMs: number) {
+    const tried = new Set<string>();
+    return handlerWithFaults(
+      (name, input) => {
+        if (name !== 'TransactWriteItemsCommand' || tried.has(String(input.ClientRequestToken))) return undefined;
+        tried.add(String(input.ClientRequestToken));
+        return 'late-commit';
+      },
+      { lateCommitMs },
+    );
+  }
+
+  it('is reported as "could not confirm", never "nothing was written", and keeps its Idempotency-Key, when there is no time to settle it', async () => {
+    // A 4 s function: its deadline leaves no time for a same-token attempt 5 s after the first.
+    const { handler, counter, lateWrites } = handlerLandingLate(1_000);
+    const key = `idem-late-${Date.now()}`;
+    const cases = [validCase(fileKey, { invoiceRef: 'INV-LATE-1' })];
+    const first = await postWithTimeout(handler, partner.apiKey, { cases }, { 'Idempotency-Key': key }, 4_000);
+    expect(counter.injected['late-commit']).toBe(1);
+    expect(counter.injected['in-progress']).toBeGreaterThan(0);
+    expect(first.statusCode).toBe(200);
+    const [rejected] = outcome(first).rejected;
+    expect(rejected).toMatchObject({ code: 'TEMPORARY_FAILURE', message: expect.stringMatching(/could not confirm whether this case was written/) });
+    expect(rejected!.message).not.toMatch(/nothing was written/);
+    // The key is completed with that answer, not given back: a retry with it creates nothing.
+    expect(await claimOf(partner, key)).toMatchObject({ state: 'COMPLETED' });
+    const replay = await postCases(partner.apiKey, { cases }, { 'Idempotency-Key': key });
+    expect([replay.statusCode, replay.body.state]).toEqual([409, 'COMPLETED']);
+
+    // DynamoDB finishes the transaction: the case exists, and a resubmission names it.
+    await lateWrites();
+    expect(counter.landed).toBe(1);
+    const again = outcome(await postCases(partner.apiKey, { cases }));
+    expect(again.rejected[0]).toMatchObject({ code: 'DUPLICATE', existingCaseId: expect.stringMatching(/^case_/) });
+    expect((await readCase(partner.apiKey, again.rejected[0]!.existingCaseId!)).statusCode).toBe(200);
+    expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
+  });
+
+  it('is settled by one more same-token attempt 5 s after the first, and its case reported created', async () => {
+    const { handler, counter, lateWrites } = handlerLandingLate(1_000);
+    const key = `idem-settled-${Date.now()}`;
+    const started = Date.now();
+    const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-LATE-2' })] }, { 'Idempotency-Key': key }, handler);
+    await lateWrites();
+    expect(counter.landed).toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
+    expect(res.statusCode).toBe(201);
+    const [created] = outcome(res).created;
+    expect(created?.invoiceRef).toBe('INV-LATE-2');
+    expect((await readCase(partner.apiKey, created!.id)).statusCode).toBe(200);
+    expect(await claimOf(partner, key)).toMatchObject({ state: 'COMPLETED' });
+  }, 20_000);
+});
+
+describe('a transaction DynamoDB refuses for one of its cases', () => {
+  let partner: Partner;
+  let fileKey: string;
+  beforeAll(async () => {
+    partner = await newPartner();
+    fileKey = await uploadInvoice(partner.apiKey);
+  });
+
+  it('fails that case alone and creates the others of its transaction', async () => {
+    // DynamoDB cancels any transaction holding INV-V-BAD: a ValidationError on that case's record, no reason for the rest.
+    const { handler } = handlerWithFaults((name, input) => {
+      if (name !== 'TransactWriteItemsCommand') return undefined;
+      const items = (input.TransactItems ?? []) as { Put?: { Item?: Record<string, unknown> } }[];
+      const bad = items.findIndex((i) => i.Put?.Item?.type === ITEM_TYPES.case && i.Put.Item.invoiceRef === 'INV-V-BAD');
+      if (bad < 0) return undefined;
+      return new TransactionCanceledException({
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError, None]',
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: items.map((_, i) => (i === bad ? { Code: 'ValidationError', Message: 'Item size has exceeded the maximum allowed size' } : { Code: 'None' })),
+      });
+    });
+    const refs = ['INV-V-1', 'INV-V-BAD', 'INV-V-2'];
+    const res = await postCases(partner.apiKey, { cases: refs.map((invoiceRef) => validCase(fileKey, { invoiceRef })) }, {}, handler);
+    expect(res.statusCode).toBe(201);
+    const { created, rejected } = outcome(res);
+    expect(created.map((c) => c.invoiceRef)).toEqual(['INV-V-1', 'INV-V-2']);
+    expect(rejected.map((r) => [r.invoiceRef, r.code])).toEqual([['INV-V-BAD', 'TEMPORARY_FAILURE']]);
+    expect(rejected[0]!.message).toMatch(/nothing was written/);
+    expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
   });
 });

@@ -96,7 +96,7 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
 const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400, mode: Mode = 'live') => ({ mode, companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds, requestHash: `hash-of-${requestId}` });
 const NOW_S = Math.floor(NOW.getTime() / 1000);
 const inProgress = (requestId: string, claimedAt = NOW_S) => ({ claimed: false, state: 'IN_PROGRESS', claimedAt, requestHash: `hash-of-${requestId}` });
-const response = (n = 1): StoredBatchResponse => ({ statusCode: 201, created: Array.from({ length: n }, (_, i) => ({ index: i, invoiceRef: `R-${i}`, id: `case_${String(i).padStart(22, '0')}`, reference: 'PC-222-222' })), rejected: [] });
+const response = (n = 1): StoredBatchResponse => ({ created: Array.from({ length: n }, (_, i) => ({ index: i, invoiceRef: `R-${i}`, id: `case_${String(i).padStart(22, '0')}`, reference: 'PC-222-222', livemode: true })), rejected: [] });
 
 describe.each([
   ['in-memory fakes', memoryPorts],

@@ -1,5 +1,5 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { config } from '../../lib/runtime/config.js';
 import { createHttpHandler, LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
@@ -15,17 +15,24 @@ import { plainInput } from './plain-items.js';
  * - `slow`: the call is held for `slowCallMs` before it is sent, and gives up with an AbortError
  *   (as the SDK's HTTP handler does) as soon as the `abortSignal` passed to
  *   `send(command, { abortSignal })` aborts, before or while it waits.
+ * - `late-commit` (TransactWriteItems only): the client gives up on the call at once (a timeout),
+ *   while DynamoDB goes on applying it: the transaction is sent `lateCommitMs` later, with its
+ *   ClientRequestToken, outside the caller's reach. Meanwhile DynamoDB answers any attempt with the
+ *   same token `TransactionInProgressException` (`in-progress`), as it does for a transaction it
+ *   is still applying. `lateWrites()` resolves once every such transaction has landed or failed.
+ * - A plan may also return an Error of its own (e.g. a TransactionCanceledException with chosen
+ *   cancellation reasons): the call fails with it, without reaching DynamoDB.
  * - Eventual consistency (`staleReadWindowMs`): a GetItem or Query without `ConsistentRead: true`
  *   does not see what this client wrote in the last `staleReadWindowMs`: it answers with the item
  *   as this client knew it before that write (from an earlier read or write), or as if absent when
  *   it knew none (so a freshly created item is always missed). GSI queries are never consistent.
  *   Only writes made through this client count; a deleted item does not reappear in a Query.
  */
-export type Fault = 'throttle' | 'conflict' | 'timeout' | 'lost-response' | 'internal' | 'slow';
+export type Fault = 'throttle' | 'conflict' | 'timeout' | 'lost-response' | 'internal' | 'slow' | 'late-commit' | 'in-progress';
 
 export interface FaultPlan {
-  /** Decides, per storage call, whether to inject a fault. */
-  decide(commandName: string, input: Record<string, unknown>): Fault | undefined;
+  /** Decides, per storage call, whether to inject a fault (or fail it with an error of the plan's own). */
+  decide(commandName: string, input: Record<string, unknown>): Fault | Error | undefined;
 }
 
 export interface FaultCounter {
@@ -33,6 +40,8 @@ export interface FaultCounter {
   calls: number;
   /** Reads answered from before a recent write (eventual-consistency mode). */
   staleReads: number;
+  /** `late-commit` transactions that landed after the client gave up on them. */
+  landed: number;
 }
 
 export interface FaultyClientOptions {
@@ -42,9 +51,12 @@ export interface FaultyClientOptions {
   staleReadWindowMs?: number;
   /** The clock of the staleness window (tests pass their own to step over it). */
   now?: () => number;
+  /** How long after the client gave up a `late-commit` transaction lands (default 300 ms). */
+  lateCommitMs?: number;
 }
 
 const DEFAULT_SLOW_CALL_MS = 60_000;
+const DEFAULT_LATE_COMMIT_MS = 300;
 
 function abortError(): Error {
   return Object.assign(new Error('Request aborted'), { name: 'AbortError' });
@@ -69,8 +81,10 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function makeError(fault: Exclude<Fault, 'lost-response' | 'slow'>, itemCount: number): Error {
+function makeError(fault: Exclude<Fault, 'lost-response' | 'slow' | 'late-commit'>, itemCount: number): Error {
   switch (fault) {
+    case 'in-progress':
+      return Object.assign(new Error('Transaction is ongoing for the idempotent request'), { name: 'TransactionInProgressException', $metadata: { httpStatusCode: 400 } });
     case 'throttle':
       return Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
     case 'conflict':
@@ -97,15 +111,35 @@ interface StackLike {
   add(middleware: (next: Next, context: MiddlewareContext) => Next, options: { step: 'initialize'; name: string }): void;
 }
 
+/** Transactions the client gave up on that DynamoDB is still applying, by ClientRequestToken. */
+interface LateCommits {
+  applying: Set<string>;
+  landings: Promise<void>[];
+  /** Sends a transaction as DynamoDB would go on applying it: outside the caller's client and deadline. */
+  apply(input: Record<string, unknown>): Promise<unknown>;
+  delayMs: number;
+}
+
 /** Adds the fault-injecting middleware to a client's stack; S3 has no transactions, so a conflict there is an internal error. */
-function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean, options: FaultyClientOptions): FaultCounter {
-  const counter: FaultCounter = { injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0, slow: 0 }, calls: 0, staleReads: 0 };
+function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean, options: FaultyClientOptions, late?: LateCommits): FaultCounter {
+  const counter: FaultCounter = {
+    injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0, slow: 0, 'late-commit': 0, 'in-progress': 0 },
+    calls: 0,
+    staleReads: 0,
+    landed: 0,
+  };
   stack.add(
     (next, context) => async (args) => {
       counter.calls++;
       const input = args.input as Record<string, unknown>;
+      const token = context.commandName === 'TransactWriteItemsCommand' ? input.ClientRequestToken : undefined;
+      if (late && typeof token === 'string' && late.applying.has(token)) {
+        counter.injected['in-progress']++;
+        throw makeError('in-progress', 0);
+      }
       const fault = plan.decide(context.commandName ?? '', plainInput(input));
       if (!fault) return next(args);
+      if (fault instanceof Error) throw fault;
       counter.injected[fault]++;
       if (fault === 'slow') {
         await delay(options.slowCallMs ?? DEFAULT_SLOW_CALL_MS, context.__smithy_context?.abortSignal);
@@ -113,6 +147,19 @@ function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean,
       }
       if (fault === 'lost-response') {
         await next(args);
+        throw makeError('timeout', 0);
+      }
+      if (fault === 'late-commit') {
+        if (!late || typeof token !== 'string') throw new Error('late-commit applies to a TransactWriteItems with a ClientRequestToken');
+        late.applying.add(token);
+        const landing = delay(late.delayMs, undefined)
+          .then(() => late.apply(input))
+          .then(
+            () => void counter.landed++,
+            () => undefined,
+          )
+          .finally(() => late.applying.delete(token));
+        late.landings.push(landing);
         throw makeError('timeout', 0);
       }
       if (!transactional && fault === 'conflict') throw makeError('internal', 0);
@@ -211,21 +258,36 @@ function addStaleReads(stack: StackLike, windowMs: number, now: () => number, co
   );
 }
 
-export function faultyDocumentClient(plan: FaultPlan, options: FaultyClientOptions = {}): { client: DynamoDBDocumentClient; counter: FaultCounter } {
+export function faultyDocumentClient(
+  plan: FaultPlan,
+  options: FaultyClientOptions = {},
+): { client: DynamoDBDocumentClient; counter: FaultCounter; lateWrites: () => Promise<void> } {
   const cfg = config();
-  const base = new DynamoDBClient({
+  const clientConfig = {
     region: cfg.region,
     endpoint: cfg.dynamoEndpoint,
     credentials: LOCAL_CREDENTIALS,
     requestHandler: createHttpHandler(),
     // Our own retries are under test: the SDK's would hide the injected faults.
     maxAttempts: 1,
-  });
+  };
+  const base = new DynamoDBClient(clientConfig);
+  // DynamoDB's side of a transaction the client gave up on: a client of its own, without faults.
+  const applier = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig));
+  const late: LateCommits = {
+    applying: new Set(),
+    landings: [],
+    apply: (input) => applier.send(new TransactWriteCommand(plainInput(input) as unknown as TransactWriteCommand['input'])),
+    delayMs: options.lateCommitMs ?? DEFAULT_LATE_COMMIT_MS,
+  };
   const stack = base.middlewareStack as unknown as StackLike;
   // Added after the fault middleware, so it runs inside it: only calls that reached DynamoDB are recorded.
-  const counter = injectFaults(stack, plan, true, options);
+  const counter = injectFaults(stack, plan, true, options, late);
   if (options.staleReadWindowMs !== undefined) addStaleReads(stack, options.staleReadWindowMs, options.now ?? Date.now, counter);
-  return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter };
+  const lateWrites = async () => {
+    await Promise.all(late.landings);
+  };
+  return { client: DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), counter, lateWrites };
 }
 
 /** An S3 client over the local S3 whose calls can fail the same way. */

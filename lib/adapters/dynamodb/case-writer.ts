@@ -6,9 +6,9 @@ import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
-import { backoffMs, DEFAULT_RETRY_POLICY, isDeadlineAbort, isRetryable, mayRetry, sendOptions, sleep, type RetryPolicy } from '../retry.js';
+import { attempt, DEFAULT_RETRY_POLICY, isRetryable, sleep, untilProcessed } from '../retry.js';
+import type { Attempted, Failure, RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
-import { withNativeJsonBody } from './native-json-body.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
@@ -30,34 +30,46 @@ const GUARD_ACTION = 0;
  * few transactions as the 100-action limit allows, of even size, sent in parallel; a 100-case
  * batch is four transactions where it used to be a hundred.
  *
- * A transaction is all or nothing for every case in it, so a case whose guard already exists
- * cancels the others: the cancellation reasons name, per action, the condition that failed, and
- * the guard's reason carries the existing guard (ReturnValuesOnConditionCheckFailure: ALL_OLD).
- * Those cases are answered (duplicate, or created when the guard holds our own case id: a retry
- * of our own write) and the rest are sent again as a further round.
+ * A transaction is all or nothing for every case in it, so one case DynamoDB refuses cancels the
+ * others: the cancellation reasons name, per action, what refused it. A case whose guard exists
+ * is answered from the guard's reason (ReturnValuesOnConditionCheckFailure: ALL_OLD): duplicate,
+ * or created when the guard holds our own case id (a retry of our own write); a case refused for
+ * another reason (a ValidationError on one of its items) fails alone. The rest were not written
+ * and are sent again as a further round: progress, not a retry, so it takes nothing from the
+ * request's retry budget. Transaction conflicts and throttling are retried like any transient
+ * failure, within the policy, the budget and the deadline (lib/adapters/retry.ts).
  *
  * Lost answers: every round carries a ClientRequestToken derived from its content (the case ids
- * it writes; their items are fixed before the first attempt), so a retry of the same round is
- * recognised by DynamoDB as the same transaction, and a later round, whose content differs, has a
- * token of its own (a token is only valid for an identical request). Case ids are fixed before
- * the first attempt, so a round that committed but lost its answer meets, on its retry, either
- * DynamoDB's memory of the token or guards holding our own case ids: both count as created.
- * When the retries run out after an attempt whose outcome is unknown (a timeout, a network error
- * or a 5xx), the round's guards are read back, strongly consistent, in one BatchGetItem before
- * its cases are reported as failed: a case that was written is reported created, never
- * TEMPORARY_FAILURE ("nothing was written").
+ * it writes, fixed before the first attempt), so a retry of the same round is recognised by
+ * DynamoDB as the same transaction, and a later round, whose content differs, has a token of its
+ * own (a token is only valid for an identical request). A round that committed but lost its
+ * answer meets, on its retry, DynamoDB's memory of the token or guards holding our own case ids:
+ * both count as created.
  *
- * Transaction conflicts (another batch writing the same guard at the same moment) and throttling
- * are retried like any transient failure: within the policy, the request's retry budget and its
- * deadline. A round that only drops the cases whose condition failed is progress, not a retry,
- * and takes nothing from the budget.
+ * In doubt: an attempt cut off without an answer (a timeout, a network error, a 5xx, the
+ * deadline's abort) may still be applied by DynamoDB after we gave up on it, and
+ * TransactionInProgressException says one is being applied. Only an answer to the same token
+ * settles that: success (created) or a cancellation (nothing written). When the retries run out
+ * with the round in doubt, it is settled as far as the time kept for it allows
+ * (`Deadline.forVerification`, so completing the Idempotency-Key keeps its own share):
+ *   1. one more same-token attempt at least SETTLE_AFTER_MS after the first, which DynamoDB
+ *      documents as the way to have it finish an idempotent transaction still in progress;
+ *   2. otherwise, or when that too is cut off, the guards read back in one consistent BatchGetItem:
+ *      a guard found answers its case (created, or duplicate);
+ *   3. a case still unanswered is failed with `outcomeUnknown`: it may yet be written, and the
+ *      caller must not say "nothing was written" nor give the request's Idempotency-Key back.
  */
 export class DynamoCaseWriter implements CaseWriter {
+  private readonly settleAfterMs: number;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-  ) {}
+    options: { settleAfterMs?: number } = {},
+  ) {
+    this.settleAfterMs = options.settleAfterMs ?? SETTLE_AFTER_MS;
+  }
 
   /** One case: the same path as a batch of one. */
   async write(newCase: NewCase, deadline: Deadline = standaloneDeadline()): Promise<WriteOutcome> {
@@ -79,70 +91,86 @@ export class DynamoCaseWriter implements CaseWriter {
   /** The cases of one transaction (at most CASES_PER_TRANSACTION, distinct guards), in rounds until each is answered. */
   private async writeTransaction(cases: readonly NewCase[], deadline: Deadline): Promise<WriteOutcome[]> {
     const outcomes = new Array<WriteOutcome | undefined>(cases.length);
-    // Nothing is started once the request's time is up: nothing was written, resubmitting is safe.
-    if (isPast(deadline)) return cases.map(() => ({ kind: 'failed', attempts: 0, error: 'DeadlinePassed' }));
     let pending = cases.map((_, i) => i);
-    let outcomeUnknown = false;
-    let attempt = 1;
     while (pending.length > 0) {
       const round = pending.map((i) => cases[i]!);
-      try {
-        await this.client.send(this.transaction(round), sendOptions(deadline));
-        for (const i of pending) outcomes[i] = { kind: 'created', attempts: attempt };
-        break;
-      } catch (error) {
-        const answered = this.conditionOutcomes(error, round, attempt);
-        if (answered.size > 0) {
-          // Cancelled because some guards exist: those cases are answered; nothing of the others
-          // was written, so they go again in a round of their own (new content, new token).
-          pending.forEach((caseIndex, k) => {
-            const outcome = answered.get(k);
-            if (outcome) outcomes[caseIndex] = outcome;
-          });
-          pending = pending.filter((_, k) => !answered.has(k));
-          if (isPast(deadline)) {
-            for (const i of pending) outcomes[i] = { kind: 'failed', attempts: attempt, error: 'DeadlinePassed' };
-            break;
-          }
-          continue;
-        }
-        // An attempt cut off by the deadline may have reached DynamoDB: its outcome is unknown too.
-        outcomeUnknown ||= mayHaveCommitted(error);
-        const abortedInFlight = (error as { name?: string })?.name === 'AbortError';
-        const lastError = describe(error);
-        const delay = backoffMs(attempt, this.policy);
-        if (isDeadlineAbort(error, deadline) || !isRetryable(error) || !mayRetry(attempt, delay, deadline, this.policy)) {
-          // The read-back is clean-up: it may use the time kept back for the answer.
-          const readBack = outcomeUnknown ? await this.readBack(round, attempt, deadline.forCleanUp()) : undefined;
-          pending.forEach((caseIndex, k) => {
-            const found = readBack?.[k];
-            if (found && typeof found === 'object') {
-              outcomes[caseIndex] = found;
-              return;
-            }
-            logger.warn('case write failed', { caseId: cases[caseIndex]!.stored.caseId, attempts: attempt, error: lastError });
-            // A transaction cut off in flight may still reach DynamoDB after the read-back saw no
-            // guard: "nothing was written" cannot be promised then, only that a resubmission is safe.
-            const unknown = found === 'unknown' || abortedInFlight;
-            outcomes[caseIndex] = { kind: 'failed', attempts: attempt, error: lastError, ...(unknown ? { outcomeUnknown: true as const } : {}) };
-          });
-          break;
-        }
-        await sleep(delay);
-        attempt++;
-      }
+      const answers = await this.writeRound(round, deadline);
+      pending.forEach((caseIndex, k) => {
+        const answer = answers[k];
+        if (answer) outcomes[caseIndex] = answer;
+      });
+      pending = pending.filter((_, k) => !answers[k]);
     }
     return outcomes.map((o) => o!);
   }
 
   /**
+   * One round, one token: an outcome for each of its cases, or undefined for a case that was not
+   * written because another case cancelled the round (it goes into the next round).
+   */
+  private async writeRound(round: readonly NewCase[], deadline: Deadline): Promise<(WriteOutcome | undefined)[]> {
+    const command = this.transaction(round);
+    const sent = await attempt((options) => this.client.send(command, options), deadline, this.policy, { settles: isSameTokenAnswer });
+    if (sent.ok) return round.map(() => ({ kind: 'created', attempts: sent.attempts }));
+    // Nothing was started (the request's time was up) or DynamoDB answered this token: nothing is in flight.
+    if (!sent.inDoubt) return this.answered(sent.error, round, sent.attempts, deadline);
+
+    const verification = deadline.forVerification();
+    const settled = await this.settle(command, sent, verification);
+    if (settled?.ok) return round.map(() => ({ kind: 'created', attempts: sent.attempts + 1 }));
+    // Only an answer to the token settles it; a throttled or cut-off settling attempt leaves the round in doubt.
+    if (settled && isSameTokenAnswer(settled.error)) return this.answered(settled.error, round, sent.attempts + 1, deadline);
+
+    const attempts = sent.attempts + (settled ? 1 : 0);
+    const readBack = await this.readBack(round, attempts, verification);
+    const lastError = describe(settled?.error ?? sent.error);
+    return round.map((newCase, k) => {
+      const found = readBack[k];
+      if (found) return found;
+      logger.warn('case write outcome unknown', { caseId: newCase.stored.caseId, attempts, error: lastError });
+      return { kind: 'failed', attempts, error: lastError, outcomeUnknown: true };
+    });
+  }
+
+  /**
+   * The answer to a round nothing of which is in flight: the cases the cancellation answers, and
+   * for the others undefined (sent again) or, when the round was refused as a whole, failed.
+   */
+  private answered(error: unknown, round: readonly NewCase[], attempts: number, deadline: Deadline): (WriteOutcome | undefined)[] {
+    const answers = this.cancellationOutcomes(error, round, attempts);
+    const someAnswered = answers.some((a) => a !== undefined);
+    // Some cases answered: the others were not written and go again, while there is time.
+    if (someAnswered && !isPast(deadline)) return answers;
+    const lastError = someAnswered ? 'DeadlinePassed' : describe(error);
+    return round.map((newCase, k) => {
+      const answer = answers[k];
+      if (answer) return answer;
+      logger.warn('case write failed', { caseId: newCase.stored.caseId, attempts, error: lastError });
+      return { kind: 'failed', attempts, error: lastError };
+    });
+  }
+
+  /**
+   * One more attempt with the round's token, no sooner than `settleAfterMs` after its first: the
+   * attempt that makes DynamoDB finish a transaction still in progress, and tells us how it ended.
+   * Undefined when the time kept for verification does not reach that moment.
+   */
+  private async settle(command: TransactWriteItemsCommand, sent: Failure, verification: Deadline): Promise<Attempted<unknown> | undefined> {
+    const at = Math.max(Date.now(), sent.firstAttemptAt + this.settleAfterMs);
+    if (at + SETTLE_ATTEMPT_MIN_MS > verification.workBy) return undefined;
+    await sleep(at - Date.now());
+    return attempt((options) => this.client.send(command, options), verification, ONE_ATTEMPT, { settles: isSameTokenAnswer });
+  }
+
+  /**
    * One round as a transaction, its items in AttributeValue form (attribute-values.ts): sent
    * through the DocumentClient's stack as the plain DynamoDB command, so it is not marshalled a
-   * second time, and serialised by JSON.stringify (native-json-body.ts).
+   * second time. The SDK's own serializer writes, signs and sends it: writing the body ourselves
+   * saved about 4 ms of CPU per 100-case batch, but hooked middleware an SDK upgrade may rename.
    */
   private transaction(round: readonly NewCase[]): TransactWriteItemsCommand {
     const TableName = this.tableName;
-    const command = new TransactWriteItemsCommand({
+    return new TransactWriteItemsCommand({
       ClientRequestToken: roundToken(round),
       TransactItems: round.flatMap(({ stored, audit }) => {
         const { mode, companyId, caseId } = stored;
@@ -184,70 +212,77 @@ export class DynamoCaseWriter implements CaseWriter {
         ];
       }),
     });
-    return withNativeJsonBody(command);
   }
 
   /**
-   * The cases of a cancelled round whose guard condition failed, by their position in the round,
-   * with their outcome. A condition failing on a case or audit record without its guard (which
-   * our keys cannot produce: case ids are random and written only with their guard) fails that
-   * case rather than retrying it for ever. Empty when the round was not cancelled on a condition.
+   * What a cancelled round says of each of its cases, by position: the guard's condition failed
+   * (duplicate, or created when it holds our own case id); another refusal of one of its actions
+   * that will not change on a retry (a failed condition on the case or audit record, which our
+   * random case ids cannot produce; a ValidationError): failed, with that reason's code; or
+   * undefined when the case itself was not refused. All undefined when the error is no cancellation.
    */
-  private conditionOutcomes(error: unknown, round: readonly NewCase[], attempts: number): Map<number, WriteOutcome> {
-    const answered = new Map<number, WriteOutcome>();
-    const reasons = cancellationReasons(error);
-    if (!reasons) return answered;
-    round.forEach((newCase, k) => {
+  private cancellationOutcomes(error: unknown, round: readonly NewCase[], attempts: number): (WriteOutcome | undefined)[] {
+    const reasons = cancellationReasons(error) ?? [];
+    return round.map((newCase, k) => {
       const own = reasons.slice(k * ACTIONS_PER_CASE, (k + 1) * ACTIONS_PER_CASE);
       const guard = existingGuard(own[GUARD_ACTION]);
-      if (guard) answered.set(k, outcomeOf(guard, newCase.stored, attempts));
-      else if (own.some((r) => r.Code === 'ConditionalCheckFailed')) answered.set(k, { kind: 'failed', attempts, error: 'ConditionalCheckFailed' });
+      if (guard) return outcomeOf(guard, newCase.stored, attempts);
+      const refusal = own.find((r) => r.Code !== undefined && r.Code !== 'None' && !isRetryable(cancelledFor(r)));
+      return refusal ? { kind: 'failed', attempts, error: refusal.Code! } : undefined;
     });
-    return answered;
   }
 
   /**
-   * After an attempt with an unknown outcome: what each guard of the round says, in one
-   * consistent BatchGetItem (keys it leaves unprocessed are asked again); `absent` when nothing
-   * was written; `unknown` when storage cannot tell.
+   * A round in doubt: what each of its guards says, in one consistent BatchGetItem (keys it leaves
+   * unprocessed are asked again, retry.ts's `untilProcessed`). Undefined for a case whose guard is
+   * absent or could not be read: its transaction may still land.
    */
-  private async readBack(round: readonly NewCase[], attempts: number, deadline: Deadline): Promise<(Resolved | 'absent' | 'unknown')[]> {
+  private async readBack(round: readonly NewCase[], attempts: number, deadline: Deadline): Promise<(Resolved | undefined)[]> {
+    type GuardKey = ReturnType<typeof keys.invoiceRefGuard>;
     const guardKey = (stored: StoredCase) => keys.invoiceRefGuard(stored.mode, stored.companyId, stored.invoiceRefKey);
     const idOf = (key: { pk?: unknown; sk?: unknown }) => `${String(key.pk)}\u0000${String(key.sk)}`;
     const found = new Map<string, { caseId: string; reference: string }>();
-    let wanted = round.map(({ stored }) => guardKey(stored));
-    for (let read = 1; wanted.length > 0; ) {
-      try {
-        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: wanted, ConsistentRead: true } } }), sendOptions(deadline));
+    const { failure } = await untilProcessed<GuardKey>(
+      round.map(({ stored }) => guardKey(stored)),
+      async (wanted, options) => {
+        const read = new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: [...wanted], ConsistentRead: true } } });
+        const out = await this.client.send(read, options);
         for (const item of out.Responses?.[this.tableName] ?? []) {
           if (typeof item.caseId === 'string' && typeof item.reference === 'string') found.set(idOf(item), { caseId: item.caseId, reference: item.reference });
         }
-        const unprocessed = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-        wanted = unprocessed as typeof wanted;
-        if (wanted.length === 0) break;
-        // Unprocessed keys are DynamoDB shedding load: ask again after a backoff, like a throttle.
-        const delay = backoffMs(read, this.policy);
-        if (!mayRetry(read, delay, deadline, this.policy)) break;
-        read++;
-        await sleep(delay);
-      } catch (error) {
-        const delay = backoffMs(read, this.policy);
-        if (isDeadlineAbort(error, deadline) || !mayRetry(read, delay, deadline, this.policy)) {
-          logger.error('case write outcome unknown', { caseIds: round.map((c) => c.stored.caseId), error: describe(error) });
-          break;
-        }
-        read++;
-        await sleep(delay);
-      }
+        return (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as GuardKey[];
+      },
+      deadline,
+      this.policy,
+    );
+    if (failure) {
+      logger.error('case write read-back failed', { caseIds: round.map((c) => c.stored.caseId), error: describe(failure.error) });
     }
-    const unanswered = new Set(wanted.map(idOf));
     return round.map(({ stored }) => {
-      const id = idOf(guardKey(stored));
-      if (unanswered.has(id)) return 'unknown';
-      const guard = found.get(id);
-      return guard ? outcomeOf(guard, stored, attempts) : 'absent';
+      const guard = found.get(idOf(guardKey(stored)));
+      return guard ? outcomeOf(guard, stored, attempts) : undefined;
     });
   }
+}
+
+/**
+ * DynamoDB's advice for an idempotent transaction still in progress: a retry at least 5 s after
+ * the first attempt makes it complete the transaction (and answer how it ended).
+ */
+export const SETTLE_AFTER_MS = 5_000;
+/** The settling attempt is only worth sending with at least this long left to answer. */
+const SETTLE_ATTEMPT_MIN_MS = 200;
+/** The settling attempt is one attempt: its failure is read back, not retried. */
+const ONE_ATTEMPT: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
+
+/** An answer to an attempt with the round's token: a cancellation means no attempt of that token is, or will be, applied. */
+function isSameTokenAnswer(error: unknown): boolean {
+  return cancellationReasons(error) !== undefined;
+}
+
+/** One cancellation reason as the error it would be alone, for the retry layer's judgement. */
+function cancelledFor(reason: CancellationReason): TransactionCanceledException {
+  return new TransactionCanceledException({ message: reason.Message ?? '', $metadata: {}, CancellationReasons: [reason] });
 }
 
 /**
@@ -300,22 +335,8 @@ function existingGuard(reason: CancellationReason | undefined): { caseId: string
   return { caseId: item.caseId, reference: item.reference };
 }
 
-/**
- * Whether a failed attempt may nevertheless have committed: the request may have reached
- * DynamoDB and only the answer was lost (timeout, network error, 5xx), or an earlier attempt with
- * the same ClientRequestToken is still running. A cancelled transaction or another 4xx answer
- * means nothing was written.
- */
-function mayHaveCommitted(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
-  if (e?.name === 'AbortError') return true;
-  if (error instanceof TransactionCanceledException || e?.name === 'TransactionCanceledException') return false;
-  if (e?.name === 'TransactionInProgressException') return true;
-  const status = e?.$metadata?.httpStatusCode;
-  return !(typeof status === 'number' && status >= 400 && status < 500);
-}
-
 function describe(error: unknown): string {
+  if (error === undefined) return 'DeadlinePassed';
   if (error instanceof TransactionCanceledException) {
     return `TransactionCanceled[${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(',')}]`;
   }

@@ -3,6 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient }
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { CreatedItem, RejectedItem } from '../../cases/batch-result.js';
 import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse } from '../../cases/ports.js';
 import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
 import type { Deadline } from '../../deadline.js';
@@ -58,7 +59,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       // Our own claim: an earlier attempt of this very put was applied and only its answer lost.
       if (item.state === 'IN_PROGRESS' && item.requestId === request.requestId) return { claimed: true };
       const requestHash = typeof item.requestHash === 'string' ? { requestHash: item.requestHash } : {};
-      const response = item.state === 'COMPLETED' ? decodeResponse(item) : undefined;
+      const response = item.state === 'COMPLETED' ? decodeResponse(item, request.mode) : undefined;
       if (response) {
         return { claimed: false, state: 'COMPLETED', response, ...requestHash };
       }
@@ -132,9 +133,31 @@ export function encodeResponse(response: StoredBatchResponse): { attribute: 'res
   return { attribute: 'responseGz', value: gz };
 }
 
-function decodeResponse(item: Record<string, unknown>): StoredBatchResponse | undefined {
-  if (item.response) return item.response as StoredBatchResponse;
+function decodeResponse(item: Record<string, unknown>, mode: Mode): StoredBatchResponse | undefined {
   const gz = item.responseGz;
-  if (gz instanceof Uint8Array) return JSON.parse(gunzipSync(gz).toString('utf8')) as StoredBatchResponse;
-  return undefined;
+  const unzipped = () => JSON.parse(gunzipSync(gz as Uint8Array).toString('utf8')) as StoredBatchResponse;
+  const stored = item.response ? (item.response as StoredBatchResponse) : gz instanceof Uint8Array ? unzipped() : undefined;
+  if (!stored) return undefined;
+  // A map comes back from DynamoDB with its keys in any order; the replay restores the documented one.
+  const created = (stored.created as CreatedItem[]).map((c) => orderCreated(c, mode));
+  return { ...stored, created, rejected: (stored.rejected as RejectedItem[]).map(orderRejected) };
+}
+
+/** An answer stored before `livemode` existed was made in the claim's mode, which is the caller's. */
+function orderCreated(item: CreatedItem, mode: Mode): CreatedItem {
+  const { index, invoiceRef, id, reference } = item;
+  return { index, invoiceRef, id, reference, livemode: item.livemode ?? mode === 'live' };
+}
+
+function orderRejected(item: RejectedItem): RejectedItem {
+  const { index, invoiceRef, code, message, errors, existingCaseId, existingReference } = item;
+  return {
+    index,
+    invoiceRef,
+    code,
+    message,
+    errors,
+    ...(existingCaseId !== undefined ? { existingCaseId } : {}),
+    ...(existingReference !== undefined ? { existingReference } : {}),
+  };
 }

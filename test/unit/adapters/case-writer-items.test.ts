@@ -1,4 +1,7 @@
-import type { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { createHash, createHmac } from 'node:crypto';
+import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { SourceData } from '@smithy/types';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
@@ -6,7 +9,7 @@ import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
 import type { Mode } from '../../../lib/mode.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
-import { capturingDynamoClient } from '../../support/capturing-dynamodb-client.js';
+import { capturingDynamoClient, type SentRequest } from '../../support/capturing-dynamodb-client.js';
 
 function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCase {
   const caseId = `case_${String(i).padStart(22, 'A')}`;
@@ -69,8 +72,8 @@ describe("a batch's transaction as the case writer sends it", () => {
 
   it('goes on the wire as the same JSON the DocumentClient would have sent for those items', async () => {
     const command = await transactionOf([0, 1, 2, 3, 4, 5, 6].map((i) => newCase(i, i % 2 ? 'test' : 'live')));
-    const native = capturingDynamoClient();
-    await native.client.send(command);
+    const writerPath = capturingDynamoClient();
+    await writerPath.client.send(command);
     const documentPath = capturingDynamoClient();
     const doc = DynamoDBDocumentClient.from(documentPath.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
     await doc.send(
@@ -79,8 +82,56 @@ describe("a batch's transaction as the case writer sends it", () => {
         TransactItems: command.input.TransactItems!.map(({ Put }) => ({ Put: { ...Put!, Item: unmarshall(Put!.Item!) } })),
       }),
     );
-    expect(JSON.parse(native.sent[0]!.body)).toEqual(JSON.parse(documentPath.sent[0]!.body));
-    native.client.destroy();
+    expect(JSON.parse(writerPath.sent[0]!.body)).toEqual(JSON.parse(documentPath.sent[0]!.body));
+    writerPath.client.destroy();
     documentPath.client.destroy();
   });
+
+  it("goes on the wire exactly as the SDK's own serializer writes that input, signed over the body sent", async () => {
+    const command = await transactionOf([0, 1, 2].map((i) => newCase(i, 'live')));
+    const writer = capturingDynamoClient();
+    await writer.client.send(command);
+    const sdk = capturingDynamoClient();
+    await sdk.client.send(new TransactWriteItemsCommand(command.input));
+    const [sent] = writer.sent as [SentRequest];
+    expect(sent.body).toBe(sdk.sent[0]!.body);
+    expect(sent.headers['x-amz-target']).toBe('DynamoDB_20120810.TransactWriteItems');
+    // The signature is recomputed over the body: it matches the one sent, and a changed body would not.
+    expect(await signatureOver(sent, sent.body)).toBe(signatureIn(sent));
+    expect(await signatureOver(sent, sent.body.replace('INV-1', 'INV-9'))).not.toBe(signatureIn(sent));
+    writer.client.destroy();
+    sdk.client.destroy();
+  });
 });
+
+/** SHA-256 for the signer, from node:crypto (HMAC when given a key). */
+class Sha256 {
+  private readonly hash;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: SourceData) {
+    this.hash.update(bytes(data));
+  }
+  digest() {
+    return Promise.resolve(new Uint8Array(this.hash.digest()));
+  }
+}
+
+const bytes = (data: SourceData) => (typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
+
+const signatureIn = (request: SentRequest) => /Signature=([0-9a-f]+)/.exec(request.headers.authorization ?? '')?.[1];
+
+/**
+ * SigV4 of a captured request with the given body, as the capturing client's credentials sign it.
+ * The SDK signs the payload through its `x-amz-content-sha256` header: it is recomputed from the body.
+ */
+async function signatureOver(request: SentRequest, body: string): Promise<string | undefined> {
+  const { authorization: _signature, ...sent } = request.headers;
+  const headers: Record<string, string> = { ...sent, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
+  const stamp = headers['x-amz-date']!;
+  const signingDate = new Date(`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`);
+  const signer = new SignatureV4({ service: 'dynamodb', region: 'eu-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, sha256: Sha256 });
+  const signed = await signer.sign({ method: 'POST', protocol: 'https:', hostname: headers.host!, path: '/', query: {}, headers, body }, { signingDate });
+  return signatureIn({ headers: signed.headers, body });
+}

@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_RETRY_POLICY, withRetries } from '../../../lib/adapters/retry.js';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { attempt, DEFAULT_RETRY_POLICY, isRetryable, mayHaveApplied, untilProcessed, withRetries } from '../../../lib/adapters/retry.js';
 import { requestDeadline, standaloneDeadline } from '../../../lib/deadline.js';
 
 const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
@@ -50,5 +50,53 @@ describe('the one retry layer', () => {
       fastPolicy,
     );
     await expect(stalled).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  });
+
+  it('retries a cancelled transaction only when every reason given is transient', () => {
+    const cancelled = (...codes: string[]) => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+    expect(isRetryable(cancelled('None', 'TransactionConflict', 'None'))).toBe(true);
+    expect(isRetryable(cancelled('ThrottlingError', 'None'))).toBe(true);
+    // One action refused for good cancels the same transaction every time.
+    expect(isRetryable(cancelled('TransactionConflict', 'ValidationError'))).toBe(false);
+    expect(isRetryable(cancelled('None', 'ConditionalCheckFailed'))).toBe(false);
+    expect(isRetryable(cancelled('None', 'None'))).toBe(false);
+  });
+
+  it('tells a write that may still land (timeout, 5xx, abort, in progress) from one storage refused', () => {
+    expect(mayHaveApplied(Object.assign(new Error('timed out'), { name: 'TimeoutError' }))).toBe(true);
+    expect(mayHaveApplied(Object.assign(new Error('boom'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }))).toBe(true);
+    expect(mayHaveApplied(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toBe(true);
+    expect(mayHaveApplied(Object.assign(new Error('ongoing'), { name: 'TransactionInProgressException', $metadata: { httpStatusCode: 400 } }))).toBe(true);
+    expect(mayHaveApplied(throttled())).toBe(false);
+    expect(mayHaveApplied(new TransactionCanceledException({ message: 'cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: [] }))).toBe(false);
+  });
+
+  it('keeps an attempt in doubt through later refusals, until an answer the caller names settles it', async () => {
+    const timeout = Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+    const settling = Object.assign(new Error('settled'), { name: 'Settled', $metadata: { httpStatusCode: 400 } });
+    let calls = 0;
+    const thenThrottled = await attempt(() => Promise.reject(++calls === 1 ? timeout : throttled()), standaloneDeadline(5_000), fastPolicy);
+    expect(thenThrottled).toMatchObject({ ok: false, attempts: DEFAULT_RETRY_POLICY.maxAttempts, answered: false, inDoubt: true });
+    calls = 0;
+    const thenSettled = await attempt(() => Promise.reject(++calls === 1 ? timeout : settling), standaloneDeadline(5_000), fastPolicy, { settles: (e) => e === settling });
+    expect(thenSettled).toMatchObject({ ok: false, attempts: 2, answered: true, inDoubt: false, error: settling });
+  });
+
+  it('asks again only for the keys a batch call left unprocessed, and reports those it never could', async () => {
+    const asked: string[][] = [];
+    const done = await untilProcessed(['a', 'b', 'c'], (keys) => (asked.push([...keys]), Promise.resolve(keys.length > 1 ? keys.slice(1) : [])), standaloneDeadline(5_000), fastPolicy);
+    expect({ asked, done }).toEqual({ asked: [['a', 'b', 'c'], ['b', 'c'], ['c']], done: { unprocessed: [] } });
+    const shedding = await untilProcessed(['a', 'b'], (keys) => Promise.resolve(keys), standaloneDeadline(5_000), fastPolicy);
+    expect(shedding).toEqual({ unprocessed: ['a', 'b'] });
+  });
+});
+
+describe("a request's deadline", () => {
+  it('keeps the second half of the clean-up span for the Idempotency-Key: verifying writes ends halfway', () => {
+    const deadline = requestDeadline({ now: 1_000_000, remainingMs: 10_000, reserveMs: 2_000, retryBudget: 50 });
+    expect(deadline.workBy).toBe(1_008_000);
+    expect(deadline.forVerification().workBy).toBe(1_008_750);
+    expect(deadline.forCleanUp().workBy).toBe(1_009_500);
+    expect(deadline.forVerification().forCleanUp().workBy).toBe(1_009_500);
   });
 });

@@ -67,7 +67,6 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const reserve = jest.spyOn(w.references, 'reserve');
     const exists = jest.spyOn(w.files, 'exists');
     const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'A-1' }), validCase(w.fileKey, { invoiceRef: 'A-2' })]));
-    expect(result.statusCode).toBe(201);
     expect(result.created.map((c) => [c.index, c.invoiceRef, c.reference])).toEqual([
       [0, 'A-1', 'PC-222-223'],
       [1, 'A-2', 'PC-222-224'],
@@ -99,7 +98,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const w = world();
     const first = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'DUP-1' })]));
     const second = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'dup-1' })], { requestId: 'req-2' }));
-    expect(second.statusCode).toBe(200);
+    expect(second.created).toEqual([]);
     expect(second.rejected[0]).toMatchObject({ code: 'DUPLICATE', existingCaseId: first.created[0]!.id, existingReference: first.created[0]!.reference });
     expect(second.rejected[0]!.message).toContain(first.created[0]!.reference);
   });
@@ -297,7 +296,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const reserve = jest.spyOn(w.references, 'reserve');
     const company = jest.spyOn(w.companies, 'get');
     const result = await w.service.create(w.request([validCase(w.fileKey, { principalAmount: 20_000 }), { nonsense: true }]));
-    expect(result.statusCode).toBe(200);
+    expect(result.created).toEqual([]);
     expect(result.rejected.map((r) => r.code)).toEqual(['AMOUNT_OUT_OF_RANGE', 'INVALID_FIELD']);
     expect(reserve).not.toHaveBeenCalled();
     expect(company).not.toHaveBeenCalled();
