@@ -74,21 +74,23 @@ module.exports = {
     {
       name: 'stack-knows-no-local-world',
       severity: 'error',
-      comment: 'The CDK stack builds what is deployed; the local stand-ins, servers and tools are not part of it. Share through infra/contract.',
+      comment: 'The CDK stack builds what is deployed; the local stand-ins, servers and tools are not part of it. '
+        + 'Share through infra/contract.',
       from: { path: '^infra/stack/' },
       to: { path: '^infra/(local|ops)/' },
     },
     {
       name: 'local-world-knows-no-stack',
       severity: 'error',
-      comment: 'npm start and npm run invoke never import the CDK code: what they share with the stack is in infra/contract.',
+      comment: 'npm start and npm run invoke never import the CDK code: what they share with the stack is in '
+        + 'infra/contract.',
       from: { path: '^infra/local/' },
       to: { path: '^infra/(stack|ops)/' },
     },
     {
       name: 'local-world-loads-no-cdk',
       severity: 'error',
-      comment: 'No module of the local world reaches aws-cdk-lib, even through another module: it is most of a second of start-up.',
+      comment: 'No module of the local world reaches aws-cdk-lib, even through another module: it costs start-up time.',
       from: { path: '^infra/local/' },
       to: { path: CDK_PACKAGES, reachable: true },
     },
@@ -102,7 +104,8 @@ module.exports = {
     {
       name: 'ops-tools-know-no-cdk-or-local-servers',
       severity: 'error',
-      comment: 'admin and smoke run against production: no CDK code and no local server or store launcher, only the local port discovery.',
+      comment: 'admin and smoke run against production: no CDK code and no local server or store launcher, '
+        + 'only the local port discovery.',
       from: { path: '^infra/ops/' },
       to: { path: ['^infra/(stack|local)/', CDK_PACKAGES], pathNot: PORT_DISCOVERY },
     },

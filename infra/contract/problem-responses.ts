@@ -14,7 +14,7 @@ import { PROBLEM_CONTENT_TYPE } from '../../lib/http/problem-details.js';
 export interface ProblemGatewayResponse {
   /** Construct id. */
   id: string;
-  /** API Gateway's response type, as its API names it (the stack's `ResponseType.of`; a test holds each to the CDK's list). */
+  /** API Gateway's response type as its API names it (the stack's `ResponseType.of`; a test holds each to the CDK's list). */
   type: GatewayResponseType;
   /**
    * The status API Gateway answers with. Left undefined where API Gateway decides it and the

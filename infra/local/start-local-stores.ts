@@ -48,7 +48,10 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
   const s3Starting = startLocalS3(s3Port, s3Dir, LOCAL_DEFAULTS.bucketName, recorder);
   const [dynamo, s3] = await Promise.allSettled([dynamoStarting, s3Starting]);
   const stop = async () => {
-    await Promise.allSettled([s3.status === 'fulfilled' ? s3.value.stop() : undefined, dynamo.status === 'fulfilled' ? dynamo.value.stop() : undefined]);
+    await Promise.allSettled([
+      s3.status === 'fulfilled' ? s3.value.stop() : undefined,
+      dynamo.status === 'fulfilled' ? dynamo.value.stop() : undefined,
+    ]);
     removeTemporary();
   };
   if (dynamo.status === 'rejected' || s3.status === 'rejected') {
@@ -61,5 +64,6 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
     await stop();
     throw error;
   }
-  return { dynamoPort, s3Port, dynamoEndpoint: dynamo.value.endpoint, s3Endpoint: s3.value.endpoint, loopbackOnly: dynamo.value.loopbackOnly, stop };
+  const endpoints = { dynamoEndpoint: dynamo.value.endpoint, s3Endpoint: s3.value.endpoint };
+  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, stop };
 }

@@ -38,7 +38,13 @@ function acknowledgeBucketNotificationsHandler(stack: Stack): void {
  * What each API function may reach, keyed by the route table's function ids: a route whose
  * function has no entry here does not compile. Least privilege per function (grants.ts).
  */
-export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, { table: TableAccess; invoiceBucket?: InvoiceBucketAccess; cursorSecret?: true }>> = {
+export interface FunctionGrants {
+  table: TableAccess;
+  invoiceBucket?: InvoiceBucketAccess;
+  cursorSecret?: true;
+}
+
+export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>> = {
   getCase: { table: 'read' },
   listCases: { table: 'list-cases', cursorSecret: true },
   createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },

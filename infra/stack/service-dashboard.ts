@@ -131,7 +131,9 @@ export class ServiceDashboard extends Construct {
       }),
       graph(
         'Throttles: Lambda',
-        API_FUNCTION_IDS.map((id) => props.functions[id].metricThrottles({ statistic: 'Sum', period, label: API_FUNCTIONS[id].constructId })),
+        API_FUNCTION_IDS.map((id) =>
+          props.functions[id].metricThrottles({ statistic: 'Sum', period, label: API_FUNCTIONS[id].constructId }),
+        ),
         width,
       ),
       graph(

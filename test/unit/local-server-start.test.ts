@@ -14,7 +14,8 @@ it('the local server and its tools load without the CDK (no aws-cdk-lib or const
   const modules = readdirSync('infra/local')
     .filter((file) => file.endsWith('.ts') && !ENTRY_SCRIPTS.has(file))
     .map((file) => `./infra/local/${file}`);
-  expect(modules).toEqual(expect.arrayContaining(['./infra/local/http-adapter.ts', './infra/local/api-routes.ts', './infra/local/stores.ts']));
+  const served = ['./infra/local/http-adapter.ts', './infra/local/api-routes.ts', './infra/local/stores.ts'];
+  expect(modules).toEqual(expect.arrayContaining(served));
   const probe = `
     import Module from 'node:module';
     for (const m of ${JSON.stringify(modules)}) await import(new URL(m, 'file://' + process.cwd() + '/').href);

@@ -254,7 +254,9 @@ describe("API Gateway's own errors", () => {
   });
 
   it('every response type the contract names is one API Gateway has (the CDK lists them all)', () => {
-    const known = new Set(Object.values(ResponseType).flatMap((value: unknown) => (value instanceof ResponseType ? [value.responseType] : [])));
+    const known = new Set(
+      Object.values(ResponseType).flatMap((value: unknown) => (value instanceof ResponseType ? [value.responseType] : [])),
+    );
     expect(known.size).toBeGreaterThanOrEqual(PROBLEM_GATEWAY_RESPONSES.length);
     expect(PROBLEM_GATEWAY_RESPONSES.map((r) => r.type).filter((type) => !known.has(type))).toEqual([]);
   });
