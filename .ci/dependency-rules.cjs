@@ -17,11 +17,18 @@ const PURE_TOP = '^lib/[^/]+\\.ts$';
 const CDK_PACKAGES = '(^|/)node_modules/(aws-cdk-lib|constructs|cdk-nag)(/|$)';
 /** The one module of the local world operator tools may use: where the local stack listens. */
 const PORT_DISCOVERY = '^infra/local/local-ports\\.ts$';
-const PLATFORM_PACKAGES = '(^|/)node_modules/(@aws-sdk|@smithy|@middy|@aws-lambda-powertools|@types/aws-lambda|aws-lambda|aws-cdk-lib|constructs)(/|$)';
+const PLATFORM_PACKAGES =
+  '(^|/)node_modules/(@aws-sdk|@smithy|@middy|@aws-lambda-powertools|@types/aws-lambda|aws-lambda|aws-cdk-lib|constructs)(/|$)';
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'Import cycles hide the direction of a dependency.', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles hide the direction of a dependency.',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'domain-is-platform-free',
       severity: 'error',
@@ -74,16 +81,16 @@ module.exports = {
     {
       name: 'stack-knows-no-local-world',
       severity: 'error',
-      comment: 'The CDK stack builds what is deployed; the local stand-ins, servers and tools are not part of it. '
-        + 'Share through infra/contract.',
+      comment:
+        'The CDK stack builds what is deployed; the local stand-ins, servers and tools are not part of it. ' +
+        'Share through infra/contract.',
       from: { path: '^infra/stack/' },
       to: { path: '^infra/(local|ops)/' },
     },
     {
       name: 'local-world-knows-no-stack',
       severity: 'error',
-      comment: 'npm start and npm run invoke never import the CDK code: what they share with the stack is in '
-        + 'infra/contract.',
+      comment: 'npm start and npm run invoke never import the CDK code: what they share with the stack is in ' + 'infra/contract.',
       from: { path: '^infra/local/' },
       to: { path: '^infra/(stack|ops)/' },
     },
@@ -104,8 +111,8 @@ module.exports = {
     {
       name: 'ops-tools-know-no-cdk-or-local-servers',
       severity: 'error',
-      comment: 'admin and smoke run against production: no CDK code and no local server or store launcher, '
-        + 'only the local port discovery.',
+      comment:
+        'admin and smoke run against production: no CDK code and no local server or store launcher, ' + 'only the local port discovery.',
       from: { path: '^infra/ops/' },
       to: { path: ['^infra/(stack|local)/', CDK_PACKAGES], pathNot: PORT_DISCOVERY },
     },

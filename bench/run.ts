@@ -61,7 +61,8 @@ function check(section: string, figure: string, value: number | string, target: 
 function table(headers: string[], rows: (string | number)[][], align?: ('l' | 'r')[]): void {
   const cells = rows.map((r) => r.map(String));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const fmt = (r: string[]) => r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const fmt = (r: string[]) =>
+    r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(fmt(headers));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of cells) console.log(fmt(r));
@@ -97,7 +98,9 @@ const meta = {
   coldRuns: COLD_RUNS,
   esbuildTarget: cdkEsbuildTarget(),
 };
-console.log(`Partner Case API benchmark — ${meta.date}, commit ${meta.commit}, Node ${meta.node}, ${meta.cpus}, load ${meta.loadAverageAtStart.join(' ')}`);
+console.log(
+  `Partner Case API benchmark — ${meta.date}, commit ${meta.commit}, Node ${meta.node}, ${meta.cpus}, load ${meta.loadAverageAtStart.join(' ')}`,
+);
 console.log('Starting DynamoDB Local (in memory) and s3rver on free ports...');
 
 const stack = await startLocalStack();
@@ -124,8 +127,16 @@ try {
   console.log(`Section 1/2b: ${RUNS} runs of each request against DynamoDB Local + s3rver...`);
   const localRuns = new Map<string, Measurement[]>(SCENARIOS.map((s) => [s.id, []]));
   for (let r = 0; r < RUNS; r++) for (const s of SCENARIOS) localRuns.get(s.id)!.push(await measure(local, s));
-  const coldKeyGet = await measure(local, SCENARIOS.find((s) => s.id === 'get')!, { warmKey: false });
-  const coldKeyCreate = await measure(local, SCENARIOS.find((s) => s.id === 'create-100')!, { warmKey: false });
+  const coldKeyGet = await measure(
+    local,
+    SCENARIOS.find((s) => s.id === 'get')!,
+    { warmKey: false },
+  );
+  const coldKeyCreate = await measure(
+    local,
+    SCENARIOS.find((s) => s.id === 'create-100')!,
+    { warmKey: false },
+  );
   const upload = await measureUpload(local);
 
   // ---------------------------------------------------------------------------------------
@@ -156,22 +167,93 @@ try {
     const retries = runs.reduce((n, m) => n + m.sdkRetries, 0);
     const mark = check('depth', s.label, depth, `≤ ${s.depthTarget}`, depth <= s.depthTarget);
     const first = runs[0]!;
-    depthRows.push([s.label, depth, Math.max(...depths), standIn, `≤ ${s.depthTarget}`, s.designDepth, first.calls, first.path, retries, mark]);
-    depthResults[s.id] = { depth, maxDepth: Math.max(...depths), standInDepth: standIn, target: s.depthTarget, design: s.designDepth, calls: first.byCommand, criticalPath: first.path, sdkRetries: retries };
+    depthRows.push([
+      s.label,
+      depth,
+      Math.max(...depths),
+      standIn,
+      `≤ ${s.depthTarget}`,
+      s.designDepth,
+      first.calls,
+      first.path,
+      retries,
+      mark,
+    ]);
+    depthResults[s.id] = {
+      depth,
+      maxDepth: Math.max(...depths),
+      standInDepth: standIn,
+      target: s.depthTarget,
+      design: s.designDepth,
+      calls: first.byCommand,
+      criticalPath: first.path,
+      sdkRetries: retries,
+    };
   }
   const coldGetMark = check('depth', 'GET, first use of the key in a minute', coldKeyGet.depth, '≤ 2', coldKeyGet.depth <= 2);
-  depthRows.push(['GET, key first used (lastUsedAt)', coldKeyGet.depth, coldKeyGet.depth, '', '≤ 2', 2, coldKeyGet.calls, coldKeyGet.path, coldKeyGet.sdkRetries, coldGetMark]);
+  depthRows.push([
+    'GET, key first used (lastUsedAt)',
+    coldKeyGet.depth,
+    coldKeyGet.depth,
+    '',
+    '≤ 2',
+    2,
+    coldKeyGet.calls,
+    coldKeyGet.path,
+    coldKeyGet.sdkRetries,
+    coldGetMark,
+  ]);
   const coldCreateMark = check('depth', 'POST 100, first use of the key', coldKeyCreate.depth, '≤ 4', coldKeyCreate.depth <= 4);
-  depthRows.push(['POST 100, key first used', coldKeyCreate.depth, coldKeyCreate.depth, '', '≤ 4', 3, coldKeyCreate.calls, coldKeyCreate.path, coldKeyCreate.sdkRetries, coldCreateMark]);
+  depthRows.push([
+    'POST 100, key first used',
+    coldKeyCreate.depth,
+    coldKeyCreate.depth,
+    '',
+    '≤ 4',
+    3,
+    coldKeyCreate.calls,
+    coldKeyCreate.path,
+    coldKeyCreate.sdkRetries,
+    coldCreateMark,
+  ]);
   const uploadMark = check('depth', 'POST /uploads', upload.depth, '≤ 1', upload.depth <= 1);
-  depthRows.push(['POST /uploads (presign is local)', upload.depth, upload.depth, '', '≤ 1', 1, upload.calls, upload.path, upload.sdkRetries, uploadMark]);
-  table(['request', 'depth', 'max', 'stand-in', 'target', 'design', 'calls', 'critical path', 'retries', ''], depthRows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l']);
+  depthRows.push([
+    'POST /uploads (presign is local)',
+    upload.depth,
+    upload.depth,
+    '',
+    '≤ 1',
+    1,
+    upload.calls,
+    upload.path,
+    upload.sdkRetries,
+    uploadMark,
+  ]);
+  table(['request', 'depth', 'max', 'stand-in', 'target', 'design', 'calls', 'critical path', 'retries', ''], depthRows, [
+    'l',
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'l',
+    'r',
+    'l',
+  ]);
   const d1 = median(localRuns.get('create-1')!.map((m) => m.depth));
   const d100 = median(localRuns.get('create-100')!.map((m) => m.depth));
   const flatMark = check('depth', 'flat in batch size (1 vs 100 cases)', `${d1} vs ${d100}`, 'equal', d1 === d100);
   console.log(`\nFlat in batch size: 1 case ${d1}, 100 cases ${d100} → ${flatMark}`);
-  console.log(`depth = median over ${RUNS} runs on DynamoDB Local + s3rver; stand-in = same requests on the store stand-in; retries = SDK retries seen in those runs.`);
-  results.depth = { ...depthResults, getFirstKeyUse: { depth: coldKeyGet.depth, criticalPath: coldKeyGet.path }, create100FirstKeyUse: { depth: coldKeyCreate.depth, criticalPath: coldKeyCreate.path }, upload: { depth: upload.depth, calls: upload.byCommand } };
+  console.log(
+    `depth = median over ${RUNS} runs on DynamoDB Local + s3rver; stand-in = same requests on the store stand-in; retries = SDK retries seen in those runs.`,
+  );
+  results.depth = {
+    ...depthResults,
+    getFirstKeyUse: { depth: coldKeyGet.depth, criticalPath: coldKeyGet.path },
+    create100FirstKeyUse: { depth: coldKeyCreate.depth, criticalPath: coldKeyCreate.path },
+    upload: { depth: upload.depth, calls: upload.byCommand },
+  };
 
   heading(`2. Latency against the floor: ${DELAY_MS} ms per storage call, store stand-in on its own thread, ${RUNS} runs`);
   const latencyRows: (string | number)[][] = [];
@@ -187,7 +269,20 @@ try {
     const cpuOnly = median(zeroDelayRuns.get(s.id)!.map((m) => m.activeMs));
     const storeMs = median(runs.map((m) => m.storeMs));
     const mark = check('latency', `${s.label} p50 / floor`, round(ratio, 2), '≤ 1.5', ratio <= 1.5);
-    latencyRows.push([s.label, ms(median(times)), ms(p95(times)), `${s.depthTarget}×${DELAY_MS} = ${floor}`, round(ratio, 2).toFixed(2), round(p95(times) / floor, 2).toFixed(2), '≤ 1.5', round(median(times) / tight, 2).toFixed(2), ms(noDelay), ms(cpuOnly), ms(storeMs), mark]);
+    latencyRows.push([
+      s.label,
+      ms(median(times)),
+      ms(p95(times)),
+      `${s.depthTarget}×${DELAY_MS} = ${floor}`,
+      round(ratio, 2).toFixed(2),
+      round(p95(times) / floor, 2).toFixed(2),
+      '≤ 1.5',
+      round(median(times) / tight, 2).toFixed(2),
+      ms(noDelay),
+      ms(cpuOnly),
+      ms(storeMs),
+      mark,
+    ]);
     latencyResults[s.id] = {
       p50Ms: round(median(times)),
       p95Ms: round(p95(times)),
@@ -202,8 +297,26 @@ try {
       standInServiceMs: round(storeMs),
     };
   }
-  table(['request', 'p50 ms', 'p95 ms', 'floor ms', 'p50/floor', 'p95/floor', 'target', 'p50/(depth×delay)', 'no-delay p50', 'CPU p50', 'stand-in ms', ''], latencyRows);
-  console.log('floor = target depth × delay. no-delay p50 = the same request with 0 ms per call (it still waits for the stand-in). CPU p50 = of');
+  table(
+    [
+      'request',
+      'p50 ms',
+      'p95 ms',
+      'floor ms',
+      'p50/floor',
+      'p95/floor',
+      'target',
+      'p50/(depth×delay)',
+      'no-delay p50',
+      'CPU p50',
+      'stand-in ms',
+      '',
+    ],
+    latencyRows,
+  );
+  console.log(
+    'floor = target depth × delay. no-delay p50 = the same request with 0 ms per call (it still waits for the stand-in). CPU p50 = of',
+  );
   console.log('that, the time the handler thread was busy (event-loop utilisation): handler + SDK, which a single thread cannot overlap.');
   console.log('stand-in ms = time the stand-in spent serving, on its own thread (real DynamoDB/S3 spend it remotely).');
   const groups = new Map<string, number>();
@@ -222,15 +335,23 @@ try {
     groups.set(group, (groups.get(group) ?? 0) + b.ms);
   }
   const grouped = [...groups.entries()].sort((a, b) => b[1] - a[1]);
-  console.log(`\nWhere the CPU of a 100-case create goes (V8 profile of 15 requests, no delay, stand-in; ${ms(attribution.totalMs)} ms sampled):`);
+  console.log(
+    `\nWhere the CPU of a 100-case create goes (V8 profile of 15 requests, no delay, stand-in; ${ms(attribution.totalMs)} ms sampled):`,
+  );
   table(
     ['bucket', 'share'],
     grouped.slice(0, 8).map(([name, t]) => [name, `${((t / attribution.totalMs) * 100).toFixed(0)} %`]),
   );
-  console.log(`top entries: ${attribution.buckets.slice(0, 6).map((b) => `${b.name} ${(b.share * 100).toFixed(0)} %`).join(', ')}`);
+  console.log(
+    `top entries: ${attribution.buckets
+      .slice(0, 6)
+      .map((b) => `${b.name} ${(b.share * 100).toFixed(0)} %`)
+      .join(', ')}`,
+  );
   results.latencyAgainstFloor = {
     delayMs: DELAY_MS,
-    backend: 'store stand-in below the SDK, on a worker thread (test/support/storage-rig/memory-backend.ts via bench/lib/remote-backend.ts)',
+    backend:
+      'store stand-in below the SDK, on a worker thread (test/support/storage-rig/memory-backend.ts via bench/lib/remote-backend.ts)',
     requests: latencyResults,
     cpuAttribution100Cases: Object.fromEntries(grouped.map(([n, t]) => [n, round((t / attribution.totalMs) * 100, 1)])),
     cpuAttributionTop: attribution.buckets.slice(0, 15).map((b) => ({ name: b.name, percent: round(b.share * 100, 1) })),
@@ -255,17 +376,24 @@ try {
   heading('2c. The 100-case batch: SDK requests, CPU ratio, partition heat (store stand-in)');
   const sdkRequests = Math.max(...delayedRuns.get('create-100')!.map((m) => m.calls));
   const requestsMark = check('batch', 'SDK requests per 100-case batch', sdkRequests, '≤ 10', sdkRequests <= 10);
-  console.log(`SDK requests per 100-case batch (most in ${RUNS} runs): ${sdkRequests} ${JSON.stringify(delayedRuns.get('create-100')![0]!.byCommand)} → ${requestsMark}`);
+  console.log(
+    `SDK requests per 100-case batch (most in ${RUNS} runs): ${sdkRequests} ${JSON.stringify(delayedRuns.get('create-100')![0]!.byCommand)} → ${requestsMark}`,
+  );
   const cpu100 = median(zeroDelayRuns.get('create-100')!.map((m) => m.activeMs));
   const cpu1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.activeMs));
   // ≤ 5 since transactions go through the SDK's own serializer again (issue 21): ~4 ms more per 100 cases.
   const cpuRatio = cpu100 / cpu1;
   const cpuRatioMark = check('batch', 'CPU ratio 100-case ÷ 1-case create (no delay)', round(cpuRatio, 2), '≤ 5', cpuRatio <= 5);
-  console.log(`CPU (handler thread busy), no delay, p50: 100 cases ${ms(cpu100)} ms ÷ 1 case ${ms(cpu1)} ms = ${(cpu100 / cpu1).toFixed(2)} → ${cpuRatioMark}`);
+  console.log(
+    `CPU (handler thread busy), no delay, p50: 100 cases ${ms(cpu100)} ms ÷ 1 case ${ms(cpu1)} ms = ${(cpu100 / cpu1).toFixed(2)} → ${cpuRatioMark}`,
+  );
 
   const { heat, itemsWrittenByEveryRequest, requestLoad } = await import('./lib/partition-heat.js');
   const other = await emulated.fixtures.partner(100);
-  const otherScenario = { ...create100, event: (_r: unknown, tag: string) => createCasesEvent(other.apiKey, benchCases(tag, 100, other.fileKeys)) };
+  const otherScenario = {
+    ...create100,
+    event: (_r: unknown, tag: string) => createCasesEvent(other.apiKey, benchCases(tag, 100, other.fileKeys)),
+  };
   const recordedLoads = [];
   for (let i = 0; i < 10; i++) {
     await measure(emulated, create100);
@@ -287,16 +415,47 @@ try {
     const keys = heat(sample, scenario);
     const share = Math.max(...keys.map((k) => Math.max(k.wcu / 1000, k.rcu / 3000)));
     hottestShare = Math.max(hottestShare, share);
-    for (const k of keys.slice(0, 5)) heatRows.push([scenario.name, k.partition.replace(/cmp_[0-9A-Za-z]{16}/, '<company>').replace(/case_[0-9A-Za-z]{22}/, '<case>'), round(k.wcu, 1), round(k.rcu, 1), `${((Math.max(k.wcu / 1000, k.rcu / 3000)) * 100).toFixed(1)} %`]);
-    heatResults[scenario.name] = { hottestShareOfPartitionLimit: round(share, 3), hottest: keys.slice(0, 5).map((k) => ({ partition: k.partition, wcuPerSecond: round(k.wcu, 1), rcuPerSecond: round(k.rcu, 1) })) };
+    for (const k of keys.slice(0, 5))
+      heatRows.push([
+        scenario.name,
+        k.partition.replace(/cmp_[0-9A-Za-z]{16}/, '<company>').replace(/case_[0-9A-Za-z]{22}/, '<case>'),
+        round(k.wcu, 1),
+        round(k.rcu, 1),
+        `${(Math.max(k.wcu / 1000, k.rcu / 3000) * 100).toFixed(1)} %`,
+      ]);
+    heatResults[scenario.name] = {
+      hottestShareOfPartitionLimit: round(share, 3),
+      hottest: keys.slice(0, 5).map((k) => ({ partition: k.partition, wcuPerSecond: round(k.wcu, 1), rcuPerSecond: round(k.rcu, 1) })),
+    };
   }
   table(['scenario', 'partition (hottest 5)', 'WCU/s', 'RCU/s', 'of limit'], heatRows, ['l', 'l', 'r', 'r', 'r']);
-  const heatMark = check('batch', 'partition heat: hottest partition ÷ its limit (1,000 WCU/s, 3,000 RCU/s)', round(hottestShare, 3), '≤ 0.5', hottestShare <= 0.5);
+  const heatMark = check(
+    'batch',
+    'partition heat: hottest partition ÷ its limit (1,000 WCU/s, 3,000 RCU/s)',
+    round(hottestShare, 3),
+    '≤ 0.5',
+    hottestShare <= 0.5,
+  );
   const everyRequest = itemsWrittenByEveryRequest(recordedLoads);
-  const everyMark = check('batch', 'items written by every request', everyRequest.length === 0 ? 'none' : everyRequest.join(', '), 'none', everyRequest.length === 0);
-  console.log(`Hottest partition at ${(hottestShare * 100).toFixed(1)} % of its limit → ${heatMark}; items written by every one of ${recordedLoads.length} requests: ${everyRequest.length === 0 ? 'none' : everyRequest.join(', ')} → ${everyMark}`);
-  console.log('Partition loads are estimated from the recorded calls and item sizes (bench/lib/partition-heat.ts); the stand-in is not DynamoDB.');
-  results.batchPath = { sdkRequestsPer100CaseBatch: sdkRequests, cpuRatio100To1NoDelay: round(cpu100 / cpu1, 2), partitionHeat: heatResults, itemsWrittenByEveryRequest: everyRequest };
+  const everyMark = check(
+    'batch',
+    'items written by every request',
+    everyRequest.length === 0 ? 'none' : everyRequest.join(', '),
+    'none',
+    everyRequest.length === 0,
+  );
+  console.log(
+    `Hottest partition at ${(hottestShare * 100).toFixed(1)} % of its limit → ${heatMark}; items written by every one of ${recordedLoads.length} requests: ${everyRequest.length === 0 ? 'none' : everyRequest.join(', ')} → ${everyMark}`,
+  );
+  console.log(
+    'Partition loads are estimated from the recorded calls and item sizes (bench/lib/partition-heat.ts); the stand-in is not DynamoDB.',
+  );
+  results.batchPath = {
+    sdkRequestsPer100CaseBatch: sdkRequests,
+    cpuRatio100To1NoDelay: round(cpu100 / cpu1, 2),
+    partitionHeat: heatResults,
+    itemsWrittenByEveryRequest: everyRequest,
+  };
   closeRig(emulated);
 
   // ---------------------------------------------------------------------------------------
@@ -329,9 +488,17 @@ try {
     ],
   );
   const perCaseMark = check('cpu', 'marginal CPU per case (1→100)', round(perCase, 4), '≤ 0.1 ms', perCase <= 0.1);
-  const linearMark = check('cpu', 'linear: marginal 10→100 ÷ marginal 1→10', round(slopeHigh / slopeLow, 2), '≤ 1.5', slopeHigh <= 1.5 * slopeLow);
+  const linearMark = check(
+    'cpu',
+    'linear: marginal 10→100 ÷ marginal 1→10',
+    round(slopeHigh / slopeLow, 2),
+    '≤ 1.5',
+    slopeHigh <= 1.5 * slopeLow,
+  );
   console.log(`\nMarginal CPU per case (t100 − t1) / 99 = ${perCase.toFixed(4)} ms, target ≤ 0.1 ms → ${perCaseMark}`);
-  console.log(`Linear growth: per case ${slopeLow.toFixed(4)} ms over 1→10, ${slopeHigh.toFixed(4)} ms over 10→100 (ratio ${(slopeHigh / slopeLow).toFixed(2)}, target ≤ 1.5) → ${linearMark}`);
+  console.log(
+    `Linear growth: per case ${slopeLow.toFixed(4)} ms over 1→10, ${slopeHigh.toFixed(4)} ms over 10→100 (ratio ${(slopeHigh / slopeLow).toFixed(2)}, target ≤ 1.5) → ${linearMark}`,
+  );
   const sdk100 = median(zeroDelayRuns.get('create-100')!.map((m) => m.activeMs));
   const sdk1 = median(zeroDelayRuns.get('create-1')!.map((m) => m.activeMs));
   const sdkPerCase = (sdk100 - sdk1) / 99;
@@ -355,13 +522,22 @@ try {
     { name: 'create-cases', entry: 'functions/create-cases.ts', floor: 'bench/floors/create-cases.ts', kind: 'create' as const },
     { name: 'create-upload', entry: 'functions/create-upload.ts', floor: 'bench/floors/create-upload.ts', kind: 'upload' as const },
   ];
-  const variants: { name: string; fn: (typeof functions)[number]; role: 'handler' | 'floor'; bundle: Awaited<ReturnType<typeof bundleLikeCdk>> }[] = [];
+  const variants: {
+    name: string;
+    fn: (typeof functions)[number];
+    role: 'handler' | 'floor';
+    bundle: Awaited<ReturnType<typeof bundleLikeCdk>>;
+  }[] = [];
   for (const fn of functions) {
     variants.push({ name: fn.name, fn, role: 'handler', bundle: await bundleLikeCdk(fn.name, fn.entry, bundleDir) });
     variants.push({ name: `floor-${fn.name}`, fn, role: 'floor', bundle: await bundleLikeCdk(`floor-${fn.name}`, fn.floor, bundleDir) });
   }
   const childEnv: Record<string, string> = {
-    ...functionEnvironment(DEFAULT_STACK_CONFIG, { tableName: cfg.tableName, bucketName: cfg.bucketName, claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS }),
+    ...functionEnvironment(DEFAULT_STACK_CONFIG, {
+      tableName: cfg.tableName,
+      bucketName: cfg.bucketName,
+      claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
+    }),
     ...stack.env,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
@@ -378,19 +554,25 @@ try {
             : createUploadEvent(local.partner.apiKey);
       const result = await runChild(v.bundle.file, [event], childEnv, join(TMP, 'scratch'), v.name);
       const status = result.invocations[0]!.statusCode;
-      if (status !== 200 && status !== 201) throw new Error(`${v.name}: cold invocation answered ${status}: ${result.invocations[0]!.body ?? ''}`);
+      if (status !== 200 && status !== 201)
+        throw new Error(`${v.name}: cold invocation answered ${status}: ${result.invocations[0]!.body ?? ''}`);
       cold.get(v.name)!.push(result);
     }
   }
 
   console.log('Section 5: peak RSS of 100-case creates in a fresh process...');
   const createBundle = variants.find((v) => v.name === 'create-cases')!.bundle;
-  const memoryEvents = Array.from({ length: 6 }, (_, i) => createCasesEvent(local.partner.apiKey, benchCases(`mem-${i}`, 100, local.partner.fileKeys)));
+  const memoryEvents = Array.from({ length: 6 }, (_, i) =>
+    createCasesEvent(local.partner.apiKey, benchCases(`mem-${i}`, 100, local.partner.fileKeys)),
+  );
   await local.fixtures.warmKey(local.partner.keyId);
   const memory = await runChild(createBundle.file, memoryEvents, childEnv, join(TMP, 'scratch'), 'memory');
-  for (const inv of memory.invocations) if (inv.statusCode !== 201) throw new Error(`memory run answered ${inv.statusCode}: ${inv.body ?? ''}`);
+  for (const inv of memory.invocations)
+    if (inv.statusCode !== 201) throw new Error(`memory run answered ${inv.statusCode}: ${inv.body ?? ''}`);
 
-  heading(`4. Cold start: bundled as the CDK stack does (esbuild, ESM, minified, ${meta.esbuildTarget}, SDK bundled), fresh Node process, median of ${COLD_RUNS}`);
+  heading(
+    `4. Cold start: bundled as the CDK stack does (esbuild, ESM, minified, ${meta.esbuildTarget}, SDK bundled), fresh Node process, median of ${COLD_RUNS}`,
+  );
   const coldRows: (string | number)[][] = [];
   const coldResults: Record<string, unknown> = {};
   const s3Pattern = /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|s3-request-presigner)\//;
@@ -431,7 +613,10 @@ try {
         processStartToFirstResponseMs: round(median(runs.map((x) => x.processStartToFirstResponseMs))),
         ratioToFloor: round(ratio, 2),
         peakRssMb: round(median(runs.map((x) => x.invocations[0]!.maxRssMb))),
-        zodLocalesBytes: Object.entries(v.bundle.inputs).reduce((n, [path, bytes]) => (path.includes('zod/v4/locales/') ? n + bytes : n), 0),
+        zodLocalesBytes: Object.entries(v.bundle.inputs).reduce(
+          (n, [path, bytes]) => (path.includes('zod/v4/locales/') ? n + bytes : n),
+          0,
+        ),
         largestInputs: Object.entries(bytesByPackage(v.bundle))
           .sort((a, b) => b[1] - a[1])
           .slice(0, 10)
@@ -442,15 +627,37 @@ try {
   table(['bundle', 'bytes', 'zod', 'S3 code', 'load', '1st invoke', 'load+invoke', 'from exec', '÷ floor', 'target', ''], coldRows);
   for (const fn of functions) {
     const r = coldResults[fn.name] as { zodLocalesBytes: number; largestInputs: { name: string; bytes: number }[] };
-    console.log(`${fn.name} bundle, largest parts: ${r.largestInputs.slice(0, 6).map((x) => `${x.name} ${kib(x.bytes)}`).join(', ')} (zod locales: ${kib(r.zodLocalesBytes)})`);
+    console.log(
+      `${fn.name} bundle, largest parts: ${r.largestInputs
+        .slice(0, 6)
+        .map((x) => `${x.name} ${kib(x.bytes)}`)
+        .join(', ')} (zod locales: ${kib(r.zodLocalesBytes)})`,
+    );
   }
   const readS3 = packageInputs(variants.find((v) => v.name === 'get-case')!.bundle, s3Pattern);
-  const readMark = check('cold start', 'read bundle carries no S3 code', readS3.length === 0 ? 'none' : readS3.join(', '), 'none', readS3.length === 0);
-  console.log(`\nRead handler (get-case) bundle: S3 code ${readS3.length === 0 ? 'none' : readS3.length + ' files'} (metafile inputs under @aws-sdk/client-s3, middleware-sdk-s3, s3-request-presigner) → ${readMark}`);
-  console.log('load = import of the bundle (parse, compile, top-level code: config, clients, schemas); 1st invoke = first request against the');
-  console.log('local stores with a valid, warmed key; from exec = from process start (Node bootstrap included). Floors: bench/floors/*.ts,');
+  const readMark = check(
+    'cold start',
+    'read bundle carries no S3 code',
+    readS3.length === 0 ? 'none' : readS3.join(', '),
+    'none',
+    readS3.length === 0,
+  );
+  console.log(
+    `\nRead handler (get-case) bundle: S3 code ${readS3.length === 0 ? 'none' : readS3.length + ' files'} (metafile inputs under @aws-sdk/client-s3, middleware-sdk-s3, s3-request-presigner) → ${readMark}`,
+  );
+  console.log(
+    'load = import of the bundle (parse, compile, top-level code: config, clients, schemas); 1st invoke = first request against the',
+  );
+  console.log(
+    'local stores with a valid, warmed key; from exec = from process start (Node bootstrap included). Floors: bench/floors/*.ts,',
+  );
   console.log('the same SDK clients and storage calls without the project code.');
-  results.coldStart = { esbuildTarget: meta.esbuildTarget, nodeOptions: childEnv.NODE_OPTIONS, bundles: coldResults, readBundleS3Inputs: readS3 };
+  results.coldStart = {
+    esbuildTarget: meta.esbuildTarget,
+    nodeOptions: childEnv.NODE_OPTIONS,
+    bundles: coldResults,
+    readBundleS3Inputs: readS3,
+  };
 
   heading('5. Memory: create-cases bundle, fresh process, 100-case creates against the local stores');
   const firstRss = memory.invocations[0]!.maxRssMb;
@@ -468,8 +675,15 @@ try {
     ],
   );
   console.log(`V8 heap in use at the end: ${ms(memory.heapUsedMb)} MB.`);
-  console.log(`100-case create in that process: first ${ms(memory.invocations[0]!.ms)} ms (cold), then ${memory.invocations.slice(1).map((i) => ms(i.ms)).join(', ')} ms (DynamoDB Local).`);
-  console.log(`CDK memory settings today: create-cases ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB, get-case and create-upload ${DEFAULT_STACK_CONFIG.functionMemoryMb} MB.`);
+  console.log(
+    `100-case create in that process: first ${ms(memory.invocations[0]!.ms)} ms (cold), then ${memory.invocations
+      .slice(1)
+      .map((i) => ms(i.ms))
+      .join(', ')} ms (DynamoDB Local).`,
+  );
+  console.log(
+    `CDK memory settings today: create-cases ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB, get-case and create-upload ${DEFAULT_STACK_CONFIG.functionMemoryMb} MB.`,
+  );
   results.memory = {
     peakRssMbAfterOne100CaseCreate: round(firstRss),
     peakRssMbAfterSix100CaseCreates: round(lastRss),
@@ -495,6 +709,13 @@ table(
 );
 const failed = checks.filter((c) => !c.pass).length;
 const seconds = (Date.now() - startedAt) / 1000;
-console.log(`\n${checks.length - failed} of ${checks.length} targets met; ${failed} missed (see docs/performance.md). Took ${seconds.toFixed(0)} s; load average now ${loadavg().map((v) => v.toFixed(2)).join(' ')}.`);
-writeFileSync(RESULTS, `${JSON.stringify({ meta: { ...meta, seconds: round(seconds), loadAverageAtEnd: loadavg().map((v) => round(v, 2)) }, checks, ...results }, null, 2)}\n`);
+console.log(
+  `\n${checks.length - failed} of ${checks.length} targets met; ${failed} missed (see docs/performance.md). Took ${seconds.toFixed(0)} s; load average now ${loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ')}.`,
+);
+writeFileSync(
+  RESULTS,
+  `${JSON.stringify({ meta: { ...meta, seconds: round(seconds), loadAverageAtEnd: loadavg().map((v) => round(v, 2)) }, checks, ...results }, null, 2)}\n`,
+);
 console.log(`Written to ${RESULTS.replace(`${PROJECT_ROOT}/`, '')}.`);

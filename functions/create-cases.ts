@@ -24,7 +24,11 @@ export function createCases(service: CreateCasesService): CoreHandler {
     });
 
     const counts = outcomeCounts(result);
-    Object.assign(context.logFields, { cases: envelope.cases.length, idempotencyKeyUsed: envelope.idempotencyKey !== undefined, ...counts });
+    Object.assign(context.logFields, {
+      cases: envelope.cases.length,
+      idempotencyKeyUsed: envelope.idempotencyKey !== undefined,
+      ...counts,
+    });
     metrics.addMetric('CasesSubmitted', MetricUnit.Count, envelope.cases.length);
     metrics.addMetric('CasesCreated', MetricUnit.Count, result.created.length);
     metrics.addMetric('CasesRejected', MetricUnit.Count, result.rejected.length);

@@ -24,7 +24,11 @@ export function createUpload(uploads: UploadService): CoreHandler {
     }
     const caller = callerOf(context);
     const ticket = await uploads.issue(parsed.value, { companyId: caller.companyId, keyId: caller.keyId, mode: caller.mode });
-    Object.assign(context.logFields, { contentType: parsed.value.contentType, contentLength: parsed.value.contentLength, fileKey: ticket.fileKey });
+    Object.assign(context.logFields, {
+      contentType: parsed.value.contentType,
+      contentLength: parsed.value.contentLength,
+      fileKey: ticket.fileKey,
+    });
     return jsonResponse(201, ticket);
   };
 }

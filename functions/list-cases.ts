@@ -20,7 +20,12 @@ export function buildListCasesHandler(deps: ListCasesDeps) {
   const now = deps.now ?? (() => new Date());
   return apiHandler({ scope: 'cases:read', keys: deps.keys }, async (event, context) => {
     const query = parseListQuery(event.queryStringParameters, event.multiValueQueryStringParameters);
-    const page = await listCases({ lister: deps.caseLister, cursors: await deps.cursors(context.deadline), now }, callerOf(context), query, context.deadline);
+    const page = await listCases(
+      { lister: deps.caseLister, cursors: await deps.cursors(context.deadline), now },
+      callerOf(context),
+      query,
+      context.deadline,
+    );
     context.logFields.returned = page.data.length;
     return jsonResponse(200, page);
   });

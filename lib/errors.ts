@@ -84,7 +84,9 @@ export class UnauthenticatedError extends CodedError {
 
 export class InsufficientScopeError extends CodedError {
   constructor(readonly requiredScope: string) {
-    super('INSUFFICIENT_SCOPE', `This API key does not hold the scope "${requiredScope}" that this operation requires.`, { extensions: { requiredScope } });
+    super('INSUFFICIENT_SCOPE', `This API key does not hold the scope "${requiredScope}" that this operation requires.`, {
+      extensions: { requiredScope },
+    });
   }
 }
 
@@ -151,7 +153,10 @@ export class IdempotencyKeyReusedError extends CodedError {
         ? 'This Idempotency-Key was already used; nothing new was created. The original result is included.'
         : 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
       {
-        extensions: state === 'COMPLETED' && original ? { state, sameRequest, created: original.created, rejected: original.rejected } : { state, sameRequest },
+        extensions:
+          state === 'COMPLETED' && original
+            ? { state, sameRequest, created: original.created, rejected: original.rejected }
+            : { state, sameRequest },
         ...(state === 'IN_PROGRESS' ? { retryAfterSeconds: replay.retryAfterSeconds ?? 1 } : {}),
       },
     );
@@ -167,7 +172,11 @@ export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 export class ServiceUnavailableError extends CodedError {
   constructor(cause?: unknown, retryAfterSeconds = SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) {
-    super('SERVICE_UNAVAILABLE', 'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.', { retryAfterSeconds });
+    super(
+      'SERVICE_UNAVAILABLE',
+      'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.',
+      { retryAfterSeconds },
+    );
     if (cause !== undefined) this.cause = cause;
   }
 }

@@ -17,7 +17,9 @@ const s3 = createS3Client(cfg);
 
 export const handler = async (event: FloorEvent): Promise<FloorResult> => {
   const input = (JSON.parse(event.body ?? '{}') as { cases: Record<string, unknown>[] }).cases[0] ?? {};
-  const key = await ddb.send(new GetCommand({ TableName: cfg.tableName, Key: { pk: `KEY#${keyIdOf(event.headers)}`, sk: 'KEY' }, ConsistentRead: true }));
+  const key = await ddb.send(
+    new GetCommand({ TableName: cfg.tableName, Key: { pk: `KEY#${keyIdOf(event.headers)}`, sk: 'KEY' }, ConsistentRead: true }),
+  );
   const companyId = String(key.Item?.companyId);
   const [, counter] = await Promise.all([
     ddb.send(new GetCommand({ TableName: cfg.tableName, Key: { pk: `COMPANY#${companyId}`, sk: 'PROFILE' }, ConsistentRead: true })),
@@ -38,9 +40,27 @@ export const handler = async (event: FloorEvent): Promise<FloorResult> => {
   await ddb.send(
     new TransactWriteCommand({
       TransactItems: [
-        { Put: { TableName: cfg.tableName, Item: { pk: `FLOOR#${companyId}`, sk: `INVREF#${String(input.invoiceRef)}`, caseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: cfg.tableName, Item: { pk: `FLOOR#${caseId}`, sk: 'CASE', ...input, createdAt: now }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: cfg.tableName, Item: { pk: `FLOOR#${caseId}`, sk: 'ATTESTATION', ...(input.attestation as object), attestedAt: now }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            TableName: cfg.tableName,
+            Item: { pk: `FLOOR#${companyId}`, sk: `INVREF#${String(input.invoiceRef)}`, caseId },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: cfg.tableName,
+            Item: { pk: `FLOOR#${caseId}`, sk: 'CASE', ...input, createdAt: now },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: cfg.tableName,
+            Item: { pk: `FLOOR#${caseId}`, sk: 'ATTESTATION', ...(input.attestation as object), attestedAt: now },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
       ],
     }),
   );

@@ -17,7 +17,9 @@ const s3 = createS3Client(cfg);
 
 export const handler = async (event: FloorEvent): Promise<FloorResult> => {
   const request = JSON.parse(event.body ?? '{}') as { contentType: string; contentLength: number };
-  const key = await ddb.send(new GetCommand({ TableName: cfg.tableName, Key: { pk: `KEY#${keyIdOf(event.headers)}`, sk: 'KEY' }, ConsistentRead: true }));
+  const key = await ddb.send(
+    new GetCommand({ TableName: cfg.tableName, Key: { pk: `KEY#${keyIdOf(event.headers)}`, sk: 'KEY' }, ConsistentRead: true }),
+  );
   const fileKey = `invoices/${String(key.Item?.companyId)}/${randomUUID().replace(/-/g, '')}.pdf`;
   const uploadUrl = await getSignedUrl(
     s3,

@@ -13,8 +13,20 @@ port.on('message', (request: BackendRequest) => {
   void (async () => {
     let reply: BackendReply;
     try {
-      const { response, servedMs } = await backend.handle({ method: request.method, path: request.path, headers: request.headers, body: request.body });
-      reply = { id: request.id, statusCode: response.statusCode, ...(response.reason ? { reason: response.reason } : {}), headers: response.headers, body: await bodyBytes(response.body), busyMs: servedMs };
+      const { response, servedMs } = await backend.handle({
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        body: request.body,
+      });
+      reply = {
+        id: request.id,
+        statusCode: response.statusCode,
+        ...(response.reason ? { reason: response.reason } : {}),
+        headers: response.headers,
+        body: await bodyBytes(response.body),
+        busyMs: servedMs,
+      };
     } catch (error) {
       reply = { id: request.id, error: (error as Error).stack ?? String(error) };
     }

@@ -51,7 +51,9 @@ export async function bundleLikeCdk(name: string, entry: string, outRoot: string
     plugins,
   });
   await writeFile(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
-  const output = result.metafile.outputs[Object.keys(result.metafile.outputs).find((k) => k.endsWith('index.mjs'))!] as Metafile['outputs'][string];
+  const output = result.metafile.outputs[
+    Object.keys(result.metafile.outputs).find((k) => k.endsWith('index.mjs'))!
+  ] as Metafile['outputs'][string];
   const inputs: Record<string, number> = {};
   for (const [path, info] of Object.entries(output.inputs)) inputs[path] = info.bytesInOutput;
   return { name, file: outfile, bytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, inputs };

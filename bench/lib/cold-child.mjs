@@ -31,7 +31,12 @@ for (const event of events) {
   const result = await mod.handler(event, context());
   const ms = performance.now() - start;
   firstEnd ||= performance.now();
-  invocations.push({ statusCode: result.statusCode, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, body: result.statusCode >= 300 ? String(result.body).slice(0, 300) : undefined });
+  invocations.push({
+    statusCode: result.statusCode,
+    ms,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    body: result.statusCode >= 300 ? String(result.body).slice(0, 300) : undefined,
+  });
 }
 const result = {
   loadMs: t1 - t0,

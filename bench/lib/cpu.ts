@@ -3,7 +3,15 @@ import { AccountsService } from '../../lib/accounts/accounts-service.js';
 import { fileKeyProblem, issueFileKey } from '../../lib/uploads/file-key.js';
 import { benchCases, createCasesEvent, lambdaContext, type Handler } from '../../test/support/storage-rig/events.js';
 import { median, p95 } from './stats.js';
-import { MemoryApiKeyStore, MemoryCaseWriter, MemoryCompanyStore, MemoryFileStore, MemoryIdempotencyStore, MemoryReferenceAllocator, silentLog } from '../../test/support/memory-stores.js';
+import {
+  MemoryApiKeyStore,
+  MemoryCaseWriter,
+  MemoryCompanyStore,
+  MemoryFileStore,
+  MemoryIdempotencyStore,
+  MemoryReferenceAllocator,
+  silentLog,
+} from '../../test/support/memory-stores.js';
 
 /**
  * The create handler over the in-memory stores: what is left of a request is the handler's own

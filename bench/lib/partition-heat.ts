@@ -52,7 +52,9 @@ export function requestLoad(company: string, calls: readonly StorageCall[]): Req
         add((input.Key as Item).pk, { rcu: readUnits });
         break;
       case 'BatchGetItem':
-        for (const { Keys, ConsistentRead } of Object.values(input.RequestItems as Record<string, { Keys: Item[]; ConsistentRead?: boolean }>)) {
+        for (const { Keys, ConsistentRead } of Object.values(
+          input.RequestItems as Record<string, { Keys: Item[]; ConsistentRead?: boolean }>,
+        )) {
           for (const key of Keys) add(key.pk, { rcu: ConsistentRead === true ? 1 : 0.5 });
         }
         break;
@@ -112,7 +114,10 @@ export function heat(recorded: readonly RequestLoad[], scenario: HeatScenario): 
     const max = loads.reduce((a, l) => ({ wcu: Math.max(a.wcu, l.wcu), rcu: Math.max(a.rcu, l.rcu) }), { wcu: 0, rcu: 0 });
     let rate: { wcu: number; rcu: number };
     if (companies.size > 1) {
-      rate = { wcu: (sum.wcu / recorded.length) * scenario.requestsPerSecond, rcu: (sum.rcu / recorded.length) * scenario.requestsPerSecond };
+      rate = {
+        wcu: (sum.wcu / recorded.length) * scenario.requestsPerSecond,
+        rcu: (sum.rcu / recorded.length) * scenario.requestsPerSecond,
+      };
     } else if (loads.length > 1) {
       const n = requestsOf([...companies][0]!);
       rate = { wcu: Math.max(max.wcu, (sum.wcu / n) * perCompany), rcu: Math.max(max.rcu, (sum.rcu / n) * perCompany) };

@@ -28,12 +28,21 @@ export interface ChildResult {
 
 const CHILD = join(import.meta.dirname, 'cold-child.mjs');
 
-export async function runChild(bundleFile: string, events: unknown[], env: Record<string, string>, scratchDir: string, tag: string): Promise<ChildResult> {
+export async function runChild(
+  bundleFile: string,
+  events: unknown[],
+  env: Record<string, string>,
+  scratchDir: string,
+  tag: string,
+): Promise<ChildResult> {
   const eventsFile = join(scratchDir, `events-${tag}.json`);
   writeFileSync(eventsFile, JSON.stringify(events));
   const started = performance.now();
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, bundleFile, eventsFile], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CHILD, bundleFile, eventsFile], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -22,7 +22,15 @@ export interface BackendRequest {
 }
 
 export type BackendReply =
-  | { id: number; statusCode: number; reason?: string; headers: Record<string, string>; body: Uint8Array; busyMs: number; error?: undefined }
+  | {
+      id: number;
+      statusCode: number;
+      reason?: string;
+      headers: Record<string, string>;
+      body: Uint8Array;
+      busyMs: number;
+      error?: undefined;
+    }
   | { id: number; error: string };
 
 interface HttpRequestLike {
@@ -44,7 +52,9 @@ export class RemoteBackend {
   constructor() {
     // The worker loads TypeScript through tsx, as the bench itself does.
     const entry = new URL('./backend-worker.ts', import.meta.url).href;
-    this.worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+    this.worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, {
+      eval: true,
+    });
     this.worker.on('message', (reply: BackendReply) => {
       this.pending.get(reply.id)?.(reply);
       this.pending.delete(reply.id);
@@ -61,7 +71,9 @@ export class RemoteBackend {
   }
 
   /** The smithy HttpHandler entry point. */
-  async handle(request: HttpRequestLike): Promise<{ response: { statusCode: number; reason?: string; headers: Record<string, string>; body: Readable } }> {
+  async handle(
+    request: HttpRequestLike,
+  ): Promise<{ response: { statusCode: number; reason?: string; headers: Record<string, string>; body: Readable } }> {
     const id = ++this.sequence;
     const bytes = request.body === undefined || request.body === null ? undefined : await bodyBytes(request.body);
     if (this.failure) throw new Error(`store stand-in failed: ${this.failure}`);

@@ -56,7 +56,8 @@ const NOT_FOUND = {
  * Retrying after a 5xx is safe: POST /api/v1/cases replays its first answer for the same
  * Idempotency-Key, and a repeated upload request only issues another URL.
  */
-const RETRY_ADVICE = 'The request may or may not have taken effect: retry it (with the same Idempotency-Key for POST /api/v1/cases), and quote the requestId if it keeps failing.';
+const RETRY_ADVICE =
+  'The request may or may not have taken effect: retry it (with the same Idempotency-Key for POST /api/v1/cases), and quote the requestId if it keeps failing.';
 
 export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   {

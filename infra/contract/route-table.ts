@@ -34,13 +34,37 @@ export interface ApiFunctionSpec {
 }
 
 export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
-  getCase: { name: 'get-case', constructId: 'GetCase', entry: 'functions/get-case.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+  getCase: {
+    name: 'get-case',
+    constructId: 'GetCase',
+    entry: 'functions/get-case.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
   // One round of parallel index queries; a selective status/recoveryGate filter may take a few more.
-  listCases: { name: 'list-cases', constructId: 'ListCases', entry: 'functions/list-cases.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+  listCases: {
+    name: 'list-cases',
+    constructId: 'ListCases',
+    entry: 'functions/list-cases.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
   // Up to 100 cases in a few rounds of TransactWriteItems (33 cases each) after one read of their upload
   // records, plus retries within the request's deadline; well inside API Gateway's 29 s.
-  createCases: { name: 'create-cases', constructId: 'CreateCases', entry: 'functions/create-cases.ts', timeoutSeconds: 15, memorySetting: 'createCasesMemoryMb' },
-  createUpload: { name: 'create-upload', constructId: 'CreateUpload', entry: 'functions/create-upload.ts', timeoutSeconds: 6, memorySetting: 'functionMemoryMb' },
+  createCases: {
+    name: 'create-cases',
+    constructId: 'CreateCases',
+    entry: 'functions/create-cases.ts',
+    timeoutSeconds: 15,
+    memorySetting: 'createCasesMemoryMb',
+  },
+  createUpload: {
+    name: 'create-upload',
+    constructId: 'CreateUpload',
+    entry: 'functions/create-upload.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
 };
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];

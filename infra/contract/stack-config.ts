@@ -198,7 +198,7 @@ export function readStage(source: ContextSource): StageName {
   throw new Error(
     value === undefined || value === ''
       ? `Context "stage" is required: pass ${allowed} (allowed values: ${STAGES.join(', ')}). ` +
-        'Every cdk command needs it, cdk bootstrap too (it runs the app): npx cdk bootstrap -c stage=<stage>.'
+          'Every cdk command needs it, cdk bootstrap too (it runs the app): npx cdk bootstrap -c stage=<stage>.'
       : `Context "stage" must be one of ${STAGES.join(', ')}, got ${JSON.stringify(value)}.`,
   );
 }
@@ -255,7 +255,9 @@ export function readStackConfig(source: ContextSource): StackConfig {
     throw new Error('Context "domainName" and "certificateArn" go together: set both (a custom domain) or neither.');
   }
   if (certificateArn !== undefined && certificateArn.split(':')[3] !== target.region) {
-    throw new Error(`Context "certificateArn" must be a certificate in the stage's region ${target.region} (regional endpoint), got ${certificateArn}`);
+    throw new Error(
+      `Context "certificateArn" must be a certificate in the stage's region ${target.region} (regional endpoint), got ${certificateArn}`,
+    );
   }
 
   const baseName = r.string('stackName', DEFAULT_STACK_NAME, /^[A-Za-z][A-Za-z0-9-]{0,100}$/);

@@ -19,7 +19,8 @@ const openApiFile = () => resolve(root(), 'docs/openapi.json');
 const redocScriptFile = () => createRequire(resolve(root(), 'package.json')).resolve('redoc/bundles/redoc.standalone.js');
 
 /** Everything from this server; Redoc needs inline styles, its init script and a blob: worker. */
-const PAGE_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
+const PAGE_CSP =
+  "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
 
 export interface StaticResponse {
   statusCode: number;
@@ -53,11 +54,23 @@ export function docsResponse(method: string, pathname: string): StaticResponse |
   const path = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
   switch (path) {
     case OPENAPI_ROUTE:
-      return { statusCode: 200, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }, body: readFileSync(openApiFile()) };
+      return {
+        statusCode: 200,
+        headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' },
+        body: readFileSync(openApiFile()),
+      };
     case DOCS_ROUTE:
-      return { statusCode: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': PAGE_CSP }, body: docsPage() };
+      return {
+        statusCode: 200,
+        headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': PAGE_CSP },
+        body: docsPage(),
+      };
     case REDOC_SCRIPT_ROUTE:
-      return { statusCode: 200, headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'max-age=3600' }, body: readFileSync(redocScriptFile()) };
+      return {
+        statusCode: 200,
+        headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'max-age=3600' },
+        body: readFileSync(redocScriptFile()),
+      };
     default:
       return undefined;
   }

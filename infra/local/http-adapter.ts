@@ -90,7 +90,8 @@ function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
 function methodNotAllowed(req: IncomingMessage, allowed: string[], requestId: string): APIGatewayProxyResult {
   const contentType = req.headers['content-type'];
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
-  if (contentType !== undefined && mediaType !== 'application/json') return gatewayProblemResult(gatewayResponse('UNSUPPORTED_MEDIA_TYPE'), requestId);
+  if (contentType !== undefined && mediaType !== 'application/json')
+    return gatewayProblemResult(gatewayResponse('UNSUPPORTED_MEDIA_TYPE'), requestId);
   return gatewayProblemResult(METHOD_NOT_ALLOWED_RESPONSE, requestId, { headers: { Allow: allowed.join(', ') } });
 }
 
@@ -191,7 +192,9 @@ export function createLocalServer(options: LocalServerOptions): Server {
         const requestId = randomUUID();
         const { match, allowed } = findRoute(options.routes, method, url.pathname);
         if (!match) {
-          const answer = allowed.length ? methodNotAllowed(req, allowed, requestId) : gatewayProblemResult(gatewayResponse('MISSING_AUTHENTICATION_TOKEN'), requestId);
+          const answer = allowed.length
+            ? methodNotAllowed(req, allowed, requestId)
+            : gatewayProblemResult(gatewayResponse('MISSING_AUTHENTICATION_TOKEN'), requestId);
           writeResult(res, answer);
           return done(answer.statusCode);
         }
@@ -215,7 +218,8 @@ export function createLocalServer(options: LocalServerOptions): Server {
       } catch (error) {
         // The adapter's own failure (a handler's failures are answered above, as API Gateway would).
         console.error(`local adapter error: ${(error as Error).message}`);
-        if (!res.headersSent) writeResult(res, gatewayProblemResult(gatewayResponse('DEFAULT_5XX'), randomUUID(), { status: ADAPTER_FAILURE_STATUS }));
+        if (!res.headersSent)
+          writeResult(res, gatewayProblemResult(gatewayResponse('DEFAULT_5XX'), randomUUID(), { status: ADAPTER_FAILURE_STATUS }));
         done(ADAPTER_FAILURE_STATUS);
       }
     })();

@@ -42,7 +42,12 @@ export const FUNCTION_ERROR_STATUS = 502;
 function isProxyResult(value: unknown): value is APIGatewayProxyResult {
   if (typeof value !== 'object' || value === null) return false;
   const { statusCode, body } = value as { statusCode?: unknown; body?: unknown };
-  return Number.isInteger(statusCode) && (statusCode as number) >= 100 && (statusCode as number) <= 599 && (body === undefined || body === null || typeof body === 'string');
+  return (
+    Number.isInteger(statusCode) &&
+    (statusCode as number) >= 100 &&
+    (statusCode as number) <= 599 &&
+    (body === undefined || body === null || typeof body === 'string')
+  );
 }
 
 export async function invokeWithDeadline(handler: LambdaHandler, event: APIGatewayProxyEvent, options: InvokeOptions): Promise<Invocation> {
@@ -80,9 +85,13 @@ export async function invokeWithDeadline(handler: LambdaHandler, event: APIGatew
         result: gatewayProblemResult(gatewayResponse('INTEGRATION_TIMEOUT'), requestId),
       };
     }
-    return functionError('function-timeout', `Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds (${options.functionName}'s timeout)`);
+    return functionError(
+      'function-timeout',
+      `Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds (${options.functionName}'s timeout)`,
+    );
   }
   if ('error' in first) return functionError('function-error', `${options.functionName} threw: ${(first.error as Error)?.name ?? 'Error'}`);
-  if (!isProxyResult(first.result)) return functionError('malformed-result', `${options.functionName} returned a malformed Lambda proxy response`);
+  if (!isProxyResult(first.result))
+    return functionError('malformed-result', `${options.functionName} returned a malformed Lambda proxy response`);
   return { outcome: 'answered', result: first.result };
 }

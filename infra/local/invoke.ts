@@ -68,8 +68,13 @@ async function main(): Promise<number> {
   const { invokeEvent, provisionEventValues, reportInvocation } = await import('./sample-events.js');
   const exportedKey = process.env.API_KEY || undefined;
   // Seeding runs the create-cases handler, whose log and metric lines are not this run's result.
-  const values = await divertStdout(() => undefined, () => provisionEventValues({ apiKey: exportedKey }));
-  const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter((key): key is string => Boolean(key) && key !== exportedKey);
+  const values = await divertStdout(
+    () => undefined,
+    () => provisionEventValues({ apiKey: exportedKey }),
+  );
+  const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter(
+    (key): key is string => Boolean(key) && key !== exportedKey,
+  );
   const overridden: string[] = [];
   for (const placeholder of Object.keys(values)) {
     const override = process.env[placeholder];
@@ -80,11 +85,16 @@ async function main(): Promise<number> {
   }
   try {
     // The function's own log lines (and metrics) go to stderr, as sam local invoke shows them.
-    const invocation = await divertStdout((chunk) => process.stderr.write(chunk), () => invokeEvent(name, template, values));
+    const invocation = await divertStdout(
+      (chunk) => process.stderr.write(chunk),
+      () => invokeEvent(name, template, values),
+    );
     const report = reportInvocation(sample ? file : eventPath, invocation);
     console.log(report.stdout);
     for (const line of report.stderr) console.error(line);
-    console.error(`(placeholders filled from ${exportedKey ? 'the company of the exported API_KEY' : 'the sample company'}${overridden.length ? `; ${overridden.join(', ')} from the environment` : ''})`);
+    console.error(
+      `(placeholders filled from ${exportedKey ? 'the company of the exported API_KEY' : 'the sample company'}${overridden.length ? `; ${overridden.join(', ')} from the environment` : ''})`,
+    );
     if (report.exitCode !== 0) return report.exitCode;
     const res = invocation.result;
     if (!sample) return 0;

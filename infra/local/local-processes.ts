@@ -30,7 +30,11 @@ export function recordDynamoLocal(record: DynamoLocalRecord): void {
 export function readDynamoLocalRecord(dbPath: string): DynamoLocalRecord | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(resolve(dbPath), DYNAMO_RECORD_FILE), 'utf8')) as Partial<DynamoLocalRecord>;
-    if (![parsed.javaPid, parsed.ownerPid, parsed.port].every((n) => Number.isInteger(n) && (n as number) > 0) || typeof parsed.dbPath !== 'string') return undefined;
+    if (
+      ![parsed.javaPid, parsed.ownerPid, parsed.port].every((n) => Number.isInteger(n) && (n as number) > 0) ||
+      typeof parsed.dbPath !== 'string'
+    )
+      return undefined;
     return parsed as DynamoLocalRecord;
   } catch {
     return undefined;

@@ -29,7 +29,9 @@ function withLocalServer(serve: StaticRoute, openApiRoute: string, base: string)
     const answer = serve(method, pathname);
     if (!answer || answer.statusCode !== 200 || pathname.replace(/\/+$/, '') !== openApiRoute) return answer;
     const document = JSON.parse(answer.body.toString()) as { servers?: { url: string; description?: string }[] };
-    document.servers = (document.servers ?? []).map((server) => (server.url.startsWith('http://localhost') ? { ...server, url: base } : server));
+    document.servers = (document.servers ?? []).map((server) =>
+      server.url.startsWith('http://localhost') ? { ...server, url: base } : server,
+    );
     return { ...answer, body: `${JSON.stringify(document, null, 2)}\n` };
   };
 }
@@ -55,20 +57,27 @@ async function main(): Promise<void> {
   const dynamoDir = join(dataDir, 'dynamodb');
   const stale = await reclaimStaleDynamoLocal(dynamoDir);
   if (stale.kind === 'in-use') {
-    console.error(`Another npm start (pid ${stale.ownerPid}) is running on the data in ${dataDir} (its DynamoDB Local is pid ${stale.javaPid} on port ${stale.port}): stop it, or give this one its own LOCAL_DATA_DIR.`);
+    console.error(
+      `Another npm start (pid ${stale.ownerPid}) is running on the data in ${dataDir} (its DynamoDB Local is pid ${stale.javaPid} on port ${stale.port}): stop it, or give this one its own LOCAL_DATA_DIR.`,
+    );
     process.exit(1);
   }
   if (stale.kind === 'stopped') {
-    console.log(`Stopped DynamoDB Local (pid ${stale.javaPid}, port ${stale.port}), left running on ${dynamoDir} by an earlier npm start that did not shut down.`);
+    console.log(
+      `Stopped DynamoDB Local (pid ${stale.javaPid}, port ${stale.port}), left running on ${dynamoDir} by an earlier npm start that did not shut down.`,
+    );
     // The process is gone, but the system frees its listening socket a moment later: wait for it
     // (bounded) rather than blaming the port on someone else.
-    for (const until = Date.now() + 10_000; Date.now() < until && (await portInUse(stale.port)); ) await new Promise((r) => setTimeout(r, 100));
+    for (const until = Date.now() + 10_000; Date.now() < until && (await portInUse(stale.port));)
+      await new Promise((r) => setTimeout(r, 100));
   }
   for (const [name, port] of named) {
     if (await portInUse(port)) {
       const holder = describePortHolder(port);
       const who = holder ? ` by ${holder}` : ': is another npm start running?';
-      console.error(`Port ${port} (${name}) is already in use${who}. Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT and S3_LOCAL_PORT.`);
+      console.error(
+        `Port ${port} (${name}) is already in use${who}. Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT and S3_LOCAL_PORT.`,
+      );
       process.exit(1);
     }
   }
@@ -118,14 +127,21 @@ async function main(): Promise<void> {
     const testKeyFile = join(dataDir, DEMO_TEST_KEY_FILE);
     if (demo.created && demo.apiKey && demo.testApiKey) {
       mkdirSync(dataDir, { recursive: true });
-      for (const [file, key] of [[keyFile, demo.apiKey], [testKeyFile, demo.testApiKey]] as const) {
+      for (const [file, key] of [
+        [keyFile, demo.apiKey],
+        [testKeyFile, demo.testApiKey],
+      ] as const) {
         writeFileSync(file, `${key}\n`, { mode: 0o600 });
         chmodSync(file, 0o600); // a file left from an earlier table keeps its old mode otherwise
       }
     }
 
     const base = `http://localhost:${ports.apiPort}`;
-    server = createLocalServer({ routes: API_ROUTES, staticRoutes: [withLocalServer(docsResponse, OPENAPI_ROUTE, base)], log: (line) => console.log(line) });
+    server = createLocalServer({
+      routes: API_ROUTES,
+      staticRoutes: [withLocalServer(docsResponse, OPENAPI_ROUTE, base)],
+      log: (line) => console.log(line),
+    });
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(ports.apiPort, '127.0.0.1', () => resolve());
@@ -133,11 +149,17 @@ async function main(): Promise<void> {
     recordLocalStack(dataDir, { pid: process.pid, apiPort: ports.apiPort, dynamoPort: ports.dynamoPort, s3Port: ports.s3Port });
 
     console.log(`Partner Case API (local) on ${base}`);
-    console.log(`  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in ${join(dataDir, 'dynamodb')})`);
-    console.log(`  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`);
+    console.log(
+      `  DynamoDB Local  http://127.0.0.1:${ports.dynamoPort}  table ${LOCAL_DEFAULTS.tableName}   (data in ${join(dataDir, 'dynamodb')})`,
+    );
+    console.log(
+      `  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`,
+    );
     console.log(`  API reference   ${base}/docs`);
     if (!stores.loopbackOnly) {
-      console.log('  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.');
+      console.log(
+        '  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.',
+      );
     }
     // A command for another terminal names a non-default port, so it reaches this stack.
     const adminPrefix = ports.dynamoPort !== LOCAL_DEFAULTS.dynamoPort ? `DYNAMODB_LOCAL_PORT=${ports.dynamoPort} ` : '';

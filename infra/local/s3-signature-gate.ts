@@ -1,5 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -56,7 +64,14 @@ const LONG_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const MAX_EXPIRES_SECONDS = 604_800;
 /** S3's tolerance for a request clock ahead of (or, for header signatures, behind) its own. */
 const MAX_SKEW_MS = 15 * 60 * 1000;
-const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Signature', 'X-Amz-Date', 'X-Amz-SignedHeaders', 'X-Amz-Expires'] as const;
+const QUERY_AUTH_PARAMS = [
+  'X-Amz-Algorithm',
+  'X-Amz-Credential',
+  'X-Amz-Signature',
+  'X-Amz-Date',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Expires',
+] as const;
 /**
  * The one `x-amz-*` header S3 lets through unsigned: the payload hash, which a header signature
  * covers anyway (it is the last line of the canonical request).
@@ -79,9 +94,14 @@ class S3Refusal {
 }
 
 const signatureMismatch = (accessKeyId: string) =>
-  new S3Refusal(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', {
-    AWSAccessKeyId: accessKeyId,
-  });
+  new S3Refusal(
+    403,
+    'SignatureDoesNotMatch',
+    'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    {
+      AWSAccessKeyId: accessKeyId,
+    },
+  );
 
 const queryParametersError = (message: string) => new S3Refusal(400, 'AuthorizationQueryParametersError', message);
 
@@ -151,9 +171,13 @@ function constantTimeEqual(expected: string, provided: string): boolean {
 function unsignedAmzHeaders(req: IncomingMessage, signedHeaders: readonly string[]): S3Refusal | undefined {
   const signed = new Set(signedHeaders);
   // req.headers names are lower case, as SignedHeaders lists them.
-  const unsigned = Object.keys(req.headers).filter((name) => name.startsWith('x-amz-') && !signed.has(name) && !UNSIGNED_AMZ_HEADERS_ALLOWED.has(name));
+  const unsigned = Object.keys(req.headers).filter(
+    (name) => name.startsWith('x-amz-') && !signed.has(name) && !UNSIGNED_AMZ_HEADERS_ALLOWED.has(name),
+  );
   if (unsigned.length === 0) return undefined;
-  return new S3Refusal(403, 'AccessDenied', 'There were headers present in the request which were not signed', { HeadersNotSigned: unsigned.join(', ') });
+  return new S3Refusal(403, 'AccessDenied', 'There were headers present in the request which were not signed', {
+    HeadersNotSigned: unsigned.join(', '),
+  });
 }
 
 interface Credential {
@@ -172,7 +196,13 @@ function parseCredential(value: string): Credential | undefined {
 }
 
 export async function startS3SignatureGate(options: S3SignatureGateOptions): Promise<RunningS3SignatureGate> {
-  const signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: SERVICE, sha256: Sha256, uriEscapePath: false });
+  const signer = new SignatureV4({
+    credentials: options.credentials,
+    region: options.region,
+    service: SERVICE,
+    sha256: Sha256,
+    uriEscapePath: false,
+  });
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   /** Per object key, the tail of the chain of conditional PUTs waiting for it. */
   const keyLocks = new Map<string, Promise<void>>();
@@ -180,15 +210,20 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
   /** Checks the credential scope of either signature form; undefined when it is ours. */
   function checkScope(credential: Credential, longDate: string, malformed: (message: string) => S3Refusal): S3Refusal | undefined {
     if (credential.accessKeyId !== options.credentials.accessKeyId) {
-      return new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: credential.accessKeyId });
+      return new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', {
+        AWSAccessKeyId: credential.accessKeyId,
+      });
     }
-    if (credential.date !== longDate.slice(0, 8)) return malformed('incorrect date. This should be a date in the format yyyyMMdd matching the request date');
+    if (credential.date !== longDate.slice(0, 8))
+      return malformed('incorrect date. This should be a date in the format yyyyMMdd matching the request date');
     if (credential.region !== options.region) {
       const wrongRegion = malformed(`the region '${credential.region}' is wrong; expecting '${options.region}'`);
       return new S3Refusal(wrongRegion.status, wrongRegion.code, wrongRegion.message, { Region: options.region });
     }
-    if (credential.service !== SERVICE) return malformed(`incorrect service '${credential.service}'. This endpoint belongs to '${SERVICE}'.`);
-    if (credential.terminator !== 'aws4_request') return malformed(`incorrect terminal '${credential.terminator}'. This endpoint uses 'aws4_request'.`);
+    if (credential.service !== SERVICE)
+      return malformed(`incorrect service '${credential.service}'. This endpoint belongs to '${SERVICE}'.`);
+    if (credential.terminator !== 'aws4_request')
+      return malformed(`incorrect terminal '${credential.terminator}'. This endpoint uses 'aws4_request'.`);
     return undefined;
   }
 
@@ -230,18 +265,26 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
 
     if (algorithm !== ALGORITHM) return queryParametersError(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
     const credential = parseCredential(credentialText);
-    if (!credential) return queryParametersError(`Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`);
+    if (!credential)
+      return queryParametersError(
+        `Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`,
+      );
     const signedAt = parseLongDate(longDate);
     if (signedAt === undefined) return queryParametersError(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`);
     if (!/^\d+$/.test(expiresText)) return queryParametersError('X-Amz-Expires should be a number');
     const expiresIn = Number(expiresText);
     if (expiresIn > MAX_EXPIRES_SECONDS) {
-      return queryParametersError(`X-Amz-Expires must be less than a week (in seconds) that is; the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`);
+      return queryParametersError(
+        `X-Amz-Expires must be less than a week (in seconds) that is; the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`,
+      );
     }
-    const scopeRefusal = checkScope(credential, longDate, (message) => queryParametersError(`Error parsing the X-Amz-Credential parameter; ${message}`));
+    const scopeRefusal = checkScope(credential, longDate, (message) =>
+      queryParametersError(`Error parsing the X-Amz-Credential parameter; ${message}`),
+    );
     if (scopeRefusal) return scopeRefusal;
     const signedHeaders = signedHeadersText.split(';');
-    if (!signedHeaders.includes('host')) return queryParametersError('Query-string authentication requires the host header to be signed (X-Amz-SignedHeaders).');
+    if (!signedHeaders.includes('host'))
+      return queryParametersError('Query-string authentication requires the host header to be signed (X-Amz-SignedHeaders).');
 
     const now = Date.now();
     const expiresAt = signedAt + expiresIn * 1000;
@@ -272,12 +315,22 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     return unsignedAmzHeaders(req, signedHeaders);
   }
 
-  async function verifyHeaderSigned(req: IncomingMessage, path: string, query: Query, authorization: string): Promise<S3Refusal | undefined> {
-    const malformed = (message: string) => new S3Refusal(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; ${message}`);
+  async function verifyHeaderSigned(
+    req: IncomingMessage,
+    path: string,
+    query: Query,
+    authorization: string,
+  ): Promise<S3Refusal | undefined> {
+    const malformed = (message: string) =>
+      new S3Refusal(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; ${message}`);
     const space = authorization.indexOf(' ');
     const algorithm = space === -1 ? authorization : authorization.slice(0, space);
     if (algorithm !== ALGORITHM) {
-      return new S3Refusal(400, 'InvalidRequest', `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`);
+      return new S3Refusal(
+        400,
+        'InvalidRequest',
+        `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`,
+      );
     }
     const components = new Map<string, string>();
     for (const part of authorization.slice(space + 1).split(',')) {
@@ -295,7 +348,8 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     if (!credential) return malformed('the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".');
     const longDate = headerValue(req, 'x-amz-date');
     const signedAt = parseLongDate(longDate);
-    if (longDate === undefined || signedAt === undefined) return new S3Refusal(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+    if (longDate === undefined || signedAt === undefined)
+      return new S3Refusal(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
     const scopeRefusal = checkScope(credential, longDate, malformed);
     if (scopeRefusal) return scopeRefusal;
     const now = Date.now();
@@ -307,7 +361,8 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
       });
     }
     const payloadHash = headerValue(req, 'x-amz-content-sha256');
-    if (payloadHash === undefined) return new S3Refusal(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+    if (payloadHash === undefined)
+      return new S3Refusal(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
     const signedHeaders = signedHeadersText.split(';');
     if (!signedHeaders.includes('host')) return signatureMismatch(credential.accessKeyId);
 
@@ -323,7 +378,8 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
   /** Which signature the request carries, checked; undefined when it is valid. */
   async function authenticate(req: IncomingMessage, path: string, query: Query): Promise<S3Refusal | undefined> {
     const authorization = headerValue(req, 'authorization');
-    const queryV4 = query['X-Amz-Algorithm'] !== undefined || query['X-Amz-Signature'] !== undefined || query['X-Amz-Credential'] !== undefined;
+    const queryV4 =
+      query['X-Amz-Algorithm'] !== undefined || query['X-Amz-Signature'] !== undefined || query['X-Amz-Credential'] !== undefined;
     const queryV2 = query.Signature !== undefined || query.AWSAccessKeyId !== undefined;
     const mechanisms = [authorization !== undefined, queryV4, queryV2].filter(Boolean).length;
     if (mechanisms > 1) {
@@ -336,7 +392,12 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     }
     // The bucket is private: S3 answers an anonymous request with 403.
     if (mechanisms === 0) return new S3Refusal(403, 'AccessDenied', 'Access Denied');
-    if (queryV2) return new S3Refusal(400, 'InvalidRequest', `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`);
+    if (queryV2)
+      return new S3Refusal(
+        400,
+        'InvalidRequest',
+        `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`,
+      );
     if (queryV4) return verifyPresigned(req, path, query);
     return verifyHeaderSigned(req, path, query, authorization!);
   }
@@ -348,7 +409,11 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
       .map(([name, value]) => `<${name}>${xmlEscape(value)}</${name}>`)
       .join('');
     const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${xmlEscape(refusal.message)}</Message>${details}<RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`;
-    const headers: Record<string, string | number> = { 'x-amz-request-id': requestId, 'x-amz-id-2': hostId, 'Content-Type': 'application/xml' };
+    const headers: Record<string, string | number> = {
+      'x-amz-request-id': requestId,
+      'x-amz-id-2': hostId,
+      'Content-Type': 'application/xml',
+    };
     // A client waiting for 100 Continue will never send its body: the connection cannot be reused.
     if (bodyUnread) headers.Connection = 'close';
     if (req.method === 'HEAD') {
@@ -396,7 +461,8 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
         },
       );
       upstream.on('error', () => {
-        if (!res.headersSent) refuse(req, res, new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'), !req.readableEnded);
+        if (!res.headersSent)
+          refuse(req, res, new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'), !req.readableEnded);
         else res.destroy();
         resolveForward();
       });
@@ -460,7 +526,14 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
       return;
     }
     if (ifNoneMatch.trim() !== '*') {
-      return refuseAfterBody(req, res, new S3Refusal(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', { Header: 'If-None-Match' }), expectsContinue);
+      return refuseAfterBody(
+        req,
+        res,
+        new S3Refusal(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', {
+          Header: 'If-None-Match',
+        }),
+        expectsContinue,
+      );
     }
     let key: string;
     try {
@@ -473,13 +546,20 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
       try {
         exists = await objectExists(path);
       } catch {
-        return refuseAfterBody(req, res, new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'), expectsContinue);
+        return refuseAfterBody(
+          req,
+          res,
+          new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'),
+          expectsContinue,
+        );
       }
       if (exists) {
         return refuseAfterBody(
           req,
           res,
-          new S3Refusal(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: 'If-None-Match' }),
+          new S3Refusal(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+            Condition: 'If-None-Match',
+          }),
           expectsContinue,
         );
       }
@@ -492,7 +572,8 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
   const server: Server = createServer();
   const onRequest = (expectsContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res, expectsContinue).catch(() => {
-      if (!res.headersSent) refuse(req, res, new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'), !req.readableEnded);
+      if (!res.headersSent)
+        refuse(req, res, new S3Refusal(500, 'InternalError', 'We encountered an internal error. Please try again.'), !req.readableEnded);
       else res.destroy();
     });
   };

@@ -43,7 +43,11 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
   'list-cases-invalid-cursor.json': { function: 'list-cases', status: 400, description: 'a cursor this API did not issue: INVALID_CURSOR' },
   'list-cases-wrong-scope.json': { function: 'list-cases', status: 403, description: 'a key with only cases:write' },
   'create-cases.json': { function: 'create-cases', status: 201, description: 'two valid cases' },
-  'create-cases-mixed.json': { function: 'create-cases', status: 201, description: 'one valid, one due in the future, one failed attestation' },
+  'create-cases-mixed.json': {
+    function: 'create-cases',
+    status: 201,
+    description: 'one valid, one due in the future, one failed attestation',
+  },
   'create-cases-all-rejected.json': { function: 'create-cases', status: 200, description: 'nothing created: amount over 10,000' },
   'create-cases-duplicate.json': { function: 'create-cases', status: 200, description: 'an invoiceRef already being chased: DUPLICATE' },
   'create-cases-idempotency-replay.json': { function: 'create-cases', status: 409, description: 'an Idempotency-Key used before' },
@@ -117,7 +121,12 @@ export async function invokeSample(file: string, values: Record<string, string>,
  * (route-table.ts), and API Gateway's answer when the function overruns, throws or returns a
  * malformed result.
  */
-export async function invokeEvent(name: FunctionName, template: unknown, values: Record<string, string>, options: InvokeSampleOptions = {}): Promise<Invocation> {
+export async function invokeEvent(
+  name: FunctionName,
+  template: unknown,
+  values: Record<string, string>,
+  options: InvokeSampleOptions = {},
+): Promise<Invocation> {
   const fn = API_FUNCTIONS[functionIdOf(name)];
   const handler = options.handler ?? (await loadHandler(name));
   return invokeWithDeadline(handler, fillEvent(template, values), {
@@ -138,11 +147,17 @@ export function reportInvocation(file: string, invocation: Invocation): { stdout
   }
   const stdout = JSON.stringify({ statusCode: result.statusCode, headers: result.headers, body }, null, 2);
   const sample = SAMPLE_EVENTS[file];
-  const documented = sample ? `(documented status for ${file}: ${sample.status} — ${sample.description})` : `(${file} is not one of the sample events in events/: no documented status to check)`;
+  const documented = sample
+    ? `(documented status for ${file}: ${sample.status} — ${sample.description})`
+    : `(${file} is not one of the sample events in events/: no documented status to check)`;
   if (invocation.outcome === 'answered') return { stdout, stderr: [documented], exitCode: 0 };
   return {
     stdout,
-    stderr: [`${invocation.outcome}: ${invocation.failure ?? ''}`, `API Gateway answers the caller ${result.statusCode} (above).`, documented],
+    stderr: [
+      `${invocation.outcome}: ${invocation.failure ?? ''}`,
+      `API Gateway answers the caller ${result.statusCode} (above).`,
+      documented,
+    ],
     exitCode: 1,
   };
 }
@@ -184,9 +199,14 @@ export async function provisionEventValues(options: ProvisionOptions = {}): Prom
     companyId = existing?.companyId ?? (await accounts.createCompany(SAMPLE_COMPANY_NAME)).companyId;
     readWriteKey = (await accounts.createKey(companyId, ['cases:read', 'cases:write'])).apiKey;
   }
-  const [readOnly, writeOnly] = await Promise.all([accounts.createKey(companyId, ['cases:read']), accounts.createKey(companyId, ['cases:write'])]);
+  const [readOnly, writeOnly] = await Promise.all([
+    accounts.createKey(companyId, ['cases:read']),
+    accounts.createKey(companyId, ['cases:write']),
+  ]);
   const fileKey = issueFileKey(companyId, 'application/pdf');
-  await s3Client(cfg).send(new PutObjectCommand({ Bucket: cfg.bucketName, Key: fileKey, Body: '%PDF-1.4\n% sample invoice\n', ContentType: 'application/pdf' }));
+  await s3Client(cfg).send(
+    new PutObjectCommand({ Bucket: cfg.bucketName, Key: fileKey, Body: '%PDF-1.4\n% sample invoice\n', ContentType: 'application/pdf' }),
+  );
 
   const runId = randomUUID().slice(0, 8);
   const values: Record<string, string> = {

@@ -120,7 +120,8 @@ function dynamoLocalHome(): string {
  * `reclaimStaleDynamoLocal(dataDir)` before checking ports.
  */
 export async function startDynamoLocal(port: number, dataDir?: string): Promise<RunningDynamo> {
-  if (!javaAvailable()) throw new Error('Java was not found on PATH: DynamoDB Local needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless).');
+  if (!javaAvailable())
+    throw new Error('Java was not found on PATH: DynamoDB Local needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless).');
   const home = dynamoLocalHome();
   let dbPath: string | null = null;
   if (dataDir) {
@@ -129,7 +130,15 @@ export async function startDynamoLocal(port: number, dataDir?: string): Promise<
   }
   const loopbackOnly = javaRunsSourceFiles();
   const entry = loopbackOnly ? ['-cp', join(home, 'DynamoDBLocal.jar'), LOOPBACK_LAUNCHER] : ['-jar', join(home, 'DynamoDBLocal.jar')];
-  const args = [`-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`, ...entry, '-port', String(port), ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']), '-sharedDb', '-disableTelemetry'];
+  const args = [
+    `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+    ...entry,
+    '-port',
+    String(port),
+    ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']),
+    '-sharedDb',
+    '-disableTelemetry',
+  ];
   const child = spawn('java', args, { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -146,7 +155,8 @@ export async function startDynamoLocal(port: number, dataDir?: string): Promise<
   child.once('error', () => {
     exited = true;
   });
-  if (dbPath && child.pid) recordDynamoLocal({ javaPid: child.pid, ownerPid: process.pid, port, dbPath, startedAt: new Date().toISOString() });
+  if (dbPath && child.pid)
+    recordDynamoLocal({ javaPid: child.pid, ownerPid: process.pid, port, dbPath, startedAt: new Date().toISOString() });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   const deadline = Date.now() + 30_000;
@@ -194,7 +204,12 @@ export interface RunningS3 {
  * in AWS: pass `localUploadRecorder`. Each event carries a sequencer that grows with every event,
  * as S3's grows with each event of a key (localSequencer).
  */
-export async function startLocalS3(port: number, directory: string, bucketName: string, onObjectEvent?: (event: S3Event) => Promise<void>): Promise<RunningS3> {
+export async function startLocalS3(
+  port: number,
+  directory: string,
+  bucketName: string,
+  onObjectEvent?: (event: S3Event) => Promise<void>,
+): Promise<RunningS3> {
   const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
@@ -220,7 +235,12 @@ export async function startLocalS3(port: number, directory: string, bucketName: 
   const upstream = await server.run();
   let gate: RunningS3SignatureGate;
   try {
-    gate = await startS3SignatureGate({ port, upstream: { host: '127.0.0.1', port: upstream.port }, region: LOCAL_DEFAULTS.region, credentials: LOCAL_S3_CREDENTIALS });
+    gate = await startS3SignatureGate({
+      port,
+      upstream: { host: '127.0.0.1', port: upstream.port },
+      region: LOCAL_DEFAULTS.region,
+      credentials: LOCAL_S3_CREDENTIALS,
+    });
   } catch (error) {
     await server.close();
     throw error;
@@ -259,10 +279,14 @@ export function localUploadRecorder(dynamoEndpoint: Promise<string>, tableName: 
   let recorder: Promise<(event: S3Event) => Promise<void>> | undefined;
   return async (event) => {
     recorder ??= dynamoEndpoint.then((endpoint) => {
-      const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS }));
+      const client = DynamoDBDocumentClient.from(
+        new DynamoDBClient({ endpoint, region: LOCAL_DEFAULTS.region, credentials: LOCAL_CREDENTIALS }),
+      );
       return buildRecordUploadHandler(new DynamoUploadRecords(client, tableName));
     });
-    await (await recorder)(event);
+    await (
+      await recorder
+    )(event);
   };
 }
 
@@ -315,7 +339,10 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
         new CreateTableCommand({
           TableName: tableName,
           BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [partitionKey, sortKey, gsi1.partitionKey, gsi1.sortKey, gsi2.partitionKey, gsi2.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+          AttributeDefinitions: [partitionKey, sortKey, gsi1.partitionKey, gsi1.sortKey, gsi2.partitionKey, gsi2.sortKey].map((name) => ({
+            AttributeName: name,
+            AttributeType: 'S',
+          })),
           KeySchema: [
             { AttributeName: partitionKey, KeyType: 'HASH' },
             { AttributeName: sortKey, KeyType: 'RANGE' },
@@ -326,7 +353,9 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     } catch (error) {
       if (!(error instanceof ResourceInUseException)) throw error;
     }
-    await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
+    await client.send(
+      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }),
+    );
   } finally {
     client.destroy();
   }

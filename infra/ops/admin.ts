@@ -73,7 +73,8 @@ interface Target {
 function target(): Target {
   if (process.env.TABLE_NAME) {
     const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
-    if (!region) throw new UsageError('TABLE_NAME is set but AWS_REGION is not: set both to use a deployed table, or neither for the local stack');
+    if (!region)
+      throw new UsageError('TABLE_NAME is set but AWS_REGION is not: set both to use a deployed table, or neither for the local stack');
     const endpoint = process.env.DYNAMODB_ENDPOINT || undefined;
     if (endpoint && !URL.canParse(endpoint)) throw new UsageError(`DYNAMODB_ENDPOINT is not a URL: "${endpoint}"`);
     return {
@@ -122,7 +123,10 @@ function keyIdArgument(value: string | undefined): string {
   if (KEY_ID_PATTERN.test(given)) return given;
   const parsed = parseApiKey(given);
   if (parsed) return parsed.keyId;
-  if (given.startsWith(KEY_PREFIX)) throw new UsageError('--key looks like an API key but is not a valid one (mistyped or truncated); pass the key id from npm run admin -- key list --company ID');
+  if (given.startsWith(KEY_PREFIX))
+    throw new UsageError(
+      '--key looks like an API key but is not a valid one (mistyped or truncated); pass the key id from npm run admin -- key list --company ID',
+    );
   throw new UsageError('--key must be a key id (16 letters and digits) or a full API key');
 }
 
@@ -135,7 +139,11 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
   const cells = rows.map((r) => columns.map((c) => (Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c] ?? ''))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] as string).length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i] as number)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
@@ -170,7 +178,16 @@ async function run(argv: string[]): Promise<number> {
   const [noun, verb, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const command = `${noun} ${verb ?? ''}`.trim();
-  const known = ['company create', 'company list', 'company set-auto-attestation', 'company clear-test-data', 'key create', 'key list', 'key revoke', 'key rotate'];
+  const known = [
+    'company create',
+    'company list',
+    'company set-auto-attestation',
+    'company clear-test-data',
+    'key create',
+    'key list',
+    'key revoke',
+    'key rotate',
+  ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
   // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
@@ -209,11 +226,18 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError((error as Error).message);
   }
   if (where.local && cfg.dynamoEndpoint) {
-    const probe = new DynamoDBClient({ endpoint: cfg.dynamoEndpoint, region: cfg.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const probe = new DynamoDBClient({
+      endpoint: cfg.dynamoEndpoint,
+      region: cfg.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
     try {
       await probe.send(new ListTablesCommand({ Limit: 1 }));
     } catch {
-      const hint = where.discovered ? 'the npm start recorded for LOCAL_DATA_DIR is not answering' : 'start it with npm start (an npm start on other ports is found through its LOCAL_DATA_DIR, default .local)';
+      const hint = where.discovered
+        ? 'the npm start recorded for LOCAL_DATA_DIR is not answering'
+        : 'start it with npm start (an npm start on other ports is found through its LOCAL_DATA_DIR, default .local)';
       console.error(`DynamoDB Local is not running on port ${where.port} (${cfg.dynamoEndpoint}): ${hint}`);
       return 1;
     } finally {
@@ -229,11 +253,14 @@ async function run(argv: string[]): Promise<number> {
     switch (command) {
       case 'company create': {
         const company = await accounts.createCompany(need(values.name, 'name'), values['auto-attestation']);
-        out(`Created company ${company.companyId} "${company.name}" (auto-attestation ${company.autoAttestation ? 'on' : 'off'}) in ${where.description}`, {
-          companyId: company.companyId,
-          name: company.name,
-          autoAttestation: company.autoAttestation,
-        });
+        out(
+          `Created company ${company.companyId} "${company.name}" (auto-attestation ${company.autoAttestation ? 'on' : 'off'}) in ${where.description}`,
+          {
+            companyId: company.companyId,
+            name: company.name,
+            autoAttestation: company.autoAttestation,
+          },
+        );
         break;
       }
       case 'company list': {
@@ -255,7 +282,10 @@ async function run(argv: string[]): Promise<number> {
             items: new DynamoTestModeItemStore(client, cfg.tableName),
             uploads: new S3TestModeUploadStore(s3, cfg.bucketName),
           });
-          out(`Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`, cleared);
+          out(
+            `Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`,
+            cleared,
+          );
         } finally {
           s3.destroy();
         }
@@ -270,20 +300,36 @@ async function run(argv: string[]): Promise<number> {
             : await accounts.rotateKey(keyId!);
         if (!values.json) {
           console.error('The API key below is shown once and cannot be read back. Hand it to the partner over a secure channel.');
-          if (command === 'key rotate') console.error(`The old key ${keyId} keeps working until you revoke it: npm run admin -- key revoke --key ${keyId}`);
+          if (command === 'key rotate')
+            console.error(`The old key ${keyId} keeps working until you revoke it: npm run admin -- key revoke --key ${keyId}`);
         }
-        out(`keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\nmode    ${issued.mode}\napiKey  ${issued.apiKey}`, {
-          keyId: issued.keyId,
-          companyId: issued.companyId,
-          apiKey: issued.apiKey,
-          scopes: issued.scopes,
-          mode: issued.mode,
-        });
+        out(
+          `keyId   ${issued.keyId}\ncompany ${issued.companyId}\nscopes  ${issued.scopes.join(',')}\nmode    ${issued.mode}\napiKey  ${issued.apiKey}`,
+          {
+            keyId: issued.keyId,
+            companyId: issued.companyId,
+            apiKey: issued.apiKey,
+            scopes: issued.scopes,
+            mode: issued.mode,
+          },
+        );
         break;
       }
       case 'key list': {
         const keys = await accounts.listKeys(need(values.company, 'company'));
-        out(table(keys as unknown as Record<string, unknown>[], ['keyId', 'mode', 'scopes', 'revoked', 'createdAt', 'lastUsedAt', 'revokedAt', 'rotatedFrom']), { keys });
+        out(
+          table(keys as unknown as Record<string, unknown>[], [
+            'keyId',
+            'mode',
+            'scopes',
+            'revoked',
+            'createdAt',
+            'lastUsedAt',
+            'revokedAt',
+            'rotatedFrom',
+          ]),
+          { keys },
+        );
         break;
       }
       case 'key revoke': {

@@ -38,7 +38,12 @@ function options(argv: string[], env: NodeJS.ProcessEnv): Options | undefined {
     ({ values } = parseArgs({
       args: argv,
       strict: true,
-      options: { 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, 'api-key-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'base-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        'api-key-file': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }));
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
@@ -46,7 +51,8 @@ function options(argv: string[], env: NodeJS.ProcessEnv): Options | undefined {
   if (values.help) return undefined;
   const rawBase = values['base-url'];
   if (!rawBase) throw new UsageError(`missing --base-url; ${USAGE}`);
-  if (!URL.canParse(rawBase) || !/^https?:$/.test(new URL(rawBase).protocol)) throw new UsageError(`--base-url is not an http(s) URL: "${rawBase}"`);
+  if (!URL.canParse(rawBase) || !/^https?:$/.test(new URL(rawBase).protocol))
+    throw new UsageError(`--base-url is not an http(s) URL: "${rawBase}"`);
   let apiKey = values['api-key'];
   if (values['api-key-file']) {
     try {
@@ -83,7 +89,10 @@ function describe(reply: Reply): string {
 const PDF = Buffer.from('%PDF-1.4\n% Partner Case API smoke test invoice\n%%EOF\n');
 
 async function runSmoke(opts: Options, print: (line: string) => void = console.log): Promise<boolean> {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   const run = `SMOKE-${stamp}-${randomBytes(3).toString('hex')}`;
   const auth = { Authorization: `Bearer ${opts.apiKey}` };
   let failures = 0;
@@ -139,17 +148,24 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
   print(`Smoke test of ${opts.baseUrl} (invoiceRefs start with ${run}-)`);
 
   await step('a bad API key is refused with 401 UNAUTHENTICATED', async () => {
-    const reply = await call('GET', '/api/v1/cases/case_0000000000000000000000', { headers: { Authorization: 'Bearer pca_smoke_test_not_a_key' } });
+    const reply = await call('GET', '/api/v1/cases/case_0000000000000000000000', {
+      headers: { Authorization: 'Bearer pca_smoke_test_not_a_key' },
+    });
     expect(reply.status === 401 && reply.body.code === 'UNAUTHENTICATED', `expected 401 UNAUTHENTICATED, got ${describe(reply)}`);
   });
 
   let fileKey: string | undefined;
   let upload: { uploadUrl: string; method: string; headers: Record<string, string> } | undefined;
   await step('POST /api/v1/uploads issues a presigned PUT', async () => {
-    const reply = await call('POST', '/api/v1/uploads', { body: { fileName: `${run}.pdf`, contentType: 'application/pdf', contentLength: PDF.length } });
+    const reply = await call('POST', '/api/v1/uploads', {
+      body: { fileName: `${run}.pdf`, contentType: 'application/pdf', contentLength: PDF.length },
+    });
     expect(reply.status === 201, `expected 201, got ${describe(reply)}`);
     const { fileKey: key, uploadUrl, method, headers } = reply.body;
-    expect(typeof key === 'string' && typeof uploadUrl === 'string' && method === 'PUT' && headers && typeof headers === 'object', 'the answer lacks fileKey, uploadUrl, method PUT or headers');
+    expect(
+      typeof key === 'string' && typeof uploadUrl === 'string' && method === 'PUT' && headers && typeof headers === 'object',
+      'the answer lacks fileKey, uploadUrl, method PUT or headers',
+    );
     fileKey = key;
     upload = { uploadUrl, method, headers: headers as Record<string, string> };
     return key;
@@ -172,9 +188,14 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
   if (createBody && uploaded) {
     await step('POST /api/v1/cases with an Idempotency-Key creates the case (201)', async () => {
       const reply = await call('POST', '/api/v1/cases', { headers: { 'Idempotency-Key': idempotencyKey }, body: createBody });
-      const first = Array.isArray(reply.body.created) ? (reply.body.created[0] as { id?: unknown; reference?: unknown } | undefined) : undefined;
+      const first = Array.isArray(reply.body.created)
+        ? (reply.body.created[0] as { id?: unknown; reference?: unknown } | undefined)
+        : undefined;
       const rejected = Array.isArray(reply.body.rejected) ? (reply.body.rejected as { code?: unknown }[]) : [];
-      expect(reply.status === 201 && first && typeof first.id === 'string', `expected 201 with one created case, got ${describe(reply)}${rejected.length ? ` rejected ${rejected.map((r) => String(r.code)).join(',')}` : ''}`);
+      expect(
+        reply.status === 201 && first && typeof first.id === 'string',
+        `expected 201 with one created case, got ${describe(reply)}${rejected.length ? ` rejected ${rejected.map((r) => String(r.code)).join(',')}` : ''}`,
+      );
       created = { id: first.id as string, reference: String(first.reference) };
       createdResult = reply.body;
       return `${created.id}, ${created.reference}`;
@@ -186,15 +207,24 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
     await step('GET /api/v1/cases/{id} reads it back as DRAFT, livemode matching the key', async () => {
       const reply = await call('GET', `/api/v1/cases/${encodeURIComponent(id)}`);
       expect(reply.status === 200, `expected 200, got ${describe(reply)}`);
-      expect(reply.body.id === id && reply.body.status === 'DRAFT' && reply.body.principalAmount === '12.34' && reply.body.currency === 'GBP', `unexpected record: id ${String(reply.body.id)}, status ${String(reply.body.status)}, principalAmount ${String(reply.body.principalAmount)}`);
+      expect(
+        reply.body.id === id && reply.body.status === 'DRAFT' && reply.body.principalAmount === '12.34' && reply.body.currency === 'GBP',
+        `unexpected record: id ${String(reply.body.id)}, status ${String(reply.body.status)}, principalAmount ${String(reply.body.principalAmount)}`,
+      );
       const livemode = !opts.apiKey.startsWith(KEY_PREFIXES.test);
       expect(reply.body.livemode === livemode, `expected livemode ${String(livemode)} for this key, got ${String(reply.body.livemode)}`);
       return livemode ? 'live mode' : 'test mode';
     });
     await step('the same Idempotency-Key again answers 409 with the original result', async () => {
       const reply = await call('POST', '/api/v1/cases', { headers: { 'Idempotency-Key': idempotencyKey }, body: createBody });
-      expect(reply.status === 409 && reply.body.code === 'IDEMPOTENCY_KEY_REUSED', `expected 409 IDEMPOTENCY_KEY_REUSED, got ${describe(reply)}`);
-      expect(JSON.stringify(reply.body.created) === JSON.stringify(createdResult?.created), 'the 409 does not carry the original created items');
+      expect(
+        reply.status === 409 && reply.body.code === 'IDEMPOTENCY_KEY_REUSED',
+        `expected 409 IDEMPOTENCY_KEY_REUSED, got ${describe(reply)}`,
+      );
+      expect(
+        JSON.stringify(reply.body.created) === JSON.stringify(createdResult?.created),
+        'the 409 does not carry the original created items',
+      );
     });
   } else {
     skip('GET /api/v1/cases/{id} reads it back as DRAFT', 'no case was created');
@@ -205,9 +235,20 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
   // nothing. FILE_NOT_UPLOADED needs a key of this company that was issued but never used.
   const rejections: [code: string, cause: string, make: (ref: string, file: string, missingFile: string) => Record<string, unknown>][] = [
     ['INVALID_FIELD', 'a malformed debtorEmail', (ref, file) => validCase(ref, file, { debtorEmail: 'not-an-email-address' })],
-    ['ATTESTATION_FAILED', 'undisputed: false', (ref, file) => validCase(ref, file, { attestation: { b2b: true, under10k: true, within6years: true, undisputed: false, attestedBy: 'Smoke Test' } })],
+    [
+      'ATTESTATION_FAILED',
+      'undisputed: false',
+      (ref, file) =>
+        validCase(ref, file, {
+          attestation: { b2b: true, under10k: true, within6years: true, undisputed: false, attestedBy: 'Smoke Test' },
+        }),
+    ],
     ['AMOUNT_OUT_OF_RANGE', 'principalAmount 10000.01', (ref, file) => validCase(ref, file, { principalAmount: 10000.01 })],
-    ['INVOICE_DATE_AFTER_DUE_DATE', 'invoiceDate after dueDate', (ref, file) => validCase(ref, file, { invoiceDate: '2025-03-01', dueDate: '2025-02-10' })],
+    [
+      'INVOICE_DATE_AFTER_DUE_DATE',
+      'invoiceDate after dueDate',
+      (ref, file) => validCase(ref, file, { invoiceDate: '2025-03-01', dueDate: '2025-02-10' }),
+    ],
     ['DUE_DATE_NOT_PAST', 'dueDate in 2099', (ref, file) => validCase(ref, file, { dueDate: '2099-01-01' })],
     ['INVALID_FILE_KEY', 'a traversal fileKey', (ref) => validCase(ref, 'invoices/../smoke-test.pdf')],
     ['FILE_NOT_UPLOADED', 'an issued fileKey never uploaded', (ref, _file, missingFile) => validCase(ref, missingFile)],
@@ -218,7 +259,9 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
   if (fileKey && created) {
     const file = fileKey;
     try {
-      const unused = await call('POST', '/api/v1/uploads', { body: { fileName: `${run}-never-uploaded.pdf`, contentType: 'application/pdf', contentLength: PDF.length } });
+      const unused = await call('POST', '/api/v1/uploads', {
+        body: { fileName: `${run}-never-uploaded.pdf`, contentType: 'application/pdf', contentLength: PDF.length },
+      });
       const missingFile = typeof unused.body.fileKey === 'string' ? unused.body.fileKey : undefined;
       if (missingFile) {
         const cases = rejections.map(([code, , make]) => make(`${run}-${code}`, file, missingFile));
@@ -237,7 +280,11 @@ async function runSmoke(opts: Options, print: (line: string) => void = console.l
     const reply = batch;
     await step(name, async () => {
       expect(reply.status === 200, `expected 200 (nothing created) for the rejection batch, got ${describe(reply)}`);
-      const rejected = (Array.isArray(reply.body.rejected) ? reply.body.rejected : []) as { index?: unknown; code?: unknown; message?: unknown }[];
+      const rejected = (Array.isArray(reply.body.rejected) ? reply.body.rejected : []) as {
+        index?: unknown;
+        code?: unknown;
+        message?: unknown;
+      }[];
       const item = rejected.find((r) => r.index === index);
       expect(item, `case ${index} is not in rejected`);
       expect(item.code === code, `rejected as ${String(item.code)}`);

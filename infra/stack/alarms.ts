@@ -1,12 +1,6 @@
 import { ArnFormat, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
-import {
-  Alarm,
-  ComparisonOperator,
-  MathExpression,
-  TreatMissingData,
-  type IMetric,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -67,7 +61,11 @@ export class ServiceAlarms extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
 
-  constructor(scope: Construct, id: string, private readonly props: ServiceAlarmsProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ServiceAlarmsProps,
+  ) {
     super(scope, id);
 
     // Not KMS-encrypted: the topic only carries alarm state changes (names and thresholds, no

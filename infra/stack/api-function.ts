@@ -158,7 +158,7 @@ export class ApiFunction extends Construct {
         id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${prefix}*]`,
         reason:
           `Object keys are generated per upload (${prefix}<companyId>/<random id>; invoices/ live, test-invoices/ test mode), so the grant covers the ${prefix} ` +
-          'prefix; it is a single object action, and the handlers confine each call to the caller\'s company and mode prefix.',
+          "prefix; it is a single object action, and the handlers confine each call to the caller's company and mode prefix.",
       });
     }
   }

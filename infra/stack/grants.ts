@@ -60,7 +60,20 @@ export const PARTITIONS = {
 export const WRITABLE_ATTRIBUTES = {
   apiKeyUse: [PK, SK, 'lastUsedAt'],
   // A test-mode claim also carries its test-data listing (gsi1), so clear-test-data finds it.
-  idempotencyClaim: [PK, SK, 'type', 'companyId', 'idempotencyKey', 'state', 'requestId', 'claimedAt', 'claimedAtEpoch', 'requestHash', TTL_ATTRIBUTE, ...GSI1_ATTRIBUTES],
+  idempotencyClaim: [
+    PK,
+    SK,
+    'type',
+    'companyId',
+    'idempotencyKey',
+    'state',
+    'requestId',
+    'claimedAt',
+    'claimedAtEpoch',
+    'requestHash',
+    TTL_ATTRIBUTE,
+    ...GSI1_ATTRIBUTES,
+  ],
   idempotencyCompletion: [PK, SK, 'state', 'response', 'responseGz', 'completedAt', 'requestId'],
   referenceCounter: [PK, SK, 'sequence', 'type'],
   // A present record or a tombstone (lib/adapters/dynamodb/upload-records.ts), with its TTL.

@@ -9,7 +9,15 @@ import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
 import { UploadRecordDelivery } from './upload-record-delivery.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
-import { API_FUNCTIONS, API_FUNCTION_IDS, byApiFunction, IDEMPOTENCY_CLAIM_HORIZON_SECONDS, memoryOf, ROUTE_TABLE, type ApiFunctionId } from '../contract/route-table.js';
+import {
+  API_FUNCTIONS,
+  API_FUNCTION_IDS,
+  byApiFunction,
+  IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
+  memoryOf,
+  ROUTE_TABLE,
+  type ApiFunctionId,
+} from '../contract/route-table.js';
 import { ApiFirewall, RATE_RULE_NAMES } from './waf.js';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
@@ -30,7 +38,8 @@ function acknowledgeBucketNotificationsHandler(stack: Stack): void {
   if (!role) return;
   Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    reason: 'CDK-managed custom resource that sets the invoice bucket notification at deploy time; it only writes its own logs with this policy.',
+    reason:
+      'CDK-managed custom resource that sets the invoice bucket notification at deploy time; it only writes its own logs with this policy.',
   });
 }
 
@@ -207,7 +216,10 @@ export class PartnerCaseApiStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin).' });
     new CfnOutput(this, 'BucketName', { value: invoiceBucket.bucketName, description: 'Invoice bucket.' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic the alarms notify.' });
-    new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of the partner path.' });
+    new CfnOutput(this, 'DashboardName', {
+      value: this.dashboard.dashboard.dashboardName,
+      description: 'CloudWatch dashboard of the partner path.',
+    });
     if (this.api.domain) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: this.api.domain.domainNameAliasDomainName,

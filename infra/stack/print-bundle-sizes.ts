@@ -62,6 +62,7 @@ if (rows.length === 0) {
 
 const header = ['function', 'bundle', 'gzip', 'source map', 'asset'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+const line = (cells: string[]) =>
+  cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
 console.log(line(header));
 for (const row of rows.sort((a, b) => (a[0] ?? '').localeCompare(b[0] ?? ''))) console.log(line(row));

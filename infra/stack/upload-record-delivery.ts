@@ -45,7 +45,8 @@ export class UploadRecordDelivery extends Construct {
     });
     Validations.of(this.failedEvents).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: "This queue is itself the dead-letter destination of record-upload's failed invocations; an operator replays it, nothing consumes it.",
+      reason:
+        "This queue is itself the dead-letter destination of record-upload's failed invocations; an operator replays it, nothing consumes it.",
     });
     // Grants the function's role sqs:SendMessage on this queue (Lambda sends with that role).
     fn.configureAsyncInvoke({
@@ -75,7 +76,8 @@ export class UploadRecordDelivery extends Construct {
     const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
     alarms.add('RecordUploadErrors', this.fn.metricErrors({ statistic: 'Sum', period: METRIC_PERIOD }), {
       ...first,
-      description: 'RecordUpload: an S3 event could not be recorded (storage failure, crash or timeout); Lambda retries it, then queues it.',
+      description:
+        'RecordUpload: an S3 event could not be recorded (storage failure, crash or timeout); Lambda retries it, then queues it.',
     });
     alarms.add('RecordUploadEventsDropped', this.eventsDropped(), {
       ...first,
@@ -105,7 +107,12 @@ export class UploadRecordDelivery extends Construct {
         width: 12,
         height: 6,
       }),
-      new GraphWidget({ title: 'Upload records: failed events waiting', left: [this.waiting().with({ label: 'in the on-failure queue' })], width: 12, height: 6 }),
+      new GraphWidget({
+        title: 'Upload records: failed events waiting',
+        left: [this.waiting().with({ label: 'in the on-failure queue' })],
+        width: 12,
+        height: 6,
+      }),
     ];
   }
 }

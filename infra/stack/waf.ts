@@ -176,10 +176,7 @@ export class ApiFirewall extends Construct {
         // to 1 MiB (the handler refuses larger bodies with 413), so it only counts. NoUserAgent_HEADER
         // only counts too: partners call from back-end systems whose HTTP clients often send no
         // User-Agent, and a missing User-Agent says nothing about an authenticated caller.
-        managedRuleGroup('AWSManagedRulesCommonRuleSet', 4, [
-          countOnly('SizeRestrictions_BODY'),
-          countOnly('NoUserAgent_HEADER'),
-        ]),
+        managedRuleGroup('AWSManagedRulesCommonRuleSet', 4, [countOnly('SizeRestrictions_BODY'), countOnly('NoUserAgent_HEADER')]),
         managedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 5),
       ],
     });

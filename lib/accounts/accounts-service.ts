@@ -84,7 +84,8 @@ export class AccountsService {
    */
   async revokeKey(keyId: string): Promise<void> {
     const existing = await this.keys.get(keyId);
-    if (existing?.revoked) throw new AccountsError(`Key ${keyId} was already revoked${existing.revokedAt ? ` at ${existing.revokedAt}` : ''}; nothing changed.`);
+    if (existing?.revoked)
+      throw new AccountsError(`Key ${keyId} was already revoked${existing.revokedAt ? ` at ${existing.revokedAt}` : ''}; nothing changed.`);
     if (!existing || !(await this.keys.revoke(keyId, this.now().toISOString()))) throw new AccountsError(`No key with id ${keyId}.`);
   }
 
@@ -92,7 +93,10 @@ export class AccountsService {
    * Deletes a company's test-mode data: its test cases, audit records, guards and claims, then its
    * test uploads. Live data is found by other keys and is never touched.
    */
-  async clearTestData(companyId: string, stores: { items: TestModeItemStore; uploads: TestModeUploadStore }): Promise<{ companyId: string; items: number; uploads: number }> {
+  async clearTestData(
+    companyId: string,
+    stores: { items: TestModeItemStore; uploads: TestModeUploadStore },
+  ): Promise<{ companyId: string; items: number; uploads: number }> {
     if (!(await this.companies.get(companyId))) throw new AccountsError(`No company with id ${companyId}.`);
     const items = await stores.items.clearTestItems(companyId);
     const uploads = await stores.uploads.clearTestUploads(companyId);

@@ -30,7 +30,10 @@ const KEY_PATTERN = new RegExp(
 export const KEY_ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${KEY_ID_LENGTH}}$`);
 /** The length of a live key; a test key is `test_`.length longer. */
 export const API_KEY_LENGTH = KEY_PREFIX.length + KEY_ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH;
-const API_KEY_LENGTHS: Readonly<Record<Mode, number>> = { live: API_KEY_LENGTH, test: API_KEY_LENGTH + KEY_PREFIXES.test.length - KEY_PREFIX.length };
+const API_KEY_LENGTHS: Readonly<Record<Mode, number>> = {
+  live: API_KEY_LENGTH,
+  test: API_KEY_LENGTH + KEY_PREFIXES.test.length - KEY_PREFIX.length,
+};
 
 export interface ParsedApiKey {
   keyId: string;

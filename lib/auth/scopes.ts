@@ -19,7 +19,10 @@ export function requireScope(caller: { scopes: readonly string[] }, required: Sc
 
 /** Parses an operator's comma-separated scope list; throws naming the bad entry. */
 export function parseScopeList(text: string): Scope[] {
-  const entries = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (entries.length === 0) throw new Error(`No scopes given; choose from ${SCOPES.join(', ')}`);
   for (const entry of entries) {
     if (!isScope(entry)) throw new Error(`Unknown scope "${entry}"; choose from ${SCOPES.join(', ')}`);

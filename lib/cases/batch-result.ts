@@ -8,7 +8,11 @@ import { CASE_ID_EXAMPLE, caseIdSchema, caseReferenceSchema, livemodeSchema, REF
  * The answer to a batch (spec 2.3): every input element in exactly one of `created` / `rejected`.
  * The zod schemas are the one source of the item types and of their part of the OpenAPI document.
  */
-const index = z.int().min(0).max(MAX_CASES_PER_REQUEST - 1).meta({ description: 'Zero-based position of the case in the request array `cases`.', example: 0 });
+const index = z
+  .int()
+  .min(0)
+  .max(MAX_CASES_PER_REQUEST - 1)
+  .meta({ description: 'Zero-based position of the case in the request array `cases`.', example: 0 });
 
 export const rejectionCodeSchema = z.enum(REJECTION_CODES).meta({
   id: 'RejectionCode',
@@ -57,8 +61,12 @@ export const rejectedItemSchema = z
     code: rejectionCodeSchema,
     message: z.string().meta({ description: 'Explanatory text for a person. For `DUPLICATE` it contains the existing case reference.' }),
     errors: z.array(fieldErrorSchema).meta({ description: 'Every problem found with this case, so all can be fixed at once.' }),
-    existingCaseId: caseIdSchema.optional().meta({ description: 'Only with `DUPLICATE`: the id of the case already chasing this invoice.' }),
-    existingReference: caseReferenceSchema.optional().meta({ description: 'Only with `DUPLICATE`: the reference of the case already chasing this invoice.' }),
+    existingCaseId: caseIdSchema
+      .optional()
+      .meta({ description: 'Only with `DUPLICATE`: the id of the case already chasing this invoice.' }),
+    existingReference: caseReferenceSchema
+      .optional()
+      .meta({ description: 'Only with `DUPLICATE`: the reference of the case already chasing this invoice.' }),
   })
   .meta({
     id: 'RejectedItem',

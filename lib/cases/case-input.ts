@@ -41,7 +41,9 @@ const notBlank = (s: string) => s.trim().length > 0;
 
 /** Every string field: a string of well-formed Unicode (product rules "Request bytes"). */
 function str(field: string, typeError: string) {
-  return z.string({ error: typeError }).refine(isWellFormedText, { error: `${field} must be valid Unicode text (it holds an unpaired surrogate)`, abort: true });
+  return z
+    .string({ error: typeError })
+    .refine(isWellFormedText, { error: `${field} must be valid Unicode text (it holds an unpaired surrogate)`, abort: true });
 }
 
 function text(field: string, max: number, min = 1) {
@@ -57,7 +59,9 @@ function optionalText(field: string, max: number) {
 }
 
 const caseDate = (field: string) =>
-  str(field, `${field} must be a string`).refine((s) => parseCaseDate(s) !== undefined, { error: `${field} must be a real date as YYYY-MM-DD or an ISO 8601 date-time with Z or an offset` });
+  str(field, `${field} must be a string`).refine((s) => parseCaseDate(s) !== undefined, {
+    error: `${field} must be a real date as YYYY-MM-DD or an ISO 8601 date-time with Z or an offset`,
+  });
 
 const attestationSchema = z.strictObject(
   {
@@ -158,7 +162,8 @@ function shapeFindings(raw: unknown, error: z.ZodError): Finding[] {
     const missing = issue.code === 'invalid_type' && isAbsent(raw, issue.path);
     findings.push({ code: 'INVALID_FIELD', field, message: missing ? `${field} is required` : issue.message });
   }
-  for (const error of unknownFieldErrors(unknown, (field) => `${field} is not a recognised field`)) findings.push({ code: 'INVALID_FIELD', ...error });
+  for (const error of unknownFieldErrors(unknown, (field) => `${field} is not a recognised field`))
+    findings.push({ code: 'INVALID_FIELD', ...error });
   return findings;
 }
 
@@ -184,7 +189,11 @@ export function checkCase(raw: unknown, context: CheckContext): CaseCheck {
 
   const pence = toPence(input.principalAmount) as number;
   if (!amountInRange(pence)) {
-    findings.push({ code: 'AMOUNT_OUT_OF_RANGE', field: 'principalAmount', message: 'principalAmount must be greater than 0 and at most 10000 GBP' });
+    findings.push({
+      code: 'AMOUNT_OUT_OF_RANGE',
+      field: 'principalAmount',
+      message: 'principalAmount must be greater than 0 and at most 10000 GBP',
+    });
   }
 
   const invoiceDate = parseCaseDate(input.invoiceDate)!;

@@ -38,9 +38,15 @@ export const ALLOWED_TRANSITIONS: Readonly<Record<LifecycleStatus, readonly Life
 export const DEBTOR_VERIFICATION_STATUSES = ['NOT_REQUESTED', 'PENDING', 'VERIFIED', 'NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const;
 export type DebtorVerificationStatus = (typeof DEBTOR_VERIFICATION_STATUSES)[number];
 /** The outcomes that put a case `ON_HOLD`: the partner must act. */
-export const FAILED_VERIFICATION_STATUSES = ['NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const satisfies readonly DebtorVerificationStatus[];
+export const FAILED_VERIFICATION_STATUSES = [
+  'NAME_MISMATCH',
+  'NOT_ACTIVE',
+  'NOT_FOUND',
+] as const satisfies readonly DebtorVerificationStatus[];
 
-const checkedAt = z.iso.datetime().meta({ description: 'When the registry was consulted (ISO 8601, UTC).', example: '2025-03-04T10:20:35.000Z' });
+const checkedAt = z.iso
+  .datetime()
+  .meta({ description: 'When the registry was consulted (ISO 8601, UTC).', example: '2025-03-04T10:20:35.000Z' });
 
 // Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
 export const debtorVerificationSchema = /* @__PURE__ */ z
@@ -58,7 +64,9 @@ export const debtorVerificationSchema = /* @__PURE__ */ z
     z
       .object({
         status: z.literal('NOT_ACTIVE'),
-        companyStatus: z.string().meta({ description: "The register's `company_status`, e.g. `dissolved`, `liquidation`.", example: 'dissolved' }),
+        companyStatus: z
+          .string()
+          .meta({ description: "The register's `company_status`, e.g. `dissolved`, `liquidation`.", example: 'dissolved' }),
         checkedAt,
       })
       .strict(),
@@ -79,11 +87,9 @@ export const statusHistoryEntrySchema = /* @__PURE__ */ z
   .object({
     status: z.enum(LIFECYCLE_STATUSES),
     at: z.iso.datetime().meta({ description: 'When the case entered this status (ISO 8601, UTC).' }),
-    reason: z
-      .string()
-      .max(MAX_WITHDRAW_REASON_LENGTH)
-      .optional()
-      .meta({ description: 'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it.' }),
+    reason: z.string().max(MAX_WITHDRAW_REASON_LENGTH).optional().meta({
+      description: 'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it.',
+    }),
   })
   .strict();
 export type StatusHistoryEntry = z.infer<typeof statusHistoryEntrySchema>;
@@ -106,7 +112,9 @@ export const previousAttributesSchema = /* @__PURE__ */ z
     debtorVerification: debtorVerificationSchema.optional(),
   })
   .strict()
-  .meta({ description: "The changed fields' values before the change (only `status`, `recoveryGate` and `debtorVerification` are reported)." });
+  .meta({
+    description: "The changed fields' values before the change (only `status`, `recoveryGate` and `debtorVerification` are reported).",
+  });
 export type PreviousAttributes = z.infer<typeof previousAttributesSchema>;
 
 /** The case record as GET will return it once the lifecycle is wired: the created case plus its lifecycle fields. */
@@ -157,7 +165,9 @@ export const withdrawRequestSchema = /* @__PURE__ */ z
     reason: z
       .string()
       .refine(isWellFormedText, { error: 'reason must be valid Unicode text (it holds an unpaired surrogate)' })
-      .refine((s) => [...s].length <= MAX_WITHDRAW_REASON_LENGTH, { error: `reason must be at most ${MAX_WITHDRAW_REASON_LENGTH} characters` })
+      .refine((s) => [...s].length <= MAX_WITHDRAW_REASON_LENGTH, {
+        error: `reason must be at most ${MAX_WITHDRAW_REASON_LENGTH} characters`,
+      })
       .optional(),
   })
   .strict();
@@ -179,7 +189,11 @@ export function isVerificationFailed(verification: DebtorVerification): boolean 
 }
 
 /** The status the gates call for. `WITHDRAWN` is the partner's act, not a gate: it is never derived, only kept. */
-export function deriveStatus(current: LifecycleStatus, recoveryGate: LifecycleRecoveryGate, verification: DebtorVerification): LifecycleStatus {
+export function deriveStatus(
+  current: LifecycleStatus,
+  recoveryGate: LifecycleRecoveryGate,
+  verification: DebtorVerification,
+): LifecycleStatus {
   if (current === 'WITHDRAWN') return 'WITHDRAWN';
   if (isVerificationFailed(verification)) return 'ON_HOLD';
   if (isRecoveryGateSatisfied(recoveryGate) && isVerificationSatisfied(verification)) return 'READY';
@@ -195,7 +209,11 @@ export function isAllowedTransition(from: LifecycleStatus, to: LifecycleStatus):
  * case whose gates are already satisfied then moves on through `settleStatus`, off the create
  * request's path, with its own `case.updated` event.
  */
-export function initialLifecycle(recoveryGate: LifecycleRecoveryGate, hasDebtorCompanyNo: boolean, createdAt: Date): {
+export function initialLifecycle(
+  recoveryGate: LifecycleRecoveryGate,
+  hasDebtorCompanyNo: boolean,
+  createdAt: Date,
+): {
   state: LifecycleState;
   statusHistory: StatusHistoryEntry[];
 } {
@@ -222,7 +240,13 @@ export interface LifecycleUnchanged<Reason extends string> {
 export type LifecycleChange<Reason extends string> = LifecycleChanged | LifecycleUnchanged<Reason>;
 
 /** Applies gate changes, derives the status, and reports what changed; throws on a transition the rules forbid. */
-function change(current: LifecycleState, gates: Partial<Omit<LifecycleState, 'status'>>, at: Date, forcedStatus?: LifecycleStatus, reason?: string): LifecycleChanged {
+function change(
+  current: LifecycleState,
+  gates: Partial<Omit<LifecycleState, 'status'>>,
+  at: Date,
+  forcedStatus?: LifecycleStatus,
+  reason?: string,
+): LifecycleChanged {
   const recoveryGate = gates.recoveryGate ?? current.recoveryGate;
   const debtorVerification = gates.debtorVerification ?? current.debtorVerification;
   const status = forcedStatus ?? deriveStatus(current.status, recoveryGate, debtorVerification);
@@ -238,7 +262,9 @@ function change(current: LifecycleState, gates: Partial<Omit<LifecycleState, 'st
   return {
     changed: true,
     state: { status, recoveryGate, debtorVerification },
-    ...(status !== current.status ? { historyEntry: { status, at: iso, ...(historyReason !== undefined ? { reason: historyReason } : {}) } } : {}),
+    ...(status !== current.status
+      ? { historyEntry: { status, at: iso, ...(historyReason !== undefined ? { reason: historyReason } : {}) } }
+      : {}),
     previousAttributes,
     at: iso,
   };
@@ -263,7 +289,11 @@ export type WithdrawUnchangedReason = 'already_withdrawn';
 export function withdrawCase(current: LifecycleState, at: Date, reason?: string): LifecycleChange<WithdrawUnchangedReason> {
   if (reason !== undefined) {
     const checked = withdrawRequestSchema.safeParse({ reason });
-    if (!checked.success) throw new InvalidRequestError('The withdrawal was refused.', checked.error.issues.map((i) => ({ field: 'reason', message: i.message })));
+    if (!checked.success)
+      throw new InvalidRequestError(
+        'The withdrawal was refused.',
+        checked.error.issues.map((i) => ({ field: 'reason', message: i.message })),
+      );
   }
   if (current.status === 'WITHDRAWN') return { changed: false, reason: 'already_withdrawn' };
   // An empty reason says nothing: the history entry then has none, as when the body is absent.
@@ -277,7 +307,11 @@ export type VerificationUnchangedReason = 'not_pending' | 'withdrawn';
  * when an outcome is already recorded (a second worker, or a stream record delivered twice) or
  * none was requested; `withdrawn` when the partner withdrew the case meanwhile (it changes no more).
  */
-export function recordVerification(current: LifecycleState, outcome: DebtorVerificationOutcome, at: Date): LifecycleChange<VerificationUnchangedReason> {
+export function recordVerification(
+  current: LifecycleState,
+  outcome: DebtorVerificationOutcome,
+  at: Date,
+): LifecycleChange<VerificationUnchangedReason> {
   if (current.debtorVerification.status !== 'PENDING') return { changed: false, reason: 'not_pending' };
   if (current.status === 'WITHDRAWN') return { changed: false, reason: 'withdrawn' };
   return change(current, { debtorVerification: outcome }, at);
@@ -290,7 +324,8 @@ export type SettleUnchangedReason = 'unchanged';
  * gate satisfied (auto-attested, no debtorCompanyNo) is born `DRAFT` and becomes `READY` here.
  */
 export function settleStatus(current: LifecycleState, at: Date): LifecycleChange<SettleUnchangedReason> {
-  if (deriveStatus(current.status, current.recoveryGate, current.debtorVerification) === current.status) return { changed: false, reason: 'unchanged' };
+  if (deriveStatus(current.status, current.recoveryGate, current.debtorVerification) === current.status)
+    return { changed: false, reason: 'unchanged' };
   return change(current, {}, at);
 }
 
@@ -310,7 +345,12 @@ export function withLifecycle(view: CaseView, state: LifecycleState, statusHisto
 }
 
 /** The event announcing a creation (`previous` absent) or a change, written in the same transaction as it. */
-export function buildCaseEvent(object: LifecycleCaseView, createdAt: string, previousAttributes?: PreviousAttributes, id = newEventId()): CaseEvent {
+export function buildCaseEvent(
+  object: LifecycleCaseView,
+  createdAt: string,
+  previousAttributes?: PreviousAttributes,
+  id = newEventId(),
+): CaseEvent {
   const base = { id, createdAt, livemode: object.livemode };
   return previousAttributes === undefined
     ? { ...base, type: 'case.created', data: { object } }

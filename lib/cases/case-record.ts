@@ -37,7 +37,8 @@ export const caseReferenceSchema = /* @__PURE__ */ z.string().min(1).max(16).met
 });
 
 export const livemodeSchema = /* @__PURE__ */ z.boolean().meta({
-  description: '`true` for a case made with a live key; `false` for a test-mode case (made with a `pca_test_` key), which never enters recovery.',
+  description:
+    '`true` for a case made with a live key; `false` for a test-mode case (made with a `pca_test_` key), which never enters recovery.',
   example: true,
 });
 
@@ -46,7 +47,8 @@ export const caseViewSchema = /* @__PURE__ */ z
     id: caseIdSchema,
     reference: caseReferenceSchema,
     status: z.enum(CASE_STATUSES).meta({
-      description: 'Case status. A newly created case is `DRAFT`. Further values may be added within v1: treat an unknown status as "in progress".',
+      description:
+        'Case status. A newly created case is `DRAFT`. Further values may be added within v1: treat an unknown status as "in progress".',
     }),
     debtorName: z.string().meta({ example: 'Acme Widgets Ltd' }),
     principalAmount: z
@@ -131,4 +133,3 @@ export function toCaseView(stored: StoredCase): CaseView {
     livemode: stored.mode === 'live',
   };
 }
-

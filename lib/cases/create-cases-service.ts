@@ -9,7 +9,17 @@ import { newCaseId, type RecoveryGate, type StoredCase } from './case-record.js'
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
-import type { CaseWriter, ClaimResult, CompanySettings, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from './ports.js';
+import type {
+  CaseWriter,
+  ClaimResult,
+  CompanySettings,
+  IdempotencyStore,
+  InvoiceFiles,
+  NewCase,
+  ReferenceAllocator,
+  StoredBatchResponse,
+  WriteOutcome,
+} from './ports.js';
 
 /**
  * Batch case creation (spec 4.2, product rules). Storage work runs in four sequential phases,
@@ -63,7 +73,6 @@ interface Slot {
   newCase?: NewCase;
   outcome?: WriteOutcome;
 }
-
 
 /** What phase 2 gathers in parallel: each settled, so a failure can still give the key back. */
 interface Gathered {
@@ -399,7 +408,10 @@ function temporaryMessage(outcome: WriteOutcome | undefined): string {
 }
 
 function rejection(slot: Slot, code: RejectionCode, message: string, extra: Partial<RejectedItem> = {}): RejectedItem {
-  const errors = slot.findings.length > 0 ? slot.findings.map(({ field, message: m }) => ({ field, message: m })) : [{ field: code === 'DUPLICATE' ? 'invoiceRef' : '', message }];
+  const errors =
+    slot.findings.length > 0
+      ? slot.findings.map(({ field, message: m }) => ({ field, message: m }))
+      : [{ field: code === 'DUPLICATE' ? 'invoiceRef' : '', message }];
   return { index: slot.index, invoiceRef: slot.invoiceRef, code, message, errors, ...extra };
 }
 
@@ -430,7 +442,12 @@ function assemble(slots: Slot[]): BatchResult {
           }),
         );
       } else if (outcome?.kind === 'duplicate') {
-        rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
+        rejected.push(
+          rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
+            existingCaseId: outcome.existingCaseId,
+            existingReference: outcome.existingReference,
+          }),
+        );
       } else {
         rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
         if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
@@ -440,9 +457,20 @@ function assemble(slots: Slot[]): BatchResult {
     const outcome = slot.outcome;
     if (outcome?.kind === 'created') {
       const stored = slot.newCase!.stored;
-      created.push({ index: slot.index, invoiceRef: stored.invoiceRef, id: stored.caseId, reference: stored.reference, livemode: stored.mode === 'live' });
+      created.push({
+        index: slot.index,
+        invoiceRef: stored.invoiceRef,
+        id: stored.caseId,
+        reference: stored.reference,
+        livemode: stored.mode === 'live',
+      });
     } else if (outcome?.kind === 'duplicate') {
-      rejected.push(rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), { existingCaseId: outcome.existingCaseId, existingReference: outcome.existingReference }));
+      rejected.push(
+        rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
+          existingCaseId: outcome.existingCaseId,
+          existingReference: outcome.existingReference,
+        }),
+      );
     } else {
       rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
@@ -453,7 +481,11 @@ function assemble(slots: Slot[]): BatchResult {
 
 /** Counts by outcome for the request log line and metrics. */
 export function outcomeCounts(result: BatchResult): Record<string, number> {
-  const counts: Record<string, number> = { created: result.created.length, rejected: result.rejected.length, writeOutcomeUnknown: result.writeOutcomeUnknown };
+  const counts: Record<string, number> = {
+    created: result.created.length,
+    rejected: result.rejected.length,
+    writeOutcomeUnknown: result.writeOutcomeUnknown,
+  };
   for (const item of result.rejected) counts[`rejected_${item.code}`] = (counts[`rejected_${item.code}`] ?? 0) + 1;
   return counts;
 }

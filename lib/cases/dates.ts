@@ -10,9 +10,7 @@
  *   both compare as Europe/London calendar dates (a date-time counts as the London date it falls
  *   on), so an invoice dated 2025-03-01 due at 2025-03-01T09:00:00Z is not "after".
  */
-export type CaseDate =
-  | { kind: 'date'; date: string }
-  | { kind: 'datetime'; epochMs: number; londonDate: string };
+export type CaseDate = { kind: 'date'; date: string } | { kind: 'datetime'; epochMs: number; londonDate: string };
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -70,7 +68,17 @@ export function parseCaseDate(text: string): CaseDate | undefined {
   }
   const dt = DATE_TIME.exec(text);
   if (!dt) return undefined;
-  const [, ys, ms, ds, hs, mins, ss, frac, offset] = dt as unknown as [string, string, string, string, string, string, string | undefined, string | undefined, string];
+  const [, ys, ms, ds, hs, mins, ss, frac, offset] = dt as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+    string,
+  ];
   const [y, mo, d, h, mi, s] = [ys, ms, ds, hs, mins, ss ?? '0'].map(Number) as [number, number, number, number, number, number];
   if (!validCalendarDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return undefined;
   let offsetMinutes = 0;

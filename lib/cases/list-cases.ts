@@ -30,11 +30,14 @@ export interface ListQuery {
 
 export const caseListSchema = z
   .object({
-    data: z.array(caseViewSchema).meta({ description: 'Newest first (`createdAt` descending, then `id` descending). Each item is exactly the record `GET /api/v1/cases/{id}` returns.' }),
-    nextCursor: z
-      .string()
-      .nullable()
-      .meta({ description: 'Pass as `cursor`, with the same filters, for the next page; `null` on the last page. Opaque; valid for 24 hours.', example: null }),
+    data: z.array(caseViewSchema).meta({
+      description:
+        'Newest first (`createdAt` descending, then `id` descending). Each item is exactly the record `GET /api/v1/cases/{id}` returns.',
+    }),
+    nextCursor: z.string().nullable().meta({
+      description: 'Pass as `cursor`, with the same filters, for the next page; `null` on the last page. Opaque; valid for 24 hours.',
+      example: null,
+    }),
   })
   .meta({ id: 'CaseList', description: 'One page of your company\u2019s cases.' });
 export type CaseList = z.infer<typeof caseListSchema>;
@@ -62,7 +65,10 @@ const dateTimeBound = (field: string) =>
     .transform((s, ctx) => {
       const instant = boundInstant(s);
       if (instant === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${field} must be an ISO 8601 date-time with Z or an offset, such as 2025-03-04T10:20:30Z` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${field} must be an ISO 8601 date-time with Z or an offset, such as 2025-03-04T10:20:30Z`,
+        });
         return z.NEVER;
       }
       return instant;
@@ -73,7 +79,9 @@ const querySchema = z.strictObject({
   invoiceRef: z
     .string()
     .refine(isWellFormedText, { error: 'invoiceRef must be valid Unicode text (it holds an unpaired surrogate)', abort: true })
-    .refine((s) => chars(s) <= MAX_INVOICE_REF_LENGTH && s.trim().length > 0, { error: `invoiceRef must be 1 to ${MAX_INVOICE_REF_LENGTH} characters and not blank` })
+    .refine((s) => chars(s) <= MAX_INVOICE_REF_LENGTH && s.trim().length > 0, {
+      error: `invoiceRef must be 1 to ${MAX_INVOICE_REF_LENGTH} characters and not blank`,
+    })
     .optional(),
   status: z.enum(CASE_STATUSES, { error: `status must be one of ${CASE_STATUSES.join(', ')}` }).optional(),
   recoveryGate: z.enum(RECOVERY_GATES, { error: `recoveryGate must be one of ${RECOVERY_GATES.join(', ')}` }).optional(),
@@ -81,7 +89,9 @@ const querySchema = z.strictObject({
   createdBefore: dateTimeBound('createdBefore'),
   limit: z
     .string()
-    .refine((s) => /^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, { error: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` })
+    .refine((s) => /^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, {
+      error: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`,
+    })
     .transform(Number)
     .optional(),
   // Any value is accepted here; whether it is a cursor we issued is decided when it is opened.
@@ -125,7 +135,9 @@ export function parseListQuery(single: QueryParameters, multi: MultiValueQueryPa
       errors.push({ field: 'createdBefore', message: 'createdBefore must be later than createdFrom' });
     }
   }
-  errors.push(...unknownFieldErrors(unknown, (name) => `${name} is not a query parameter of this operation; use ${LIST_PARAMETERS.join(', ')}`));
+  errors.push(
+    ...unknownFieldErrors(unknown, (name) => `${name} is not a query parameter of this operation; use ${LIST_PARAMETERS.join(', ')}`),
+  );
   if (errors.length > 0 || !parsed.success) {
     throw new InvalidRequestError('The query string is invalid; see "errors" for every parameter to fix.', errors);
   }
@@ -172,7 +184,12 @@ function matches(stored: StoredCase, filters: CaseListFilters): boolean {
  * the duplicate guard (0 or 1 case, never a next page); otherwise a page of the list, whose
  * cursor is sealed to this company and these filters. Another company's case never appears.
  */
-export async function listCases(deps: ListCasesDeps, caller: Pick<Caller, 'companyId' | 'mode'>, query: ListQuery, deadline?: Deadline): Promise<CaseList> {
+export async function listCases(
+  deps: ListCasesDeps,
+  caller: Pick<Caller, 'companyId' | 'mode'>,
+  query: ListQuery,
+  deadline?: Deadline,
+): Promise<CaseList> {
   const now = deps.now();
   // A cursor is sealed to its mode too: a test cursor is refused from a live key like a foreign one.
   const binding = { companyId: caller.companyId, mode: caller.mode, filters: filterBinding(query) };
@@ -181,11 +198,17 @@ export async function listCases(deps: ListCasesDeps, caller: Pick<Caller, 'compa
 
   if (query.invoiceRefKey !== undefined) {
     const found = await deps.lister.findByInvoiceRef(caller.mode, caller.companyId, query.invoiceRefKey, deadline);
-    const hit = found && found.companyId === caller.companyId && found.mode === caller.mode && matches(found, query.filters) ? [toCaseView(found)] : [];
+    const hit =
+      found && found.companyId === caller.companyId && found.mode === caller.mode && matches(found, query.filters)
+        ? [toCaseView(found)]
+        : [];
     return { data: hit, nextCursor: null };
   }
 
-  const page = await deps.lister.page({ mode: caller.mode, companyId: caller.companyId, filters: query.filters, limit: query.limit, ...(position ? { position } : {}) }, deadline);
+  const page = await deps.lister.page(
+    { mode: caller.mode, companyId: caller.companyId, filters: query.filters, limit: query.limit, ...(position ? { position } : {}) },
+    deadline,
+  );
   // The lister answers from storage; the tenancy rule is kept here too, whatever a key scheme says.
   const data = page.cases.filter((c) => c.companyId === caller.companyId && c.mode === caller.mode).map(toCaseView);
   return { data, nextCursor: page.next ? deps.cursors.seal({ ...binding, position: page.next }, now) : null };

@@ -53,7 +53,14 @@ export class CursorSealer {
   }
 
   seal(content: CursorContent, now: Date): string {
-    const payload = JSON.stringify({ c: content.companyId, ...(content.mode === 'test' ? { m: 'test' } : {}), f: content.filters, a: content.position.after, d: content.position.doneShards, t: now.getTime() });
+    const payload = JSON.stringify({
+      c: content.companyId,
+      ...(content.mode === 'test' ? { m: 'test' } : {}),
+      f: content.filters,
+      a: content.position.after,
+      d: content.position.doneShards,
+      t: now.getTime(),
+    });
     const iv = randomBytes(IV_BYTES);
     const header = Buffer.from([VERSION]);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);

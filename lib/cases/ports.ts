@@ -143,7 +143,15 @@ export interface IdempotencyStore {
   /** Conditional: claims a new, expired or stale key; otherwise reports the existing claim. */
   claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult>;
   /** Stores the answer on a claim this request holds (a replay reads it back in the claim's `response`). */
-  complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void>;
+  complete(
+    mode: Mode,
+    companyId: string,
+    idempotencyKey: string,
+    requestId: string,
+    response: StoredBatchResponse,
+    now: Date,
+    deadline?: Deadline,
+  ): Promise<void>;
   /** Deletes the claim only while this request holds it and it is IN_PROGRESS. */
   release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void>;
 }

@@ -45,7 +45,12 @@ export function apiHandler(options: ApiHandlerOptions, core: CoreHandler) {
     .use(traceRequest())
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(requestContext())
-    .use(authenticate({ authenticator: new KeyAuthenticator(options.keys, operationalLog, options.now), ...(options.prefetch ? { prefetch: options.prefetch } : {}) }))
+    .use(
+      authenticate({
+        authenticator: new KeyAuthenticator(options.keys, operationalLog, options.now),
+        ...(options.prefetch ? { prefetch: options.prefetch } : {}),
+      }),
+    )
     .use(requireScope(options.scope));
   if (options.jsonBody) {
     chain.use(jsonEnvelope()).use(httpJsonBodyParser()).use(requireObjectBody());

@@ -43,7 +43,9 @@ export function parseBatchEnvelope(event: ApiEvent): BatchEnvelope {
   const body = event.body as unknown as Record<string, unknown>;
   const unknownFields = Object.keys(body).filter((k) => k !== 'cases');
   if (!Object.hasOwn(body, 'cases')) {
-    throw new InvalidRequestError('The request body must hold "cases", an array of 1 to 100 cases.', [{ field: 'cases', message: 'cases is required' }]);
+    throw new InvalidRequestError('The request body must hold "cases", an array of 1 to 100 cases.', [
+      { field: 'cases', message: 'cases is required' },
+    ]);
   }
   if (!Array.isArray(body.cases)) {
     throw new InvalidRequestError('"cases" must be an array of 1 to 100 cases.', [{ field: 'cases', message: 'cases must be an array' }]);

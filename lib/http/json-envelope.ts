@@ -21,7 +21,11 @@ export function jsonMediaType(value: string): 'json' | 'wrong-charset' | 'not-js
       return 'not-json';
     }
     if (parameter.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    const charset = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const charset = parameter
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
     if (charset !== 'utf-8' && charset !== 'utf8') return 'wrong-charset';
   }
   return 'json';
@@ -47,7 +51,10 @@ export function jsonEnvelope(maxBytes = MAX_BODY_BYTES): MiddlewareObj<ApiEvent,
       const types = headerValues(event, 'content-type');
       const mediaType = types.length === 1 ? jsonMediaType(types[0] as string) : 'not-json';
       if (mediaType === 'not-json') throw new UnsupportedMediaTypeError();
-      if (mediaType === 'wrong-charset') throw new UnsupportedMediaTypeError('The request body must be JSON in UTF-8: send "Content-Type: application/json" without another charset.');
+      if (mediaType === 'wrong-charset')
+        throw new UnsupportedMediaTypeError(
+          'The request body must be JSON in UTF-8: send "Content-Type: application/json" without another charset.',
+        );
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) {
         if (name.toLowerCase() !== 'content-type') headers[name] = value;

@@ -25,7 +25,12 @@ export function requestContext(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiC
       context.startedAt = performance.now();
       // Lambda's own clock; a context without one (a hand-made test context) gets API Gateway's 29 s.
       const remainingMs = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 29_000;
-      context.deadline = requestDeadline({ now: Date.now(), remainingMs, reserveMs: DEADLINE_RESERVE_MS, retryBudget: REQUEST_RETRY_BUDGET });
+      context.deadline = requestDeadline({
+        now: Date.now(),
+        remainingMs,
+        reserveMs: DEADLINE_RESERVE_MS,
+        retryBudget: REQUEST_RETRY_BUDGET,
+      });
       context.logFields = {};
       context.requestId = request.event.requestContext?.requestId || context.awsRequestId || randomUUID();
       logger.resetKeys();

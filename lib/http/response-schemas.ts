@@ -30,12 +30,19 @@ export const problemCodeSchema = z.enum(PROBLEM_CODES).meta({
 /** Any problem: what every error response has in common, whatever its code. */
 export const problemSchema = z
   .object({
-    type: z.string().meta({ format: 'uri-reference', description: 'Identifies the problem type; a URI reference relative to the API base address.', example: '/problems/not-found' }),
+    type: z.string().meta({
+      format: 'uri-reference',
+      description: 'Identifies the problem type; a URI reference relative to the API base address.',
+      example: '/problems/not-found',
+    }),
     title: z.string().meta({ description: 'Short summary of the problem type.', example: 'Not found' }),
     status: z.int().min(400).max(599).meta({ description: 'The HTTP status code.', example: 404 }),
     detail: z.string().meta({ description: 'What went wrong with this request, for a person.' }),
     code: problemCodeSchema,
-    requestId: z.string().optional().meta({ description: 'Request id: quote it when contacting support. Absent only when the firewall answered.' }),
+    requestId: z
+      .string()
+      .optional()
+      .meta({ description: 'Request id: quote it when contacting support. Absent only when the firewall answered.' }),
   })
   .meta({
     id: 'Problem',
@@ -71,13 +78,22 @@ function problem<C extends ProblemCode, S extends number, E extends z.ZodRawShap
       status: z.literal(status).meta({ description: 'The HTTP status code.' }),
       detail: z.string().meta({ description: 'What went wrong with this request, for a person.' }),
       code: z.literal(code).meta({ description: 'Stable error code; one of `ProblemCode`.' }),
-      requestId: z.string().meta({ description: 'Request id: quote it when contacting support.', example: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' }),
+      requestId: z
+        .string()
+        .meta({ description: 'Request id: quote it when contacting support.', example: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' }),
       ...extensions,
     })
     .meta({
       id,
       description,
-      example: { type: `/problems/${code.toLowerCase().replace(/_/g, '-')}`, title, status, code, requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', ...example },
+      example: {
+        type: `/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+        title,
+        status,
+        code,
+        requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+        ...example,
+      },
     });
 }
 
@@ -97,7 +113,11 @@ export const insufficientScopeProblemSchema = problem(
   403,
   'Insufficient scope',
   'The API key is valid but lacks the scope this operation requires.',
-  { requiredScope: z.enum(['cases:write', 'cases:read', 'webhooks:manage']).meta({ description: 'The scope the operation requires.', example: 'cases:write' }) },
+  {
+    requiredScope: z
+      .enum(['cases:write', 'cases:read', 'webhooks:manage'])
+      .meta({ description: 'The scope the operation requires.', example: 'cases:write' }),
+  },
   { detail: 'This API key does not hold the scope "cases:write" that this operation requires.', requiredScope: 'cases:write' },
 );
 
@@ -134,11 +154,20 @@ export const invalidCursorProblemSchema = problem(
   { detail: 'The cursor has expired (cursors are valid for 24 hours). Start again without a cursor.' },
 );
 
-export const listCasesBadRequestSchema = z
-  .discriminatedUnion('code', [invalidRequestProblemSchema, invalidCursorProblemSchema])
-  .meta({ id: 'ListCasesBadRequestProblem', description: 'A query parameter was refused (`INVALID_REQUEST`, with `errors`) or the cursor was (`INVALID_CURSOR`).' });
+export const listCasesBadRequestSchema = z.discriminatedUnion('code', [invalidRequestProblemSchema, invalidCursorProblemSchema]).meta({
+  id: 'ListCasesBadRequestProblem',
+  description: 'A query parameter was refused (`INVALID_REQUEST`, with `errors`) or the cursor was (`INVALID_CURSOR`).',
+});
 
-export const batchEmptyProblemSchema = problem('BatchEmptyProblem', 'BATCH_EMPTY', 400, 'Batch empty', '`cases` holds no case.', {}, { detail: '"cases" must hold at least 1 case.' });
+export const batchEmptyProblemSchema = problem(
+  'BatchEmptyProblem',
+  'BATCH_EMPTY',
+  400,
+  'Batch empty',
+  '`cases` holds no case.',
+  {},
+  { detail: '"cases" must hold at least 1 case.' },
+);
 
 export const batchTooLargeProblemSchema = problem(
   'BatchTooLargeProblem',
@@ -159,7 +188,12 @@ export const payloadTooLargeProblemSchema = problem(
   413,
   'Payload too large',
   'The request body is over 1 MiB. It was not read.',
-  { limitBytes: z.int().optional().meta({ description: 'The body size limit in bytes (absent when the gateway refused the request).', example: 1048576 }) },
+  {
+    limitBytes: z
+      .int()
+      .optional()
+      .meta({ description: 'The body size limit in bytes (absent when the gateway refused the request).', example: 1048576 }),
+  },
   { detail: 'The request body exceeds the limit of 1048576 bytes.', limitBytes: 1048576 },
 );
 
@@ -187,7 +221,10 @@ export const idempotencyInProgressProblemSchema = problem(
   409,
   'Idempotency key reused',
   `${idempotencyDescription} The first request is still being processed: retry after \`Retry-After\` seconds to receive its result.`,
-  { state: z.literal('IN_PROGRESS').meta({ description: 'The first request with this key is still running.' }), sameRequest: sameRequestSchema },
+  {
+    state: z.literal('IN_PROGRESS').meta({ description: 'The first request with this key is still running.' }),
+    sameRequest: sameRequestSchema,
+  },
   {
     detail: 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
     state: 'IN_PROGRESS',
@@ -237,7 +274,10 @@ export const serviceUnavailableProblemSchema = problem(
   'Service unavailable',
   'Storage could not answer in time and nothing was written: the request had no effect. Retry after `Retry-After` seconds, with backoff; with the same `Idempotency-Key` it is safe.',
   {},
-  { detail: 'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.' },
+  {
+    detail:
+      'Storage is temporarily unavailable and nothing was written. Retry after the Retry-After delay; with the same Idempotency-Key it is safe.',
+  },
 );
 
 export const rateLimitedProblemSchema = problem(
@@ -252,4 +292,7 @@ export const rateLimitedProblemSchema = problem(
 
 export const createCasesBadRequestSchema = z
   .discriminatedUnion('code', [invalidRequestProblemSchema, batchEmptyProblemSchema, batchTooLargeProblemSchema])
-  .meta({ id: 'CreateCasesBadRequestProblem', description: 'The request as a whole was refused: nothing was created and an `Idempotency-Key` was not used up.' });
+  .meta({
+    id: 'CreateCasesBadRequestProblem',
+    description: 'The request as a whole was refused: nothing was created and an `Idempotency-Key` was not used up.',
+  });

@@ -66,7 +66,9 @@ export function testUploadsPrefix(companyId: string): string {
 export const MAX_INSPECTED_KEY_LENGTH = 1024;
 
 /** The whole key, anchored, over an ASCII allow-list: no other character can ever match. */
-export const FILE_KEY_PATTERN = new RegExp(`^(invoices|test-invoices)/(cmp_[0-9A-Za-z]{16})/([0-9A-Za-z]{${FILE_ID_LENGTH}})\\.(pdf|png|jpg)$`);
+export const FILE_KEY_PATTERN = new RegExp(
+  `^(invoices|test-invoices)/(cmp_[0-9A-Za-z]{16})/([0-9A-Za-z]{${FILE_ID_LENGTH}})\\.(pdf|png|jpg)$`,
+);
 
 export interface ParsedFileKey {
   mode: Mode;
@@ -125,7 +127,12 @@ export function isUploadContentType(value: string): value is UploadContentType {
 }
 
 /** A new, never-before-seen key under the company's prefix. `fileId` is for tests only. */
-export function issueFileKey(companyId: string, contentType: UploadContentType, fileId: string = randomBase62(FILE_ID_LENGTH), mode: Mode = 'live'): string {
+export function issueFileKey(
+  companyId: string,
+  contentType: UploadContentType,
+  fileId: string = randomBase62(FILE_ID_LENGTH),
+  mode: Mode = 'live',
+): string {
   // The company id comes from authentication; refuse to build a key from anything else.
   if (!COMPANY_ID_PATTERN.test(companyId)) throw new Error('issueFileKey: not a company id');
   const extension = EXTENSION_BY_CONTENT_TYPE[contentType];
@@ -175,7 +182,8 @@ export function validateFileKey(key: unknown, companyId: string, mode: Mode = 'l
   if (key.includes('//') || key.endsWith('/')) return reject('EMPTY_SEGMENT');
   // Longer than a key of the mode its prefix names (any other top segment: than the longest key).
   const named = MODES.find((m) => key.startsWith(FILE_KEY_PREFIXES[m]));
-  if (key.length > (named === undefined ? MAX_FILE_KEY_LENGTH : FILE_KEY_PREFIXES[named].length + LENGTH_AFTER_PREFIX)) return reject('TOO_LONG');
+  if (key.length > (named === undefined ? MAX_FILE_KEY_LENGTH : FILE_KEY_PREFIXES[named].length + LENGTH_AFTER_PREFIX))
+    return reject('TOO_LONG');
   const parsed = parseFileKey(key);
   if (!parsed) return reject('MALFORMED');
   if (!COMPANY_ID_PATTERN.test(companyId) || parsed.companyId !== companyId) return reject('OTHER_COMPANY');

@@ -55,12 +55,23 @@ export async function applyObjectEvents(events: readonly ObjectEvent[], records:
           done.ignored++;
           return;
         }
-        const written = await records.record({ fileKey: event.key, companyId: parsed.companyId, size: event.size, uploadedAt: event.eventTime, sequencer });
+        const written = await records.record({
+          fileKey: event.key,
+          companyId: parsed.companyId,
+          size: event.size,
+          uploadedAt: event.eventTime,
+          sequencer,
+        });
         done[written ? 'recorded' : 'stale']++;
       } else if (event.eventName.startsWith('ObjectRemoved:') || event.eventName.startsWith('LifecycleExpiration:')) {
         // A removal S3 did not place in the key's history is put after all of it: a tombstone
         // that cannot be overtaken is safe, since a tombstone never vouches.
-        const removal = { fileKey: event.key, companyId: parsed.companyId, removedAt: event.eventTime, sequencer: sequencer ?? AFTER_EVERY_SEQUENCER };
+        const removal = {
+          fileKey: event.key,
+          companyId: parsed.companyId,
+          removedAt: event.eventTime,
+          sequencer: sequencer ?? AFTER_EVERY_SEQUENCER,
+        };
         done[(await records.recordRemoval(removal)) ? 'removed' : 'stale']++;
       } else {
         done.ignored++;

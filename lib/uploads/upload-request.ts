@@ -40,7 +40,8 @@ export const uploadRequestSchema = z.strictObject(
       if (!isWellFormedText(value)) ctx.addIssue({ code: 'custom', message: 'fileName must be valid Unicode text' });
     }),
     contentType: z.enum(UPLOAD_CONTENT_TYPES, {
-      error: (issue) => (issue.input === undefined ? 'contentType is required' : `contentType must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`),
+      error: (issue) =>
+        issue.input === undefined ? 'contentType is required' : `contentType must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`,
     }),
     contentLength: z
       .number({ error: required('contentLength', 'a whole number of bytes') })

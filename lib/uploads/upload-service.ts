@@ -55,7 +55,12 @@ export class UploadService {
   }
 
   async issue(request: UploadRequest, caller: UploadCaller): Promise<UploadTicket> {
-    const fileKey = issueFileKey(caller.companyId, request.contentType, this.options.newFileId ? this.options.newFileId() : undefined, caller.mode);
+    const fileKey = issueFileKey(
+      caller.companyId,
+      request.contentType,
+      this.options.newFileId ? this.options.newFileId() : undefined,
+      caller.mode,
+    );
     // SigV4 dates have whole seconds; sign with the truncated time so expiresAt is exact.
     const signedAt = new Date(Math.floor(this.now().getTime() / 1000) * 1000);
     const uploadUrl = await this.options.signer.sign({

@@ -61,12 +61,22 @@ describe('read-your-writes under eventual consistency', () => {
     const { create, get } = handlersOver(client);
     const statuses: Record<number, number> = {};
     const round = async (i: number) => {
-      const created = await invokeWithDeadline(create, createEvent(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: `RYW-${Date.now()}-${i}` })] }), { functionName: 'create-cases', timeoutMs: 15_000 });
+      const created = await invokeWithDeadline(
+        create,
+        createEvent(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: `RYW-${Date.now()}-${i}` })] }),
+        { functionName: 'create-cases', timeoutMs: 15_000 },
+      );
       expect(created.result.statusCode).toBe(201);
       const id = outcome(parse(created.result)).created[0]!.id;
       const read = await invokeWithDeadline(
         get,
-        apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers: bearer(partner.apiKey) }),
+        apiEvent({
+          method: 'GET',
+          path: `/api/v1/cases/${id}`,
+          resource: '/api/v1/cases/{id}',
+          pathParameters: { id },
+          headers: bearer(partner.apiKey),
+        }),
         { functionName: 'get-case', timeoutMs: 6_000 },
       );
       statuses[read.result.statusCode] = (statuses[read.result.statusCode] ?? 0) + 1;
@@ -89,13 +99,23 @@ describe('storage slower than the request has time for', () => {
   const TIMEOUT_MS = 4_000;
   /** A client whose calls matching `slow` take a minute, unless the request's deadline aborts them. */
   function slowWhere(slow: (name: string, input: Record<string, unknown>) => boolean) {
-    return faultyDocumentClient({ decide: (name, input): Fault | undefined => (slow(name, input) ? 'slow' : undefined) }, { slowCallMs: 60_000 });
+    return faultyDocumentClient(
+      { decide: (name, input): Fault | undefined => (slow(name, input) ? 'slow' : undefined) },
+      { slowCallMs: 60_000 },
+    );
   }
   const isClaim = (input: Record<string, unknown>) => JSON.stringify(input.Key ?? input.Item ?? {}).includes('IDEMPOTENCY#');
   const invoke = (handler: LambdaHandler, cases: unknown[], key: string) =>
-    invokeWithDeadline(handler, createEvent(partner.apiKey, { cases }, { 'Idempotency-Key': key }), { functionName: 'create-cases', timeoutMs: TIMEOUT_MS });
+    invokeWithDeadline(handler, createEvent(partner.apiKey, { cases }, { 'Idempotency-Key': key }), {
+      functionName: 'create-cases',
+      timeoutMs: TIMEOUT_MS,
+    });
   const claimState = async (key: string) =>
-    (await documentClient(config()).send(new GetCommand({ TableName: table(), Key: keys.idempotencyClaim('live', partner.companyId, key), ConsistentRead: true }))).Item;
+    (
+      await documentClient(config()).send(
+        new GetCommand({ TableName: table(), Key: keys.idempotencyClaim('live', partner.companyId, key), ConsistentRead: true }),
+      )
+    ).Item;
 
   it('answers 503 with Retry-After before the timeout when the claim cannot be made in time, and leaves the key free', async () => {
     const { client, counter } = slowWhere((name, input) => name === 'PutItemCommand' && isClaim(input));
@@ -103,7 +123,10 @@ describe('storage slower than the request has time for', () => {
     const run = await invoke(handlersOver(client).create, [validCase(fileKey)], key);
     expect(run.outcome).toBe('answered');
     expect(run.result.statusCode).toBe(503);
-    expect(parse(run.result)).toMatchObject({ headers: { 'retry-after': expect.stringMatching(/^\d+$/) }, body: { code: 'SERVICE_UNAVAILABLE' } });
+    expect(parse(run.result)).toMatchObject({
+      headers: { 'retry-after': expect.stringMatching(/^\d+$/) },
+      body: { code: 'SERVICE_UNAVAILABLE' },
+    });
     expect(counter.injected.slow).toBeGreaterThan(0);
     expect(await claimState(key)).toBeUndefined();
     invariantsChecked++;
@@ -129,9 +152,11 @@ describe('storage slower than the request has time for', () => {
 
   it('completes the Idempotency-Key even when reading back an unconfirmed write stalls until the answer must leave', async () => {
     // Every case transaction times out (its outcome unknown); the read-back of its guards then hangs.
-    const isGuardRead = (name: string, input: Record<string, unknown>) => name === 'BatchGetItemCommand' && JSON.stringify(input.RequestItems ?? {}).includes('INVREF#');
+    const isGuardRead = (name: string, input: Record<string, unknown>) =>
+      name === 'BatchGetItemCommand' && JSON.stringify(input.RequestItems ?? {}).includes('INVREF#');
     const { client, counter } = faultyDocumentClient({
-      decide: (name, input): Fault | undefined => (name === 'TransactWriteItemsCommand' ? 'timeout' : isGuardRead(name, input) ? 'slow' : undefined),
+      decide: (name, input): Fault | undefined =>
+        name === 'TransactWriteItemsCommand' ? 'timeout' : isGuardRead(name, input) ? 'slow' : undefined,
     });
     const key = `slow-read-back-${Date.now()}`;
     const run = await invoke(handlersOver(client).create, [validCase(fileKey)], key);
@@ -147,7 +172,9 @@ describe('storage slower than the request has time for', () => {
 
   it('never leaves an Idempotency-Key IN_PROGRESS beyond its horizon, even when clean-up cannot reach storage', async () => {
     // The claim is made, then everything else stalls, including giving the claim back.
-    const { client } = slowWhere((name, input) => !(name === 'PutItemCommand' && isClaim(input)) && !JSON.stringify(input.Key ?? {}).includes('KEY#'));
+    const { client } = slowWhere(
+      (name, input) => !(name === 'PutItemCommand' && isClaim(input)) && !JSON.stringify(input.Key ?? {}).includes('KEY#'),
+    );
     const key = `slow-all-${Date.now()}`;
     const cases = [validCase(fileKey)];
     const run = await invoke(handlersOver(client).create, cases, key);
@@ -167,7 +194,11 @@ describe('storage slower than the request has time for', () => {
     const later = new Date(Date.now() + (horizon + 1) * 1000);
     const t = table();
     const ddb = documentClient(config());
-    const afterHorizon = buildCreateCasesHandler({ ...caseCreationAdapters(), idempotency: new DynamoIdempotencyStore(ddb, t), now: () => later }) as unknown as LambdaHandler;
+    const afterHorizon = buildCreateCasesHandler({
+      ...caseCreationAdapters(),
+      idempotency: new DynamoIdempotencyStore(ddb, t),
+      now: () => later,
+    }) as unknown as LambdaHandler;
     const retried = parse((await invoke(afterHorizon, cases, key)).result);
     expect(retried.statusCode).toBe(201);
     invariantsChecked++;

@@ -83,11 +83,22 @@ describe('logs and error bodies leak nothing', () => {
       return call(handler(event, lambdaContext()));
     };
     const read = (headers: Record<string, string>, id: string) =>
-      call(getCase(apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers }), lambdaContext()));
+      call(
+        getCase(
+          apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers }),
+          lambdaContext(),
+        ),
+      );
     const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
     // Created, duplicate, invalid, 409 replay, reads by several keys, 401s of every kind, 403, 400, 413, 415.
-    const batch = { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }), validCase(fileKey, { debtorEmail: `${email}x@` })] };
+    const batch = {
+      cases: [
+        validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }),
+        validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-1' }),
+        validCase(fileKey, { debtorEmail: `${email}x@` }),
+      ],
+    };
     const created = outcome(await cases(bearer(partner.apiKey), batch, createCases));
     const caseId = created.created[0]!.id;
     await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-1' }, { cases: [validCase(fileKey, { debtorEmail: email })] });
@@ -97,7 +108,15 @@ describe('logs and error bodies leak nothing', () => {
     await read(bearer(rotated.apiKey), caseId);
     await cases(bearer(readOnly.apiKey), batch);
     await accounts().revokeKey(readOnly.keyId);
-    for (const headers of [bearer(readOnly.apiKey), bearer(flipped), bearer(neverExisted), bearer(`${partner.apiKey}x`), { 'X-Api-Key': neverExisted }, { ...bearer(partner.apiKey), 'X-Api-Key': rotated.apiKey }, bearer('A'.repeat(64 * 1024))]) {
+    for (const headers of [
+      bearer(readOnly.apiKey),
+      bearer(flipped),
+      bearer(neverExisted),
+      bearer(`${partner.apiKey}x`),
+      { 'X-Api-Key': neverExisted },
+      { ...bearer(partner.apiKey), 'X-Api-Key': rotated.apiKey },
+      bearer('A'.repeat(64 * 1024)),
+    ]) {
       await read(headers, caseId);
       await cases(headers, batch);
     }
@@ -107,7 +126,13 @@ describe('logs and error bodies leak nothing', () => {
     await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, description: 'x'.repeat(1024 * 1024) })] });
     await call(
       createUpload(
-        apiEvent({ method: 'POST', path: '/api/v1/uploads', resource: '/api/v1/uploads', headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' }, body: JSON.stringify({ fileName: email, contentType: 'text/html', contentLength: 1 }) }),
+        apiEvent({
+          method: 'POST',
+          path: '/api/v1/uploads',
+          resource: '/api/v1/uploads',
+          headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' },
+          body: JSON.stringify({ fileName: email, contentType: 'text/html', contentLength: 1 }),
+        }),
         lambdaContext(),
       ),
     );
@@ -135,14 +160,25 @@ describe('logs and error bodies leak nothing', () => {
       writer: new DynamoCaseWriter(client, table, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }),
       idempotency: new DynamoIdempotencyStore(client, table),
     });
-    const failed = await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] }, faulty);
+    const failed = await cases(
+      bearer(partner.apiKey),
+      { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-2' })] },
+      faulty,
+    );
     // Storage failed before any write: the request had no effect and says when to retry.
     expect(failed.statusCode).toBe(503);
     counterDown = false;
-    await cases({ ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' }, { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] }, faulty);
+    await cases(
+      { ...bearer(partner.apiKey), 'Idempotency-Key': 'leak-complete' },
+      { cases: [validCase(fileKey, { debtorEmail: email, invoiceRef: 'LEAK-TX' }), validCase(fileKey, { debtorEmail: email })] },
+      faulty,
+    );
     // A file whose upload record has not arrived yet, so the (failing) HEAD is asked.
     const noRecordYet = { recorded: () => Promise.resolve(new Set<string>()) };
-    const headFailing = buildCreateCasesHandler({ ...caseCreationAdapters(), files: new RecordedInvoiceFiles(noRecordYet, new S3InvoiceFileStore(s3.client, config().bucketName)) });
+    const headFailing = buildCreateCasesHandler({
+      ...caseCreationAdapters(),
+      files: new RecordedInvoiceFiles(noRecordYet, new S3InvoiceFileStore(s3.client, config().bucketName)),
+    });
     await cases(bearer(partner.apiKey), { cases: [validCase(fileKey, { debtorEmail: email })] }, headFailing);
 
     const all = entries.map((e) => e.text).join('\n');
@@ -203,10 +239,18 @@ describe('resource limits', () => {
   });
 
   it('refuses 101 cases with BATCH_TOO_LARGE, creating nothing', async () => {
-    const res = await postCases(partner.apiKey, { cases: Array.from({ length: 101 }, (_, i) => validCase(fileKey, { invoiceRef: `LIMIT-101-${i}` })) }, { 'Idempotency-Key': 'limit-101' });
+    const res = await postCases(
+      partner.apiKey,
+      { cases: Array.from({ length: 101 }, (_, i) => validCase(fileKey, { invoiceRef: `LIMIT-101-${i}` })) },
+      { 'Idempotency-Key': 'limit-101' },
+    );
     expect([res.statusCode, res.body.code]).toEqual([400, 'BATCH_TOO_LARGE']);
     // Nothing was created and the key was not consumed.
-    const retry = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'LIMIT-101-0' })] }, { 'Idempotency-Key': 'limit-101' });
+    const retry = await postCases(
+      partner.apiKey,
+      { cases: [validCase(fileKey, { invoiceRef: 'LIMIT-101-0' })] },
+      { 'Idempotency-Key': 'limit-101' },
+    );
     expect(retry.statusCode).toBe(201);
     limitChecks += 2;
   });
@@ -272,7 +316,13 @@ describe('resource limits', () => {
 
     const uploadBody = `{${keys.join(',')}}`;
     const upload = await createUpload(
-      apiEvent({ method: 'POST', path: '/api/v1/uploads', resource: '/api/v1/uploads', headers: { Authorization: `Bearer ${partner.apiKey}`, 'Content-Type': 'application/json' }, body: uploadBody }),
+      apiEvent({
+        method: 'POST',
+        path: '/api/v1/uploads',
+        resource: '/api/v1/uploads',
+        headers: { Authorization: `Bearer ${partner.apiKey}`, 'Content-Type': 'application/json' },
+        body: uploadBody,
+      }),
       lambdaContext(),
     );
     expect(upload.statusCode).toBe(400);
@@ -292,4 +342,3 @@ describe('resource limits', () => {
     expect(again.body.rejected).toEqual(first.body.rejected);
   });
 });
-

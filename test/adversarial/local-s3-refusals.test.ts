@@ -28,14 +28,24 @@ function newKey(suffix = 'pdf'): string {
   return `invoices/cmp_localS3Refusals/${randomBytes(12).toString('hex')}.${suffix}`;
 }
 
-async function presignPut(options: { key?: string; contentType?: string; body: Buffer; expiresIn?: number; signingDate?: Date }): Promise<Ticket> {
+async function presignPut(options: {
+  key?: string;
+  contentType?: string;
+  body: Buffer;
+  expiresIn?: number;
+  signingDate?: Date;
+}): Promise<Ticket> {
   const key = options.key ?? newKey();
   const contentType = options.contentType ?? 'application/pdf';
-  const url = await getSignedUrl(client, new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ContentLength: options.body.length, IfNoneMatch: '*' }), {
-    expiresIn: options.expiresIn ?? 900,
-    signableHeaders: SIGNED_HEADERS,
-    ...(options.signingDate ? { signingDate: options.signingDate } : {}),
-  });
+  const url = await getSignedUrl(
+    client,
+    new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ContentLength: options.body.length, IfNoneMatch: '*' }),
+    {
+      expiresIn: options.expiresIn ?? 900,
+      signableHeaders: SIGNED_HEADERS,
+      ...(options.signingDate ? { signingDate: options.signingDate } : {}),
+    },
+  );
   return { key, url, headers: { 'Content-Type': contentType, 'Content-Length': String(options.body.length), 'If-None-Match': '*' } };
 }
 
@@ -144,7 +154,10 @@ describe('a presigned upload URL on the local S3', () => {
     const ticket = await presignPut({ body });
     const signature = new URL(ticket.url).searchParams.get('X-Amz-Signature')!;
     const flipped = `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`;
-    expect(await put(withParam(ticket.url, 'X-Amz-Signature', flipped), ticket.headers, body)).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+    expect(await put(withParam(ticket.url, 'X-Amz-Signature', flipped), ticket.headers, body)).toMatchObject({
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+    });
     expect(await stored(ticket.key)).toBe('missing');
   });
 
@@ -159,7 +172,10 @@ describe('a presigned upload URL on the local S3', () => {
   it('is refused when it claims a longer validity than it was signed with (403 SignatureDoesNotMatch)', async () => {
     const body = pdf();
     const ticket = await presignPut({ body, expiresIn: 60, signingDate: new Date(Date.now() - 10 * 60 * 1000) });
-    expect(await put(withParam(ticket.url, 'X-Amz-Expires', '3600'), ticket.headers, body)).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+    expect(await put(withParam(ticket.url, 'X-Amz-Expires', '3600'), ticket.headers, body)).toMatchObject({
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+    });
   });
 
   it('is refused without the signed If-None-Match header (403 SignatureDoesNotMatch): it cannot be used to overwrite', async () => {
@@ -179,7 +195,7 @@ describe('a presigned upload URL on the local S3', () => {
     expect(await stored(ticket.key)).toEqual({ bytes: first, contentType: 'application/pdf' });
   });
 
-  it('lets exactly one of several concurrent PUTs of one key through; the others get 412 and the stored bytes are the winner\'s', async () => {
+  it("lets exactly one of several concurrent PUTs of one key through; the others get 412 and the stored bytes are the winner's", async () => {
     const key = newKey();
     const bodies = Array.from({ length: 8 }, () => pdf(64 * 1024));
     const tickets = await Promise.all(bodies.map((body) => presignPut({ key, body })));
@@ -200,7 +216,11 @@ describe('a presigned upload URL on the local S3', () => {
     expect(await put(otherTicket.url, otherTicket.headers, other)).toMatchObject({ status: 200 });
 
     // Every signed header as signed (the body's length included); only the copy source is added.
-    const copy = await put(ticket.url, { ...ticket.headers, 'x-amz-copy-source': `/${Bucket}/${otherTicket.key}` }, Buffer.alloc(mine.length));
+    const copy = await put(
+      ticket.url,
+      { ...ticket.headers, 'x-amz-copy-source': `/${Bucket}/${otherTicket.key}` },
+      Buffer.alloc(mine.length),
+    );
     expect(copy).toEqual({ status: 403, code: 'AccessDenied', message: NOT_SIGNED, headersNotSigned: 'x-amz-copy-source' });
     expect(await stored(ticket.key)).toEqual({ bytes: mine, contentType: 'application/pdf' });
   });
@@ -209,7 +229,12 @@ describe('a presigned upload URL on the local S3', () => {
     const body = pdf();
     const ticket = await presignPut({ body });
     const refused = await put(ticket.url, { ...ticket.headers, 'x-amz-meta-company-id': 'cmp_someoneElse', 'x-amz-tagging': 'a=b' }, body);
-    expect(refused).toEqual({ status: 403, code: 'AccessDenied', message: NOT_SIGNED, headersNotSigned: 'x-amz-meta-company-id, x-amz-tagging' });
+    expect(refused).toEqual({
+      status: 403,
+      code: 'AccessDenied',
+      message: NOT_SIGNED,
+      headersNotSigned: 'x-amz-meta-company-id, x-amz-tagging',
+    });
     expect(await stored(ticket.key)).toBe('missing');
   });
 
@@ -218,11 +243,21 @@ describe('a presigned upload URL on the local S3', () => {
     const key = newKey();
     const url = await getSignedUrl(
       client,
-      new PutObjectCommand({ Bucket, Key: key, ContentType: 'application/pdf', ContentLength: body.length, IfNoneMatch: '*', Metadata: { 'company-id': 'cmp_mine' } }),
+      new PutObjectCommand({
+        Bucket,
+        Key: key,
+        ContentType: 'application/pdf',
+        ContentLength: body.length,
+        IfNoneMatch: '*',
+        Metadata: { 'company-id': 'cmp_mine' },
+      }),
       { expiresIn: 900, signableHeaders: SIGNED_HEADERS },
     );
     const headers = { 'Content-Type': 'application/pdf', 'Content-Length': String(body.length), 'If-None-Match': '*' };
-    expect(await put(url, { ...headers, 'x-amz-meta-company-id': 'cmp_someoneElse' }, body)).toMatchObject({ status: 403, headersNotSigned: 'x-amz-meta-company-id' });
+    expect(await put(url, { ...headers, 'x-amz-meta-company-id': 'cmp_someoneElse' }, body)).toMatchObject({
+      status: 403,
+      headersNotSigned: 'x-amz-meta-company-id',
+    });
     expect(await put(url, headers, body)).toMatchObject({ status: 200 });
     expect(await storedWithMetadata(key)).toMatchObject({ bytes: body, metadata: { 'company-id': 'cmp_mine' } });
   });
@@ -230,7 +265,9 @@ describe('a presigned upload URL on the local S3', () => {
   it('stores a Content-Disposition it did not sign, as S3 does: only x-amz-* headers must be signed', async () => {
     const body = pdf();
     const ticket = await presignPut({ body });
-    expect(await put(ticket.url, { ...ticket.headers, 'Content-Disposition': 'attachment; filename="invoice.pdf"' }, body)).toMatchObject({ status: 200 });
+    expect(await put(ticket.url, { ...ticket.headers, 'Content-Disposition': 'attachment; filename="invoice.pdf"' }, body)).toMatchObject({
+      status: 200,
+    });
     expect(await storedWithMetadata(ticket.key)).toMatchObject({ bytes: body, contentDisposition: 'attachment; filename="invoice.pdf"' });
   });
 
@@ -276,7 +313,10 @@ describe('SDK clients on the local S3', () => {
   });
 
   it('gets 404 NotFound for a HEAD of a missing object', async () => {
-    await expect(client.send(new HeadObjectCommand({ Bucket, Key: newKey() }))).rejects.toMatchObject({ name: 'NotFound', $metadata: { httpStatusCode: 404 } });
+    await expect(client.send(new HeadObjectCommand({ Bucket, Key: newKey() }))).rejects.toMatchObject({
+      name: 'NotFound',
+      $metadata: { httpStatusCode: 404 },
+    });
   });
 
   it('are refused with the wrong secret (403 SignatureDoesNotMatch) or an unknown access key (403 InvalidAccessKeyId)', async () => {
@@ -285,13 +325,25 @@ describe('SDK clients on the local S3', () => {
     const key = newKey('txt');
     await client.send(new PutObjectCommand({ Bucket, Key: key, Body: 'x' }));
     const wrongSecret = withCredentials({ ...LOCAL_S3_CREDENTIALS, secretAccessKey: `${LOCAL_S3_CREDENTIALS.secretAccessKey}x` });
-    await expect(wrongSecret.send(new GetObjectCommand({ Bucket, Key: key }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
+    await expect(wrongSecret.send(new GetObjectCommand({ Bucket, Key: key }))).rejects.toMatchObject({
+      name: 'SignatureDoesNotMatch',
+      $metadata: { httpStatusCode: 403 },
+    });
     const unknownKey = withCredentials({ accessKeyId: 'AKIAUNKNOWN', secretAccessKey: LOCAL_S3_CREDENTIALS.secretAccessKey });
-    await expect(unknownKey.send(new GetObjectCommand({ Bucket, Key: key }))).rejects.toMatchObject({ name: 'InvalidAccessKeyId', $metadata: { httpStatusCode: 403 } });
+    await expect(unknownKey.send(new GetObjectCommand({ Bucket, Key: key }))).rejects.toMatchObject({
+      name: 'InvalidAccessKeyId',
+      $metadata: { httpStatusCode: 403 },
+    });
   });
 
   it('are refused when signed for another region (400 AuthorizationHeaderMalformed naming the right one)', async () => {
-    const otherRegion = new S3Client({ region: 'us-east-1', endpoint: cfg.s3Endpoint, forcePathStyle: true, credentials: LOCAL_S3_CREDENTIALS, maxAttempts: 1 });
+    const otherRegion = new S3Client({
+      region: 'us-east-1',
+      endpoint: cfg.s3Endpoint,
+      forcePathStyle: true,
+      credentials: LOCAL_S3_CREDENTIALS,
+      maxAttempts: 1,
+    });
     const refused = otherRegion.send(new GetObjectCommand({ Bucket, Key: newKey() }));
     await expect(refused).rejects.toMatchObject({ name: 'AuthorizationHeaderMalformed', $metadata: { httpStatusCode: 400 } });
     await expect(refused).rejects.toThrow(`expecting '${cfg.region}'`);

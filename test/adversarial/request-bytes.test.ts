@@ -42,16 +42,23 @@ describe('request bytes', () => {
     async (contentType) => {
       const res = await post('cases', casesBody(), contentType);
       expect(res.statusCode).toBe(201);
-      const upload = await post('uploads', JSON.stringify({ fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 10 }), contentType);
+      const upload = await post(
+        'uploads',
+        JSON.stringify({ fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 10 }),
+        contentType,
+      );
       expect(upload.statusCode).toBe(201);
     },
   );
 
-  it.each(['application/json; charset=iso-8859-1', 'application/json; charset=utf-16', 'text/json', 'application/jsonx'])('refuses %j with 415', async (contentType) => {
-    const res = await post('cases', casesBody(), contentType);
-    expect(res.statusCode).toBe(415);
-    expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
-  });
+  it.each(['application/json; charset=iso-8859-1', 'application/json; charset=utf-16', 'text/json', 'application/jsonx'])(
+    'refuses %j with 415',
+    async (contentType) => {
+      const res = await post('cases', casesBody(), contentType);
+      expect(res.statusCode).toBe(415);
+      expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    },
+  );
 
   it('refuses a body that is not valid UTF-8 with 400 and stores nothing of it', async () => {
     const marker = `LATIN1-${Date.now()}`;
@@ -93,10 +100,13 @@ describe('request bytes', () => {
     expect(outcome(await post('cases', debtor, 'application/json')).rejected[0]).toMatchObject({ code: 'INVALID_FIELD' });
   });
 
-  it.each([1e21, 1e300, -1e21, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2])('rejects principalAmount %p as AMOUNT_OUT_OF_RANGE, not INVALID_FIELD', async (amount) => {
-    const res = await post('cases', casesBody({ principalAmount: amount }), 'application/json');
-    expect(outcome(res).rejected[0]).toMatchObject({ code: 'AMOUNT_OUT_OF_RANGE' });
-  });
+  it.each([1e21, 1e300, -1e21, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2])(
+    'rejects principalAmount %p as AMOUNT_OUT_OF_RANGE, not INVALID_FIELD',
+    async (amount) => {
+      const res = await post('cases', casesBody({ principalAmount: amount }), 'application/json');
+      expect(outcome(res).rejected[0]).toMatchObject({ code: 'AMOUNT_OUT_OF_RANGE' });
+    },
+  );
 
   it('still reads a real sub-penny fraction as a format problem', async () => {
     const res = await post('cases', casesBody({ principalAmount: 10.001 }), 'application/json');

@@ -13,7 +13,18 @@ import { buildCreateCasesHandler } from '../../functions/create-cases.js';
 import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js';
 import { lambdaContext, newPartner, parse, type ParsedResult, type Partner } from '../support/fixtures.js';
 import { checkedInvoke } from '../support/contract.js';
-import { checkStorageInvariants, createEvent, outcome, postCases, readCase, scanTable, uploadInvoice, validCase, type CreatedItem, type RejectedItem } from '../support/cases.js';
+import {
+  checkStorageInvariants,
+  createEvent,
+  outcome,
+  postCases,
+  readCase,
+  scanTable,
+  uploadInvoice,
+  validCase,
+  type CreatedItem,
+  type RejectedItem,
+} from '../support/cases.js';
 import { faultyDocumentClient, faultyS3Client, type Fault } from '../support/faulty-client.js';
 import { recordCounts } from './summary.js';
 import { MODES } from '../../lib/mode.js';
@@ -53,7 +64,8 @@ type Target = 'claim' | 'company' | 'counter' | 'records' | 'head' | 'write' | '
 
 /** Which storage call of the create path this is, and a stable identity for it (no random ids). */
 /** A key's identity without the (random) company id: guards and claims have a partition each. */
-const stableKey = (key: Record<string, unknown>) => String(key.pk ?? '').replace(/^(INVREF|IDEMPOTENCY)#(TEST#)?cmp_[0-9A-Za-z]+#/, '$1#$2');
+const stableKey = (key: Record<string, unknown>) =>
+  String(key.pk ?? '').replace(/^(INVREF|IDEMPOTENCY)#(TEST#)?cmp_[0-9A-Za-z]+#/, '$1#$2');
 
 function callOf(commandName: string, input: Record<string, unknown>): { target: Target; id: string } {
   const key = (input.Key ?? {}) as Record<string, unknown>;
@@ -79,7 +91,9 @@ function callOf(commandName: string, input: Record<string, unknown>): { target: 
       const first = tables[0]?.Keys?.[0] ?? {};
       // The upload records of the batch's invoice files, or the read-back of a case transaction whose answer was lost (its guards).
       if (String(first.pk ?? '').startsWith('UPLOAD#')) return { target: 'records', id: 'uploads' };
-      return String(first.pk ?? '').startsWith('INVREF#') ? { target: 'verify', id: stableKey(first) } : { target: 'other', id: commandName };
+      return String(first.pk ?? '').startsWith('INVREF#')
+        ? { target: 'verify', id: stableKey(first) }
+        : { target: 'other', id: commandName };
     }
     case 'TransactWriteItemsCommand': {
       const first = (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined)?.[0]?.Put?.Item;
@@ -158,7 +172,12 @@ interface Answer {
 const answers = new Map<string, Answer>();
 let invariantsChecked = 0;
 
-async function send(handler: ReturnType<typeof faultyHandler>, partner: Partner, cases: unknown[], idempotencyKey?: string): Promise<ParsedResult> {
+async function send(
+  handler: ReturnType<typeof faultyHandler>,
+  partner: Partner,
+  cases: unknown[],
+  idempotencyKey?: string,
+): Promise<ParsedResult> {
   const event = createEvent(partner.apiKey, { cases }, idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {});
   const res = parse(await checkedInvoke(handler, event, lambdaContext()));
   expect([200, 201, 409, 500, 503]).toContain(res.statusCode);
@@ -184,7 +203,9 @@ function ledgerViolations(items: Record<string, unknown>[], companyIds: Readonly
     if (!answer) violations.push(`case ${id} was written by a request no test sent`);
     else if (answer.status >= 300) violations.push(`case ${id} was written by a request answered ${answer.status}`);
     else if (!answer.created.has(item.caseId as string)) {
-      violations.push(`case ${id} was written by a request that reported it ${answer.rejectedCodes.get(item.invoiceRef as string) ?? 'missing'}, not created`);
+      violations.push(
+        `case ${id} was written by a request that reported it ${answer.rejectedCodes.get(item.invoiceRef as string) ?? 'missing'}, not created`,
+      );
     }
   }
   return violations;
@@ -258,7 +279,10 @@ function matrix(): Cell[] {
 // Once per mode: test mode has the same storage semantics as live, under the same faults.
 describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
   beforeAll(async () => {
-    partners = [await newPartner(['cases:read', 'cases:write'], { mode: apiMode }), await newPartner(['cases:read', 'cases:write'], { mode: apiMode })];
+    partners = [
+      await newPartner(['cases:read', 'cases:write'], { mode: apiMode }),
+      await newPartner(['cases:read', 'cases:write'], { mode: apiMode }),
+    ];
     for (const p of partners) files.set(p.companyId, await uploadInvoice(p.apiKey));
     companyIds = new Set(partners.map((p) => p.companyId));
   });
@@ -303,7 +327,12 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
       let key = cell.withKey ? `m-${n}-0` : undefined;
       for (let step = 0; pending.length > 0; step++) {
         if (step > 8) throw new Error(`cell ${JSON.stringify(cell)} did not converge: ${pending.join(', ')} pending`);
-        const res = await send(cellHandler, partner, pending.map((invoiceRef) => validCase(files.get(partner.companyId)!, { invoiceRef })), key);
+        const res = await send(
+          cellHandler,
+          partner,
+          pending.map((invoiceRef) => validCase(files.get(partner.companyId)!, { invoiceRef })),
+          key,
+        );
         if (step === 0) (firstStatuses[`${cell.target}/${cell.mode}`] ??= []).push(res.statusCode);
         armed = false;
         if (res.statusCode === 500 || res.statusCode === 503) continue;
@@ -339,7 +368,15 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
       for (const status of firstStatuses[`${target}/once`] ?? []) expect([200, 201]).toContain(status);
     }
     expect(new Set(firstStatuses['release/once'])).toEqual(new Set([503]));
-    for (const target of ['records/once', 'records/exhaust', 'head/once', 'write/once', 'verify/once', 'complete/once', 'complete/exhaust']) {
+    for (const target of [
+      'records/once',
+      'records/exhaust',
+      'head/once',
+      'write/once',
+      'verify/once',
+      'complete/once',
+      'complete/exhaust',
+    ]) {
       for (const status of firstStatuses[target] ?? []) expect([200, 201]).toContain(status);
     }
     // The cell's three cases share one transaction. When every attempt was answered (throttled,
@@ -388,10 +425,14 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
     const fileKey = await uploadInvoice(partner.apiKey);
     const handler = faultyHandler();
     let writes = 0;
-    plan = (call) => (call.target === 'write' ? (writes++ === 0 ? 'lost-response' : 'throttle') : call.target === 'verify' ? 'timeout' : undefined);
+    plan = (call) =>
+      call.target === 'write' ? (writes++ === 0 ? 'lost-response' : 'throttle') : call.target === 'verify' ? 'timeout' : undefined;
     const first = outcome(await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'UNCONFIRMED' })] }, {}, handler));
     plan = () => undefined;
-    expect(first.rejected[0]).toMatchObject({ code: 'TEMPORARY_FAILURE', message: expect.stringMatching(/could not confirm whether this case was written/) });
+    expect(first.rejected[0]).toMatchObject({
+      code: 'TEMPORARY_FAILURE',
+      message: expect.stringMatching(/could not confirm whether this case was written/),
+    });
     const again = outcome(await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'UNCONFIRMED' })] }, {}, handler));
     expect(again.rejected[0]).toMatchObject({ code: 'DUPLICATE', existingCaseId: expect.stringMatching(/^case_/) });
     expect((await readCase(partner.apiKey, again.rejected[0]!.existingCaseId!)).statusCode).toBe(200);
@@ -418,7 +459,9 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
     for (let round = 0; round < ROUNDS; round++) {
       const partner = pick(partners);
       const size = 1 + Math.floor(random() * 12);
-      const cases = Array.from({ length: size }, () => validCase(files.get(partner.companyId)!, { invoiceRef: `FAULT-${Math.floor(random() * 30)}` }));
+      const cases = Array.from({ length: size }, () =>
+        validCase(files.get(partner.companyId)!, { invoiceRef: `FAULT-${Math.floor(random() * 30)}` }),
+      );
       const roll = random();
       const key = roll < 0.3 ? undefined : roll < 0.8 || usedKeys.length === 0 ? `fault-${SEED}-${round}` : pick(usedKeys);
       if (key) usedKeys.push(key);
@@ -435,7 +478,10 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
         const res = await send(handler, partner, cases, key);
         statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
         if (res.statusCode === 500 || res.statusCode === 503) continue;
-        const body = res.statusCode === 409 ? { created: (res.body.created ?? []) as CreatedItem[], rejected: (res.body.rejected ?? []) as RejectedItem[] } : outcome(res);
+        const body =
+          res.statusCode === 409
+            ? { created: (res.body.created ?? []) as CreatedItem[], rejected: (res.body.rejected ?? []) as RejectedItem[] }
+            : outcome(res);
         for (const item of body.created) remember(partner.companyId, item.invoiceRef, item.id);
         for (const item of body.rejected) if (item.code === 'DUPLICATE') remember(partner.companyId, item.invoiceRef, item.existingCaseId);
         break;

@@ -9,7 +9,9 @@ import { join } from 'node:path';
  * each count next to whether every file that contributed to it passed; the global teardown then
  * removes the directory.
  */
-export type Counts = Partial<Record<'fuzzRuns' | 'faultsInjected' | 'invariantsChecked' | 'tenancyCells' | 'authCases' | 'leakChecks' | 'limitChecks', number>>;
+export type Counts = Partial<
+  Record<'fuzzRuns' | 'faultsInjected' | 'invariantsChecked' | 'tenancyCells' | 'authCases' | 'leakChecks' | 'limitChecks', number>
+>;
 
 export function recordCounts(name: string, counts: Counts): void {
   const dir = process.env.ADVERSARIAL_SUMMARY_DIR;

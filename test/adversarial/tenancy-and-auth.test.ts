@@ -19,7 +19,13 @@ function comparable(res: ParsedResult, mask: readonly string[] = []): string {
   if ('requestId' in body) body.requestId = '<requestId>';
   for (const field of mask) {
     const value = body[field];
-    if (Array.isArray(value)) body[field] = value.map((item: Record<string, unknown>) => ({ ...item, invoiceRef: '<invoiceRef>', id: '<id>', reference: '<reference>' }));
+    if (Array.isArray(value))
+      body[field] = value.map((item: Record<string, unknown>) => ({
+        ...item,
+        invoiceRef: '<invoiceRef>',
+        id: '<id>',
+        reference: '<reference>',
+      }));
     else if (field in body) body[field] = `<${field}>`;
   }
   return JSON.stringify({ status: res.statusCode, headers: res.headers, body });
@@ -28,20 +34,32 @@ function comparable(res: ParsedResult, mask: readonly string[] = []): string {
 type Headers = Record<string, string>;
 type Route = 'read' | 'create' | 'upload' | 'list';
 
-function event(route: Route, headers: Headers, options: { id?: string; body?: string; query?: Record<string, string>; multiValueHeaders?: Record<string, string[]> } = {}): APIGatewayProxyEvent {
+function event(
+  route: Route,
+  headers: Headers,
+  options: { id?: string; body?: string; query?: Record<string, string>; multiValueHeaders?: Record<string, string[]> } = {},
+): APIGatewayProxyEvent {
   const id = options.id ?? 'case_0000000000000000000000';
   const e =
     route === 'list'
       ? apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers, query: options.query ?? {} })
       : route === 'read'
-      ? apiEvent({ method: 'GET', path: `/api/v1/cases/${encodeURIComponent(id)}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers })
-      : apiEvent({
-          method: 'POST',
-          path: route === 'create' ? '/api/v1/cases' : '/api/v1/uploads',
-          resource: route === 'create' ? '/api/v1/cases' : '/api/v1/uploads',
-          headers: { 'Content-Type': 'application/json', ...headers },
-          body: options.body ?? (route === 'create' ? '{"cases":[]}' : '{"fileName":"a.pdf","contentType":"application/pdf","contentLength":5}'),
-        });
+        ? apiEvent({
+            method: 'GET',
+            path: `/api/v1/cases/${encodeURIComponent(id)}`,
+            resource: '/api/v1/cases/{id}',
+            pathParameters: { id },
+            headers,
+          })
+        : apiEvent({
+            method: 'POST',
+            path: route === 'create' ? '/api/v1/cases' : '/api/v1/uploads',
+            resource: route === 'create' ? '/api/v1/cases' : '/api/v1/uploads',
+            headers: { 'Content-Type': 'application/json', ...headers },
+            body:
+              options.body ??
+              (route === 'create' ? '{"cases":[]}' : '{"fileName":"a.pdf","contentType":"application/pdf","contentLength":5}'),
+          });
   if (options.multiValueHeaders) e.multiValueHeaders = { ...e.multiValueHeaders, ...options.multiValueHeaders };
   return e;
 }
@@ -103,8 +121,11 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
     for (const mode of new Set(parties.map((p) => p.mode))) {
       const stranger = await keyOf(undefined, mode);
       const file = await uploadInvoice(stranger.apiKey);
-      await postCases(stranger.apiKey, { cases: [validCase(file, { invoiceRef: 'STRANGER-1' }), validCase(file, { invoiceRef: 'STRANGER-2' })] });
-      strangerCursor[mode] = (await call('list', { Authorization: `Bearer ${stranger.apiKey}` }, { query: { limit: '1' } })).body.nextCursor as string;
+      await postCases(stranger.apiKey, {
+        cases: [validCase(file, { invoiceRef: 'STRANGER-1' }), validCase(file, { invoiceRef: 'STRANGER-2' })],
+      });
+      strangerCursor[mode] = (await call('list', { Authorization: `Bearer ${stranger.apiKey}` }, { query: { limit: '1' } })).body
+        .nextCursor as string;
     }
     for (const partner of parties) {
       const fileKey = await uploadInvoice(partner.apiKey);
@@ -113,11 +134,16 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
       for (let n = 0; n < 4; n++) {
         const invoiceRef = `TEN-${randomBase62(8)}`;
         const idempotencyKey = `tenancy-${randomBase62(8)}`;
-        const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef, debtorName: marker, debtorEmail: `${marker.toLowerCase()}@debtor.example` })] }, { 'Idempotency-Key': idempotencyKey });
+        const res = await postCases(
+          partner.apiKey,
+          { cases: [validCase(fileKey, { invoiceRef, debtorName: marker, debtorEmail: `${marker.toLowerCase()}@debtor.example` })] },
+          { 'Idempotency-Key': idempotencyKey },
+        );
         const created = outcome(res).created[0]!;
         cases.push({ caseId: created.id, reference: created.reference, invoiceRef, idempotencyKey });
       }
-      const cursor = (await call('list', { Authorization: `Bearer ${partner.apiKey}` }, { query: { limit: '1' } })).body.nextCursor as string;
+      const cursor = (await call('list', { Authorization: `Bearer ${partner.apiKey}` }, { query: { limit: '1' } })).body
+        .nextCursor as string;
       expect(cursor).toEqual(expect.any(String));
       owned.push({ partner, fileKey, cases, marker, cursor });
     }
@@ -129,14 +155,20 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
     if (typeof body.uploadUrl === 'string') body.uploadUrl = body.uploadUrl.split('?')[0];
     const text = JSON.stringify({ headers: res.headers, body });
     // One company's two modes share its id; everything else of the owner's is a secret.
-    const secrets = [...(sameCompany ? [] : [owner.partner.companyId]), owner.marker, owner.marker.toLowerCase(), ...owner.cases.flatMap((c) => [c.caseId, c.reference])];
+    const secrets = [
+      ...(sameCompany ? [] : [owner.partner.companyId]),
+      owner.marker,
+      owner.marker.toLowerCase(),
+      ...owner.cases.flatMap((c) => [c.caseId, c.reference]),
+    ];
     for (const secret of secrets) expect(text).not.toContain(secret);
   }
 
-  const pairs = () => [
-    [owned[0]!, owned[1]!],
-    [owned[1]!, owned[0]!],
-  ] as const;
+  const pairs = () =>
+    [
+      [owned[0]!, owned[1]!],
+      [owned[1]!, owned[0]!],
+    ] as const;
 
   it('answers every route naming the other world’s case id, fileKey, invoiceRef, cursor or Idempotency-Key exactly as if it did not exist', async () => {
     for (const [caller, owner] of pairs()) {
@@ -164,14 +196,24 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
         const theirKey = () => ({ 'Idempotency-Key': ownerKeys.shift()! });
 
         // GET /api/v1/cases/{id}: the owner's case id, fileKey or Idempotency-Key as the id.
-        await cell('read', { id: theirs.caseId, headers: { 'Idempotency-Key': theirs.idempotencyKey } }, { id: absent.caseId, headers: fresh() }, 404);
+        await cell(
+          'read',
+          { id: theirs.caseId, headers: { 'Idempotency-Key': theirs.idempotencyKey } },
+          { id: absent.caseId, headers: fresh() },
+          404,
+        );
         await cell('read', { id: owner.fileKey }, { id: absent.fileKeyOfOwner }, 404);
         await cell('read', { id: theirs.idempotencyKey }, { id: absent.idempotencyKey }, 404);
         await cell('read', { id: theirs.reference }, { id: 'PC-999-99Z' }, 404);
 
         // GET /api/v1/cases: the owner's invoiceRef finds nothing; the owner's cursor is refused like a stranger's.
         await cell('list', { query: { invoiceRef: theirs.invoiceRef } }, { query: { invoiceRef: `TEN-${randomBase62(8)}` } }, 200);
-        await cell('list', { query: { limit: '1', cursor: owner.cursor } }, { query: { limit: '1', cursor: strangerCursor[owner.partner.mode]! } }, 400);
+        await cell(
+          'list',
+          { query: { limit: '1', cursor: owner.cursor } },
+          { query: { limit: '1', cursor: strangerCursor[owner.partner.mode]! } },
+          400,
+        );
         const page = await call('list', auth, { query: { limit: '100' } });
         expect(page.statusCode).toBe(200);
         expectNothingOf(owner, page);
@@ -180,23 +222,49 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
         // POST /api/v1/cases: the owner's fileKey (against one of the owner's never uploaded, and one
         // of a company that does not exist), a case id as invoiceFileKey, the owner's Idempotency-Key.
         const ref = `TEN-R-${randomBase62(6)}`;
-        const batch = (invoiceFileKey: string, overrides: Record<string, unknown> = {}) => JSON.stringify({ cases: [validCase(invoiceFileKey, { invoiceRef: ref, ...overrides })] });
+        const batch = (invoiceFileKey: string, overrides: Record<string, unknown> = {}) =>
+          JSON.stringify({ cases: [validCase(invoiceFileKey, { invoiceRef: ref, ...overrides })] });
         await cell('create', { body: batch(owner.fileKey) }, { body: batch(absent.fileKeyOfOwner) }, 200);
         // Within one company the other mode's key is named as such (its own file, so nothing of another
         // tenant), unlike a company that does not exist; the cell above still shows that the owner's
         // real upload answers exactly as one never made.
         if (!sameCompany) await cell('create', { body: batch(owner.fileKey) }, { body: batch(absent.fileKeyOfNobody) }, 200);
         await cell('create', { body: batch(theirs.caseId) }, { body: batch(absent.caseId) }, 200);
-        await cell('create', { body: batch(caller.fileKey, { principalAmount: 0 }), headers: theirKey() }, { body: batch(caller.fileKey, { principalAmount: 0 }), headers: fresh() }, 200);
+        await cell(
+          'create',
+          { body: batch(caller.fileKey, { principalAmount: 0 }), headers: theirKey() },
+          { body: batch(caller.fileKey, { principalAmount: 0 }), headers: fresh() },
+          200,
+        );
         // The owner's Idempotency-Key and invoiceRef create the caller's own case: no 409, no DUPLICATE.
         const mine = (invoiceRef: string) => JSON.stringify({ cases: [validCase(caller.fileKey, { invoiceRef })] });
-        await cell('create', { body: mine(owner.cases[1 + form]!.invoiceRef), headers: theirKey() }, { body: mine(`TEN-X-${randomBase62(8)}`), headers: fresh() }, 201, ['created']);
+        await cell(
+          'create',
+          { body: mine(owner.cases[1 + form]!.invoiceRef), headers: theirKey() },
+          { body: mine(`TEN-X-${randomBase62(8)}`), headers: fresh() },
+          201,
+          ['created'],
+        );
 
         // POST /api/v1/uploads: the owner's names as the file name, the owner's Idempotency-Key sent along.
         const upload = (fileName: string) => JSON.stringify({ fileName, contentType: 'application/pdf', contentLength: 10 });
         const nobody = absent.fileKeyOfNobody.split('/')[1]!;
         for (const name of [owner.fileKey, theirs.caseId, theirs.idempotencyKey]) {
-          await cell('upload', { body: upload(name), headers: { 'Idempotency-Key': theirs.idempotencyKey } }, { body: upload(name.replace(owner.partner.companyId, nobody).replace(/case_\w+/, absent.caseId).replace(/tenancy-\w+/, absent.idempotencyKey)), headers: fresh() }, 201, ['fileKey', 'uploadUrl', 'expiresAt']);
+          await cell(
+            'upload',
+            { body: upload(name), headers: { 'Idempotency-Key': theirs.idempotencyKey } },
+            {
+              body: upload(
+                name
+                  .replace(owner.partner.companyId, nobody)
+                  .replace(/case_\w+/, absent.caseId)
+                  .replace(/tenancy-\w+/, absent.idempotencyKey),
+              ),
+              headers: fresh(),
+            },
+            201,
+            ['fileKey', 'uploadUrl', 'expiresAt'],
+          );
         }
       }
       // The owner still sees its case, unchanged.
@@ -207,10 +275,21 @@ describe.each(WORLDS)('tenancy matrix (%s): no world can reach another’s data'
 
   it('issues upload keys only under the caller’s own prefix (company and mode), whatever the file name says', async () => {
     for (const [caller, owner] of pairs()) {
-      for (const fileName of [`../../invoices/${owner.partner.companyId}/x.pdf`, owner.fileKey, `%2e%2e%2f${owner.partner.companyId}`, `/${owner.fileKey}`]) {
-        const res = await call('upload', { Authorization: `Bearer ${caller.partner.apiKey}` }, { body: JSON.stringify({ fileName, contentType: 'application/pdf', contentLength: 10 }) });
+      for (const fileName of [
+        `../../invoices/${owner.partner.companyId}/x.pdf`,
+        owner.fileKey,
+        `%2e%2e%2f${owner.partner.companyId}`,
+        `/${owner.fileKey}`,
+      ]) {
+        const res = await call(
+          'upload',
+          { Authorization: `Bearer ${caller.partner.apiKey}` },
+          { body: JSON.stringify({ fileName, contentType: 'application/pdf', contentLength: 10 }) },
+        );
         expect(res.statusCode).toBe(201);
-        expect(res.body.fileKey).toMatch(new RegExp(`^${FILE_KEY_PREFIXES[caller.partner.mode]}${caller.partner.companyId}/[0-9A-Za-z]{32}\\.pdf$`));
+        expect(res.body.fileKey).toMatch(
+          new RegExp(`^${FILE_KEY_PREFIXES[caller.partner.mode]}${caller.partner.companyId}/[0-9A-Za-z]{32}\\.pdf$`),
+        );
         expectNothingOf(owner, res);
         tenancyCells++;
       }
@@ -246,7 +325,15 @@ describe('auth abuse', () => {
       else {
         // The operator's command refuses a key without scopes; a stored one must still grant nothing.
         const generated = generateApiKey();
-        await stores().keys.create({ keyId: generated.keyId, companyId: partner.companyId, scopes: [], mode: 'live', secretHash: generated.secretHash, revoked: false, createdAt: new Date().toISOString() });
+        await stores().keys.create({
+          keyId: generated.keyId,
+          companyId: partner.companyId,
+          scopes: [],
+          mode: 'live',
+          secretHash: generated.secretHash,
+          revoked: false,
+          createdAt: new Date().toISOString(),
+        });
         key = generated.apiKey;
       }
       for (const route of routes) {
@@ -277,7 +364,11 @@ describe('auth abuse', () => {
     ];
     for (const headers of variants) {
       for (const route of routes) {
-        expect({ headers: Object.keys(headers), route, status: (await call(route, headers)).statusCode }).toEqual({ headers: Object.keys(headers), route, status: authorised[route] });
+        expect({ headers: Object.keys(headers), route, status: (await call(route, headers)).statusCode }).toEqual({
+          headers: Object.keys(headers),
+          route,
+          status: authorised[route],
+        });
         authCases++;
       }
     }
@@ -334,7 +425,8 @@ describe('auth abuse', () => {
       ['X-Api-Key sent twice', {}, { 'X-Api-Key': [k, k] }],
     ];
     for (const [why, headers, multiValueHeaders] of cases) {
-      for (const route of routes) expectUnauthenticated(await call(route, headers, multiValueHeaders ? { multiValueHeaders } : {}), `${why} → ${route}`);
+      for (const route of routes)
+        expectUnauthenticated(await call(route, headers, multiValueHeaders ? { multiValueHeaders } : {}), `${why} → ${route}`);
     }
   });
 

@@ -53,7 +53,15 @@ describe('the admin command', () => {
     ]);
 
     expect(help.code).toBe(0);
-    for (const command of ['company create', 'company list', 'company set-auto-attestation', 'key create', 'key list', 'key revoke', 'key rotate']) {
+    for (const command of [
+      'company create',
+      'company list',
+      'company set-auto-attestation',
+      'key create',
+      'key list',
+      'key revoke',
+      'key rotate',
+    ]) {
       expect(help.stdout).toContain(command);
     }
 
@@ -117,16 +125,26 @@ describe('the admin command', () => {
     const rotatedKeyId = /^keyId\s+(\S+)$/m.exec(rotated.stdout)?.[1];
     expect(rotated.stderr).toContain(`The old key ${issued.keyId as string} keeps working`);
     const revoked = await admin(['key', 'revoke', '--key', apiKey]);
-    expect([revoked.code, revoked.stdout.trim()]).toEqual([0, `Revoked key ${issued.keyId as string}: it is refused from the next request on`]);
+    expect([revoked.code, revoked.stdout.trim()]).toEqual([
+      0,
+      `Revoked key ${issued.keyId as string}: it is refused from the next request on`,
+    ]);
     const revokedJson = await admin(['key', 'revoke', '--key', rotatedKeyId!, '--json']);
     expect([revokedJson.code, lastJson(revokedJson.stdout)]).toEqual([0, { keyId: rotatedKeyId, revoked: true }]);
 
     // Again: refused (exit 1, as for any revoked key), saying when it really was revoked.
     const again = await admin(['key', 'revoke', '--key', apiKey, '--json']);
-    const listed = lastJson((await admin(['key', 'list', '--company', companyId, '--json'])).stdout).keys as { keyId: string; revokedAt?: string }[];
+    const listed = lastJson((await admin(['key', 'list', '--company', companyId, '--json'])).stdout).keys as {
+      keyId: string;
+      revokedAt?: string;
+    }[];
     const revokedAt = listed.find((k) => k.keyId === issued.keyId)?.revokedAt;
     expect(revokedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
-    expect([again.code, again.stdout, lines(again.stderr)]).toEqual([1, '', [`Key ${issued.keyId as string} was already revoked at ${revokedAt}; nothing changed.`]]);
+    expect([again.code, again.stdout, lines(again.stderr)]).toEqual([
+      1,
+      '',
+      [`Key ${issued.keyId as string} was already revoked at ${revokedAt}; nothing changed.`],
+    ]);
 
     const mistyped = await admin(['key', 'revoke', '--key', `${apiKey.slice(0, -1)}x`]);
     expect([mistyped.code, lines(mistyped.stderr).length]).toEqual([2, 1]);
@@ -139,7 +157,10 @@ describe('the admin command', () => {
     try {
       // The record npm start writes; this test process stands in for it (it is alive, and node).
       const dynamoPort = Number(new URL(process.env.DYNAMODB_ENDPOINT!).port);
-      writeFileSync(join(dataDir, STACK_RECORD_FILE), JSON.stringify({ pid: process.pid, apiPort: await freePort(), dynamoPort, s3Port: await freePort() }));
+      writeFileSync(
+        join(dataDir, STACK_RECORD_FILE),
+        JSON.stringify({ pid: process.pid, apiPort: await freePort(), dynamoPort, s3Port: await freePort() }),
+      );
       const local = { TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, DYNAMODB_LOCAL_PORT: undefined, LOCAL_DATA_DIR: dataDir };
       const listed = await admin(['company', 'list', '--json'], local);
       expect([listed.code, listed.stderr]).toEqual([0, '']);
@@ -148,7 +169,10 @@ describe('the admin command', () => {
       // An explicit DYNAMODB_LOCAL_PORT still wins, and the error names the port it tried.
       const deadPort = await freePort();
       const explicit = await admin(['company', 'list'], { ...local, DYNAMODB_LOCAL_PORT: String(deadPort) });
-      expect([explicit.code, lines(explicit.stderr)]).toEqual([1, [expect.stringContaining(`DynamoDB Local is not running on port ${deadPort}`)]]);
+      expect([explicit.code, lines(explicit.stderr)]).toEqual([
+        1,
+        [expect.stringContaining(`DynamoDB Local is not running on port ${deadPort}`)],
+      ]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

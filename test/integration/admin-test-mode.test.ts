@@ -16,7 +16,9 @@ const TSX_CLI = join('node_modules', 'tsx', 'dist', 'cli.mjs');
 
 function admin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], { env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+    const child = spawn(process.execPath, [TSX_CLI, 'infra/ops/admin.ts', ...args], {
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -51,7 +53,11 @@ async function worldWithBothModes(): Promise<World> {
   const partner = await newPartner();
   const testKey = await extraKey(partner.companyId, ['cases:read', 'cases:write'], 'test');
   const [liveFile, testFile] = await Promise.all([uploadInvoice(partner.apiKey), uploadInvoice(testKey)]);
-  const live = await postCases(partner.apiKey, { cases: [validCase(liveFile, { invoiceRef: 'INV-BOTH-1' })] }, { 'Idempotency-Key': 'same-key' });
+  const live = await postCases(
+    partner.apiKey,
+    { cases: [validCase(liveFile, { invoiceRef: 'INV-BOTH-1' })] },
+    { 'Idempotency-Key': 'same-key' },
+  );
   const test = await postCases(testKey, { cases: [validCase(testFile, { invoiceRef: 'INV-BOTH-1' })] }, { 'Idempotency-Key': 'same-key' });
   expect([live.statusCode, test.statusCode]).toEqual([201, 201]);
   return { partner, testKey, liveFile, testFile, liveCaseId: outcome(live).created[0]!.id, testCaseId: outcome(test).created[0]!.id };
@@ -80,13 +86,21 @@ describe('company clear-test-data', () => {
     expect((await readCase(mine.testKey, mine.testCaseId)).statusCode).toBe(404);
     expect(await uploaded(mine.testFile)).toBe(false);
     const testFile = await uploadInvoice(mine.testKey);
-    const again = await postCases(mine.testKey, { cases: [validCase(testFile, { invoiceRef: 'INV-BOTH-1' })] }, { 'Idempotency-Key': 'same-key' });
+    const again = await postCases(
+      mine.testKey,
+      { cases: [validCase(testFile, { invoiceRef: 'INV-BOTH-1' })] },
+      { 'Idempotency-Key': 'same-key' },
+    );
     expect(again.statusCode).toBe(201);
 
     // Live data: the case, its upload and its claim (a replay is still refused with the original answer).
     expect((await readCase(mine.partner.apiKey, mine.liveCaseId)).body).toMatchObject({ id: mine.liveCaseId, livemode: true });
     expect(await uploaded(mine.liveFile)).toBe(true);
-    const replay = await postCases(mine.partner.apiKey, { cases: [validCase(mine.liveFile, { invoiceRef: 'INV-BOTH-1' })] }, { 'Idempotency-Key': 'same-key' });
+    const replay = await postCases(
+      mine.partner.apiKey,
+      { cases: [validCase(mine.liveFile, { invoiceRef: 'INV-BOTH-1' })] },
+      { 'Idempotency-Key': 'same-key' },
+    );
     expect(replay.statusCode).toBe(409);
 
     // Another company's test data is untouched.
@@ -113,11 +127,19 @@ describe('company clear-test-data', () => {
     expect(issued.apiKey).toMatch(/^pca_test_/);
     const listed = await admin(['key', 'list', '--company', partner.companyId, '--json']);
     const keys = (JSON.parse(listed.stdout.trim().split('\n').pop()!) as { keys: { keyId: string; mode: string }[] }).keys;
-    expect(keys.map((k) => [k.keyId, k.mode]).sort()).toEqual([[partner.keyId, 'live'], [issued.keyId, 'test']].sort());
+    expect(keys.map((k) => [k.keyId, k.mode]).sort()).toEqual(
+      [
+        [partner.keyId, 'live'],
+        [issued.keyId, 'test'],
+      ].sort(),
+    );
     const table = await admin(['key', 'list', '--company', partner.companyId]);
     expect(table.stdout.split('\n')[0]).toMatch(/^keyId\s+mode\s+scopes/);
     // A rotation keeps the mode.
     const rotated = await admin(['key', 'rotate', '--key', issued.keyId, '--json']);
-    expect(JSON.parse(rotated.stdout.trim().split('\n').pop()!)).toMatchObject({ mode: 'test', apiKey: expect.stringMatching(/^pca_test_/) });
+    expect(JSON.parse(rotated.stdout.trim().split('\n').pop()!)).toMatchObject({
+      mode: 'test',
+      apiKey: expect.stringMatching(/^pca_test_/),
+    });
   }, 60_000);
 });

@@ -42,7 +42,10 @@ describe('every submitted case is accounted for', () => {
     let batch = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ mutate: mutations, ref: fc.integer({ min: 0, max: 30 }), variant: fc.constantFrom('', ' ', 'lower') }), { minLength: 1, maxLength: 100 }),
+        fc.array(fc.record({ mutate: mutations, ref: fc.integer({ min: 0, max: 30 }), variant: fc.constantFrom('', ' ', 'lower') }), {
+          minLength: 1,
+          maxLength: 100,
+        }),
         async (specs) => {
           batch++;
           const cases = specs.map(({ mutate, ref, variant }) => {

@@ -11,12 +11,24 @@ import { caseCreationAdapters } from '../../lib/adapters/production-adapters.js'
 import { lambdaContext as functionContext } from '../../infra/local/lambda-events.js';
 import type { ApiContext } from '../../lib/http/types.js';
 import { newPartner, parse, type Partner } from '../support/fixtures.js';
-import { checkStorageInvariants, createEvent, outcome, postCases, readCase, scanTable, uploadInvoice, validCase } from '../support/cases.js';
+import {
+  checkStorageInvariants,
+  createEvent,
+  outcome,
+  postCases,
+  readCase,
+  scanTable,
+  uploadInvoice,
+  validCase,
+} from '../support/cases.js';
 import { checkedInvoke } from '../support/contract.js';
 import { faultyDocumentClient, type Fault, type FaultyClientOptions } from '../support/faulty-client.js';
 
 /** A create handler whose storage calls go through a fault-injecting client. */
-function handlerWithFaults(decide: (commandName: string, input: Record<string, unknown>) => Fault | Error | undefined, options: FaultyClientOptions = {}) {
+function handlerWithFaults(
+  decide: (commandName: string, input: Record<string, unknown>) => Fault | Error | undefined,
+  options: FaultyClientOptions = {},
+) {
   const { client, counter, lateWrites } = faultyDocumentClient({ decide }, options);
   const table = config().tableName;
   const deps = caseCreationAdapters();
@@ -33,7 +45,9 @@ function handlerWithFaults(decide: (commandName: string, input: Record<string, u
 /** The invoiceRefs a case transaction writes (the fault client hands plans plain items: test/support/plain-items.ts). */
 function invoiceRefsOf(input: Record<string, unknown>): string[] {
   const items = (input.TransactItems ?? []) as { Put?: { Item?: Record<string, unknown> } }[];
-  return items.flatMap((i) => (i.Put?.Item?.type === ITEM_TYPES.invoiceRefGuard && typeof i.Put.Item.invoiceRef === 'string' ? [i.Put.Item.invoiceRef] : []));
+  return items.flatMap((i) =>
+    i.Put?.Item?.type === ITEM_TYPES.invoiceRefGuard && typeof i.Put.Item.invoiceRef === 'string' ? [i.Put.Item.invoiceRef] : [],
+  );
 }
 
 describe('concurrent submissions', () => {
@@ -45,7 +59,9 @@ describe('concurrent submissions', () => {
   });
 
   it('create exactly one case when 10 requests carry the same invoiceRef at once', async () => {
-    const results = await Promise.all(Array.from({ length: 10 }, () => postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-RACE' })] })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-RACE' })] })),
+    );
     const created = results.flatMap((r) => outcome(r).created);
     const rejected = results.flatMap((r) => outcome(r).rejected);
     expect(created).toHaveLength(1);
@@ -71,7 +87,11 @@ describe('concurrent submissions', () => {
     // Interleaved, and the shared refs in opposite orders: each batch's shared refs are spread over all four of its transactions.
     const refsA = shared.flatMap((ref, i) => [ref, own('A')[i]!]);
     const refsB = [...shared].reverse().flatMap((ref, i) => [own('B')[i]!, ref]);
-    const [resA, resB] = await Promise.all([refsA, refsB].map((refs) => postCases(partner.apiKey, { cases: refs.map((invoiceRef) => validCase(fileKey, { invoiceRef })) }, {}, handler)));
+    const [resA, resB] = await Promise.all(
+      [refsA, refsB].map((refs) =>
+        postCases(partner.apiKey, { cases: refs.map((invoiceRef) => validCase(fileKey, { invoiceRef })) }, {}, handler),
+      ),
+    );
     const a = outcome(resA!);
     const b = outcome(resB!);
     // One conflict per round: the 8 first rounds, and at least one further round, because each
@@ -102,7 +122,9 @@ describe('concurrent submissions', () => {
     }
     expect(a.rejected.length + b.rejected.length).toBe(50);
 
-    const cases = (await scanTable()).filter((item) => item.type === ITEM_TYPES.case && item.companyId === partner.companyId && String(item.invoiceRef).startsWith('RACE-'));
+    const cases = (await scanTable()).filter(
+      (item) => item.type === ITEM_TYPES.case && item.companyId === partner.companyId && String(item.invoiceRef).startsWith('RACE-'),
+    );
     expect(cases).toHaveLength(150);
     expect(new Set(cases.map((c) => c.invoiceRef)).size).toBe(150);
     for (const c of cases) expect(createdBy.get(c.invoiceRef as string)?.id).toBe(c.caseId);
@@ -139,9 +161,15 @@ describe('storage faults during creation', () => {
     // 100 cases are four transactions of 25; the first three each hold one of these refs and keep failing.
     const failing: Record<string, Fault> = { 'INV-F-THROTTLE': 'throttle', 'INV-F-CONFLICT': 'conflict', 'INV-F-TIMEOUT': 'timeout' };
     const { handler, counter } = handlerWithFaults((name, input) =>
-      name === 'TransactWriteItemsCommand' ? invoiceRefsOf(input).map((ref) => failing[ref]).find((f) => f !== undefined) : undefined,
+      name === 'TransactWriteItemsCommand'
+        ? invoiceRefsOf(input)
+            .map((ref) => failing[ref])
+            .find((f) => f !== undefined)
+        : undefined,
     );
-    const refs = Array.from({ length: 100 }, (_, i) => (i === 0 ? 'INV-F-THROTTLE' : i === 25 ? 'INV-F-CONFLICT' : i === 50 ? 'INV-F-TIMEOUT' : `INV-F-OK-${i}`));
+    const refs = Array.from({ length: 100 }, (_, i) =>
+      i === 0 ? 'INV-F-THROTTLE' : i === 25 ? 'INV-F-CONFLICT' : i === 50 ? 'INV-F-TIMEOUT' : `INV-F-OK-${i}`,
+    );
     const cases = refs.map((invoiceRef) => validCase(fileKey, { invoiceRef }));
     const res = await postCases(partner.apiKey, { cases }, {}, handler);
     expect(res.statusCode).toBe(201);
@@ -202,7 +230,12 @@ describe('storage faults during creation', () => {
     const key = `idem-refused-${Date.now()}`;
     // Every attempt is refused outright (throttled): DynamoDB answered each, nothing is in flight.
     const { handler } = handlerWithFaults((name) => (name === 'TransactWriteItemsCommand' ? 'throttle' : undefined));
-    const failed = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-REFUSED' })] }, { 'Idempotency-Key': key }, handler);
+    const failed = await postCases(
+      partner.apiKey,
+      { cases: [validCase(fileKey, { invoiceRef: 'INV-REFUSED' })] },
+      { 'Idempotency-Key': key },
+      handler,
+    );
     expect([failed.statusCode, failed.body.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
     expect(await claimOf(partner, key)).toBeUndefined();
   });
@@ -210,12 +243,22 @@ describe('storage faults during creation', () => {
 
 /** The Idempotency-Key claim as stored, read consistently. */
 async function claimOf(partner: Partner, key: string) {
-  const read = new GetCommand({ TableName: config().tableName, Key: keys.idempotencyClaim('live', partner.companyId, key), ConsistentRead: true });
+  const read = new GetCommand({
+    TableName: config().tableName,
+    Key: keys.idempotencyClaim('live', partner.companyId, key),
+    ConsistentRead: true,
+  });
   return (await documentClient(config()).send(read)).Item;
 }
 
 /** A request run with a function timeout of `timeoutMs` (the deadline counts down from it). */
-async function postWithTimeout(handler: NonNullable<Parameters<typeof postCases>[3]>, apiKey: string, body: unknown, headers: Record<string, string>, timeoutMs: number) {
+async function postWithTimeout(
+  handler: NonNullable<Parameters<typeof postCases>[3]>,
+  apiKey: string,
+  body: unknown,
+  headers: Record<string, string>,
+  timeoutMs: number,
+) {
   const context = functionContext({ functionName: 'create-cases', memoryMb: 256, timeoutMs }) as ApiContext;
   return parse(await checkedInvoke(handler, createEvent(apiKey, body, headers), context));
 }
@@ -251,7 +294,10 @@ describe('a case transaction that may still land after the client gave up on it'
     expect(counter.injected['in-progress']).toBeGreaterThan(0);
     expect(first.statusCode).toBe(200);
     const [rejected] = outcome(first).rejected;
-    expect(rejected).toMatchObject({ code: 'TEMPORARY_FAILURE', message: expect.stringMatching(/could not confirm whether this case was written/) });
+    expect(rejected).toMatchObject({
+      code: 'TEMPORARY_FAILURE',
+      message: expect.stringMatching(/could not confirm whether this case was written/),
+    });
     expect(rejected!.message).not.toMatch(/nothing was written/);
     // The key is completed with that answer, not given back: a retry with it creates nothing.
     expect(await claimOf(partner, key)).toMatchObject({ state: 'COMPLETED' });
@@ -271,7 +317,12 @@ describe('a case transaction that may still land after the client gave up on it'
     const { handler, counter, lateWrites } = handlerLandingLate(1_000);
     const key = `idem-settled-${Date.now()}`;
     const started = Date.now();
-    const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-LATE-2' })] }, { 'Idempotency-Key': key }, handler);
+    const res = await postCases(
+      partner.apiKey,
+      { cases: [validCase(fileKey, { invoiceRef: 'INV-LATE-2' })] },
+      { 'Idempotency-Key': key },
+      handler,
+    );
     await lateWrites();
     expect(counter.landed).toBe(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
@@ -301,7 +352,9 @@ describe('a transaction DynamoDB refuses for one of its cases', () => {
       return new TransactionCanceledException({
         message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError, None]',
         $metadata: { httpStatusCode: 400 },
-        CancellationReasons: items.map((_, i) => (i === bad ? { Code: 'ValidationError', Message: 'Item size has exceeded the maximum allowed size' } : { Code: 'None' })),
+        CancellationReasons: items.map((_, i) =>
+          i === bad ? { Code: 'ValidationError', Message: 'Item size has exceeded the maximum allowed size' } : { Code: 'None' },
+        ),
       });
     });
     const refs = ['INV-V-1', 'INV-V-BAD', 'INV-V-2'];

@@ -19,7 +19,15 @@ describe('creating cases', () => {
     expect(res.statusCode).toBe(201);
     const { created, rejected } = outcome(res);
     expect(rejected).toEqual([]);
-    expect(created).toEqual([{ index: 0, invoiceRef: 'INV-READ-1', id: expect.stringMatching(/^case_/), reference: expect.stringMatching(REFERENCE_PATTERN), livemode: true }]);
+    expect(created).toEqual([
+      {
+        index: 0,
+        invoiceRef: 'INV-READ-1',
+        id: expect.stringMatching(/^case_/),
+        reference: expect.stringMatching(REFERENCE_PATTERN),
+        livemode: true,
+      },
+    ]);
 
     const read = await readCase(partner.apiKey, created[0]!.id);
     expect(read.statusCode).toBe(200);
@@ -91,7 +99,12 @@ describe('creating cases', () => {
     const { created, rejected } = outcome(res);
     expect(created).toEqual([]);
     expect(rejected).toEqual([
-      expect.objectContaining({ index: 0, invoiceRef: null, code: 'INVALID_FIELD', errors: [{ field: 'invoiceRef', message: 'invoiceRef is required' }] }),
+      expect.objectContaining({
+        index: 0,
+        invoiceRef: null,
+        code: 'INVALID_FIELD',
+        errors: [{ field: 'invoiceRef', message: 'invoiceRef is required' }],
+      }),
       expect.objectContaining({ index: 1, invoiceRef: null, code: 'INVALID_FIELD' }),
     ]);
   });
@@ -213,12 +226,21 @@ describe('Idempotency-Key', () => {
 
   it('answers a repeat with 409 carrying the original result, and creates nothing new', async () => {
     const key = `idem-${Date.now()}`;
-    const first = await postCases(partner.apiKey, { cases: [validCase(fileKey), validCase(fileKey, { principalAmount: 0 })] }, { 'Idempotency-Key': key });
+    const first = await postCases(
+      partner.apiKey,
+      { cases: [validCase(fileKey), validCase(fileKey, { principalAmount: 0 })] },
+      { 'Idempotency-Key': key },
+    );
     expect(first.statusCode).toBe(201);
     const again = await postCases(partner.apiKey, { cases: [validCase(fileKey)] }, { 'Idempotency-Key': `"${key}"` });
     expect(again.statusCode).toBe(409);
     expect(again.headers['content-type']).toBe('application/problem+json');
-    expect(again.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', state: 'COMPLETED', created: first.body.created, rejected: first.body.rejected });
+    expect(again.body).toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      state: 'COMPLETED',
+      created: first.body.created,
+      rejected: first.body.rejected,
+    });
   });
 
   it('is scoped per company', async () => {

@@ -46,7 +46,9 @@ describe('eventual-consistency mode', () => {
     await client.send(new PutCommand({ TableName: table(), Item: { ...key, v: 1 } }));
     clock.advance(WINDOW_MS);
 
-    await client.send(new UpdateCommand({ TableName: table(), Key: key, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': 2 } }));
+    await client.send(
+      new UpdateCommand({ TableName: table(), Key: key, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': 2 } }),
+    );
     expect((await client.send(new GetCommand({ TableName: table(), Key: key }))).Item).toEqual({ ...key, v: 1 });
     expect((await client.send(new GetCommand({ TableName: table(), Key: key, ConsistentRead: true }))).Item).toEqual({ ...key, v: 2 });
     clock.advance(WINDOW_MS);
@@ -81,7 +83,14 @@ describe('eventual-consistency mode', () => {
     clock.advance(WINDOW_MS);
     await client.send(new PutCommand({ TableName: table(), Item: { pk: partition, sk: 'NEW' } }));
     const query = (consistent: boolean) =>
-      client.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': partition }, ConsistentRead: consistent }));
+      client.send(
+        new QueryCommand({
+          TableName: table(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': partition },
+          ConsistentRead: consistent,
+        }),
+      );
 
     const stale = await query(false);
     expect([stale.Items?.map((i) => i.sk), stale.Count]).toEqual([['OLD'], 1]);
@@ -96,7 +105,9 @@ describe('eventual-consistency mode', () => {
     await client.send(new PutCommand({ TableName: table(), Item: { ...key, v: 1 } }));
     clock.advance(WINDOW_MS);
     failPut = true;
-    await expect(client.send(new PutCommand({ TableName: table(), Item: { ...key, v: 2 } }))).rejects.toMatchObject({ name: 'ThrottlingException' });
+    await expect(client.send(new PutCommand({ TableName: table(), Item: { ...key, v: 2 } }))).rejects.toMatchObject({
+      name: 'ThrottlingException',
+    });
     expect((await client.send(new GetCommand({ TableName: table(), Key: key }))).Item).toEqual({ ...key, v: 1 });
   });
 
@@ -115,7 +126,9 @@ describe('slow mode', () => {
     const key = { pk: pk(), sk: 'ITEM' };
     const controller = new AbortController();
     let settled = false;
-    const call = client.send(new PutCommand({ TableName: table(), Item: key }), { abortSignal: controller.signal }).finally(() => (settled = true));
+    const call = client
+      .send(new PutCommand({ TableName: table(), Item: key }), { abortSignal: controller.signal })
+      .finally(() => (settled = true));
     // Another call's full round trip to DynamoDB Local completes while the slow one still waits.
     await client.send(new GetCommand({ TableName: table(), Key: key, ConsistentRead: true }));
     expect(settled).toBe(false);
@@ -128,11 +141,16 @@ describe('slow mode', () => {
 
   it('rejects at once when the signal has already aborted', async () => {
     const { client } = faultyDocumentClient({ decide: () => 'slow' });
-    await expect(client.send(new GetCommand({ TableName: table(), Key: { pk: pk(), sk: 'ITEM' } }), { abortSignal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(
+      client.send(new GetCommand({ TableName: table(), Key: { pk: pk(), sk: 'ITEM' } }), { abortSignal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ name: 'AbortError' });
   });
 
   it('sends the call once it has waited, when nothing aborts it', async () => {
-    const { client, counter } = faultyDocumentClient({ decide: (name) => (name === 'PutItemCommand' ? 'slow' : undefined) }, { slowCallMs: 5 });
+    const { client, counter } = faultyDocumentClient(
+      { decide: (name) => (name === 'PutItemCommand' ? 'slow' : undefined) },
+      { slowCallMs: 5 },
+    );
     const key = { pk: pk(), sk: 'ITEM' };
     await client.send(new PutCommand({ TableName: table(), Item: { ...key, v: 1 } }));
     expect(counter.injected.slow).toBe(1);
@@ -143,7 +161,9 @@ describe('slow mode', () => {
 describe('the existing faults', () => {
   it('still fail the calls the plan names, and count them', async () => {
     const { client, counter } = faultyDocumentClient({ decide: (name) => (name === 'GetItemCommand' ? 'throttle' : undefined) });
-    await expect(client.send(new GetCommand({ TableName: table(), Key: { pk: pk(), sk: 'ITEM' } }))).rejects.toMatchObject({ name: 'ThrottlingException' });
+    await expect(client.send(new GetCommand({ TableName: table(), Key: { pk: pk(), sk: 'ITEM' } }))).rejects.toMatchObject({
+      name: 'ThrottlingException',
+    });
     expect([counter.calls, counter.injected.throttle]).toEqual([1, 1]);
   });
 });

@@ -35,10 +35,16 @@ async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> 
 
 const synthesised = synth();
 type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases';
-const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = { GetCase: 'read', ListCases: 'list-cases', CreateUpload: 'authenticate', CreateCases: 'write-cases' };
+const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
+  GetCase: 'read',
+  ListCases: 'list-cases',
+  CreateUpload: 'authenticate',
+  CreateCases: 'write-cases',
+};
 
 /** IAM's StringLike over one partition pattern. */
-const matches = (pattern: string, pk: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk);
+const matches = (pattern: string, pk: string) =>
+  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk);
 
 function expectAllowed(id: FunctionId, requests: ItemRequest[]): void {
   const policy = statementsOfFunction(synthesised, id);
@@ -68,9 +74,18 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
       expect((await readCase(partner.apiKey, caseId)).statusCode).toBe(200);
     });
     sent.ListCases = await requestsOf(async () => {
-      const event = apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(partner.apiKey), query: { invoiceRef: input.invoiceRef as string } });
+      const event = apiEvent({
+        method: 'GET',
+        path: '/api/v1/cases',
+        resource: '/api/v1/cases',
+        headers: bearer(partner.apiKey),
+        query: { invoiceRef: input.invoiceRef as string },
+      });
       const listed = parse(await checkedInvoke(listHandler, event, lambdaContext()));
-      expect({ status: listed.statusCode, ids: (listed.body.data as { id: string }[]).map((c) => c.id) }).toEqual({ status: 200, ids: [caseId] });
+      expect({ status: listed.statusCode, ids: (listed.body.data as { id: string }[]).map((c) => c.id) }).toEqual({
+        status: 200,
+        ids: [caseId],
+      });
     });
     // Eight round trips through the handlers; the machine may be busy.
   }, 60_000);
@@ -80,10 +95,13 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
     expectAllowed(id, sent[id]);
   });
 
-  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])('%s: each partition it may GetItem is one it really read', (id) => {
-    const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
-    for (const pattern of ITEM_READS[ACCESS[id]]) {
-      expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
-    }
-  });
+  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])(
+    '%s: each partition it may GetItem is one it really read',
+    (id) => {
+      const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
+      for (const pattern of ITEM_READS[ACCESS[id]]) {
+        expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
+      }
+    },
+  );
 });

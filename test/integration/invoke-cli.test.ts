@@ -86,7 +86,11 @@ describe('npm run invoke', () => {
 
   it('prints the response alone on stdout: the function\u2019s own log lines go to stderr, the setup\u2019s nowhere', async () => {
     // Logs and metrics on, as outside the tests (npm run invoke sets neither off).
-    const run = await invoke(['get-case', 'events/get-case.json'], { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_DEV: undefined, POWERTOOLS_METRICS_DISABLED: undefined });
+    const run = await invoke(['get-case', 'events/get-case.json'], {
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POWERTOOLS_DEV: undefined,
+      POWERTOOLS_METRICS_DISABLED: undefined,
+    });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 200, body: { status: 'DRAFT' } });
     const logged = run.stderr
@@ -110,7 +114,12 @@ describe('npm run invoke', () => {
     const mistyped = `${partner.apiKey.slice(0, -1)}${partner.apiKey.endsWith('x') ? 'y' : 'x'}`;
     const run = await invoke(['get-case', 'events/get-case.json'], { API_KEY: mistyped });
     expect(run.code).toBe(1);
-    expect(run.stderr.trim().split('\n').filter((l) => !l.includes('npm warn'))).toEqual([expect.stringContaining('API_KEY is not a usable key')]);
+    expect(
+      run.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('npm warn')),
+    ).toEqual([expect.stringContaining('API_KEY is not a usable key')]);
     expect(run.stdout + run.stderr).not.toContain(partner.apiKey.slice(0, 30));
   }, 60_000);
 });

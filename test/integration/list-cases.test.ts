@@ -9,7 +9,18 @@ import { faultyDocumentClient } from '../support/faulty-client.js';
 import { handler, buildListCasesHandler } from '../../functions/list-cases.js';
 import { checkedInvoke } from '../support/contract.js';
 import { outcome, postCases, readCase, scanTable, uploadInvoice, validCase } from '../support/cases.js';
-import { apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, stores, type ParsedResult, type Partner } from '../support/fixtures.js';
+import {
+  apiEvent,
+  bearer,
+  ddb,
+  extraKey,
+  lambdaContext,
+  newPartner,
+  parse,
+  stores,
+  type ParsedResult,
+  type Partner,
+} from '../support/fixtures.js';
 
 type Query = Record<string, string | string[]>;
 type Invocable = Parameters<typeof checkedInvoke>[0];
@@ -54,7 +65,12 @@ async function expectedOrder(companyId: string, keep: (c: Record<string, unknown
 const writer = () => new DynamoCaseWriter(ddb(), config().tableName);
 
 /** A case written through the production case writer at a chosen createdAt and gate. */
-async function writeCase(companyId: string, createdAt: string, recoveryGate: RecoveryGate, invoiceRef = `INV-${randomBase62(10)}`): Promise<StoredCase> {
+async function writeCase(
+  companyId: string,
+  createdAt: string,
+  recoveryGate: RecoveryGate,
+  invoiceRef = `INV-${randomBase62(10)}`,
+): Promise<StoredCase> {
   const caseId = `case_${randomBase62(22)}`;
   const stored: StoredCase = {
     caseId,
@@ -78,9 +94,10 @@ async function writeCase(companyId: string, createdAt: string, recoveryGate: Rec
     mode: 'live',
   };
   const attestation = { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'Jane Smith' };
-  const result = await writer().write(
-    { stored, audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
-  );
+  const result = await writer().write({
+    stored,
+    audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+  });
   if (result.kind !== 'created') throw new Error(`could not write the case: ${JSON.stringify(result)}`);
   return stored;
 }
@@ -99,21 +116,33 @@ describe('listing cases', () => {
     [fileKey, otherFileKey] = await Promise.all([uploadInvoice(partner.apiKey), uploadInvoice(other.apiKey)]);
     // 250 cases in batches of 100, 100 and 50 (a batch shares one createdAt, so the id breaks the
     // ties), with another company's batches written in between.
-    for (const [size, i] of [[100, 0], [100, 1], [50, 2]] as const) {
-      const mine = await postCases(partner.apiKey, { cases: Array.from({ length: size }, (_, n) => validCase(fileKey, { invoiceRef: `WALK-${i}-${n}` })) });
+    for (const [size, i] of [
+      [100, 0],
+      [100, 1],
+      [50, 2],
+    ] as const) {
+      const mine = await postCases(partner.apiKey, {
+        cases: Array.from({ length: size }, (_, n) => validCase(fileKey, { invoiceRef: `WALK-${i}-${n}` })),
+      });
       expect(outcome(mine).created).toHaveLength(size);
-      const theirs = await postCases(other.apiKey, { cases: Array.from({ length: 30 }, (_, n) => validCase(otherFileKey, { invoiceRef: `WALK-${i}-${n}` })) });
+      const theirs = await postCases(other.apiKey, {
+        cases: Array.from({ length: 30 }, (_, n) => validCase(otherFileKey, { invoiceRef: `WALK-${i}-${n}` })),
+      });
       expect(outcome(theirs).created).toHaveLength(30);
     }
   }, 120_000);
 
-  it.each([[7], [25], [100]])('returns every one of 250 cases exactly once, newest first, walking pages of %i', async (limit) => {
-    const expected = await expectedOrder(partner.companyId);
-    expect(expected).toHaveLength(250);
-    const { ids, pages } = await walk(partner.apiKey, { limit: String(limit) });
-    expect(ids).toEqual(expected);
-    expect(pages).toBe(Math.ceil(250 / limit));
-  }, 60_000);
+  it.each([[7], [25], [100]])(
+    'returns every one of 250 cases exactly once, newest first, walking pages of %i',
+    async (limit) => {
+      const expected = await expectedOrder(partner.companyId);
+      expect(expected).toHaveLength(250);
+      const { ids, pages } = await walk(partner.apiKey, { limit: String(limit) });
+      expect(ids).toEqual(expected);
+      expect(pages).toBe(Math.ceil(250 / limit));
+    },
+    60_000,
+  );
 
   it('pages 25 cases by default and says there is no next page on the last one', async () => {
     const first = await list(partner.apiKey);
@@ -157,8 +186,13 @@ describe('listing cases', () => {
   });
 
   it('applies the other filters to a look-up too', async () => {
-    expect(((await list(partner.apiKey, { invoiceRef: 'WALK-0-0', recoveryGate: 'AWAITING_CONFIRMATION' })).body as unknown as Page).data).toHaveLength(1);
-    expect((await list(partner.apiKey, { invoiceRef: 'WALK-0-0', recoveryGate: 'AUTO_ATTESTED' })).body).toEqual({ data: [], nextCursor: null });
+    expect(
+      ((await list(partner.apiKey, { invoiceRef: 'WALK-0-0', recoveryGate: 'AWAITING_CONFIRMATION' })).body as unknown as Page).data,
+    ).toHaveLength(1);
+    expect((await list(partner.apiKey, { invoiceRef: 'WALK-0-0', recoveryGate: 'AUTO_ATTESTED' })).body).toEqual({
+      data: [],
+      nextCursor: null,
+    });
   });
 });
 
@@ -235,7 +269,11 @@ describe('list query refusals', () => {
     ['a date without a time', { createdFrom: '2025-03-01' }, 'createdFrom'],
     ['a date-time without Z or an offset', { createdFrom: '2025-03-01T10:00:00' }, 'createdFrom'],
     ['an impossible date', { createdBefore: '2025-02-30T10:00:00Z' }, 'createdBefore'],
-    ['createdBefore not after createdFrom', { createdFrom: '2025-03-01T10:00:00Z', createdBefore: '2025-03-01T10:00:00Z' }, 'createdBefore'],
+    [
+      'createdBefore not after createdFrom',
+      { createdFrom: '2025-03-01T10:00:00Z', createdBefore: '2025-03-01T10:00:00Z' },
+      'createdBefore',
+    ],
     ['a blank invoiceRef', { invoiceRef: '   ' }, 'invoiceRef'],
     ['an invoiceRef of 101 characters', { invoiceRef: 'x'.repeat(101) }, 'invoiceRef'],
   ] as [string, Query, string][])('refuses %s with 400 INVALID_REQUEST naming the parameter', async (_name, query, field) => {
@@ -271,8 +309,16 @@ describe('list cursors', () => {
 
   beforeAll(async () => {
     [partner, other] = await Promise.all([newPartner(['cases:read']), newPartner(['cases:read'])]);
-    await Promise.all(Array.from({ length: 5 }, (_, i) => writeCase(partner.companyId, new Date(Date.parse('2025-05-01T00:00:00Z') + i * 1000).toISOString(), 'AWAITING_CONFIRMATION')));
-    const first = await list(partner.apiKey, { limit: '2', status: 'DRAFT' }, handlerAt(() => issuedAt));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        writeCase(partner.companyId, new Date(Date.parse('2025-05-01T00:00:00Z') + i * 1000).toISOString(), 'AWAITING_CONFIRMATION'),
+      ),
+    );
+    const first = await list(
+      partner.apiKey,
+      { limit: '2', status: 'DRAFT' },
+      handlerAt(() => issuedAt),
+    );
     cursor = first.body.nextCursor as string;
     expect(cursor).toEqual(expect.any(String));
   });
@@ -297,7 +343,10 @@ describe('list cursors', () => {
   it('refuses a cursor with any character changed', async () => {
     for (const position of [0, 5, Math.floor(cursor.length / 2), cursor.length - 3]) {
       const flipped = cursor.slice(0, position) + (cursor[position] === 'A' ? 'B' : 'A') + cursor.slice(position + 1);
-      expect(refusal(await list(partner.apiKey, { limit: '2', status: 'DRAFT', cursor: flipped }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
+      expect(refusal(await list(partner.apiKey, { limit: '2', status: 'DRAFT', cursor: flipped }, later(1000)))).toEqual([
+        400,
+        'INVALID_CURSOR',
+      ]);
     }
     for (const garbage of ['', 'x', cursor.slice(0, 20), `${cursor}AAAA`, 'not a cursor!', 'A'.repeat(5000)]) {
       expect(refusal(await list(partner.apiKey, { status: 'DRAFT', cursor: garbage }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
@@ -311,7 +360,12 @@ describe('list cursors', () => {
   });
 
   it('refuses a cursor with other filters, or beside an invoiceRef', async () => {
-    for (const query of [{}, { status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED' }, { status: 'DRAFT', createdFrom: '2025-01-01T00:00:00Z' }, { status: 'DRAFT', invoiceRef: 'X' }] as Query[]) {
+    for (const query of [
+      {},
+      { status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED' },
+      { status: 'DRAFT', createdFrom: '2025-01-01T00:00:00Z' },
+      { status: 'DRAFT', invoiceRef: 'X' },
+    ] as Query[]) {
       const res = await list(partner.apiKey, { ...query, cursor }, later(1000));
       expect(refusal(res)).toEqual([400, 'INVALID_CURSOR']);
       expect(res.body.detail).toMatch(/other filters/);
@@ -320,7 +374,15 @@ describe('list cursors', () => {
 
   it('refuses a cursor sealed with another key', async () => {
     const foreignSealer = new CursorSealer(Buffer.alloc(32, 7));
-    const forged = foreignSealer.seal({ companyId: partner.companyId, mode: 'live', filters: JSON.stringify([null, 'DRAFT', null, null, null]), position: { after: '9999', doneShards: [] } }, issuedAt);
+    const forged = foreignSealer.seal(
+      {
+        companyId: partner.companyId,
+        mode: 'live',
+        filters: JSON.stringify([null, 'DRAFT', null, null, null]),
+        position: { after: '9999', doneShards: [] },
+      },
+      issuedAt,
+    );
     expect(refusal(await list(partner.apiKey, { status: 'DRAFT', cursor: forged }, later(1000)))).toEqual([400, 'INVALID_CURSOR']);
   });
 });
@@ -330,7 +392,11 @@ describe('a local table from before the list', () => {
     const { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
     const { ensureTable } = await import('../../infra/local/stores.js');
     const endpoint = process.env.DYNAMODB_ENDPOINT!;
-    const client = new DynamoDBClient({ endpoint, region: config().region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const client = new DynamoDBClient({
+      endpoint,
+      region: config().region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const tableName = `old-table-${randomBase62(8)}`;
     try {
       await client.send(
@@ -375,14 +441,31 @@ describe('the look-up under eventual consistency', () => {
     const at = new Date().toISOString();
     const caseId = `case_${randomBase62(22)}`;
     const stored: StoredCase = {
-      caseId, companyId, reference: 'PC-STALE-1', status: 'DRAFT', recoveryGate: 'AWAITING_CONFIRMATION', debtorName: 'Acme', debtorEmail: 'ap@acme.example',
-      invoiceRef: 'INV-STALE-1', invoiceRefKey: invoiceRefKey('INV-STALE-1'), invoiceDate: '2025-01-01', dueDate: '2025-02-01', principalPence: 100, currency: 'GBP',
-      invoiceFileKey: `invoices/${companyId}/x.pdf`, createdAt: at, updatedAt: at, createdByKeyId: 'k', requestId: 'r', mode: 'live',
+      caseId,
+      companyId,
+      reference: 'PC-STALE-1',
+      status: 'DRAFT',
+      recoveryGate: 'AWAITING_CONFIRMATION',
+      debtorName: 'Acme',
+      debtorEmail: 'ap@acme.example',
+      invoiceRef: 'INV-STALE-1',
+      invoiceRefKey: invoiceRefKey('INV-STALE-1'),
+      invoiceDate: '2025-01-01',
+      dueDate: '2025-02-01',
+      principalPence: 100,
+      currency: 'GBP',
+      invoiceFileKey: `invoices/${companyId}/x.pdf`,
+      createdAt: at,
+      updatedAt: at,
+      createdByKeyId: 'k',
+      requestId: 'r',
+      mode: 'live',
     };
     const attestation = { b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J' };
-    const written = await new DynamoCaseWriter(client, config().tableName).write(
-      { stored, audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' } },
-    );
+    const written = await new DynamoCaseWriter(client, config().tableName).write({
+      stored,
+      audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+    });
     expect(written.kind).toBe('created');
     const lister = new DynamoCaseLister(client, config().tableName);
     expect((await lister.findByInvoiceRef('live', companyId, invoiceRefKey(' inv-stale-1 ')))?.caseId).toBe(caseId);

@@ -29,7 +29,12 @@ describe('the local S3’s object events', () => {
   });
 
   it('number a PUT, a DELETE and a PUT again of one key in increasing order, even within one millisecond', async () => {
-    const client = new S3Client({ endpoint: s3.endpoint, region: LOCAL_DEFAULTS.region, forcePathStyle: true, credentials: LOCAL_S3_CREDENTIALS });
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: LOCAL_DEFAULTS.region,
+      forcePathStyle: true,
+      credentials: LOCAL_S3_CREDENTIALS,
+    });
     const Key = 'invoices/cmp_AAAAAAAAAAAAAAAA/sequenced.pdf';
     // The clock stands still, as it does for requests that fall in one millisecond.
     const frozen = Date.now();

@@ -82,7 +82,8 @@ async function start(): Promise<Started> {
   };
 }
 
-const api = (path: string, apiKey?: string) => fetch(`http://127.0.0.1:${ports.api}${path}`, { headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
+const api = (path: string, apiKey?: string) =>
+  fetch(`http://127.0.0.1:${ports.api}${path}`, { headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
 
 /** Whether a TCP connection to host:port is accepted. */
 function accepts(host: string, port: number): Promise<boolean> {
@@ -130,7 +131,11 @@ describe('npm start', () => {
     // Everything listens on loopback only, and DynamoDB Local sends no telemetry.
     for (const port of [ports.api, ports.dynamo, ports.s3]) expect(await accepts('127.0.0.1', port)).toBe(true);
     if (externalAddress) {
-      expect({ api: await accepts(externalAddress, ports.api), dynamo: await accepts(externalAddress, ports.dynamo), s3: await accepts(externalAddress, ports.s3) }).toEqual({ api: false, dynamo: false, s3: false });
+      expect({
+        api: await accepts(externalAddress, ports.api),
+        dynamo: await accepts(externalAddress, ports.dynamo),
+        s3: await accepts(externalAddress, ports.s3),
+      }).toEqual({ api: false, dynamo: false, s3: false });
     }
     const java = readDynamoLocalRecord(join(dataDir, 'dynamodb'));
     expect(java?.port).toBe(ports.dynamo);
@@ -156,7 +161,9 @@ describe('npm start', () => {
 
     const second = await start();
     expect(second.stdout).not.toContain('export API_KEY=');
-    expect(second.stdout).toContain(`The demo keys for company ${companyId} were printed on the first start and kept in ${keyFile} and ${join(dataDir, 'demo-test-api-key')}`);
+    expect(second.stdout).toContain(
+      `The demo keys for company ${companyId} were printed on the first start and kept in ${keyFile} and ${join(dataDir, 'demo-test-api-key')}`,
+    );
     expect(second.stdout).toContain(`DYNAMODB_LOCAL_PORT=${ports.dynamo} npm run admin -- key create --company ${companyId}`);
     expect((await api('/api/v1/cases/case_x', apiKey)).status).toBe(404);
 

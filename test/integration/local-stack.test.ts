@@ -59,19 +59,31 @@ describe('the local server', () => {
     const other = SCOPES.filter((scope) => scope !== route.scope);
     const apiKey = await extraKey(partner.companyId, other);
     const path = route.resource.replace(/\{\w+\}/g, 'case_0000000000000000000000');
-    const res = await fetch(`${base}${path}`, { method: route.method, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body: route.method === 'GET' ? undefined : '{}' });
+    const res = await fetch(`${base}${path}`, {
+      method: route.method,
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: route.method === 'GET' ? undefined : '{}',
+    });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: route.scope });
   });
 
   it('refuses a body larger than Lambda accepts with 413 without reading it all', async () => {
-    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: 'x'.repeat(LAMBDA_REQUEST_PAYLOAD_BYTES + 1) });
+    const res = await fetch(`${base}/api/v1/cases`, {
+      method: 'POST',
+      headers: { ...auth(), 'Content-Type': 'application/json' },
+      body: 'x'.repeat(LAMBDA_REQUEST_PAYLOAD_BYTES + 1),
+    });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('answers a body over 1 MiB with the handler’s own 413', async () => {
-    const res = await fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json' }, body: `{"cases":[],"pad":"${'x'.repeat(1024 * 1024)}"}` });
+    const res = await fetch(`${base}/api/v1/cases`, {
+      method: 'POST',
+      headers: { ...auth(), 'Content-Type': 'application/json' },
+      body: `{"cases":[],"pad":"${'x'.repeat(1024 * 1024)}"}`,
+    });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
@@ -88,7 +100,11 @@ describe('the local server', () => {
     expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: bytes })).status).toBe(200);
 
     const post = (body: unknown, key?: string) =>
-      fetch(`${base}/api/v1/cases`, { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) }, body: JSON.stringify(body) });
+      fetch(`${base}/api/v1/cases`, {
+        method: 'POST',
+        headers: { ...auth(), 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+        body: JSON.stringify(body),
+      });
     expect((await post({ cases: [validCase(upload.fileKey, { invoiceRef: 'WALK-1000' })] })).status).toBe(201);
 
     const batch = {
@@ -109,7 +125,12 @@ describe('the local server', () => {
 
     const replay = await post(batch, 'walk-through-1');
     expect(replay.status).toBe(409);
-    expect(await replay.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', state: 'COMPLETED', created: result.created, rejected: result.rejected });
+    expect(await replay.json()).toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      state: 'COMPLETED',
+      created: result.created,
+      rejected: result.rejected,
+    });
   });
 });
 
@@ -124,10 +145,20 @@ function readmeBlock(heading: string): string {
 }
 
 /** What the block says its commands print: its `#> ` lines, in order. */
-const shownOutput = (block: string) => block.split('\n').filter((line) => line.startsWith('#>')).map((line) => line.slice(3));
+const shownOutput = (block: string) =>
+  block
+    .split('\n')
+    .filter((line) => line.startsWith('#>'))
+    .map((line) => line.slice(3));
 
 /** A shown line as a pattern: exact text, except that `...` stands for any text. */
-const linePattern = (shown: string) => new RegExp(`^${shown.split('...').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+const linePattern = (shown: string) =>
+  new RegExp(
+    `^${shown
+      .split('...')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 
 /**
  * Runs a README block with bash in an empty directory (the keys and the server's address put in
@@ -136,7 +167,8 @@ const linePattern = (shown: string) => new RegExp(`^${shown.split('...').map((pa
 async function runReadmeBlock(heading: string, keys: { API_KEY: string; TEST_API_KEY?: string }): Promise<void> {
   const block = readmeBlock(heading);
   let script = block.replace(/^BASE=\S+$/m, `BASE=${base}`);
-  for (const [name, value] of Object.entries(keys)) script = script.replace(new RegExp(`^export ${name}=\\S+.*$`, 'm'), `export ${name}=${value}`);
+  for (const [name, value] of Object.entries(keys))
+    script = script.replace(new RegExp(`^export ${name}=\\S+.*$`, 'm'), `export ${name}=${value}`);
   const cwd = mkdtempSync(join(tmpdir(), 'pca-readme-'));
   try {
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -150,9 +182,11 @@ async function runReadmeBlock(heading: string, keys: { API_KEY: string; TEST_API
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const printed = run.stdout.replace(/\n$/, '').split('\n');
     const shown = shownOutput(block);
-    const differences = Array.from({ length: Math.max(printed.length, shown.length) }, (_, i) => ({ line: i + 1, shown: shown[i], printed: printed[i] })).filter(
-      ({ shown: s, printed: p }) => s === undefined || p === undefined || !linePattern(s).test(p),
-    );
+    const differences = Array.from({ length: Math.max(printed.length, shown.length) }, (_, i) => ({
+      line: i + 1,
+      shown: shown[i],
+      printed: printed[i],
+    })).filter(({ shown: s, printed: p }) => s === undefined || p === undefined || !linePattern(s).test(p));
     expect(differences).toEqual([]);
     expect(readdirSync(cwd)).toEqual([]);
   } finally {
@@ -188,7 +222,11 @@ describe('npm start', () => {
     try {
       // Its own data directory: a developer's npm start on .local must not change the answer.
       const dataDir = mkdtempSync(join(tmpdir(), 'pca-port-taken-'));
-      const run = spawnSync('npx', ['tsx', 'infra/local/main.ts'], { env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync('npx', ['tsx', 'infra/local/main.ts'], {
+        env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       rmSync(dataDir, { recursive: true, force: true });
       expect(run.status).not.toBe(0);
       const lines = run.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'));
@@ -212,7 +250,8 @@ describe('the admin command', () => {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
   const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  const status = async (apiKey: string) => (await fetch(`${base}/api/v1/cases/x`, { headers: { Authorization: `Bearer ${apiKey}` } })).status;
+  const status = async (apiKey: string) =>
+    (await fetch(`${base}/api/v1/cases/x`, { headers: { Authorization: `Bearer ${apiKey}` } })).status;
 
   it('onboards a company whose key authenticates until it is revoked; a rotated key works on', async () => {
     const company = await admin(['company', 'create', '--name', 'Admin Test Ltd', '--json']);
@@ -243,11 +282,15 @@ describe('the admin command', () => {
   it('answers bad arguments with one line and exit code 2, refused operations with exit code 1', async () => {
     const unknownScope = await admin(['key', 'create', '--company', 'cmp_x', '--scopes', 'cases:delete']);
     expect(unknownScope.code).toBe(2);
-    expect(unknownScope.stderr.trim().split('\n').filter((l) => !l.includes('npm warn'))).toHaveLength(1);
+    expect(
+      unknownScope.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('npm warn')),
+    ).toHaveLength(1);
     expect((await admin(['frobnicate'])).code).toBe(2);
     const noCompany = await admin(['key', 'create', '--company', 'cmp_AAAAAAAAAAAAAAAA', '--scopes', 'cases:read']);
     const lines = noCompany.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'));
     expect([noCompany.code, lines]).toEqual([1, ['No company with id cmp_AAAAAAAAAAAAAAAA.']]);
   }, 60_000);
 });
-

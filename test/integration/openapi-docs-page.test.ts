@@ -56,7 +56,15 @@ describe('the local server serves the contract', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
 
@@ -73,10 +81,20 @@ describe('the local server serves the contract', () => {
     await page.goto(`${base}/docs`);
     await page.waitForSelector('[data-section-id="operation/getCase"]', { timeout: 30_000 });
 
-    const operations = await page.$$eval('[data-section-id^="operation/"]', (sections) => sections.map((s) => s.getAttribute('data-section-id')));
+    const operations = await page.$$eval('[data-section-id^="operation/"]', (sections) =>
+      sections.map((s) => s.getAttribute('data-section-id')),
+    );
     expect(operations).toEqual(['operation/createUpload', 'operation/createCases', 'operation/listCases', 'operation/getCase']);
     const text = await page.locator('body').innerText();
-    for (const expected of ['Request an invoice upload', 'Create recovery cases (batch)', 'Read a case', '/api/v1/uploads', '/api/v1/cases/{id}', 'Idempotency-Key', 'nextCursor']) {
+    for (const expected of [
+      'Request an invoice upload',
+      'Create recovery cases (batch)',
+      'Read a case',
+      '/api/v1/uploads',
+      '/api/v1/cases/{id}',
+      'Idempotency-Key',
+      'nextCursor',
+    ]) {
       expect(text).toContain(expected);
     }
     expect(text).toContain('Requires the scope cases:write');

@@ -22,10 +22,17 @@ describe('docs/openapi.json', () => {
     const [want, got] = [renderOpenApiDocument().split('\n'), committed().split('\n')];
     const line = want.findIndex((text, i) => text !== got[i]);
     const stale = line >= 0 || got.length !== want.length;
-    expect(stale ? `${OPENAPI_FILE} is stale from line ${line + 1} (${JSON.stringify(got[line])} should be ${JSON.stringify(want[line])}): run \`npm run openapi\` and commit it` : 'fresh').toBe('fresh');
+    expect(
+      stale
+        ? `${OPENAPI_FILE} is stale from line ${line + 1} (${JSON.stringify(got[line])} should be ${JSON.stringify(want[line])}): run \`npm run openapi\` and commit it`
+        : 'fresh',
+    ).toBe('fresh');
   });
 
-  const doc = JSON.parse(renderOpenApiDocument()) as { paths: Record<string, Record<string, Json>>; components: { schemas: Record<string, Json> } };
+  const doc = JSON.parse(renderOpenApiDocument()) as {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Record<string, Json> };
+  };
   const schemas = doc.components.schemas;
 
   it('lists every problem code the gateway sends', () => {
@@ -53,7 +60,12 @@ describe('docs/openapi.json', () => {
   }
 
   /** [schema name, path to the object in the request, the handler's zod schema, a valid request] */
-  const objects: [string, string[], { safeParse(v: unknown): { success: boolean; error?: { issues: { path: PropertyKey[] }[] } } }, () => Json][] = [
+  const objects: [
+    string,
+    string[],
+    { safeParse(v: unknown): { success: boolean; error?: { issues: { path: PropertyKey[] }[] } } },
+    () => Json,
+  ][] = [
     ['CaseInput', [], caseInputSchema, baseCase],
     ['Attestation', ['attestation'], caseInputSchema, baseCase],
     ['UploadRequest', [], uploadRequestSchema, baseUpload],
@@ -76,7 +88,11 @@ describe('docs/openapi.json', () => {
         return (result.error?.issues ?? []).some((issue) => issue.path.join('.') === [...at, field].join('.'));
       };
       if (typeof property.maxLength === 'number') {
-        expect({ field, length: property.maxLength, refused: problemAt(stringOfLength(property, property.maxLength)) }).toEqual({ field, length: property.maxLength, refused: false });
+        expect({ field, length: property.maxLength, refused: problemAt(stringOfLength(property, property.maxLength)) }).toEqual({
+          field,
+          length: property.maxLength,
+          refused: false,
+        });
         expect({ field, length: property.maxLength + 1, refused: problemAt(stringOfLength(property, property.maxLength + 1)) }).toEqual({
           field,
           length: property.maxLength + 1,
@@ -90,23 +106,32 @@ describe('docs/openapi.json', () => {
   });
 
   it('documents the amount range the case rules enforce', () => {
-    const amount = (schemas.CaseInput as { properties: Record<string, Json> }).properties.principalAmount as { exclusiveMinimum: number; maximum: number };
+    const amount = (schemas.CaseInput as { properties: Record<string, Json> }).properties.principalAmount as {
+      exclusiveMinimum: number;
+      maximum: number;
+    };
     const outOfRange = (value: number) =>
-      checkCase({ ...baseCase(), principalAmount: value }, { now: new Date('2026-01-01T00:00:00Z'), fileKeyProblem: () => undefined }).findings.some(
-        (f) => f.code === 'AMOUNT_OUT_OF_RANGE',
-      );
-    expect([outOfRange(amount.exclusiveMinimum), outOfRange(amount.exclusiveMinimum + 0.01), outOfRange(amount.maximum), outOfRange(amount.maximum + 0.01)]).toEqual([
-      true,
-      false,
-      false,
-      true,
-    ]);
+      checkCase(
+        { ...baseCase(), principalAmount: value },
+        { now: new Date('2026-01-01T00:00:00Z'), fileKeyProblem: () => undefined },
+      ).findings.some((f) => f.code === 'AMOUNT_OUT_OF_RANGE');
+    expect([
+      outOfRange(amount.exclusiveMinimum),
+      outOfRange(amount.exclusiveMinimum + 0.01),
+      outOfRange(amount.maximum),
+      outOfRange(amount.maximum + 0.01),
+    ]).toEqual([true, false, false, true]);
   });
 });
 
 describe('scopes in docs/openapi.json', () => {
   const operations: [string, string, Invocable, () => Partial<Parameters<typeof apiEvent>[0]>][] = [
-    ['post', '/api/v1/uploads', createUploadHandler, () => ({ body: JSON.stringify({ fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 1 }) })],
+    [
+      'post',
+      '/api/v1/uploads',
+      createUploadHandler,
+      () => ({ body: JSON.stringify({ fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 1 }) }),
+    ],
     ['post', '/api/v1/cases', createCasesHandler, () => ({ body: JSON.stringify({ cases: [] }) })],
     ['get', '/api/v1/cases/{id}', getCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
     ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
@@ -131,7 +156,13 @@ describe('scopes in docs/openapi.json', () => {
     const lacking = await newPartner([...others]);
     const path = resource.replace('{id}', 'case_0000000000000000000000');
     const event = (apiKey: string) =>
-      apiEvent({ method: method.toUpperCase() as 'GET' | 'POST', path, resource, headers: { ...bearer(apiKey), 'Content-Type': 'application/json' }, ...extra() });
+      apiEvent({
+        method: method.toUpperCase() as 'GET' | 'POST',
+        path,
+        resource,
+        headers: { ...bearer(apiKey), 'Content-Type': 'application/json' },
+        ...extra(),
+      });
     const refused = parse(await checkedInvoke(handler, event(lacking.apiKey), lambdaContext()));
     expect({ status: refused.statusCode, requiredScope: refused.body.requiredScope }).toEqual({ status: 403, requiredScope: scope });
 

@@ -11,7 +11,13 @@ import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { standaloneDeadline } from '../../lib/deadline.js';
 import { config } from '../../lib/runtime/config.js';
-import { MemoryApiKeyStore, MemoryCaseWriter, MemoryCompanyStore, MemoryIdempotencyStore, MemoryReferenceAllocator } from '../support/memory-stores.js';
+import {
+  MemoryApiKeyStore,
+  MemoryCaseWriter,
+  MemoryCompanyStore,
+  MemoryIdempotencyStore,
+  MemoryReferenceAllocator,
+} from '../support/memory-stores.js';
 
 /**
  * The port contract: one suite, run against the in-memory fakes of the fast tier and against the
@@ -56,13 +62,23 @@ function dynamoPorts(): Ports {
 
 const companyId = () => `cmp_${randomBase62(16)}`;
 /** A batch of one: the port writes batches. */
-const writeOne = async (writer: CaseWriter, c: NewCase, deadline?: ReturnType<typeof standaloneDeadline>) => (await writer.writeAll([c], deadline))[0];
+const writeOne = async (writer: CaseWriter, c: NewCase, deadline?: ReturnType<typeof standaloneDeadline>) =>
+  (await writer.writeAll([c], deadline))[0];
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const DEADLINE = () => standaloneDeadline(10_000);
 const EXPIRED = () => standaloneDeadline(0);
 
 function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return { keyId: randomBase62(16), companyId: companyId(), scopes: ['cases:read', 'cases:write'], mode: 'live', secretHash: 'ab'.repeat(32), revoked: false, createdAt: NOW.toISOString(), ...overrides };
+  return {
+    keyId: randomBase62(16),
+    companyId: companyId(),
+    scopes: ['cases:read', 'cases:write'],
+    mode: 'live',
+    secretHash: 'ab'.repeat(32),
+    revoked: false,
+    createdAt: NOW.toISOString(),
+    ...overrides,
+  };
 }
 
 function newCase(company: string, invoiceRef: string, caseId = `case_${randomBase62(22)}`, mode: Mode = 'live'): NewCase {
@@ -89,14 +105,58 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
     requestId: 'req-contract',
     mode,
   };
-  const audit = { caseId, companyId: company, mode, b2b: true, under10k: true, within6years: true, undisputed: true, attestedBy: 'J. Smith', attestedAt: at, keyId: 'KeyAAAAAAAAAAAAA', requestId: 'req-contract', sourceIp: '192.0.2.1' };
+  const audit = {
+    caseId,
+    companyId: company,
+    mode,
+    b2b: true,
+    under10k: true,
+    within6years: true,
+    undisputed: true,
+    attestedBy: 'J. Smith',
+    attestedAt: at,
+    keyId: 'KeyAAAAAAAAAAAAA',
+    requestId: 'req-contract',
+    sourceIp: '192.0.2.1',
+  };
   return { stored, audit };
 }
 
-const claim = (company: string, key: string, requestId: string, now = NOW, staleAfterSeconds = 960, ttlSeconds = 86_400, mode: Mode = 'live') => ({ mode, companyId: company, idempotencyKey: key, requestId, now, ttlSeconds, staleAfterSeconds, requestHash: `hash-of-${requestId}` });
+const claim = (
+  company: string,
+  key: string,
+  requestId: string,
+  now = NOW,
+  staleAfterSeconds = 960,
+  ttlSeconds = 86_400,
+  mode: Mode = 'live',
+) => ({
+  mode,
+  companyId: company,
+  idempotencyKey: key,
+  requestId,
+  now,
+  ttlSeconds,
+  staleAfterSeconds,
+  requestHash: `hash-of-${requestId}`,
+});
 const NOW_S = Math.floor(NOW.getTime() / 1000);
-const inProgress = (requestId: string, claimedAt = NOW_S) => ({ claimed: false, state: 'IN_PROGRESS', claimedAt, requestHash: `hash-of-${requestId}` });
-const response = (n = 1): StoredBatchResponse => ({ created: Array.from({ length: n }, (_, i) => ({ index: i, invoiceRef: `R-${i}`, id: `case_${String(i).padStart(22, '0')}`, reference: 'PC-222-222', livemode: true })), rejected: [] });
+const inProgress = (requestId: string, claimedAt = NOW_S) => ({
+  claimed: false,
+  state: 'IN_PROGRESS',
+  claimedAt,
+  requestHash: `hash-of-${requestId}`,
+});
+const response = (n = 1): StoredBatchResponse => ({
+  created: Array.from({ length: n }, (_, i) => ({
+    index: i,
+    invoiceRef: `R-${i}`,
+    id: `case_${String(i).padStart(22, '0')}`,
+    reference: 'PC-222-222',
+    livemode: true,
+  })),
+  rejected: [],
+});
 
 describe.each([
   ['in-memory fakes', memoryPorts],
@@ -155,7 +215,13 @@ describe.each([
 
   describe('companies', () => {
     it('creates once, reads back, lists, and switches auto-attestation only for a company that exists', async () => {
-      const record = { companyId: companyId(), name: 'Contract Co', autoAttestation: false, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() };
+      const record = {
+        companyId: companyId(),
+        name: 'Contract Co',
+        autoAttestation: false,
+        createdAt: NOW.toISOString(),
+        updatedAt: NOW.toISOString(),
+      };
       await ports.companies.create(record);
       await expect(ports.companies.create(record)).rejects.toThrow();
       expect(await ports.companies.get(record.companyId)).toEqual(record);
@@ -187,7 +253,11 @@ describe.each([
       const first = newCase(company, 'INV-3');
       const second = newCase(company, 'INV-3');
       await writeOne(ports.writer, first, DEADLINE());
-      expect(await writeOne(ports.writer, second, DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
+      expect(await writeOne(ports.writer, second, DEADLINE())).toMatchObject({
+        kind: 'duplicate',
+        existingCaseId: first.stored.caseId,
+        existingReference: first.stored.reference,
+      });
       expect(await ports.reader.get('live', second.stored.caseId)).toBeUndefined();
     });
 
@@ -197,7 +267,10 @@ describe.each([
       const test = newCase(company, 'INV-MODE', undefined, 'test');
       expect(await writeOne(ports.writer, live, DEADLINE())).toMatchObject({ kind: 'created' });
       expect(await writeOne(ports.writer, test, DEADLINE())).toMatchObject({ kind: 'created' });
-      expect(await writeOne(ports.writer, newCase(company, 'INV-MODE', undefined, 'test'), DEADLINE())).toMatchObject({ kind: 'duplicate', existingCaseId: test.stored.caseId });
+      expect(await writeOne(ports.writer, newCase(company, 'INV-MODE', undefined, 'test'), DEADLINE())).toMatchObject({
+        kind: 'duplicate',
+        existingCaseId: test.stored.caseId,
+      });
       expect(await ports.reader.get('test', test.stored.caseId)).toEqual(test.stored);
       expect(await ports.reader.get('live', test.stored.caseId)).toBeUndefined();
       expect(await ports.reader.get('test', live.stored.caseId)).toBeUndefined();
@@ -220,7 +293,11 @@ describe.each([
       for (const [i, outcome] of outcomes.entries()) {
         const first = byRef.get(batch[i]!.stored.invoiceRef);
         if (first) {
-          expect(outcome).toMatchObject({ kind: 'duplicate', existingCaseId: first.stored.caseId, existingReference: first.stored.reference });
+          expect(outcome).toMatchObject({
+            kind: 'duplicate',
+            existingCaseId: first.stored.caseId,
+            existingReference: first.stored.reference,
+          });
           expect(await ports.reader.get('live', batch[i]!.stored.caseId)).toBeUndefined();
         } else {
           expect(outcome).toMatchObject({ kind: 'created' });
@@ -236,7 +313,6 @@ describe.each([
       expect(await ports.writer.writeAll(batch, DEADLINE())).toEqual(batch.map(() => expect.objectContaining({ kind: 'created' })));
       expect(await ports.writer.writeAll([], DEADLINE())).toEqual([]);
     });
-
   });
 
   describe('idempotency claims', () => {
@@ -254,15 +330,26 @@ describe.each([
       await ports.idempotency.complete('test', company, 'both', 'r2', response(), NOW);
       expect(await ports.idempotency.claim(claim(company, 'both', 'r3'))).toEqual(inProgress('r1'));
       await ports.idempotency.release('live', company, 'both', 'r2');
-      expect(await ports.idempotency.claim(claim(company, 'both', 'r4', NOW, 960, 86_400, 'test'))).toMatchObject({ claimed: false, state: 'COMPLETED' });
+      expect(await ports.idempotency.claim(claim(company, 'both', 'r4', NOW, 960, 86_400, 'test'))).toMatchObject({
+        claimed: false,
+        state: 'COMPLETED',
+      });
     });
 
     it('replays a completed answer, small or large (past the plain-item size)', async () => {
       const company = companyId();
-      for (const [key, size] of [['small', 1], ['large', 900]] as const) {
+      for (const [key, size] of [
+        ['small', 1],
+        ['large', 900],
+      ] as const) {
         await ports.idempotency.claim(claim(company, key, 'r1'));
         await ports.idempotency.complete('live', company, key, 'r1', response(size), NOW);
-        expect(await ports.idempotency.claim(claim(company, key, 'r2'))).toEqual({ claimed: false, state: 'COMPLETED', response: response(size), requestHash: 'hash-of-r1' });
+        expect(await ports.idempotency.claim(claim(company, key, 'r2'))).toEqual({
+          claimed: false,
+          state: 'COMPLETED',
+          response: response(size),
+          requestHash: 'hash-of-r1',
+        });
       }
     });
 

@@ -71,7 +71,9 @@ describe('reading a case', () => {
 
   it('reads a case stored before test mode existed (no mode attribute) as a live case', async () => {
     const { mode: _mode, ...legacy } = await storeCase(partner.companyId);
-    await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', legacy.caseId), type: 'CASE', ...legacy } }));
+    await ddb().send(
+      new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', legacy.caseId), type: 'CASE', ...legacy } }),
+    );
     const res = await getCase(legacy.caseId, bearer(partner.apiKey));
     expect(res.statusCode).toBe(200);
     expect(res.body.livemode).toBe(true);

@@ -61,7 +61,11 @@ describe('round-trip depth (in-process store stand-in)', () => {
   it('sends a 100-case batch in 7 SDK requests: the key, the company, one read of the upload records, four transactions of 25 cases', async () => {
     const m = await measure(rig, scenario('create-100'));
     // Every case cites its own invoice file, each with an upload record: no HEAD at all.
-    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:BatchGetItem': 1, 'dynamodb:TransactWriteItems': Math.ceil(100 / CASES_PER_TRANSACTION) });
+    expect(withoutCounter(m.byCommand)).toEqual({
+      'dynamodb:GetItem': 2,
+      'dynamodb:BatchGetItem': 1,
+      'dynamodb:TransactWriteItems': Math.ceil(100 / CASES_PER_TRANSACTION),
+    });
     expect(m.calls - (m.byCommand['dynamodb:UpdateItem'] ?? 0)).toBe(7);
   });
 
@@ -69,14 +73,29 @@ describe('round-trip depth (in-process store stand-in)', () => {
     const fileKey = issueFileKey(rig.partner.companyId, 'application/pdf');
     const body = Buffer.from('%PDF-1.4\n% not recorded yet\n');
     // Uploaded, but S3's report of it (the upload record) has not arrived.
-    await rig.fixtures.s3.send(new PutObjectCommand({ Bucket: config().bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length }));
+    await rig.fixtures.s3.send(
+      new PutObjectCommand({
+        Bucket: config().bucketName,
+        Key: fileKey,
+        Body: body,
+        ContentType: 'application/pdf',
+        ContentLength: body.length,
+      }),
+    );
     const mixed = {
       ...scenario('create-1'),
-      event: (r: Rig, tag: string) => createCasesEvent(r.partner.apiKey, benchCases(tag, 3, [r.partner.fileKeys[0]!, fileKey, r.partner.fileKeys[1]!])),
-      check: (result: Awaited<ReturnType<Rig['handlers']['createCases']>>) => expect(JSON.parse(result.body as string)).toMatchObject({ created: [{}, {}, {}], rejected: [] }),
+      event: (r: Rig, tag: string) =>
+        createCasesEvent(r.partner.apiKey, benchCases(tag, 3, [r.partner.fileKeys[0]!, fileKey, r.partner.fileKeys[1]!])),
+      check: (result: Awaited<ReturnType<Rig['handlers']['createCases']>>) =>
+        expect(JSON.parse(result.body as string)).toMatchObject({ created: [{}, {}, {}], rejected: [] }),
     };
     const m = await measure(rig, mixed);
-    expect(withoutCounter(m.byCommand)).toEqual({ 'dynamodb:GetItem': 2, 'dynamodb:BatchGetItem': 1, 's3:HeadObject': 1, 'dynamodb:TransactWriteItems': 1 });
+    expect(withoutCounter(m.byCommand)).toEqual({
+      'dynamodb:GetItem': 2,
+      'dynamodb:BatchGetItem': 1,
+      's3:HeadObject': 1,
+      'dynamodb:TransactWriteItems': 1,
+    });
     // The HEAD waits for the records read (the company read beside it may end last and be named instead).
     expect(m.depth).toBe(4);
     expect(m.path).toMatch(/^GetItem → (Batch)?GetItem → HeadObject → TransactWriteItems$/);
@@ -84,7 +103,8 @@ describe('round-trip depth (in-process store stand-in)', () => {
 
   it('writes the reference counter once per 1,000 references, not once per batch (no item written by every request)', async () => {
     let counterWrites = 0;
-    for (let batch = 0; batch < 20; batch++) counterWrites += (await measure(rig, scenario('create-100'))).byCommand['dynamodb:UpdateItem'] ?? 0;
+    for (let batch = 0; batch < 20; batch++)
+      counterWrites += (await measure(rig, scenario('create-100'))).byCommand['dynamodb:UpdateItem'] ?? 0;
     // 2,000 references: two blocks, plus at most one for the block in use when the loop began.
     expect(counterWrites).toBeGreaterThanOrEqual(2);
     expect(counterWrites).toBeLessThanOrEqual(3);
@@ -148,7 +168,11 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
   it('lists a page in one round trip after the key: every shard of the company queried in parallel', async () => {
     const { summary, body } = await measureList({ limit: '25' });
     expect(body.data).toHaveLength(25);
-    expect({ depth: summary.depth, path: summary.path, retries: summary.sdkRetries }).toEqual({ depth: 2, path: 'GetItem → Query', retries: 0 });
+    expect({ depth: summary.depth, path: summary.path, retries: summary.sdkRetries }).toEqual({
+      depth: 2,
+      path: 'GetItem → Query',
+      retries: 0,
+    });
     expect(summary.byCommand).toEqual({ 'dynamodb:GetItem': 1, 'dynamodb:Query': CASE_LIST_SHARDS });
     const next = await measureList({ limit: '25', cursor: body.nextCursor! });
     expect(next.body.data).toHaveLength(25);
@@ -158,11 +182,18 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
   it('looks a case up by invoiceRef in two round trips after the key: the guard, then the case', async () => {
     const { summary, body } = await measureList({ invoiceRef: rig.duplicateCases[0]!.invoiceRef as string });
     expect(body.data).toHaveLength(1);
-    expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand }).toEqual({ depth: 3, path: 'GetItem → GetItem → GetItem', byCommand: { 'dynamodb:GetItem': 3 } });
+    expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand }).toEqual({
+      depth: 3,
+      path: 'GetItem → GetItem → GetItem',
+      byCommand: { 'dynamodb:GetItem': 3 },
+    });
   });
 
   it('creates 1 case with an Idempotency-Key in four round trips', async () => {
-    const withKey = { ...scenario('create-1'), event: (r: Rig, tag: string) => createCasesEvent(r.partner.apiKey, benchCases(tag, 1, r.partner.fileKeys), `key-${tag}`) };
+    const withKey = {
+      ...scenario('create-1'),
+      event: (r: Rig, tag: string) => createCasesEvent(r.partner.apiKey, benchCases(tag, 1, r.partner.fileKeys), `key-${tag}`),
+    };
     const m = await measure(rig, withKey);
     expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth: 4, retries: 0 });
   });

@@ -4,7 +4,9 @@ import { API_FUNCTIONS } from '../../infra/contract/route-table.js';
 import { assertMatchesContract } from '../support/contract.js';
 
 describe('the sample events in events/', () => {
-  const files = readdirSync('events').filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync('events')
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   let values: Record<string, string>;
   beforeAll(async () => {
     values = await provisionEventValues();
@@ -55,7 +57,11 @@ describe('the sample events in events/', () => {
       expect(report.exitCode).toBe(1);
       expect(report.stderr.join('\n')).toContain('Task timed out after 0.03 seconds');
       const printed = JSON.parse(report.stdout) as { statusCode: number; headers: Record<string, string>; body: Record<string, unknown> };
-      expect(printed).toMatchObject({ statusCode: 502, headers: { 'Content-Type': 'application/problem+json' }, body: { code: 'INTERNAL' } });
+      expect(printed).toMatchObject({
+        statusCode: 502,
+        headers: { 'Content-Type': 'application/problem+json' },
+        body: { code: 'INTERNAL' },
+      });
     } finally {
       release();
     }

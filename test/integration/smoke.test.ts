@@ -31,7 +31,9 @@ afterAll(async () => {
 
 function smoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/smoke.ts', ...args], { env: { ...process.env, API_KEY: '', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/smoke.ts', ...args], {
+      env: { ...process.env, API_KEY: '', ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -61,7 +63,17 @@ describe('npm run smoke', () => {
       'creates the case',
       'reads it back',
       '409',
-      ...['INVALID_FIELD', 'ATTESTATION_FAILED', 'AMOUNT_OUT_OF_RANGE', 'INVOICE_DATE_AFTER_DUE_DATE', 'DUE_DATE_NOT_PAST', 'INVALID_FILE_KEY', 'FILE_NOT_UPLOADED', 'OUT_OF_JURISDICTION', 'DUPLICATE'].map((code) => `rejected ${code}:`),
+      ...[
+        'INVALID_FIELD',
+        'ATTESTATION_FAILED',
+        'AMOUNT_OUT_OF_RANGE',
+        'INVOICE_DATE_AFTER_DUE_DATE',
+        'DUE_DATE_NOT_PAST',
+        'INVALID_FILE_KEY',
+        'FILE_NOT_UPLOADED',
+        'OUT_OF_JURISDICTION',
+        'DUPLICATE',
+      ].map((code) => `rejected ${code}:`),
       '404',
     ];
     expect(lines).toHaveLength(expected.length);
@@ -83,7 +95,10 @@ describe('npm run smoke', () => {
 
   it('takes the key from --api-key or API_KEY as well', async () => {
     const partner = await newPartner();
-    const [flag, env] = await Promise.all([smoke(['--base-url', base, '--api-key', partner.apiKey]), smoke(['--base-url', base], { API_KEY: partner.apiKey })]);
+    const [flag, env] = await Promise.all([
+      smoke(['--base-url', base, '--api-key', partner.apiKey]),
+      smoke(['--base-url', base], { API_KEY: partner.apiKey }),
+    ]);
     expect([flag.code, env.code]).toEqual([0, 0]);
   }, 60_000);
 
@@ -99,7 +114,11 @@ describe('npm run smoke', () => {
   }, 60_000);
 
   it('refuses missing or bad arguments with one line and exit code 2', async () => {
-    const [noBase, badBase, noKey] = await Promise.all([smoke(['--api-key', 'x']), smoke(['--base-url', 'ftp://example.com', '--api-key', 'x']), smoke(['--base-url', base])]);
+    const [noBase, badBase, noKey] = await Promise.all([
+      smoke(['--api-key', 'x']),
+      smoke(['--base-url', 'ftp://example.com', '--api-key', 'x']),
+      smoke(['--base-url', base]),
+    ]);
     for (const run of [noBase, badBase, noKey]) {
       expect([run.code, run.stdout, run.stderr.trim().split('\n').length]).toEqual([2, '', 1]);
     }

@@ -9,7 +9,13 @@ import { apiEvent, bearer, extraKey, lambdaContext, newPartner, parse, type Part
  * (tenancy-and-auth.test.ts); this file shows the partner-visible behaviour of each rule.
  */
 async function list(apiKey: string, query: Record<string, string> = {}) {
-  return parse(await checkedInvoke(listHandler, apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(apiKey), query }), lambdaContext()));
+  return parse(
+    await checkedInvoke(
+      listHandler,
+      apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(apiKey), query }),
+      lambdaContext(),
+    ),
+  );
 }
 
 describe('test mode', () => {
@@ -43,8 +49,12 @@ describe('test mode', () => {
 
     const testList = await list(testKey, { limit: '100' });
     expect((testList.body.data as { id: string; livemode: boolean }[]).map((c) => [c.id, c.livemode])).toEqual([[testCase.id, false]]);
-    expect((await list(partner.apiKey, { invoiceRef: 'inv-modes-1' })).body.data).toEqual([expect.objectContaining({ id: liveCase.id, livemode: true })]);
-    expect((await list(testKey, { invoiceRef: 'inv-modes-1' })).body.data).toEqual([expect.objectContaining({ id: testCase.id, livemode: false })]);
+    expect((await list(partner.apiKey, { invoiceRef: 'inv-modes-1' })).body.data).toEqual([
+      expect.objectContaining({ id: liveCase.id, livemode: true }),
+    ]);
+    expect((await list(testKey, { invoiceRef: 'inv-modes-1' })).body.data).toEqual([
+      expect.objectContaining({ id: testCase.id, livemode: false }),
+    ]);
 
     // A second test case for the invoiceRef is a DUPLICATE naming the test case, never the live one.
     const again = outcome(await postCases(testKey, { cases: [validCase(testFile, { invoiceRef: 'INV-MODES-1' })] }));
@@ -55,9 +65,13 @@ describe('test mode', () => {
     const test = outcome(await postCases(testKey, { cases: [validCase(testFile, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-42' })] }));
     expect(test.created).toEqual([]);
     expect(test.rejected).toEqual([expect.objectContaining({ code: 'TEMPORARY_FAILURE', invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-42' })]);
-    const written = (await scanTable()).filter((i) => i.companyId === partner.companyId && i.invoiceRef === 'SIMULATE-TEMPORARY-FAILURE-42');
+    const written = (await scanTable()).filter(
+      (i) => i.companyId === partner.companyId && i.invoiceRef === 'SIMULATE-TEMPORARY-FAILURE-42',
+    );
     expect(written).toEqual([]);
-    const live = outcome(await postCases(partner.apiKey, { cases: [validCase(liveFile, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-42' })] }));
+    const live = outcome(
+      await postCases(partner.apiKey, { cases: [validCase(liveFile, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-42' })] }),
+    );
     expect(live.created).toEqual([expect.objectContaining({ livemode: true })]);
   });
 
@@ -65,15 +79,31 @@ describe('test mode', () => {
     const fromLive = outcome(await postCases(partner.apiKey, { cases: [validCase(testFile, { invoiceRef: 'INV-X-1' })] }));
     const fromTest = outcome(await postCases(testKey, { cases: [validCase(liveFile, { invoiceRef: 'INV-X-1' })] }));
     expect([fromLive.rejected[0]?.code, fromTest.rejected[0]?.code]).toEqual(['INVALID_FILE_KEY', 'INVALID_FILE_KEY']);
-    expect(fromLive.rejected[0]?.message).toMatch(/^invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case;/);
-    expect(fromTest.rejected[0]?.message).toMatch(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/);
+    expect(fromLive.rejected[0]?.message).toMatch(
+      /^invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case;/,
+    );
+    expect(fromTest.rejected[0]?.message).toMatch(
+      /^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/,
+    );
   });
 
   it('keeps Idempotency-Keys apart: the same key in each mode is two requests', async () => {
-    const live = await postCases(partner.apiKey, { cases: [validCase(liveFile, { invoiceRef: 'INV-IDEM-1' })] }, { 'Idempotency-Key': 'modes-key' });
-    const test = await postCases(testKey, { cases: [validCase(testFile, { invoiceRef: 'INV-IDEM-1' })] }, { 'Idempotency-Key': 'modes-key' });
+    const live = await postCases(
+      partner.apiKey,
+      { cases: [validCase(liveFile, { invoiceRef: 'INV-IDEM-1' })] },
+      { 'Idempotency-Key': 'modes-key' },
+    );
+    const test = await postCases(
+      testKey,
+      { cases: [validCase(testFile, { invoiceRef: 'INV-IDEM-1' })] },
+      { 'Idempotency-Key': 'modes-key' },
+    );
     expect([live.statusCode, test.statusCode]).toEqual([201, 201]);
-    const replay = await postCases(testKey, { cases: [validCase(testFile, { invoiceRef: 'INV-IDEM-1' })] }, { 'Idempotency-Key': 'modes-key' });
+    const replay = await postCases(
+      testKey,
+      { cases: [validCase(testFile, { invoiceRef: 'INV-IDEM-1' })] },
+      { 'Idempotency-Key': 'modes-key' },
+    );
     expect(replay.statusCode).toBe(409);
     expect(replay.body.created).toEqual([expect.objectContaining({ id: outcome(test).created[0]!.id, livemode: false })]);
   });

@@ -90,7 +90,12 @@ describe('upload records under S3’s at-least-once, unordered delivery', () => 
 
   it('a record written before sequencers were kept vouches for nothing, and any event with a sequencer replaces it', async () => {
     const fileKey = issueFileKey(COMPANY, 'application/pdf');
-    await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.upload(fileKey), type: 'UPLOAD', fileKey, companyId: COMPANY, size: 1, uploadedAt: '2025-01-01T00:00:00.000Z' } }));
+    await ddb().send(
+      new PutCommand({
+        TableName: config().tableName,
+        Item: { ...keys.upload(fileKey), type: 'UPLOAD', fileKey, companyId: COMPANY, size: 1, uploadedAt: '2025-01-01T00:00:00.000Z' },
+      }),
+    );
     expect((await records().recorded([fileKey])).has(fileKey)).toBe(false);
     await handle()(s3Event(fileKey, [removed('01')]));
     expect(await storedRecord(fileKey)).toMatchObject({ state: 'removed' });
@@ -103,7 +108,8 @@ describe('a case citing an invoice that was deleted', () => {
     const fileKey = await uploadInvoice(partner.apiKey);
     // The local S3 reports the PUT and the DELETE as S3 does, after answering them: wait for each.
     const until = async (vouched: boolean) => {
-      for (let read = 0; read < 250 && (await records().recorded([fileKey])).has(fileKey) !== vouched; read++) await new Promise((r) => setTimeout(r, 20));
+      for (let read = 0; read < 250 && (await records().recorded([fileKey])).has(fileKey) !== vouched; read++)
+        await new Promise((r) => setTimeout(r, 20));
       return (await records().recorded([fileKey])).has(fileKey);
     };
     expect(await until(true)).toBe(true);

@@ -67,7 +67,11 @@ describe('uploading an invoice', () => {
 
   it('stores exactly the bytes I PUT with exactly the returned headers', async () => {
     const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(64 * 1024)]);
-    const res = await postUpload(asPartner(partner), { fileName: 'Rechnung März 2025.pdf', contentType: 'application/pdf', contentLength: bytes.length });
+    const res = await postUpload(asPartner(partner), {
+      fileName: 'Rechnung März 2025.pdf',
+      contentType: 'application/pdf',
+      contentLength: bytes.length,
+    });
     const ticket = res.body as unknown as UploadTicket;
     const put = await putFile(ticket, bytes);
     expect(put.status).toBe(200);
@@ -83,7 +87,10 @@ describe('uploading an invoice', () => {
   });
 
   it('a PNG or a JPEG upload gets the matching extension and is stored with its content type', async () => {
-    for (const [contentType, ext] of [['image/png', 'png'], ['image/jpeg', 'jpg']] as const) {
+    for (const [contentType, ext] of [
+      ['image/png', 'png'],
+      ['image/jpeg', 'jpg'],
+    ] as const) {
       const bytes = randomBytes(300);
       const res = await postUpload(asPartner(partner), { fileName: `scan.${ext}`, contentType, contentLength: bytes.length });
       const ticket = res.body as unknown as UploadTicket;
@@ -105,18 +112,25 @@ describe('uploading an invoice', () => {
 
   it('the upload is recorded when the local S3 reports it (as the bucket notification does in AWS), and forgotten when the object is deleted', async () => {
     const bytes = Buffer.from('%PDF-1.4\n% recorded\n');
-    const res = await postUpload(asPartner(partner), { fileName: 'recorded.pdf', contentType: 'application/pdf', contentLength: bytes.length });
+    const res = await postUpload(asPartner(partner), {
+      fileName: 'recorded.pdf',
+      contentType: 'application/pdf',
+      contentLength: bytes.length,
+    });
     const ticket = res.body as unknown as UploadTicket;
     const records = new DynamoUploadRecords(documentClient(config()), config().tableName);
     expect(await records.recorded([ticket.fileKey])).toEqual(new Set());
     expect((await putFile(ticket, bytes)).status).toBe(200);
     // The event follows the PUT's answer: wait for it (a bounded number of reads, no timing asserted).
     const until = async (wanted: boolean) => {
-      for (let read = 0; read < 250 && (await records.recorded([ticket.fileKey])).has(ticket.fileKey) !== wanted; read++) await new Promise((r) => setTimeout(r, 20));
+      for (let read = 0; read < 250 && (await records.recorded([ticket.fileKey])).has(ticket.fileKey) !== wanted; read++)
+        await new Promise((r) => setTimeout(r, 20));
       return (await records.recorded([ticket.fileKey])).has(ticket.fileKey);
     };
     expect(await until(true)).toBe(true);
-    const item = await documentClient(config()).send(new GetCommand({ TableName: config().tableName, Key: keys.upload(ticket.fileKey), ConsistentRead: true }));
+    const item = await documentClient(config()).send(
+      new GetCommand({ TableName: config().tableName, Key: keys.upload(ticket.fileKey), ConsistentRead: true }),
+    );
     expect(item.Item).toMatchObject({ type: ITEM_TYPES.upload, fileKey: ticket.fileKey, companyId: partner.companyId, size: bytes.length });
     await s3Client(config()).send(new DeleteObjectCommand({ Bucket: config().bucketName, Key: ticket.fileKey }));
     expect(await until(false)).toBe(false);
@@ -137,7 +151,9 @@ describe('uploading an invoice', () => {
 
   it('refuses a PUT that leaves out the signed If-None-Match header', async () => {
     const bytes = Buffer.from('%PDF-1.4\n% tiny\n');
-    const ticket = (await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: bytes.length })).body as unknown as UploadTicket;
+    const ticket = (
+      await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: bytes.length })
+    ).body as unknown as UploadTicket;
     const { 'If-None-Match': _omitted, ...withoutCondition } = ticket.headers;
     const put = await fetch(ticket.uploadUrl, { method: 'PUT', headers: withoutCondition, body: bytes });
     expect(put.status).toBe(403);
@@ -145,7 +161,8 @@ describe('uploading an invoice', () => {
 
   it('a fileKey issued to my company is valid for me and refused for any other company', async () => {
     const other = await newPartner(['cases:write']);
-    const mine = (await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 10 })).body.fileKey as string;
+    const mine = (await postUpload(asPartner(partner), { fileName: 'a.pdf', contentType: 'application/pdf', contentLength: 10 })).body
+      .fileKey as string;
     expect(validateFileKey(mine, partner.companyId)).toEqual({ ok: true });
     expect(validateFileKey(mine, other.companyId)).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
   });

@@ -21,12 +21,19 @@ export function capturingDynamoClient(): { client: DynamoDBClient; sent: SentReq
       // The SDK hands over its JSON body as bytes (a Uint8Array that also answers string methods,
       // with a warning that a later SDK turns into an error): decode the bytes, never ask it for a string.
       sent.push({ headers: { ...request.headers }, body: typeof body === 'string' ? body : utf8.decode(body as Uint8Array) });
-      return Promise.resolve({ response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from('{}')]) } });
+      return Promise.resolve({
+        response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from('{}')]) },
+      });
     },
     updateHttpClientConfig: () => undefined,
     httpHandlerConfigs: () => ({}),
     destroy: () => undefined,
   };
-  const client = new DynamoDBClient({ region: 'eu-west-2', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestHandler });
+  const client = new DynamoDBClient({
+    region: 'eu-west-2',
+    maxAttempts: 1,
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    requestHandler,
+  });
   return { client, sent };
 }

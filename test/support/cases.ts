@@ -28,7 +28,11 @@ export async function uploadInvoice(apiKey: string): Promise<string> {
     ),
   );
   if (res.statusCode !== 201) throw new Error(`upload request failed: ${res.statusCode} ${JSON.stringify(res.body)}`);
-  const put = await fetch(res.body.uploadUrl as string, { method: 'PUT', headers: res.body.headers as Record<string, string>, body: bytes });
+  const put = await fetch(res.body.uploadUrl as string, {
+    method: 'PUT',
+    headers: res.body.headers as Record<string, string>,
+    body: bytes,
+  });
   if (!put.ok) throw new Error(`PUT failed: ${put.status}`);
   return res.body.fileKey as string;
 }
@@ -43,13 +47,28 @@ export function createEvent(apiKey: string, body: unknown, headers: Record<strin
   });
 }
 
-export async function postCases(apiKey: string, body: unknown, headers: Record<string, string> = {}, handler = createHandler): Promise<ParsedResult> {
+export async function postCases(
+  apiKey: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  handler = createHandler,
+): Promise<ParsedResult> {
   return parse(await checkedInvoke(handler, createEvent(apiKey, body, headers), lambdaContext()));
 }
 
 export async function readCase(apiKey: string, id: string): Promise<ParsedResult> {
   return parse(
-    await checkedInvoke(getHandler, apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers: bearer(apiKey) }), lambdaContext()),
+    await checkedInvoke(
+      getHandler,
+      apiEvent({
+        method: 'GET',
+        path: `/api/v1/cases/${id}`,
+        resource: '/api/v1/cases/{id}',
+        pathParameters: { id },
+        headers: bearer(apiKey),
+      }),
+      lambdaContext(),
+    ),
   );
 }
 

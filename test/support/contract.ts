@@ -30,7 +30,9 @@ interface ResponseDoc {
 const DOC_ID = 'https://contract.test/openapi.json';
 
 /** ajv-formats is CommonJS; its default export arrives either way depending on the loader. */
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv2020,
+) => Ajv2020;
 
 /** Sets additionalProperties: false on every object schema that lists properties and says nothing. */
 function closeObjects(node: unknown): unknown {
@@ -41,7 +43,12 @@ function closeObjects(node: unknown): unknown {
     // Example values are data, not schemas.
     out[key] = key === 'example' || key === 'examples' ? value : closeObjects(value);
   }
-  if (typeof out.properties === 'object' && out.properties !== null && !('additionalProperties' in out) && (out.type === 'object' || out.type === undefined)) {
+  if (
+    typeof out.properties === 'object' &&
+    out.properties !== null &&
+    !('additionalProperties' in out) &&
+    (out.type === 'object' || out.type === undefined)
+  ) {
     out.additionalProperties = false;
   }
   return out;

@@ -84,9 +84,15 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function makeError(fault: Exclude<Fault, 'lost-response' | 'slow' | 'late-commit'>, itemCount: number): Error {
   switch (fault) {
     case 'in-progress':
-      return Object.assign(new Error('Transaction is ongoing for the idempotent request'), { name: 'TransactionInProgressException', $metadata: { httpStatusCode: 400 } });
+      return Object.assign(new Error('Transaction is ongoing for the idempotent request'), {
+        name: 'TransactionInProgressException',
+        $metadata: { httpStatusCode: 400 },
+      });
     case 'throttle':
-      return Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+      return Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+        name: 'ThrottlingException',
+        $metadata: { httpStatusCode: 400 },
+      });
     case 'conflict':
       return new TransactionCanceledException({
         message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
@@ -121,7 +127,13 @@ interface LateCommits {
 }
 
 /** Adds the fault-injecting middleware to a client's stack; S3 has no transactions, so a conflict there is an internal error. */
-function injectFaults(stack: StackLike, plan: FaultPlan, transactional: boolean, options: FaultyClientOptions, late?: LateCommits): FaultCounter {
+function injectFaults(
+  stack: StackLike,
+  plan: FaultPlan,
+  transactional: boolean,
+  options: FaultyClientOptions,
+  late?: LateCommits,
+): FaultCounter {
   const counter: FaultCounter = {
     injected: { throttle: 0, conflict: 0, timeout: 0, 'lost-response': 0, internal: 0, slow: 0, 'late-commit': 0, 'in-progress': 0 },
     calls: 0,
@@ -291,7 +303,10 @@ export function faultyDocumentClient(
 }
 
 /** An S3 client over the local S3 whose calls can fail the same way. */
-export function faultyS3Client(plan: FaultPlan, options: Pick<FaultyClientOptions, 'slowCallMs'> = {}): { client: S3Client; counter: FaultCounter } {
+export function faultyS3Client(
+  plan: FaultPlan,
+  options: Pick<FaultyClientOptions, 'slowCallMs'> = {},
+): { client: S3Client; counter: FaultCounter } {
   const cfg = config();
   const client = new S3Client({
     region: cfg.region,

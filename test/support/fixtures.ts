@@ -25,7 +25,10 @@ export interface Partner {
   apiKey: string;
 }
 
-export async function newPartner(scopes: Scope[] = ['cases:read', 'cases:write'], options: { autoAttestation?: boolean; name?: string; mode?: Mode } = {}): Promise<Partner> {
+export async function newPartner(
+  scopes: Scope[] = ['cases:read', 'cases:write'],
+  options: { autoAttestation?: boolean; name?: string; mode?: Mode } = {},
+): Promise<Partner> {
   const service = accounts();
   const company = await service.createCompany(options.name ?? `Test Co ${randomUUID().slice(0, 8)}`, options.autoAttestation ?? false);
   const key = await service.createKey(company.companyId, scopes, undefined, options.mode ?? 'live');

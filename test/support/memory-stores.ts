@@ -1,7 +1,18 @@
 import type { CompanyRecord, CompanyStore } from '../../lib/accounts/ports.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../lib/auth/ports.js';
 import type { StoredCase } from '../../lib/cases/case-record.js';
-import type { CaseReader, CaseWriter, ClaimRequest, ClaimResult, IdempotencyStore, InvoiceFiles, NewCase, ReferenceAllocator, StoredBatchResponse, WriteOutcome } from '../../lib/cases/ports.js';
+import type {
+  CaseReader,
+  CaseWriter,
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyStore,
+  InvoiceFiles,
+  NewCase,
+  ReferenceAllocator,
+  StoredBatchResponse,
+  WriteOutcome,
+} from '../../lib/cases/ports.js';
 import { isPast, type Deadline } from '../../lib/deadline.js';
 import { ServiceUnavailableError } from '../../lib/errors.js';
 import type { Mode } from '../../lib/mode.js';
@@ -130,17 +141,32 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const key = `${request.mode}|${request.companyId}|${request.idempotencyKey}`;
     const nowSeconds = Math.floor(request.now.getTime() / 1000);
     const old = this.claims.get(key);
-    const free = !old || old.ttl < nowSeconds || (old.state === 'IN_PROGRESS' && old.claimedAtEpoch < nowSeconds - request.staleAfterSeconds);
+    const free =
+      !old || old.ttl < nowSeconds || (old.state === 'IN_PROGRESS' && old.claimedAtEpoch < nowSeconds - request.staleAfterSeconds);
     if (!free) {
       if (old.state === 'IN_PROGRESS' && old.requestId === request.requestId) return { claimed: true };
       return old.state === 'COMPLETED' && old.response
         ? { claimed: false, state: 'COMPLETED', response: old.response, requestHash: old.requestHash }
         : { claimed: false, state: 'IN_PROGRESS', claimedAt: old.claimedAtEpoch, requestHash: old.requestHash };
     }
-    this.claims.set(key, { requestId: request.requestId, state: 'IN_PROGRESS', claimedAtEpoch: nowSeconds, ttl: nowSeconds + request.ttlSeconds, requestHash: request.requestHash });
+    this.claims.set(key, {
+      requestId: request.requestId,
+      state: 'IN_PROGRESS',
+      claimedAtEpoch: nowSeconds,
+      ttl: nowSeconds + request.ttlSeconds,
+      requestHash: request.requestHash,
+    });
     return { claimed: true };
   }
-  async complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, _now?: Date, deadline?: Deadline): Promise<void> {
+  async complete(
+    mode: Mode,
+    companyId: string,
+    idempotencyKey: string,
+    requestId: string,
+    response: StoredBatchResponse,
+    _now?: Date,
+    deadline?: Deadline,
+  ): Promise<void> {
     checkDeadline(deadline);
     const claim = this.claims.get(`${mode}|${companyId}|${idempotencyKey}`);
     if (!claim || claim.requestId !== requestId) throw new Error('claim lost');

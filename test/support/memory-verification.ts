@@ -7,7 +7,14 @@ import type {
   RatePermit,
   RegistryAnswer,
 } from '../../lib/cases/verification/ports.js';
-import { EMPTY_RATE_WINDOW, DEFAULT_REGISTRY_RATE_LIMIT, blockWindow, takePermit, type RateLimitConfig, type RateWindowState } from '../../lib/cases/verification/rate-window.js';
+import {
+  EMPTY_RATE_WINDOW,
+  DEFAULT_REGISTRY_RATE_LIMIT,
+  blockWindow,
+  takePermit,
+  type RateLimitConfig,
+  type RateWindowState,
+} from '../../lib/cases/verification/rate-window.js';
 
 /**
  * The verification ports in memory, for the fast tier: the same semantics as shared stores

@@ -31,7 +31,11 @@ export function plainInput(input: Item): Item {
       Object.fromEntries(
         Object.entries(entry).map(([kind, action]) => [
           kind,
-          action && { ...action, ...(action.Item ? { Item: plainItem(action.Item as Item) } : {}), ...(action.Key ? { Key: plainItem(action.Key as Item) } : {}) },
+          action && {
+            ...action,
+            ...(action.Item ? { Item: plainItem(action.Item as Item) } : {}),
+            ...(action.Key ? { Key: plainItem(action.Key as Item) } : {}),
+          },
         ]),
       ),
     ),

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
  * Jest's global setup runs outside the module registry, so `moduleNameMapper` does not apply to
  * it. Our sources import siblings as `./x.js` (nodenext); map those to the `.ts` files here.
  */
-const mod = Module as unknown as { _resolveFilename: (request: string, parent: { filename?: string } | undefined, ...rest: unknown[]) => string };
+const mod = Module as unknown as {
+  _resolveFilename: (request: string, parent: { filename?: string } | undefined, ...rest: unknown[]) => string;
+};
 const original = mod._resolveFilename;
 let installed = false;
 

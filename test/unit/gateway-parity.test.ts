@@ -19,24 +19,57 @@ interface Answer {
 }
 
 /** The answer a gateway response or mock integration response of the template gives for a request id. */
-function fromTemplate(status: string | undefined, parameters: Record<string, string>, prefix: string, template: string, requestId: string): Answer {
+function fromTemplate(
+  status: string | undefined,
+  parameters: Record<string, string>,
+  prefix: string,
+  template: string,
+  requestId: string,
+): Answer {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parameters)) headers[name.slice(prefix.length).toLowerCase()] = value.replace(/^'(.*)'$/, '$1');
-  return { status: Number(status), headers, body: JSON.parse(template.replace('$context.requestId', requestId)) as Record<string, unknown> };
+  for (const [name, value] of Object.entries(parameters))
+    headers[name.slice(prefix.length).toLowerCase()] = value.replace(/^'(.*)'$/, '$1');
+  return {
+    status: Number(status),
+    headers,
+    body: JSON.parse(template.replace('$context.requestId', requestId)) as Record<string, unknown>,
+  };
 }
 
 function gatewayAnswer(type: string, requestId: string): Answer {
-  const found = Object.values(resourcesOfType(synth().template, 'AWS::ApiGateway::GatewayResponse')).find((r) => r.Properties.ResponseType === type);
+  const found = Object.values(resourcesOfType(synth().template, 'AWS::ApiGateway::GatewayResponse')).find(
+    (r) => r.Properties.ResponseType === type,
+  );
   if (!found) throw new Error(`the template has no ${type} gateway response`);
-  const p = found.Properties as { StatusCode?: string; ResponseParameters: Record<string, string>; ResponseTemplates: Record<string, string> };
-  return fromTemplate(p.StatusCode, p.ResponseParameters, 'gatewayresponse.header.', p.ResponseTemplates['application/json'] ?? '', requestId);
+  const p = found.Properties as {
+    StatusCode?: string;
+    ResponseParameters: Record<string, string>;
+    ResponseTemplates: Record<string, string>;
+  };
+  return fromTemplate(
+    p.StatusCode,
+    p.ResponseParameters,
+    'gatewayresponse.header.',
+    p.ResponseTemplates['application/json'] ?? '',
+    requestId,
+  );
 }
 
 function methodNotAllowedAnswer(path: string, requestId: string): Answer {
   const found = methods(synth().template).find((m) => m.path === path && m.method.Properties.HttpMethod === 'ANY');
   if (!found) throw new Error(`the template has no ANY method on ${path}`);
-  const [response] = found.method.Properties.Integration.IntegrationResponses as { StatusCode: string; ResponseParameters: Record<string, string>; ResponseTemplates: Record<string, string> }[];
-  return fromTemplate(response?.StatusCode, response?.ResponseParameters ?? {}, 'method.response.header.', response?.ResponseTemplates['application/json'] ?? '', requestId);
+  const [response] = found.method.Properties.Integration.IntegrationResponses as {
+    StatusCode: string;
+    ResponseParameters: Record<string, string>;
+    ResponseTemplates: Record<string, string>;
+  }[];
+  return fromTemplate(
+    response?.StatusCode,
+    response?.ResponseParameters ?? {},
+    'method.response.header.',
+    response?.ResponseTemplates['application/json'] ?? '',
+    requestId,
+  );
 }
 
 let releaseStuck: () => void = () => undefined;
@@ -95,7 +128,10 @@ describe('the local server answers as the stack’s API Gateway does', () => {
   });
 
   it('for a request larger than a Lambda function accepts (REQUEST_TOO_LARGE)', async () => {
-    const got = await send('POST', '/api/v1/cases', { 'Content-Type': 'application/json', 'Content-Length': String(LAMBDA_REQUEST_PAYLOAD_BYTES + 1) });
+    const got = await send('POST', '/api/v1/cases', {
+      'Content-Type': 'application/json',
+      'Content-Length': String(LAMBDA_REQUEST_PAYLOAD_BYTES + 1),
+    });
     expect(got).toEqual(gatewayAnswer('REQUEST_TOO_LARGE', String(got.body.requestId)));
   });
 

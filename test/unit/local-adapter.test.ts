@@ -65,7 +65,12 @@ let base: string;
 const logged: string[] = [];
 
 beforeAll(async () => {
-  server = createLocalServer({ routes: ROUTES, maxBodyBytes: LIMIT, integrationTimeoutMs: INTEGRATION_TIMEOUT_MS, log: (line) => logged.push(line) });
+  server = createLocalServer({
+    routes: ROUTES,
+    maxBodyBytes: LIMIT,
+    integrationTimeoutMs: INTEGRATION_TIMEOUT_MS,
+    log: (line) => logged.push(line),
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -142,7 +147,13 @@ describe('the event the adapter builds', () => {
 
   it('has null body, parameters and query when there are none', async () => {
     await fetch(`${base}/api/v1/things`, { method: 'POST' });
-    expect(lastCall().event).toMatchObject({ body: null, isBase64Encoded: false, pathParameters: null, queryStringParameters: null, multiValueQueryStringParameters: null });
+    expect(lastCall().event).toMatchObject({
+      body: null,
+      isBase64Encoded: false,
+      pathParameters: null,
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+    });
   });
 
   it('base64-encodes a body that is not UTF-8 and keeps every byte', async () => {
@@ -180,7 +191,13 @@ describe('the response the adapter writes', () => {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     const text = await res.text();
     // DEFAULT_5XX does not pin a status, so its body names none (problem-responses.ts).
-    expect(JSON.parse(text)).toEqual({ type: '/problems/internal', title: 'Internal error', detail: expect.any(String), code: 'INTERNAL', requestId: lastCall().event.requestContext.requestId });
+    expect(JSON.parse(text)).toEqual({
+      type: '/problems/internal',
+      title: 'Internal error',
+      detail: expect.any(String),
+      code: 'INTERNAL',
+      requestId: lastCall().event.requestContext.requestId,
+    });
     expect(text).not.toContain('secret internals');
   });
 
@@ -232,7 +249,11 @@ describe('what the adapter answers itself', () => {
     expect(wrong.headers.get('allow')).toBe('GET, POST');
     expect(await wrong.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
 
-    const json = await fetch(`${base}/api/v1/things`, { method: 'PUT', headers: { 'Content-Type': 'Application/JSON; charset=utf-8' }, body: '{}' });
+    const json = await fetch(`${base}/api/v1/things`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'Application/JSON; charset=utf-8' },
+      body: '{}',
+    });
     expect([json.status, json.headers.get('allow')]).toEqual([405, 'POST']);
     expect(calls).toHaveLength(0);
   });
@@ -289,7 +310,9 @@ function sendWhileReading(port: number, bodyBytes: number): Promise<{ received: 
     socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
     socket.on('close', () => resolve({ received: Buffer.concat(received).toString('latin1'), error, sent }));
     socket.on('connect', () => {
-      socket.write(`POST /api/v1/things HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${bodyBytes}\r\n\r\n`);
+      socket.write(
+        `POST /api/v1/things HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${bodyBytes}\r\n\r\n`,
+      );
       const writeMore = () => {
         while (sent < bodyBytes && !socket.destroyed) {
           const piece = chunk.subarray(0, Math.min(chunk.length, bodyBytes - sent));

@@ -20,8 +20,24 @@ describe('the configuration a function reads at cold start', () => {
   });
 
   it('reads numbers from their strings and the local endpoints as URLs', () => {
-    const cfg = loadConfig({ ...minimal, AWS_REGION: 'eu-west-1', IDEMPOTENCY_TTL_SECONDS: '3600', UPLOAD_URL_TTL_SECONDS: '60', IDEMPOTENCY_CLAIM_HORIZON_SECONDS: '35', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', CURSOR_SECRET: 'x'.repeat(32) });
-    expect(cfg).toMatchObject({ region: 'eu-west-1', idempotencyTtlSeconds: 3600, uploadUrlTtlSeconds: 60, claimHorizonSeconds: 35, dynamoEndpoint: 'http://127.0.0.1:8000', local: true, cursorSecret: 'x'.repeat(32) });
+    const cfg = loadConfig({
+      ...minimal,
+      AWS_REGION: 'eu-west-1',
+      IDEMPOTENCY_TTL_SECONDS: '3600',
+      UPLOAD_URL_TTL_SECONDS: '60',
+      IDEMPOTENCY_CLAIM_HORIZON_SECONDS: '35',
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      CURSOR_SECRET: 'x'.repeat(32),
+    });
+    expect(cfg).toMatchObject({
+      region: 'eu-west-1',
+      idempotencyTtlSeconds: 3600,
+      uploadUrlTtlSeconds: 60,
+      claimHorizonSeconds: 35,
+      dynamoEndpoint: 'http://127.0.0.1:8000',
+      local: true,
+      cursorSecret: 'x'.repeat(32),
+    });
   });
 
   it.each([

@@ -110,7 +110,12 @@ export const attestationDocSchema = caseShape.attestation
       under10k: { description: `Must be \`true\`: the debt is at most ${MAX_PRINCIPAL_TEXT} GBP.`, example: true },
       within6years: { description: 'Must be `true`: the debt is within the six-year limitation window.', example: true },
       undisputed: { description: 'Must be `true`: the debt is undisputed.', example: true },
-      attestedBy: { minLength: 1, maxLength: 200, description: 'The authorised person making the attestation (not blank).', example: 'Jane Smith, Credit Controller' },
+      attestedBy: {
+        minLength: 1,
+        maxLength: 200,
+        description: 'The authorised person making the attestation (not blank).',
+        example: 'Jane Smith, Credit Controller',
+      },
     }),
   )
   .meta({
@@ -130,7 +135,10 @@ export const caseInputDocSchema = caseInputSchema
         description: 'Your invoice reference (not blank). Unique per company: compared trimmed, Unicode NFC-normalised and case-folded.',
         example: 'INV-2025-0042',
       },
-      invoiceDate: { description: '`YYYY-MM-DD` or an ISO 8601 date-time with `Z` or an offset. Not after `dueDate`.', example: '2025-01-10' },
+      invoiceDate: {
+        description: '`YYYY-MM-DD` or an ISO 8601 date-time with `Z` or an offset. Not after `dueDate`.',
+        example: '2025-01-10',
+      },
       dueDate: {
         description: '`YYYY-MM-DD` or an ISO 8601 date-time with `Z` or an offset. In the past (a date: before today in Europe/London).',
         example: '2025-02-10',
@@ -151,7 +159,11 @@ export const caseInputDocSchema = caseInputSchema
         example: '01234567',
       },
       debtorAddress: { maxLength: 500, description: 'Optional context.', example: '1 High Street, London EC1A 1AA' },
-      description: { maxLength: 2000, description: 'Optional context.', example: 'Widgets delivered 2025-01-05, invoice unpaid after two reminders.' },
+      description: {
+        maxLength: 2000,
+        description: 'Optional context.',
+        example: 'Widgets delivered 2025-01-05, invoice unpaid after two reminders.',
+      },
     }),
     attestation: attestationDocSchema,
   })
@@ -163,7 +175,11 @@ export const caseInputDocSchema = caseInputSchema
 
 export const createCasesRequestSchema = z
   .strictObject({
-    cases: z.array(caseInputDocSchema).min(1).max(MAX_CASES_PER_REQUEST).meta({ description: `1 to ${MAX_CASES_PER_REQUEST} cases.` }),
+    cases: z
+      .array(caseInputDocSchema)
+      .min(1)
+      .max(MAX_CASES_PER_REQUEST)
+      .meta({ description: `1 to ${MAX_CASES_PER_REQUEST} cases.` }),
   })
   .meta({ id: 'CreateCasesRequest' });
 
@@ -177,7 +193,10 @@ export const uploadRequestDocSchema = uploadRequestSchema
         example: 'INV-2025-0042.pdf',
       },
       contentType: { description: 'The file type; the upload must send exactly this `Content-Type`.', example: 'application/pdf' },
-      contentLength: { description: `The file size in bytes (at most ${MAX_UPLOAD_BYTES}, ${mebibytes(MAX_UPLOAD_BYTES)}); the upload must send exactly this size.`, example: 48213 },
+      contentLength: {
+        description: `The file size in bytes (at most ${MAX_UPLOAD_BYTES}, ${mebibytes(MAX_UPLOAD_BYTES)}); the upload must send exactly this size.`,
+        example: 48213,
+      },
     }),
   )
   .meta({ id: 'UploadRequest', description: 'Exactly these three members; any other is refused.' });
@@ -192,7 +211,12 @@ const cacheControl = { description: 'Always `no-store`.', schema: { type: 'strin
 
 const responseHeaders = (headers: HeaderDocs) => ({ 'Cache-Control': cacheControl, ...headers }) as unknown as ResponseConfig['headers'];
 
-function problem(description: string, schema: z.ZodType, headers: HeaderDocs = {}, examples?: Record<string, { summary: string; value: unknown }>): ResponseConfig {
+function problem(
+  description: string,
+  schema: z.ZodType,
+  headers: HeaderDocs = {},
+  examples?: Record<string, { summary: string; value: unknown }>,
+): ResponseConfig {
   return {
     description,
     headers: responseHeaders(headers),
@@ -205,7 +229,11 @@ function example(schema: z.ZodType): Record<string, unknown> {
 }
 
 const unauthorized = problem('No API key, or a malformed, unknown or revoked one.', unauthenticatedProblemSchema, {
-  'WWW-Authenticate': { required: true, description: 'The authentication scheme: `Bearer realm="partner-case-api"`.', schema: { type: 'string' } },
+  'WWW-Authenticate': {
+    required: true,
+    description: 'The authentication scheme: `Bearer realm="partner-case-api"`.',
+    schema: { type: 'string' },
+  },
 });
 
 function forbidden(scope: Scope): ResponseConfig {
@@ -219,20 +247,39 @@ function forbidden(scope: Scope): ResponseConfig {
         schema: { type: 'string' },
       },
     },
-    { insufficientScope: { summary: 'The key lacks the scope', value: { ...example(insufficientScopeProblemSchema), requiredScope: scope, detail: `This API key does not hold the scope "${scope}" that this operation requires.` } } },
+    {
+      insufficientScope: {
+        summary: 'The key lacks the scope',
+        value: {
+          ...example(insufficientScopeProblemSchema),
+          requiredScope: scope,
+          detail: `This API key does not hold the scope "${scope}" that this operation requires.`,
+        },
+      },
+    },
   );
 }
 
-const payloadTooLarge = problem(`The request body is over ${MAX_BODY_BYTES} bytes (${mebibytes(MAX_BODY_BYTES)}).`, payloadTooLargeProblemSchema);
+const payloadTooLarge = problem(
+  `The request body is over ${MAX_BODY_BYTES} bytes (${mebibytes(MAX_BODY_BYTES)}).`,
+  payloadTooLargeProblemSchema,
+);
 const unsupportedMediaType = problem('The request body was not sent as `application/json`.', unsupportedMediaTypeProblemSchema);
 const tooManyRequests = problem('A rate limit of the gateway was exceeded.', rateLimitedProblemSchema, {
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
 });
-const otherProblem = problem('Any other error (for example `404 NOT_FOUND` from the gateway for an unknown route): problem details with a `code`.', problemSchema);
+const otherProblem = problem(
+  'Any other error (for example `404 NOT_FOUND` from the gateway for an unknown route): problem details with a `code`.',
+  problemSchema,
+);
 const internal = problem('An unexpected failure. Safe to retry; quote the `requestId` if it persists.', internalProblemSchema);
-const unavailable = problem('Storage could not answer in time; nothing was written. Retry after `Retry-After` seconds.', serviceUnavailableProblemSchema, {
-  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-});
+const unavailable = problem(
+  'Storage could not answer in time; nothing was written. Retry after `Retry-After` seconds.',
+  serviceUnavailableProblemSchema,
+  {
+    'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  },
+);
 
 function json(description: string, schema: z.ZodType, examples?: Record<string, { summary: string; value: unknown }>): ResponseConfig {
   return { description, headers: responseHeaders({}), content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
@@ -266,7 +313,9 @@ const REJECTED_DUE_DATE = {
   invoiceRef: 'INV-2025-0043',
   code: 'DUE_DATE_NOT_PAST',
   message: 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)',
-  errors: [{ field: 'dueDate', message: 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)' }],
+  errors: [
+    { field: 'dueDate', message: 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)' },
+  ],
 };
 const REJECTED_DUPLICATE = {
   index: 0,
@@ -295,8 +344,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
-    description:
-      `Recommended. A key you choose per batch, 1 to 255 visible ASCII characters (0x21-0x7E); the quoted form \`"abc"\` means \`abc\`. Scoped to your company and kept for ${IDEMPOTENCY_HOURS} hours: a repeat gets \`409 IDEMPOTENCY_KEY_REUSED\` and creates nothing. A request refused with 400, 413 or 415 does not use the key up.`,
+    description: `Recommended. A key you choose per batch, 1 to 255 visible ASCII characters (0x21-0x7E); the quoted form \`"abc"\` means \`abc\`. Scoped to your company and kept for ${IDEMPOTENCY_HOURS} hours: a repeat gets \`409 IDEMPOTENCY_KEY_REUSED\` and creates nothing. A request refused with 400, 413 or 415 does not use the key up.`,
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     example: 'batch-2025-03-04-001',
   });
@@ -317,22 +365,40 @@ function registerDocument(registry: OpenAPIRegistry): void {
         content: {
           'application/json': {
             schema: uploadRequestDocSchema,
-            examples: { pdf: { summary: 'A PDF invoice', value: { fileName: 'INV-2025-0042.pdf', contentType: 'application/pdf', contentLength: 48213 } } },
+            examples: {
+              pdf: {
+                summary: 'A PDF invoice',
+                value: { fileName: 'INV-2025-0042.pdf', contentType: 'application/pdf', contentLength: 48213 },
+              },
+            },
           },
         },
       },
     },
     responses: {
-      201: json('The upload ticket.', uploadTicketSchema, { pdf: { summary: 'A presigned PUT for a PDF', value: example(uploadTicketSchema) } }),
-      400: problem('The body is not JSON, not an object, or a field breaks the rules; `errors` lists every problem.', invalidRequestProblemSchema, {}, {
-        invalidFields: { summary: 'Two fields to fix', value: {
-          ...example(invalidRequestProblemSchema),
-          errors: [
-            { field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' },
-            { field: 'contentLength', message: `contentLength must be at most ${MAX_UPLOAD_BYTES} bytes (${mebibytes(MAX_UPLOAD_BYTES)})` },
-          ],
-        } },
+      201: json('The upload ticket.', uploadTicketSchema, {
+        pdf: { summary: 'A presigned PUT for a PDF', value: example(uploadTicketSchema) },
       }),
+      400: problem(
+        'The body is not JSON, not an object, or a field breaks the rules; `errors` lists every problem.',
+        invalidRequestProblemSchema,
+        {},
+        {
+          invalidFields: {
+            summary: 'Two fields to fix',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              errors: [
+                { field: 'contentType', message: 'contentType must be one of application/pdf, image/png, image/jpeg' },
+                {
+                  field: 'contentLength',
+                  message: `contentLength must be at most ${MAX_UPLOAD_BYTES} bytes (${mebibytes(MAX_UPLOAD_BYTES)})`,
+                },
+              ],
+            },
+          },
+        },
+      ),
       401: unauthorized,
       403: forbidden('cases:write'),
       413: payloadTooLarge,
@@ -379,20 +445,58 @@ function registerDocument(registry: OpenAPIRegistry): void {
       200: json('No case was created: every case is in `rejected`.', createCasesResponseSchema, {
         duplicate: { summary: 'The invoice is already being chased', value: { created: [], rejected: [REJECTED_DUPLICATE] } },
       }),
-      400: problem('The request as a whole was refused; nothing was created and the `Idempotency-Key` was not used up.', createCasesBadRequestSchema, {}, {
-        invalidRequest: { summary: '`cases` is missing', value: { ...example(invalidRequestProblemSchema), detail: `The request body must hold "cases", an array of 1 to ${MAX_CASES_PER_REQUEST} cases.`, errors: [{ field: 'cases', message: 'cases is required' }] } },
-        batchEmpty: { summary: 'No cases', value: { type: '/problems/batch-empty', title: 'Batch empty', status: 400, detail: '"cases" must hold at least 1 case.', code: 'BATCH_EMPTY', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10' } },
-        batchTooLarge: {
-          summary: `More than ${MAX_CASES_PER_REQUEST} cases`,
-          value: { type: '/problems/batch-too-large', title: 'Batch too large', status: 400, detail: `"cases" holds 120 cases; at most ${MAX_CASES_PER_REQUEST} are accepted per request.`, code: 'BATCH_TOO_LARGE', requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10', maxCases: MAX_CASES_PER_REQUEST, receivedCases: 120 },
+      400: problem(
+        'The request as a whole was refused; nothing was created and the `Idempotency-Key` was not used up.',
+        createCasesBadRequestSchema,
+        {},
+        {
+          invalidRequest: {
+            summary: '`cases` is missing',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              detail: `The request body must hold "cases", an array of 1 to ${MAX_CASES_PER_REQUEST} cases.`,
+              errors: [{ field: 'cases', message: 'cases is required' }],
+            },
+          },
+          batchEmpty: {
+            summary: 'No cases',
+            value: {
+              type: '/problems/batch-empty',
+              title: 'Batch empty',
+              status: 400,
+              detail: '"cases" must hold at least 1 case.',
+              code: 'BATCH_EMPTY',
+              requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+            },
+          },
+          batchTooLarge: {
+            summary: `More than ${MAX_CASES_PER_REQUEST} cases`,
+            value: {
+              type: '/problems/batch-too-large',
+              title: 'Batch too large',
+              status: 400,
+              detail: `"cases" holds 120 cases; at most ${MAX_CASES_PER_REQUEST} are accepted per request.`,
+              code: 'BATCH_TOO_LARGE',
+              requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
+              maxCases: MAX_CASES_PER_REQUEST,
+              receivedCases: 120,
+            },
+          },
         },
-      }),
+      ),
       401: unauthorized,
       403: forbidden('cases:write'),
       409: problem(
         'The `Idempotency-Key` was already used: nothing new was created.',
         idempotencyKeyReusedProblemSchema,
-        { 'Retry-After': { required: false, description: 'Only while the first request is `IN_PROGRESS`: seconds until it has certainly ended (its function timeout plus a margin); retry then to receive its result.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+        {
+          'Retry-After': {
+            required: false,
+            description:
+              'Only while the first request is `IN_PROGRESS`: seconds until it has certainly ended (its function timeout plus a margin); retry then to receive its result.',
+            schema: { type: 'string', pattern: '^[0-9]+$' },
+          },
+        },
         {
           completed: {
             summary: 'The first request finished: its result is included',
@@ -415,7 +519,8 @@ function registerDocument(registry: OpenAPIRegistry): void {
               type: '/problems/idempotency-key-reused',
               title: 'Idempotency key reused',
               status: 409,
-              detail: 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
+              detail:
+                'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
               code: 'IDEMPOTENCY_KEY_REUSED',
               requestId: 'c0a8012e-6f1d-4a7b-9d4e-2b7f3c1d9e10',
               state: 'IN_PROGRESS',
@@ -447,9 +552,28 @@ function registerDocument(registry: OpenAPIRegistry): void {
       scopeSentence('cases:read'),
     ...secured('cases:read'),
     parameters: [
-      { name: 'invoiceRef', in: 'query', required: false, description: `Look up the case with this invoiceRef (1 to ${MAX_INVOICE_REF_LENGTH} characters, not blank).`, schema: { type: 'string', minLength: 1, maxLength: MAX_INVOICE_REF_LENGTH }, example: 'INV-2025-0042' },
-      { name: 'status', in: 'query', required: false, description: 'Only cases with this status.', schema: { type: 'string', enum: [...CASE_STATUSES] } },
-      { name: 'recoveryGate', in: 'query', required: false, description: 'Only cases with this recovery gate.', schema: { type: 'string', enum: [...RECOVERY_GATES] } },
+      {
+        name: 'invoiceRef',
+        in: 'query',
+        required: false,
+        description: `Look up the case with this invoiceRef (1 to ${MAX_INVOICE_REF_LENGTH} characters, not blank).`,
+        schema: { type: 'string', minLength: 1, maxLength: MAX_INVOICE_REF_LENGTH },
+        example: 'INV-2025-0042',
+      },
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        description: 'Only cases with this status.',
+        schema: { type: 'string', enum: [...CASE_STATUSES] },
+      },
+      {
+        name: 'recoveryGate',
+        in: 'query',
+        required: false,
+        description: 'Only cases with this recovery gate.',
+        schema: { type: 'string', enum: [...RECOVERY_GATES] },
+      },
       {
         name: 'createdFrom',
         in: 'query',
@@ -462,7 +586,8 @@ function registerDocument(registry: OpenAPIRegistry): void {
         name: 'createdBefore',
         in: 'query',
         required: false,
-        description: 'Only cases created before this instant (exclusive): an ISO 8601 date-time with `Z` or an offset, later than `createdFrom`.',
+        description:
+          'Only cases created before this instant (exclusive): an ISO 8601 date-time with `Z` or an offset, later than `createdFrom`.',
         schema: { type: 'string', format: 'date-time' },
         example: '2025-04-01T00:00:00+01:00',
       },
@@ -473,7 +598,14 @@ function registerDocument(registry: OpenAPIRegistry): void {
         description: `Cases per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
         schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
       },
-      { name: 'cursor', in: 'query', required: false, description: 'The `nextCursor` of the previous page, unchanged.', schema: { type: 'string' }, example: CURSOR_EXAMPLE },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `nextCursor` of the previous page, unchanged.',
+        schema: { type: 'string' },
+        example: CURSOR_EXAMPLE,
+      },
     ],
     responses: {
       200: json('A page of cases (or the look-up result).', caseListSchema, {
@@ -481,20 +613,29 @@ function registerDocument(registry: OpenAPIRegistry): void {
         lookUp: { summary: 'A look-up by invoiceRef', value: { data: [example(caseViewSchema)], nextCursor: null } },
         none: { summary: 'Nothing matches', value: { data: [], nextCursor: null } },
       }),
-      400: problem('A query parameter or the cursor was refused.', listCasesBadRequestSchema, {}, {
-        invalidRequest: {
-          summary: 'A bad limit and an unknown parameter',
-          value: {
-            ...example(invalidRequestProblemSchema),
-            detail: 'The query string is invalid; see "errors" for every parameter to fix.',
-            errors: [
-              { field: 'limit', message: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` },
-              { field: 'sort', message: 'sort is not a query parameter of this operation; use invoiceRef, status, recoveryGate, createdFrom, createdBefore, limit, cursor' },
-            ],
+      400: problem(
+        'A query parameter or the cursor was refused.',
+        listCasesBadRequestSchema,
+        {},
+        {
+          invalidRequest: {
+            summary: 'A bad limit and an unknown parameter',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              detail: 'The query string is invalid; see "errors" for every parameter to fix.',
+              errors: [
+                { field: 'limit', message: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` },
+                {
+                  field: 'sort',
+                  message:
+                    'sort is not a query parameter of this operation; use invoiceRef, status, recoveryGate, createdFrom, createdBefore, limit, cursor',
+                },
+              ],
+            },
           },
+          invalidCursor: { summary: 'An expired cursor', value: example(invalidCursorProblemSchema) },
         },
-        invalidCursor: { summary: 'An expired cursor', value: example(invalidCursorProblemSchema) },
-      }),
+      ),
       401: unauthorized,
       403: forbidden('cases:read'),
       429: tooManyRequests,
@@ -509,7 +650,9 @@ function registerDocument(registry: OpenAPIRegistry): void {
     operationId: 'getCase',
     tags: ['Cases'],
     summary: 'Read a case',
-    description: "Returns one of your company's cases. A case of another company answers exactly like one that does not exist (`404`)." + scopeSentence('cases:read'),
+    description:
+      "Returns one of your company's cases. A case of another company answers exactly like one that does not exist (`404`)." +
+      scopeSentence('cases:read'),
     ...secured('cases:read'),
     parameters: [
       {

@@ -100,11 +100,18 @@ export class CompaniesHouseRegistry implements CompanyRegistry {
       try {
         parsed = profileSchema.parse(JSON.parse(body));
       } catch {
-        throw new CompaniesHouseError(`Companies House answered 200 for ${companyNumber} with a body that is not a company profile`, status);
+        throw new CompaniesHouseError(
+          `Companies House answered 200 for ${companyNumber} with a body that is not a company profile`,
+          status,
+        );
       }
       return {
         kind: 'found',
-        profile: { companyNumber: parsed.company_number ?? companyNumber, companyName: parsed.company_name, companyStatus: parsed.company_status },
+        profile: {
+          companyNumber: parsed.company_number ?? companyNumber,
+          companyName: parsed.company_name,
+          companyStatus: parsed.company_status,
+        },
       };
     }
     if (status === 404) return { kind: 'not-found' };
@@ -113,7 +120,8 @@ export class CompaniesHouseRegistry implements CompanyRegistry {
       return wait === undefined ? { kind: 'rate-limited' } : { kind: 'rate-limited', retryAfterMs: wait };
     }
     if (status >= 500) return { kind: 'unavailable', detail: `Companies House answered ${status}` };
-    if (status === 401 || status === 403) throw new CompaniesHouseError(`Companies House refused the API key (${status}): check the registry key secret`, status);
+    if (status === 401 || status === 403)
+      throw new CompaniesHouseError(`Companies House refused the API key (${status}): check the registry key secret`, status);
     throw new CompaniesHouseError(`Companies House answered ${status} for ${companyNumber}`, status);
   }
 }

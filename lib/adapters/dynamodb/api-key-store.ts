@@ -38,16 +38,16 @@ export class DynamoApiKeyStore implements ApiKeyStore {
   async create(record: ApiKeyRecord): Promise<void> {
     await withRetries((options) =>
       this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...keys.apiKey(record.keyId),
-          ...keys.apiKeyListing(record.companyId, record.createdAt, record.keyId),
-          type: ITEM_TYPES.apiKey,
-          ...record,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.apiKey(record.keyId),
+            ...keys.apiKeyListing(record.companyId, record.createdAt, record.keyId),
+            type: ITEM_TYPES.apiKey,
+            ...record,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
         options,
       ),
     );
@@ -74,16 +74,20 @@ export class DynamoApiKeyStore implements ApiKeyStore {
 
   async touch(keyId: string, at: string, notAfter: string, deadline?: Deadline): Promise<void> {
     try {
-      await withRetries((options) => this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.apiKey(keyId),
-          UpdateExpression: 'SET lastUsedAt = :at',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastUsedAt) OR lastUsedAt < :notAfter)',
-          ExpressionAttributeValues: { ':at': at, ':notAfter': notAfter },
-        }),
-        options,
-      ), deadline);
+      await withRetries(
+        (options) =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: keys.apiKey(keyId),
+              UpdateExpression: 'SET lastUsedAt = :at',
+              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastUsedAt) OR lastUsedAt < :notAfter)',
+              ExpressionAttributeValues: { ':at': at, ':notAfter': notAfter },
+            }),
+            options,
+          ),
+        deadline,
+      );
     } catch (error) {
       // Another request recorded the use first: exactly what the condition is for.
       if (error instanceof ConditionalCheckFailedException) return;

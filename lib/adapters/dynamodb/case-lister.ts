@@ -45,7 +45,11 @@ export class DynamoCaseLister implements CaseLister {
   ) {}
 
   async findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined> {
-    const guardRead = new GetCommand({ TableName: this.tableName, Key: keys.invoiceRefGuard(mode, companyId, invoiceRefKey), ConsistentRead: true });
+    const guardRead = new GetCommand({
+      TableName: this.tableName,
+      Key: keys.invoiceRefGuard(mode, companyId, invoiceRefKey),
+      ConsistentRead: true,
+    });
     const guard = await withRetries((options) => this.client.send(guardRead, options), deadline);
     const caseId = guard.Item?.caseId;
     if (typeof caseId !== 'string') return undefined;
@@ -142,7 +146,10 @@ export class DynamoCaseLister implements CaseLister {
       }
       if (settled === undefined) return { cases: ready.map((m) => caseFromItem(m.item)), next: null };
       if (round >= MAX_ROUNDS) {
-        return { cases: ready.map((m) => caseFromItem(m.item)), next: { after: settled, doneShards: this.doneShards(done, shards, settled) } };
+        return {
+          cases: ready.map((m) => caseFromItem(m.item)),
+          next: { after: settled, doneShards: this.doneShards(done, shards, settled) },
+        };
       }
     }
   }

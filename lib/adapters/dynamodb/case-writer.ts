@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { TransactionCanceledException, TransactWriteItemsCommand, type AttributeValue, type CancellationReason } from '@aws-sdk/client-dynamodb';
+import {
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type CancellationReason,
+} from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
@@ -81,7 +86,10 @@ export class DynamoCaseWriter implements CaseWriter {
     const outcomes = new Array<WriteOutcome>(newCases.length);
     await Promise.all(
       transactionsOf(newCases).map(async (indexes) => {
-        const results = await this.writeTransaction(indexes.map((i) => newCases[i]!), deadline);
+        const results = await this.writeTransaction(
+          indexes.map((i) => newCases[i]!),
+          deadline,
+        );
         indexes.forEach((caseIndex, k) => (outcomes[caseIndex] = results[k]!));
       }),
     );
@@ -205,7 +213,11 @@ export class DynamoCaseWriter implements CaseWriter {
           {
             Put: {
               TableName,
-              Item: attributeMap(keys.withTestDataListing(mode, companyId, keys.attestation(mode, caseId)), { type: ITEM_TYPES.attestation }, audit),
+              Item: attributeMap(
+                keys.withTestDataListing(mode, companyId, keys.attestation(mode, caseId)),
+                { type: ITEM_TYPES.attestation },
+                audit,
+              ),
               ConditionExpression: NOT_EXISTS,
             },
           },
@@ -248,7 +260,8 @@ export class DynamoCaseWriter implements CaseWriter {
         const read = new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: [...wanted], ConsistentRead: true } } });
         const out = await this.client.send(read, options);
         for (const item of out.Responses?.[this.tableName] ?? []) {
-          if (typeof item.caseId === 'string' && typeof item.reference === 'string') found.set(idOf(item), { caseId: item.caseId, reference: item.reference });
+          if (typeof item.caseId === 'string' && typeof item.reference === 'string')
+            found.set(idOf(item), { caseId: item.caseId, reference: item.reference });
         }
         return (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as GuardKey[];
       },
@@ -322,7 +335,8 @@ function outcomeOf(guard: { caseId: string; reference: string }, stored: StoredC
 }
 
 function cancellationReasons(error: unknown): CancellationReason[] | undefined {
-  if (!(error instanceof TransactionCanceledException) && (error as { name?: string })?.name !== 'TransactionCanceledException') return undefined;
+  if (!(error instanceof TransactionCanceledException) && (error as { name?: string })?.name !== 'TransactionCanceledException')
+    return undefined;
   return (error as TransactionCanceledException).CancellationReasons ?? [];
 }
 

@@ -30,11 +30,16 @@ export class DynamoCompanyStore implements CompanyStore {
   async create(record: CompanyRecord): Promise<void> {
     await withRetries((options) =>
       this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...keys.company(record.companyId), ...keys.companyListing(record.createdAt, record.companyId), type: ITEM_TYPES.company, ...record },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.company(record.companyId),
+            ...keys.companyListing(record.createdAt, record.companyId),
+            type: ITEM_TYPES.company,
+            ...record,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
         options,
       ),
     );

@@ -28,29 +28,40 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   async claim(request: ClaimRequest, deadline?: Deadline): Promise<ClaimResult> {
     const nowSeconds = Math.floor(request.now.getTime() / 1000);
     try {
-      await withRetries((options) => this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...keys.withTestDataListing(request.mode, request.companyId, keys.idempotencyClaim(request.mode, request.companyId, request.idempotencyKey)),
-            type: ITEM_TYPES.idempotencyClaim,
-            companyId: request.companyId,
-            idempotencyKey: request.idempotencyKey,
-            state: 'IN_PROGRESS',
-            requestId: request.requestId,
-            claimedAt: request.now.toISOString(),
-            claimedAtEpoch: nowSeconds,
-            requestHash: request.requestHash,
-            [TTL_ATTRIBUTE]: nowSeconds + request.ttlSeconds,
-          },
-          ConditionExpression:
-            'attribute_not_exists(pk) OR #ttl < :now OR (#state = :inProgress AND claimedAtEpoch < :staleBefore)',
-          ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#state': 'state' },
-          ExpressionAttributeValues: { ':now': nowSeconds, ':inProgress': 'IN_PROGRESS', ':staleBefore': nowSeconds - request.staleAfterSeconds },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-        options,
-      ), deadline);
+      await withRetries(
+        (options) =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: {
+                ...keys.withTestDataListing(
+                  request.mode,
+                  request.companyId,
+                  keys.idempotencyClaim(request.mode, request.companyId, request.idempotencyKey),
+                ),
+                type: ITEM_TYPES.idempotencyClaim,
+                companyId: request.companyId,
+                idempotencyKey: request.idempotencyKey,
+                state: 'IN_PROGRESS',
+                requestId: request.requestId,
+                claimedAt: request.now.toISOString(),
+                claimedAtEpoch: nowSeconds,
+                requestHash: request.requestHash,
+                [TTL_ATTRIBUTE]: nowSeconds + request.ttlSeconds,
+              },
+              ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now OR (#state = :inProgress AND claimedAtEpoch < :staleBefore)',
+              ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':now': nowSeconds,
+                ':inProgress': 'IN_PROGRESS',
+                ':staleBefore': nowSeconds - request.staleAfterSeconds,
+              },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+            options,
+          ),
+        deadline,
+      );
       return { claimed: true };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -67,33 +78,54 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async complete(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, response: StoredBatchResponse, now: Date, deadline?: Deadline): Promise<void> {
+  async complete(
+    mode: Mode,
+    companyId: string,
+    idempotencyKey: string,
+    requestId: string,
+    response: StoredBatchResponse,
+    now: Date,
+    deadline?: Deadline,
+  ): Promise<void> {
     const encoded = encodeResponse(response);
-    await withRetries((options) => this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
-        UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
-        ConditionExpression: 'requestId = :requestId',
-        ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
-        ExpressionAttributeValues: { ':completed': 'COMPLETED', ':response': encoded.value, ':at': now.toISOString(), ':requestId': requestId },
-      }),
-      options,
-    ), deadline);
+    await withRetries(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
+            UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
+            ConditionExpression: 'requestId = :requestId',
+            ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
+            ExpressionAttributeValues: {
+              ':completed': 'COMPLETED',
+              ':response': encoded.value,
+              ':at': now.toISOString(),
+              ':requestId': requestId,
+            },
+          }),
+          options,
+        ),
+      deadline,
+    );
   }
 
   async release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {
     try {
-      await withRetries((options) => this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
-          ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'IN_PROGRESS' },
-        }),
-        options,
-      ), deadline);
+      await withRetries(
+        (options) =>
+          this.client.send(
+            new DeleteCommand({
+              TableName: this.tableName,
+              Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
+              ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'IN_PROGRESS' },
+            }),
+            options,
+          ),
+        deadline,
+      );
     } catch (error) {
       // Someone else's claim now (ours went stale and was taken over): leave it alone.
       if (error instanceof ConditionalCheckFailedException) return;
@@ -125,7 +157,9 @@ export function encodeResponse(response: StoredBatchResponse): { attribute: 'res
         ...r,
         invoiceRef: shorten(r.invoiceRef),
         message: shorten(r.message),
-        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? []).slice(0, MAX_LISTED_UNKNOWN_FIELDS).map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
+        errors: ((r.errors as { field: string; message: string }[] | undefined) ?? [])
+          .slice(0, MAX_LISTED_UNKNOWN_FIELDS)
+          .map((e) => ({ field: shorten(e.field) as string, message: shorten(e.message) as string })),
       })),
     };
     gz = gzipSync(JSON.stringify(compacted));

@@ -1,9 +1,18 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { withRetries } from '../retry.js';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 
 /** Every item a query matches, following LastEvaluatedKey page by page (operator listings only). */
-export async function queryAll(client: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+export async function queryAll(
+  client: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -16,7 +25,10 @@ export async function queryAll(client: DynamoDBDocumentClient, input: Omit<Query
 }
 
 /** An update of an item that must already exist: false when it does not (nothing is created). */
-export async function updateExisting(client: DynamoDBDocumentClient, input: Omit<UpdateCommandInput, 'ConditionExpression'>): Promise<boolean> {
+export async function updateExisting(
+  client: DynamoDBDocumentClient,
+  input: Omit<UpdateCommandInput, 'ConditionExpression'>,
+): Promise<boolean> {
   try {
     const command = new UpdateCommand({ ...input, ConditionExpression: 'attribute_exists(pk)' });
     await withRetries((options) => client.send(command, options));

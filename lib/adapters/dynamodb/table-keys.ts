@@ -142,7 +142,10 @@ export const keys = {
   companyKeysIndexPk: (companyId: string): string => `COMPANY#${companyId}#KEYS`,
 
   case: (mode: Mode, caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`, sk: 'CASE' }),
-  attestation: (mode: Mode, caseId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`, sk: 'ATTESTATION' }),
+  attestation: (mode: Mode, caseId: string): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`,
+    sk: 'ATTESTATION',
+  }),
 
   /** The gsi2 attributes of a case item: its place in its company's list of its mode. */
   caseListing: (mode: Mode, companyId: string, createdAt: string, caseId: string): { gsi2pk: string; gsi2sk: string } => ({
@@ -177,7 +180,9 @@ export const keys = {
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
   /** Whether a partition key is one of a test item (the mode segment follows the kind's prefix). */
   isTestPartition: (pk: string): boolean =>
-    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
+    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) =>
+      pk.startsWith(`${prefix}${MODE_SEGMENT.test}`),
+    ),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 

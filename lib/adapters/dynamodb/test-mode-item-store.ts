@@ -41,7 +41,10 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': keys.testDataIndexPk(companyId) },
     });
-    const targets = listed.filter((item): item is Listed => item.companyId === companyId && typeof item.pk === 'string' && typeof item.sk === 'string' && keys.isTestPartition(item.pk));
+    const targets = listed.filter(
+      (item): item is Listed =>
+        item.companyId === companyId && typeof item.pk === 'string' && typeof item.sk === 'string' && keys.isTestPartition(item.pk),
+    );
     const { cases, claims } = groupByCase(targets);
     for (let i = 0; i < cases.length; i += PARALLEL_CASES) {
       await Promise.all(cases.slice(i, i + PARALLEL_CASES).map((items) => this.deleteTogether(companyId, items)));
@@ -78,7 +81,8 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
         this.policy,
       );
     } catch (error) {
-      if (error instanceof ServiceUnavailableError) throw new Error(`test Idempotency-Key claims were not all deleted (throttled); run the command again`, { cause: error });
+      if (error instanceof ServiceUnavailableError)
+        throw new Error(`test Idempotency-Key claims were not all deleted (throttled); run the command again`, { cause: error });
       throw error;
     }
   }

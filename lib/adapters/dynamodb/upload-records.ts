@@ -79,7 +79,14 @@ export class DynamoUploadRecords implements UploadRecords {
           chunk.map((fileKey): Record<string, unknown> => ({ ...keys.upload(fileKey) })),
           async (wanted, options) => {
             const command = new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: [...wanted], ConsistentRead: true, ProjectionExpression: 'fileKey, #state', ExpressionAttributeNames: { '#state': 'state' } } },
+              RequestItems: {
+                [this.tableName]: {
+                  Keys: [...wanted],
+                  ConsistentRead: true,
+                  ProjectionExpression: 'fileKey, #state',
+                  ExpressionAttributeNames: { '#state': 'state' },
+                },
+              },
             });
             const out = await this.client.send(command, options);
             for (const item of out.Responses?.[this.tableName] ?? []) {

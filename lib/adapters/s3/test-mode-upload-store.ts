@@ -23,11 +23,17 @@ export class S3TestModeUploadStore implements TestModeUploadStore {
     do {
       const list = new ListObjectsV2Command({ Bucket: this.bucketName, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) });
       const page = await withRetries((options) => this.client.send(list, options));
-      const objects = (page.Contents ?? []).map((o) => o.Key).filter((key): key is string => typeof key === 'string' && key.startsWith(prefix));
+      const objects = (page.Contents ?? [])
+        .map((o) => o.Key)
+        .filter((key): key is string => typeof key === 'string' && key.startsWith(prefix));
       if (objects.length > 0) {
-        const remove = new DeleteObjectsCommand({ Bucket: this.bucketName, Delete: { Objects: objects.map((Key) => ({ Key })), Quiet: true } });
+        const remove = new DeleteObjectsCommand({
+          Bucket: this.bucketName,
+          Delete: { Objects: objects.map((Key) => ({ Key })), Quiet: true },
+        });
         const out = await withRetries((options) => this.client.send(remove, options));
-        if (out.Errors && out.Errors.length > 0) throw new Error(`${out.Errors.length} test uploads were not deleted (${out.Errors[0]?.Code ?? 'error'}); run the command again`);
+        if (out.Errors && out.Errors.length > 0)
+          throw new Error(`${out.Errors.length} test uploads were not deleted (${out.Errors[0]?.Code ?? 'error'}); run the command again`);
         deleted += objects.length;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

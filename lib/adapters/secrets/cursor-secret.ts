@@ -14,7 +14,8 @@ type CursorConfig = Pick<AppConfig, 'region' | 'cursorSecret' | 'cursorSecretArn
  */
 export async function readCursorSecret(cfg: CursorConfig, client?: SecretsManagerClient, deadline?: Deadline): Promise<Uint8Array> {
   if (cfg.cursorSecret !== undefined) return Buffer.from(cfg.cursorSecret, 'utf8');
-  if (cfg.cursorSecretArn === undefined) throw new Error('Invalid configuration: CURSOR_SECRET or CURSOR_SECRET_ARN is required by the case list');
+  if (cfg.cursorSecretArn === undefined)
+    throw new Error('Invalid configuration: CURSOR_SECRET or CURSOR_SECRET_ARN is required by the case list');
   // Retries are the retry layer's, as for every other storage call (lib/adapters/retry.ts).
   const secrets = client ?? new SecretsManagerClient({ region: cfg.region, requestHandler: createHttpHandler(), maxAttempts: 1 });
   try {

@@ -21,7 +21,10 @@ export function normaliseCompanyName(name: string): string {
     .split(/[^\p{L}\p{N}]+/u)
     .filter(Boolean);
   if (words[0] === 'THE' && words.length > 1) words.shift();
-  return words.map((w) => WORD_FORMS[w] ?? w).join(' ').replace(/ /g, '');
+  return words
+    .map((w) => WORD_FORMS[w] ?? w)
+    .join(' ')
+    .replace(/ /g, '');
 }
 
 export function isSameCompanyName(debtorName: string, registeredName: string): boolean {

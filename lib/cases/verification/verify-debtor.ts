@@ -60,9 +60,14 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
   if (request.mode === 'test') return { kind: 'outcome', outcome: sandboxRegistry.outcome(request.companyNumber, now), source: 'sandbox' };
 
   const companyNumber = normaliseCompanyNumber(request.companyNumber);
-  if (companyNumber === undefined) throw new Error(`verifyDebtor: "${request.companyNumber}" is not a UK company number (the create path checks it)`);
+  if (companyNumber === undefined)
+    throw new Error(`verifyDebtor: "${request.companyNumber}" is not a UK company number (the create path checks it)`);
   const freshSince = new Date(now.getTime() - PROFILE_REUSE_MS);
-  const fromCache = (cached: CachedAnswer): VerifyDebtorResult => ({ kind: 'outcome', outcome: verificationOutcome(cached.answer, debtorName, new Date(cached.fetchedAt)), source: 'cache' });
+  const fromCache = (cached: CachedAnswer): VerifyDebtorResult => ({
+    kind: 'outcome',
+    outcome: verificationOutcome(cached.answer, debtorName, new Date(cached.fetchedAt)),
+    source: 'cache',
+  });
 
   const cached = await deps.cache.get(companyNumber);
   if (cached && new Date(cached.fetchedAt) >= freshSince) return fromCache(cached);
@@ -92,14 +97,23 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
     await giveBack();
     const failures = request.failures + 1;
     const retryAfterMs = answer.kind === 'rate-limited' ? answer.retryAfterMs : undefined;
-    const detail = answer.kind === 'rate-limited' ? `registry answered 429${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}` : answer.detail;
+    const detail =
+      answer.kind === 'rate-limited'
+        ? `registry answered 429${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}`
+        : answer.detail;
     const next = nextVerificationAttempt({ firstAttemptAt: request.firstAttemptAt, failures, now, retryAfterMs, random: deps.random });
     if (answer.kind === 'rate-limited') {
       // Our count and the registry's disagree (another user of the key?): every worker holds off.
       await deps.limiter.blockUntil(new Date(now.getTime() + (retryAfterMs ?? REGISTRY_429_DEFAULT_BLOCK_MS)));
     }
     if (next.kind === 'exhausted') return { kind: 'exhausted', failures, detail };
-    return { kind: 'retry', at: next.at, reason: answer.kind === 'rate-limited' ? 'registry-rate-limited' : 'registry-unavailable', failures, detail };
+    return {
+      kind: 'retry',
+      at: next.at,
+      reason: answer.kind === 'rate-limited' ? 'registry-rate-limited' : 'registry-unavailable',
+      failures,
+      detail,
+    };
   } finally {
     // A registry that threw (a refused key, an unreadable answer) must not keep the number leased.
     if (!handedBack) await deps.cache.release(companyNumber, lease.token);

@@ -21,7 +21,12 @@ export interface EventOptions {
 
 export function apiEvent(options: EventOptions): APIGatewayProxyEvent {
   const { apiKey, headers, ...rest } = options;
-  return restApiEvent({ ...rest, headers: { Authorization: `Bearer ${apiKey}`, 'User-Agent': 'pca-bench', ...headers }, userAgent: 'pca-bench', apiId: 'bench' });
+  return restApiEvent({
+    ...rest,
+    headers: { Authorization: `Bearer ${apiKey}`, 'User-Agent': 'pca-bench', ...headers },
+    userAgent: 'pca-bench',
+    apiId: 'bench',
+  });
 }
 
 export function lambdaContext(memoryMb = 512): Context {
@@ -62,7 +67,13 @@ export function createCasesEvent(apiKey: string, cases: unknown[], idempotencyKe
 }
 
 export function getCaseEvent(apiKey: string, caseId: string): APIGatewayProxyEvent {
-  return apiEvent({ method: 'GET', path: `/api/v1/cases/${caseId}`, resource: '/api/v1/cases/{id}', apiKey, pathParameters: { id: caseId } });
+  return apiEvent({
+    method: 'GET',
+    path: `/api/v1/cases/${caseId}`,
+    resource: '/api/v1/cases/{id}',
+    apiKey,
+    pathParameters: { id: caseId },
+  });
 }
 
 export function listCasesEvent(apiKey: string, query: Record<string, string> = {}): APIGatewayProxyEvent {

@@ -132,10 +132,24 @@ export class BenchFixtures {
       const chunk = Array.from({ length: Math.min(20, fileCount - i) }, () => issueFileKey(company.companyId, 'application/pdf'));
       await Promise.all(
         chunk.map(async (fileKey) => {
-          await this.s3.send(new PutObjectCommand({ Bucket: this.cfg.bucketName, Key: fileKey, Body: body, ContentType: 'application/pdf', ContentLength: body.length }));
+          await this.s3.send(
+            new PutObjectCommand({
+              Bucket: this.cfg.bucketName,
+              Key: fileKey,
+              Body: body,
+              ContentType: 'application/pdf',
+              ContentLength: body.length,
+            }),
+          );
           // What the bucket's ObjectCreated notification does (functions/record-upload.ts), done
           // here so the record is there before the first request, whatever the backend.
-          await records.record({ fileKey, companyId: company.companyId, size: body.length, uploadedAt: new Date().toISOString(), sequencer: comparableSequencer('1')! });
+          await records.record({
+            fileKey,
+            companyId: company.companyId,
+            size: body.length,
+            uploadedAt: new Date().toISOString(),
+            sequencer: comparableSequencer('1')!,
+          });
         }),
       );
       fileKeys.push(...chunk);
@@ -149,13 +163,20 @@ export class BenchFixtures {
    */
   async warmKey(keyId: string): Promise<void> {
     await this.ddb.send(
-      new UpdateCommand({ TableName: this.cfg.tableName, Key: keys.apiKey(keyId), UpdateExpression: 'SET lastUsedAt = :at', ExpressionAttributeValues: { ':at': new Date().toISOString() } }),
+      new UpdateCommand({
+        TableName: this.cfg.tableName,
+        Key: keys.apiKey(keyId),
+        UpdateExpression: 'SET lastUsedAt = :at',
+        ExpressionAttributeValues: { ':at': new Date().toISOString() },
+      }),
     );
   }
 
   /** Forgets the key's last use: the next request records it (first use, or a minute idle). */
   async coolKey(keyId: string): Promise<void> {
-    await this.ddb.send(new UpdateCommand({ TableName: this.cfg.tableName, Key: keys.apiKey(keyId), UpdateExpression: 'REMOVE lastUsedAt' }));
+    await this.ddb.send(
+      new UpdateCommand({ TableName: this.cfg.tableName, Key: keys.apiKey(keyId), UpdateExpression: 'REMOVE lastUsedAt' }),
+    );
   }
 
   destroy(): void {

@@ -204,7 +204,13 @@ function checkCondition(expression: string | undefined, names: Names, values: Va
 }
 
 /** Applies an update expression to a copy of the item; returns the new item and the names it set. */
-function applyUpdate(expression: string, names: Names, values: Values, old: Item | undefined, key: Item): { item: Item; updated: string[] } {
+function applyUpdate(
+  expression: string,
+  names: Names,
+  values: Values,
+  old: Item | undefined,
+  key: Item,
+): { item: Item; updated: string[] } {
   const item: Item = { ...(old ?? key) };
   const updated: string[] = [];
   const parser = new Parser(tokenize(expression), names, values);
@@ -350,17 +356,22 @@ export class MemoryBackend {
           // As DynamoDB: at most 100 actions, and never two on the same item.
           if (items.length > 100) throw new Invalid('Member must have length less than or equal to 100');
           const touched = items.map((entry) => {
-            const req = Object.values(entry)[0] as WriteRequest & { Item?: Record<string, AttributeValue>; Key?: Record<string, AttributeValue> };
+            const req = Object.values(entry)[0] as WriteRequest & {
+              Item?: Record<string, AttributeValue>;
+              Key?: Record<string, AttributeValue>;
+            };
             const key = plain((req.Item ?? req.Key)!);
             return JSON.stringify([key.pk, key.sk]);
           });
-          if (new Set(touched).size !== touched.length) throw new Invalid('Transaction request cannot include multiple operations on one item');
+          if (new Set(touched).size !== touched.length)
+            throw new Invalid('Transaction request cannot include multiple operations on one item');
           const prepared: (() => unknown)[] = [];
           const reasons: Record<string, unknown>[] = [];
           let failed = false;
           for (const entry of items) {
             const [kind, req] = Object.entries(entry)[0] as [string, WriteRequest];
-            const operationName = kind === 'Put' ? 'PutItem' : kind === 'Update' ? 'UpdateItem' : kind === 'Delete' ? 'DeleteItem' : 'ConditionCheck';
+            const operationName =
+              kind === 'Put' ? 'PutItem' : kind === 'Update' ? 'UpdateItem' : kind === 'Delete' ? 'DeleteItem' : 'ConditionCheck';
             try {
               prepared.push(this.prepare(operationName, req));
               reasons.push({ Code: 'None' });
@@ -392,7 +403,9 @@ export class MemoryBackend {
         return json(400, {
           __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
           message: 'The conditional request failed',
-          ...(error.old && (input.ReturnValuesOnConditionCheckFailure as string | undefined) === 'ALL_OLD' ? { Item: wire(error.old) } : {}),
+          ...(error.old && (input.ReturnValuesOnConditionCheckFailure as string | undefined) === 'ALL_OLD'
+            ? { Item: wire(error.old) }
+            : {}),
         });
       }
       if (error instanceof Invalid) return json(400, { __type: 'com.amazon.coral.validate#ValidationException', message: error.message });
@@ -460,7 +473,12 @@ export class MemoryBackend {
       if (size === undefined) return { statusCode: 404, reason: 'Not Found', headers: {}, body: Readable.from([]) };
       return {
         statusCode: 200,
-        headers: { 'content-length': String(size), 'content-type': 'application/pdf', etag: '"bench"', 'last-modified': new Date(0).toUTCString() },
+        headers: {
+          'content-length': String(size),
+          'content-type': 'application/pdf',
+          etag: '"bench"',
+          'last-modified': new Date(0).toUTCString(),
+        },
         body: Readable.from([]),
       };
     }
@@ -472,7 +490,11 @@ function json(statusCode: number, body: unknown): HttpResponseLike {
   const text = JSON.stringify(body);
   return {
     statusCode,
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'content-length': String(Buffer.byteLength(text)), 'x-amzn-requestid': 'bench' },
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'content-length': String(Buffer.byteLength(text)),
+      'x-amzn-requestid': 'bench',
+    },
     body: Readable.from([Buffer.from(text)]),
   };
 }

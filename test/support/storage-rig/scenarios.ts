@@ -39,7 +39,12 @@ export interface Rig {
 function expectBatch(result: APIGatewayProxyResult, status: number, created: number, duplicates: number): void {
   const body = JSON.parse(result.body) as { created?: unknown[]; rejected?: { code: string }[] };
   const dups = (body.rejected ?? []).filter((r) => r.code === 'DUPLICATE').length;
-  if (result.statusCode !== status || body.created?.length !== created || dups !== duplicates || (body.rejected?.length ?? 0) !== duplicates) {
+  if (
+    result.statusCode !== status ||
+    body.created?.length !== created ||
+    dups !== duplicates ||
+    (body.rejected?.length ?? 0) !== duplicates
+  ) {
     throw new Error(`unexpected response ${result.statusCode}: ${result.body.slice(0, 400)}`);
   }
 }
@@ -99,7 +104,10 @@ export async function makeRig(name: string, cfg: AppConfig, backend?: RequestHan
   const partner = await fixtures.partner(100);
   const handlers = recordedHandlers(cfg, backend);
   const stamp = `${name}-${Date.now().toString(36)}`;
-  const seed = await handlers.createCases(createCasesEvent(partner.apiKey, benchCases(`${stamp}-SEED`, 1, partner.fileKeys)), lambdaContext());
+  const seed = await handlers.createCases(
+    createCasesEvent(partner.apiKey, benchCases(`${stamp}-SEED`, 1, partner.fileKeys)),
+    lambdaContext(),
+  );
   expectBatch(seed, 201, 1, 0);
   const seedCaseId = (JSON.parse(seed.body) as { created: { id: string }[] }).created[0]!.id;
   const duplicateCases = benchCases(`${stamp}-DUP`, 100, partner.fileKeys);

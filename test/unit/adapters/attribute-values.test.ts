@@ -4,7 +4,14 @@ import { withoutSdkLogger } from '../../../lib/adapters/dynamodb/dynamo-client.j
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 describe('items written in AttributeValue form', () => {
-  const stored = { caseId: 'case_1', principalPence: 125050, b2b: true, debtorName: 'Zoë & Søn "Ltd"\n', description: undefined, empty: '' };
+  const stored = {
+    caseId: 'case_1',
+    principalPence: 125050,
+    b2b: true,
+    debtorName: 'Zoë & Søn "Ltd"\n',
+    description: undefined,
+    empty: '',
+  };
 
   it('are what the DocumentClient would have sent for the same flat item', () => {
     expect(attributeMap(stored)).toEqual(marshall(stored, { removeUndefinedValues: true }));

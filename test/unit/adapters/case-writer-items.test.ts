@@ -38,7 +38,21 @@ function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCas
   };
   return {
     stored,
-    audit: { caseId, companyId: stored.companyId, mode, b2b: true, under10k: true, within6years: true, undisputed: i % 3 !== 0, attestedBy: 'Jane Smith', attestedAt: stored.createdAt, keyId: 'key_1', requestId: 'req-1', sourceIp: '203.0.113.9', ...(i % 2 ? { userAgent: 'erp/1.0' } : {}) },
+    audit: {
+      caseId,
+      companyId: stored.companyId,
+      mode,
+      b2b: true,
+      under10k: true,
+      within6years: true,
+      undisputed: i % 3 !== 0,
+      attestedBy: 'Jane Smith',
+      attestedAt: stored.createdAt,
+      keyId: 'key_1',
+      requestId: 'req-1',
+      sourceIp: '203.0.113.9',
+      ...(i % 2 ? { userAgent: 'erp/1.0' } : {}),
+    },
   };
 }
 
@@ -51,31 +65,54 @@ async function transactionOf(cases: NewCase[]): Promise<TransactWriteItemsComman
 }
 
 describe("a batch's transaction as the case writer sends it", () => {
-  it.each(['live', 'test'] as const)('stores, for each %s case, its guard, the case and its audit record with exactly these attributes', async (mode) => {
-    const cases = [0, 1, 2, 3].map((i) => newCase(i, mode, i === 3 ? { description: undefined } : {}));
-    const { input } = await transactionOf(cases);
-    const items = input.TransactItems!.map((action) => unmarshall(action.Put!.Item!));
-    cases.forEach(({ stored, audit }, k) => {
-      const [guard, record, attestation] = items.slice(k * 3, k * 3 + 3);
-      const listing = (key: { pk: string; sk: string }) => (mode === 'test' ? { gsi1pk: `TESTDATA#${stored.companyId}`, gsi1sk: `${key.pk}#${key.sk}` } : {});
-      const guardKey = keys.invoiceRefGuard(mode, stored.companyId, stored.invoiceRefKey);
-      expect(guard).toEqual({ ...guardKey, ...listing(guardKey), type: 'INVOICE_REF_GUARD', companyId: stored.companyId, invoiceRef: stored.invoiceRef, caseId: stored.caseId, reference: stored.reference, createdAt: stored.createdAt });
-      const caseKey = keys.case(mode, stored.caseId);
-      const { description: _absent, ...storedAttributes } = stored;
-      expect(record).toEqual({ ...caseKey, ...listing(caseKey), ...keys.caseListing(mode, stored.companyId, stored.createdAt, stored.caseId), type: 'CASE', ...storedAttributes });
-      const auditKey = keys.attestation(mode, stored.caseId);
-      expect(attestation).toEqual({ ...auditKey, ...listing(auditKey), type: 'ATTESTATION', ...audit });
-    });
-    expect(input.TransactItems!.every((action) => action.Put!.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
-    expect(input.TransactItems!.filter((_, i) => i % 3 === 0).every((action) => action.Put!.ReturnValuesOnConditionCheckFailure === 'ALL_OLD')).toBe(true);
-  });
+  it.each(['live', 'test'] as const)(
+    'stores, for each %s case, its guard, the case and its audit record with exactly these attributes',
+    async (mode) => {
+      const cases = [0, 1, 2, 3].map((i) => newCase(i, mode, i === 3 ? { description: undefined } : {}));
+      const { input } = await transactionOf(cases);
+      const items = input.TransactItems!.map((action) => unmarshall(action.Put!.Item!));
+      cases.forEach(({ stored, audit }, k) => {
+        const [guard, record, attestation] = items.slice(k * 3, k * 3 + 3);
+        const listing = (key: { pk: string; sk: string }) =>
+          mode === 'test' ? { gsi1pk: `TESTDATA#${stored.companyId}`, gsi1sk: `${key.pk}#${key.sk}` } : {};
+        const guardKey = keys.invoiceRefGuard(mode, stored.companyId, stored.invoiceRefKey);
+        expect(guard).toEqual({
+          ...guardKey,
+          ...listing(guardKey),
+          type: 'INVOICE_REF_GUARD',
+          companyId: stored.companyId,
+          invoiceRef: stored.invoiceRef,
+          caseId: stored.caseId,
+          reference: stored.reference,
+          createdAt: stored.createdAt,
+        });
+        const caseKey = keys.case(mode, stored.caseId);
+        const { description: _absent, ...storedAttributes } = stored;
+        expect(record).toEqual({
+          ...caseKey,
+          ...listing(caseKey),
+          ...keys.caseListing(mode, stored.companyId, stored.createdAt, stored.caseId),
+          type: 'CASE',
+          ...storedAttributes,
+        });
+        const auditKey = keys.attestation(mode, stored.caseId);
+        expect(attestation).toEqual({ ...auditKey, ...listing(auditKey), type: 'ATTESTATION', ...audit });
+      });
+      expect(input.TransactItems!.every((action) => action.Put!.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+      expect(
+        input.TransactItems!.filter((_, i) => i % 3 === 0).every((action) => action.Put!.ReturnValuesOnConditionCheckFailure === 'ALL_OLD'),
+      ).toBe(true);
+    },
+  );
 
   it('goes on the wire as the same JSON the DocumentClient would have sent for those items', async () => {
     const command = await transactionOf([0, 1, 2, 3, 4, 5, 6].map((i) => newCase(i, i % 2 ? 'test' : 'live')));
     const writerPath = capturingDynamoClient();
     await writerPath.client.send(command);
     const documentPath = capturingDynamoClient();
-    const doc = DynamoDBDocumentClient.from(documentPath.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+    const doc = DynamoDBDocumentClient.from(documentPath.client, {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    });
     await doc.send(
       new TransactWriteCommand({
         ClientRequestToken: command.input.ClientRequestToken!,
@@ -118,7 +155,12 @@ class Sha256 {
   }
 }
 
-const bytes = (data: SourceData) => (typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
+const bytes = (data: SourceData) =>
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
 
 const signatureIn = (request: SentRequest) => /Signature=([0-9a-f]+)/.exec(request.headers.authorization ?? '')?.[1];
 
@@ -130,8 +172,18 @@ async function signatureOver(request: SentRequest, body: string): Promise<string
   const { authorization: _signature, ...sent } = request.headers;
   const headers: Record<string, string> = { ...sent, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
   const stamp = headers['x-amz-date']!;
-  const signingDate = new Date(`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 'dynamodb', region: 'eu-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, sha256: Sha256 });
-  const signed = await signer.sign({ method: 'POST', protocol: 'https:', hostname: headers.host!, path: '/', query: {}, headers, body }, { signingDate });
+  const signingDate = new Date(
+    `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`,
+  );
+  const signer = new SignatureV4({
+    service: 'dynamodb',
+    region: 'eu-west-2',
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    sha256: Sha256,
+  });
+  const signed = await signer.sign(
+    { method: 'POST', protocol: 'https:', hostname: headers.host!, path: '/', query: {}, headers, body },
+    { signingDate },
+  );
   return signatureIn({ headers: signed.headers, body });
 }

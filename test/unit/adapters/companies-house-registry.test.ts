@@ -1,8 +1,17 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CompaniesHouseError, CompaniesHouseRegistry, retryAfterMs } from '../../../lib/adapters/companies-house/companies-house-registry.js';
+import {
+  CompaniesHouseError,
+  CompaniesHouseRegistry,
+  retryAfterMs,
+} from '../../../lib/adapters/companies-house/companies-house-registry.js';
 import { verifyDebtor } from '../../../lib/cases/verification/verify-debtor.js';
-import { STAND_IN_API_KEY, STAND_IN_FIXTURES, startCompaniesHouseStandIn, type CompaniesHouseStandIn } from '../../../infra/local/companies-house-stand-in.js';
+import {
+  STAND_IN_API_KEY,
+  STAND_IN_FIXTURES,
+  startCompaniesHouseStandIn,
+  type CompaniesHouseStandIn,
+} from '../../../infra/local/companies-house-stand-in.js';
 import { MemoryProfileCache, MemoryRateLimiter } from '../../support/memory-verification.js';
 
 /**
@@ -19,7 +28,11 @@ afterEach(async () => {
 });
 
 const registry = (over: { apiKey?: string; timeoutMs?: number; baseUrl?: string } = {}) =>
-  new CompaniesHouseRegistry({ baseUrl: over.baseUrl ?? standIn.url, apiKey: async () => over.apiKey ?? STAND_IN_API_KEY, timeoutMs: over.timeoutMs ?? 4_000 });
+  new CompaniesHouseRegistry({
+    baseUrl: over.baseUrl ?? standIn.url,
+    apiKey: async () => over.apiKey ?? STAND_IN_API_KEY,
+    timeoutMs: over.timeoutMs ?? 4_000,
+  });
 
 describe('the Companies House registry adapter', () => {
   it('reads an active company’s name and status from its profile', async () => {
@@ -50,7 +63,10 @@ describe('the Companies House registry adapter', () => {
 
   it('answers unavailable when no answer comes within its timeout', async () => {
     // The slow fixture answers (found) after 2 s: unavailable means the adapter gave up first.
-    expect(await registry({ timeoutMs: 200 }).lookup(STAND_IN_FIXTURES.SLOW)).toEqual({ kind: 'unavailable', detail: 'no answer within 200 ms' });
+    expect(await registry({ timeoutMs: 200 }).lookup(STAND_IN_FIXTURES.SLOW)).toEqual({
+      kind: 'unavailable',
+      detail: 'no answer within 200 ms',
+    });
   });
 
   it('answers unavailable when nothing listens (a network failure)', async () => {
@@ -107,11 +123,19 @@ describe('verifying a debtor against the stand-in', () => {
   it('a registry that answers 429 then 200: the case stays PENDING, then is verified on the retry', async () => {
     const deps = { registry: registry(), cache: new MemoryProfileCache(), limiter: new MemoryRateLimiter(), random: () => 0 };
     const first = new Date('2026-03-04T10:00:00Z');
-    const request = { mode: 'live' as const, companyNumber: STAND_IN_FIXTURES.RATE_LIMITED_ONCE, debtorName: 'Acme Widgets Ltd', firstAttemptAt: first };
+    const request = {
+      mode: 'live' as const,
+      companyNumber: STAND_IN_FIXTURES.RATE_LIMITED_ONCE,
+      debtorName: 'Acme Widgets Ltd',
+      firstAttemptAt: first,
+    };
     const retry = await verifyDebtor(deps, { ...request, now: first, failures: 0 });
     expect(retry).toMatchObject({ kind: 'retry', reason: 'registry-rate-limited', failures: 1 });
     if (retry.kind !== 'retry') return;
-    expect(await verifyDebtor(deps, { ...request, now: retry.at, failures: 1 })).toMatchObject({ kind: 'outcome', outcome: { status: 'VERIFIED' } });
+    expect(await verifyDebtor(deps, { ...request, now: retry.at, failures: 1 })).toMatchObject({
+      kind: 'outcome',
+      outcome: { status: 'VERIFIED' },
+    });
     expect(standIn.requests).toEqual(['/company/01000429', '/company/01000429']);
   });
 });

@@ -10,12 +10,22 @@ describe('the answer kept for an Idempotency-Key replay', () => {
   });
 
   it('always fits a DynamoDB item, keeping every created item whole, even for 1 MiB of incompressible echoes', () => {
-    const rejected = Array.from({ length: 95 }, (_, i) => ({ index: i + 5, invoiceRef: randomBytes(8000).toString('base64'), code: 'INVALID_FIELD', message: 'invoiceRef must be 1 to 100 characters', errors: [] }));
+    const rejected = Array.from({ length: 95 }, (_, i) => ({
+      index: i + 5,
+      invoiceRef: randomBytes(8000).toString('base64'),
+      code: 'INVALID_FIELD',
+      message: 'invoiceRef must be 1 to 100 characters',
+      errors: [],
+    }));
     const encoded = encodeResponse({ created, rejected });
     expect(encoded.attribute).toBe('responseGz');
     const bytes = encoded.value as Buffer;
     expect(bytes.length).toBeLessThan(350 * 1024);
-    const decoded = JSON.parse(gunzipSync(bytes).toString('utf8')) as { created: unknown[]; rejected: { index: number }[]; compacted: boolean };
+    const decoded = JSON.parse(gunzipSync(bytes).toString('utf8')) as {
+      created: unknown[];
+      rejected: { index: number }[];
+      compacted: boolean;
+    };
     expect(decoded.created).toEqual(created);
     expect(decoded.compacted).toBe(true);
     expect(decoded.rejected.map((r) => r.index)).toEqual(rejected.map((r) => r.index));

@@ -21,7 +21,10 @@ describe('the one retry layer', () => {
 
   it('gives up as unavailable when the attempts run out, naming the last failure', async () => {
     const failure = throttled();
-    await expect(withRetries(() => Promise.reject(failure), standaloneDeadline(5_000), fastPolicy)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', cause: failure });
+    await expect(withRetries(() => Promise.reject(failure), standaloneDeadline(5_000), fastPolicy)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      cause: failure,
+    });
   });
 
   it('shares one retry budget across all the calls of a request', async () => {
@@ -31,7 +34,9 @@ describe('the one retry layer', () => {
       calls++;
       return Promise.reject(throttled());
     };
-    await expect(Promise.all([withRetries(failing, deadline, fastPolicy), withRetries(failing, deadline, fastPolicy)])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(
+      Promise.all([withRetries(failing, deadline, fastPolicy), withRetries(failing, deadline, fastPolicy)]),
+    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     await new Promise((r) => setTimeout(r, 50));
     // Two first attempts plus at most the three retries of the shared budget.
     expect(calls).toBeLessThanOrEqual(5);
@@ -40,12 +45,16 @@ describe('the one retry layer', () => {
 
   it('starts no call once the deadline has passed, and cancels one in flight when it passes', async () => {
     let calls = 0;
-    await expect(withRetries(async () => ++calls, standaloneDeadline(0), fastPolicy)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(withRetries(async () => ++calls, standaloneDeadline(0), fastPolicy)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+    });
     expect(calls).toBe(0);
     const deadline = requestDeadline({ now: Date.now(), remainingMs: 30, reserveMs: 0, retryBudget: 50 });
     const stalled = withRetries(
       ({ abortSignal }) =>
-        new Promise((_, reject) => abortSignal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })))),
+        new Promise((_, reject) =>
+          abortSignal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))),
+        ),
       deadline,
       fastPolicy,
     );
@@ -53,7 +62,8 @@ describe('the one retry layer', () => {
   });
 
   it('retries a cancelled transaction only when every reason given is transient', () => {
-    const cancelled = (...codes: string[]) => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+    const cancelled = (...codes: string[]) =>
+      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
     expect(isRetryable(cancelled('None', 'TransactionConflict', 'None'))).toBe(true);
     expect(isRetryable(cancelled('ThrottlingError', 'None'))).toBe(true);
     // One action refused for good cancels the same transaction every time.
@@ -64,11 +74,19 @@ describe('the one retry layer', () => {
 
   it('tells a write that may still land (timeout, 5xx, abort, in progress) from one storage refused', () => {
     expect(mayHaveApplied(Object.assign(new Error('timed out'), { name: 'TimeoutError' }))).toBe(true);
-    expect(mayHaveApplied(Object.assign(new Error('boom'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }))).toBe(true);
+    expect(mayHaveApplied(Object.assign(new Error('boom'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }))).toBe(
+      true,
+    );
     expect(mayHaveApplied(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toBe(true);
-    expect(mayHaveApplied(Object.assign(new Error('ongoing'), { name: 'TransactionInProgressException', $metadata: { httpStatusCode: 400 } }))).toBe(true);
+    expect(
+      mayHaveApplied(Object.assign(new Error('ongoing'), { name: 'TransactionInProgressException', $metadata: { httpStatusCode: 400 } })),
+    ).toBe(true);
     expect(mayHaveApplied(throttled())).toBe(false);
-    expect(mayHaveApplied(new TransactionCanceledException({ message: 'cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: [] }))).toBe(false);
+    expect(
+      mayHaveApplied(
+        new TransactionCanceledException({ message: 'cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: [] }),
+      ),
+    ).toBe(false);
   });
 
   it('keeps an attempt in doubt through later refusals, until an answer the caller names settles it', async () => {
@@ -78,13 +96,20 @@ describe('the one retry layer', () => {
     const thenThrottled = await attempt(() => Promise.reject(++calls === 1 ? timeout : throttled()), standaloneDeadline(5_000), fastPolicy);
     expect(thenThrottled).toMatchObject({ ok: false, attempts: DEFAULT_RETRY_POLICY.maxAttempts, answered: false, inDoubt: true });
     calls = 0;
-    const thenSettled = await attempt(() => Promise.reject(++calls === 1 ? timeout : settling), standaloneDeadline(5_000), fastPolicy, { settles: (e) => e === settling });
+    const thenSettled = await attempt(() => Promise.reject(++calls === 1 ? timeout : settling), standaloneDeadline(5_000), fastPolicy, {
+      settles: (e) => e === settling,
+    });
     expect(thenSettled).toMatchObject({ ok: false, attempts: 2, answered: true, inDoubt: false, error: settling });
   });
 
   it('asks again only for the keys a batch call left unprocessed, and reports those it never could', async () => {
     const asked: string[][] = [];
-    const done = await untilProcessed(['a', 'b', 'c'], (keys) => (asked.push([...keys]), Promise.resolve(keys.length > 1 ? keys.slice(1) : [])), standaloneDeadline(5_000), fastPolicy);
+    const done = await untilProcessed(
+      ['a', 'b', 'c'],
+      (keys) => (asked.push([...keys]), Promise.resolve(keys.length > 1 ? keys.slice(1) : [])),
+      standaloneDeadline(5_000),
+      fastPolicy,
+    );
     expect({ asked, done }).toEqual({ asked: [['a', 'b', 'c'], ['b', 'c'], ['c']], done: { unprocessed: [] } });
     const shedding = await untilProcessed(['a', 'b'], (keys) => Promise.resolve(keys), standaloneDeadline(5_000), fastPolicy);
     expect(shedding).toEqual({ unprocessed: ['a', 'b'] });

@@ -10,7 +10,10 @@ function scripted(answers: ((keys: { pk: string }[]) => { found: string[]; remov
     const wanted = Object.values(command.input.RequestItems)[0]!.Keys;
     asked.push(wanted.length);
     const answer = (answers[asked.length - 1] ?? answers[answers.length - 1]!)(wanted);
-    const items = [...answer.found.map((fileKey) => ({ fileKey, state: 'present' })), ...(answer.removed ?? []).map((fileKey) => ({ fileKey, state: 'removed' }))];
+    const items = [
+      ...answer.found.map((fileKey) => ({ fileKey, state: 'present' })),
+      ...(answer.removed ?? []).map((fileKey) => ({ fileKey, state: 'removed' })),
+    ];
     return { Responses: { t: items }, UnprocessedKeys: answer.unprocessed.length ? { t: { Keys: answer.unprocessed } } : {} };
   };
   return { client: { send } as unknown as DynamoDBDocumentClient, asked };

@@ -44,7 +44,16 @@ describe('API keys', () => {
 
   it('are refused when truncated, padded or of another format', () => {
     const { apiKey } = generateApiKey();
-    for (const bad of ['', apiKey.slice(0, -1), `${apiKey}x`, ` ${apiKey}`, apiKey.replace('pca_', 'pcx_'), apiKey.toUpperCase(), 'Bearer', 'pca_']) {
+    for (const bad of [
+      '',
+      apiKey.slice(0, -1),
+      `${apiKey}x`,
+      ` ${apiKey}`,
+      apiKey.replace('pca_', 'pcx_'),
+      apiKey.toUpperCase(),
+      'Bearer',
+      'pca_',
+    ]) {
       expect(parseApiKey(bad)).toBeUndefined();
     }
   });

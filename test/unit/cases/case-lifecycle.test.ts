@@ -74,15 +74,18 @@ describe('the status follows the gates', () => {
   const gates = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const;
   const verifications: DebtorVerification[] = [{ status: 'NOT_REQUESTED' }, { status: 'PENDING' }, verified, mismatch, notActive, notFound];
 
-  it.each(gates.flatMap((g) => verifications.map((v) => [g, v.status, v] as const)))('recoveryGate %s with verification %s', (gate, _name, v) => {
-    const expected: LifecycleStatus =
-      v.status === 'NAME_MISMATCH' || v.status === 'NOT_ACTIVE' || v.status === 'NOT_FOUND'
-        ? 'ON_HOLD'
-        : gate !== 'AWAITING_CONFIRMATION' && (v.status === 'NOT_REQUESTED' || v.status === 'VERIFIED')
-          ? 'READY'
-          : 'DRAFT';
-    expect(deriveStatus('DRAFT', gate, v)).toBe(expected);
-  });
+  it.each(gates.flatMap((g) => verifications.map((v) => [g, v.status, v] as const)))(
+    'recoveryGate %s with verification %s',
+    (gate, _name, v) => {
+      const expected: LifecycleStatus =
+        v.status === 'NAME_MISMATCH' || v.status === 'NOT_ACTIVE' || v.status === 'NOT_FOUND'
+          ? 'ON_HOLD'
+          : gate !== 'AWAITING_CONFIRMATION' && (v.status === 'NOT_REQUESTED' || v.status === 'VERIFIED')
+            ? 'READY'
+            : 'DRAFT';
+      expect(deriveStatus('DRAFT', gate, v)).toBe(expected);
+    },
+  );
 
   it('a withdrawn case stays withdrawn whatever its gates', () => {
     expect(deriveStatus('WITHDRAWN', 'AUTO_ATTESTED', { status: 'NOT_REQUESTED' })).toBe('WITHDRAWN');
@@ -214,7 +217,10 @@ describe('a debtor verification outcome', () => {
   });
 
   it('for a case without a debtorCompanyNo is not_pending', () => {
-    expect(recordVerification(state({ debtorVerification: { status: 'NOT_REQUESTED' } }), verified, LATER)).toEqual({ changed: false, reason: 'not_pending' });
+    expect(recordVerification(state({ debtorVerification: { status: 'NOT_REQUESTED' } }), verified, LATER)).toEqual({
+      changed: false,
+      reason: 'not_pending',
+    });
   });
 
   it('for a case withdrawn meanwhile is no change: withdrawn', () => {
@@ -245,7 +251,10 @@ describe('the case record and its events', () => {
     ]);
     const event = buildCaseEvent(after, verifiedChange.at, verifiedChange.previousAttributes);
     expect(caseEventSchema.parse(event)).toEqual(event);
-    expect(event).toMatchObject({ type: 'case.updated', data: { previousAttributes: { status: 'DRAFT', debtorVerification: { status: 'PENDING' } } } });
+    expect(event).toMatchObject({
+      type: 'case.updated',
+      data: { previousAttributes: { status: 'DRAFT', debtorVerification: { status: 'PENDING' } } },
+    });
   });
 
   it('a withdrawal reason of 500 emoji (accepted by withdraw) is a valid history entry on the record and its event', () => {
@@ -260,8 +269,13 @@ describe('the case record and its events', () => {
   });
 
   it('verification shapes outside the rules are refused by the schema (e.g. NAME_MISMATCH without registeredName)', () => {
-    expect(lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'NAME_MISMATCH', checkedAt: LATER.toISOString() } }).success).toBe(false);
-    expect(lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'PENDING', checkedAt: LATER.toISOString() } }).success).toBe(false);
+    expect(
+      lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'NAME_MISMATCH', checkedAt: LATER.toISOString() } })
+        .success,
+    ).toBe(false);
+    expect(
+      lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'PENDING', checkedAt: LATER.toISOString() } }).success,
+    ).toBe(false);
   });
 });
 
@@ -274,25 +288,31 @@ describe('any sequence of changes', () => {
       (s) => confirmCase(s, LATER),
       (s) => withdrawCase(s, LATER),
       (s) => settleStatus(s, LATER),
-      ...outcomes.map((o): Step => (s) => recordVerification(s, o, LATER)),
+      ...outcomes.map(
+        (o): Step =>
+          (s) =>
+            recordVerification(s, o, LATER),
+      ),
     ];
     // Every order of up to 3 steps from every starting point: small enough to enumerate whole.
     for (const gate of gates) {
       for (const companyNo of [true, false]) {
-        for (const a of steps) for (const b of steps) for (const c of steps) {
-          let s = initialLifecycle(gate, companyNo, CREATED).state;
-          const history: LifecycleStatus[] = ['DRAFT'];
-          for (const step of [a, b, c]) {
-            const result = step(s);
-            if (!result.changed) continue;
-            expect(result.state.status === s.status || ALLOWED_TRANSITIONS[s.status].includes(result.state.status)).toBe(true);
-            expect(result.historyEntry?.status).toBe(result.state.status === s.status ? undefined : result.state.status);
-            expect(Object.keys(result.previousAttributes).length).toBeGreaterThan(0);
-            if (result.historyEntry) history.push(result.historyEntry.status);
-            s = result.state;
-          }
-          expect(history.at(-1)).toBe(s.status);
-        }
+        for (const a of steps)
+          for (const b of steps)
+            for (const c of steps) {
+              let s = initialLifecycle(gate, companyNo, CREATED).state;
+              const history: LifecycleStatus[] = ['DRAFT'];
+              for (const step of [a, b, c]) {
+                const result = step(s);
+                if (!result.changed) continue;
+                expect(result.state.status === s.status || ALLOWED_TRANSITIONS[s.status].includes(result.state.status)).toBe(true);
+                expect(result.historyEntry?.status).toBe(result.state.status === s.status ? undefined : result.state.status);
+                expect(Object.keys(result.previousAttributes).length).toBeGreaterThan(0);
+                if (result.historyEntry) history.push(result.historyEntry.status);
+                s = result.state;
+              }
+              expect(history.at(-1)).toBe(s.status);
+            }
       }
     }
   });

@@ -71,32 +71,47 @@ describe('a case is rejected with INVALID_FIELD when', () => {
     ['principalAmount has three decimals', { principalAmount: 10000.001 }, 'principalAmount'],
     ['invoiceFileKey is missing', { invoiceFileKey: undefined }, 'invoiceFileKey'],
     ['attestation is missing', { attestation: undefined }, 'attestation'],
-    ['an attestation flag is the string "true"', { attestation: { ...(validInput().attestation as object), b2b: 'true' } }, 'attestation.b2b'],
+    [
+      'an attestation flag is the string "true"',
+      { attestation: { ...(validInput().attestation as object), b2b: 'true' } },
+      'attestation.b2b',
+    ],
     ['attestedBy is blank', { attestation: { ...(validInput().attestation as object), attestedBy: ' ' } }, 'attestation.attestedBy'],
     ['debtorCompanyNo is not a company number', { debtorCompanyNo: 'ABC' }, 'debtorCompanyNo'],
     ['debtorAddress is 501 characters', { debtorAddress: 'a'.repeat(501) }, 'debtorAddress'],
     ['description is 2001 characters', { description: 'd'.repeat(2001) }, 'description'],
     ['a misspelt optional field is sent', { debtorCompanyNumber: 'SC123456' }, 'debtorCompanyNumber'],
-    ['an unknown attestation field is sent', { attestation: { ...(validInput().attestation as object), signed: true } }, 'attestation.signed'],
+    [
+      'an unknown attestation field is sent',
+      { attestation: { ...(validInput().attestation as object), signed: true } },
+      'attestation.signed',
+    ],
   ])('%s', (_name, overrides, field) => {
     const check = checkCase(validInput(overrides), ctx);
     expect(firstCode(check.findings)).toBe('INVALID_FIELD');
     expect(check.findings.map((f) => f.field)).toContain(field);
   });
 
-  it.each(['debtorName', 'debtorEmail', 'invoiceRef', 'invoiceDate', 'dueDate', 'principalAmount', 'invoiceFileKey', 'attestation'])('the required field %s is missing', (field) => {
-    const input = validInput();
-    delete input[field];
-    const check = checkCase(input, ctx);
-    expect(firstCode(check.findings)).toBe('INVALID_FIELD');
-    expect(check.findings).toContainEqual({ code: 'INVALID_FIELD', field, message: `${field} is required` });
-  });
+  it.each(['debtorName', 'debtorEmail', 'invoiceRef', 'invoiceDate', 'dueDate', 'principalAmount', 'invoiceFileKey', 'attestation'])(
+    'the required field %s is missing',
+    (field) => {
+      const input = validInput();
+      delete input[field];
+      const check = checkCase(input, ctx);
+      expect(firstCode(check.findings)).toBe('INVALID_FIELD');
+      expect(check.findings).toContainEqual({ code: 'INVALID_FIELD', field, message: `${field} is required` });
+    },
+  );
 
   it.each(['b2b', 'under10k', 'within6years', 'undisputed', 'attestedBy'])('the attestation field %s is missing', (field) => {
     const attestation = { ...(validInput().attestation as Record<string, unknown>) };
     delete attestation[field];
     const check = checkCase(validInput({ attestation }), ctx);
-    expect(check.findings).toContainEqual({ code: 'INVALID_FIELD', field: `attestation.${field}`, message: `attestation.${field} is required` });
+    expect(check.findings).toContainEqual({
+      code: 'INVALID_FIELD',
+      field: `attestation.${field}`,
+      message: `attestation.${field} is required`,
+    });
   });
 
   it('the element is not an object', () => {
@@ -144,11 +159,21 @@ describe('the business rules reject a case', () => {
 
   it('reporting the first failing rule in the product order and listing all problems', () => {
     const check = checkCase(
-      validInput({ principalAmount: 0, dueDate: '2030-01-01', debtorCompanyNo: 'SC123456', attestation: { ...(validInput().attestation as object), undisputed: false } }),
+      validInput({
+        principalAmount: 0,
+        dueDate: '2030-01-01',
+        debtorCompanyNo: 'SC123456',
+        attestation: { ...(validInput().attestation as object), undisputed: false },
+      }),
       ctx,
     );
     expect(firstCode(check.findings)).toBe('ATTESTATION_FAILED');
-    expect(check.findings.map((f) => f.code)).toEqual(['ATTESTATION_FAILED', 'AMOUNT_OUT_OF_RANGE', 'DUE_DATE_NOT_PAST', 'OUT_OF_JURISDICTION']);
+    expect(check.findings.map((f) => f.code)).toEqual([
+      'ATTESTATION_FAILED',
+      'AMOUNT_OUT_OF_RANGE',
+      'DUE_DATE_NOT_PAST',
+      'OUT_OF_JURISDICTION',
+    ]);
   });
 });
 
@@ -228,7 +253,10 @@ describe('case references', () => {
 });
 
 describe('the Idempotency-Key header', () => {
-  const ev = (value: string | string[]) => ({ headers: {}, multiValueHeaders: { 'Idempotency-Key': Array.isArray(value) ? value : [value] } });
+  const ev = (value: string | string[]) => ({
+    headers: {},
+    multiValueHeaders: { 'Idempotency-Key': Array.isArray(value) ? value : [value] },
+  });
   it('accepts 1 to 255 visible ASCII characters and the quoted form', () => {
     expect(parseIdempotencyKey(ev('abc-123'))).toBe('abc-123');
     expect(parseIdempotencyKey(ev('"abc-123"'))).toBe('abc-123');

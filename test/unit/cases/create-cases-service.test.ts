@@ -66,7 +66,9 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const w = world();
     const reserve = jest.spyOn(w.references, 'reserve');
     const exists = jest.spyOn(w.files, 'exists');
-    const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'A-1' }), validCase(w.fileKey, { invoiceRef: 'A-2' })]));
+    const result = await w.service.create(
+      w.request([validCase(w.fileKey, { invoiceRef: 'A-1' }), validCase(w.fileKey, { invoiceRef: 'A-2' })]),
+    );
     expect(result.created.map((c) => [c.index, c.invoiceRef, c.reference])).toEqual([
       [0, 'A-1', 'PC-222-223'],
       [1, 'A-2', 'PC-222-224'],
@@ -77,13 +79,22 @@ describe('creating a batch of cases (use case, in memory)', () => {
     // One existence check per distinct file, however many cases cite it.
     expect(exists).toHaveBeenCalledTimes(1);
     expect(w.writer.cases.size).toBe(2);
-    expect(w.writer.audits.get(result.created[0]!.id)).toMatchObject({ keyId: caller.keyId, requestId: 'req-1', sourceIp: '198.51.100.7', b2b: true });
+    expect(w.writer.audits.get(result.created[0]!.id)).toMatchObject({
+      keyId: caller.keyId,
+      requestId: 'req-1',
+      sourceIp: '198.51.100.7',
+      b2b: true,
+    });
   });
 
   it('lets the first valid occurrence of an invoiceRef win inside one request, naming it in the duplicate', async () => {
     const w = world();
     const result = await w.service.create(
-      w.request([validCase(w.fileKey, { invoiceRef: 'inv-9', principalAmount: 0 }), validCase(w.fileKey, { invoiceRef: ' INV-9' }), validCase(w.fileKey, { invoiceRef: 'Inv-9 ' })]),
+      w.request([
+        validCase(w.fileKey, { invoiceRef: 'inv-9', principalAmount: 0 }),
+        validCase(w.fileKey, { invoiceRef: ' INV-9' }),
+        validCase(w.fileKey, { invoiceRef: 'Inv-9 ' }),
+      ]),
     );
     expect(result.rejected.map((r) => [r.index, r.code])).toEqual([
       [0, 'AMOUNT_OUT_OF_RANGE'],
@@ -99,7 +110,11 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const first = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'DUP-1' })]));
     const second = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'dup-1' })], { requestId: 'req-2' }));
     expect(second.created).toEqual([]);
-    expect(second.rejected[0]).toMatchObject({ code: 'DUPLICATE', existingCaseId: first.created[0]!.id, existingReference: first.created[0]!.reference });
+    expect(second.rejected[0]).toMatchObject({
+      code: 'DUPLICATE',
+      existingCaseId: first.created[0]!.id,
+      existingReference: first.created[0]!.reference,
+    });
     expect(second.rejected[0]!.message).toContain(first.created[0]!.reference);
   });
 
@@ -129,7 +144,11 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const recorded = jest.spyOn(w.files, 'recorded');
     const exists = jest.spyOn(w.files, 'exists');
     const result = await w.service.create(
-      w.request([validCase(recordedKey, { invoiceRef: 'R-1' }), validCase(w.fileKey, { invoiceRef: 'R-2' }), validCase(recordedKey, { invoiceRef: 'R-3' })]),
+      w.request([
+        validCase(recordedKey, { invoiceRef: 'R-1' }),
+        validCase(w.fileKey, { invoiceRef: 'R-2' }),
+        validCase(recordedKey, { invoiceRef: 'R-3' }),
+      ]),
     );
     expect(result.created.map((c) => c.index)).toEqual([0, 1, 2]);
     expect(recorded.mock.calls.map(([keys]) => [...keys].sort())).toEqual([[recordedKey, w.fileKey].sort()]);
@@ -141,11 +160,15 @@ describe('creating a batch of cases (use case, in memory)', () => {
     const missing = issueFileKey(caller.companyId, 'application/pdf');
     jest.spyOn(w.files, 'recorded').mockRejectedValue(new Error('ProvisionedThroughputExceeded'));
     const exists = jest.spyOn(w.files, 'exists');
-    const result = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'F-1' }), validCase(missing, { invoiceRef: 'F-2' })]));
+    const result = await w.service.create(
+      w.request([validCase(w.fileKey, { invoiceRef: 'F-1' }), validCase(missing, { invoiceRef: 'F-2' })]),
+    );
     expect(result.created.map((c) => c.index)).toEqual([0]);
     expect(result.rejected.map((r) => [r.index, r.code])).toEqual([[1, 'FILE_NOT_UPLOADED']]);
     expect(exists).toHaveBeenCalledTimes(2);
-    expect(w.log.lines).toEqual([expect.objectContaining({ level: 'warn', message: 'upload records could not be read; asking the object store' })]);
+    expect(w.log.lines).toEqual([
+      expect.objectContaining({ level: 'warn', message: 'upload records could not be read; asking the object store' }),
+    ]);
   });
 
   it('reports a case whose write failed as TEMPORARY_FAILURE, and its in-request twin too', async () => {
@@ -157,7 +180,12 @@ describe('creating a batch of cases (use case, in memory)', () => {
       return realWrite(c, deadline);
     });
     const result = await w.service.create(
-      w.request([validCase(w.fileKey, { invoiceRef: 'FAIL-1' }), validCase(w.fileKey, { invoiceRef: 'fail-1' }), validCase(w.fileKey, { invoiceRef: 'LOST-1' }), validCase(w.fileKey)]),
+      w.request([
+        validCase(w.fileKey, { invoiceRef: 'FAIL-1' }),
+        validCase(w.fileKey, { invoiceRef: 'fail-1' }),
+        validCase(w.fileKey, { invoiceRef: 'LOST-1' }),
+        validCase(w.fileKey),
+      ]),
     );
     expect(result.rejected.map((r) => [r.index, r.code])).toEqual([
       [0, 'TEMPORARY_FAILURE'],
@@ -189,7 +217,12 @@ describe('creating a batch of cases (use case, in memory)', () => {
       expect(order).toEqual(['claim', 'write']);
       const replay = await w.service.create(w.request(cases, { idempotencyKey: 'key-1', requestId: 'req-2' })).catch((e: unknown) => e);
       expect(replay).toBeInstanceOf(IdempotencyKeyReusedError);
-      expect((replay as IdempotencyKeyReusedError).extensions).toEqual({ state: 'COMPLETED', sameRequest: true, created: first.created, rejected: first.rejected });
+      expect((replay as IdempotencyKeyReusedError).extensions).toEqual({
+        state: 'COMPLETED',
+        sameRequest: true,
+        created: first.created,
+        rejected: first.rejected,
+      });
       expect(w.writer.cases.size).toBe(1);
     });
 
@@ -197,7 +230,16 @@ describe('creating a batch of cases (use case, in memory)', () => {
       const w = world();
       const cases = [validCase(w.fileKey)];
       const claimedAt = new Date(NOW.getTime() - 5_000);
-      await w.idempotency.claim({ mode: 'live', companyId: caller.companyId, idempotencyKey: 'busy', requestId: 'other', now: claimedAt, ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: requestFingerprint(cases) });
+      await w.idempotency.claim({
+        mode: 'live',
+        companyId: caller.companyId,
+        idempotencyKey: 'busy',
+        requestId: 'other',
+        now: claimedAt,
+        ttlSeconds: 86_400,
+        staleAfterSeconds: 20,
+        requestHash: requestFingerprint(cases),
+      });
       const error = await w.service.create(w.request(cases, { idempotencyKey: 'busy' })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IdempotencyKeyReusedError);
       expect((error as IdempotencyKeyReusedError).extensions).toEqual({ state: 'IN_PROGRESS', sameRequest: true });
@@ -212,15 +254,28 @@ describe('creating a batch of cases (use case, in memory)', () => {
       await w.service.create(w.request([first], { idempotencyKey: 'k-same' }));
       // Same body with its keys in another order: the same request.
       const reordered = Object.fromEntries(Object.entries(first).reverse());
-      const same = await w.service.create(w.request([reordered], { idempotencyKey: 'k-same', requestId: 'req-2' })).catch((e: unknown) => e);
+      const same = await w.service
+        .create(w.request([reordered], { idempotencyKey: 'k-same', requestId: 'req-2' }))
+        .catch((e: unknown) => e);
       expect((same as IdempotencyKeyReusedError).extensions).toMatchObject({ state: 'COMPLETED', sameRequest: true });
-      const other = await w.service.create(w.request([{ ...first, principalAmount: 99 }], { idempotencyKey: 'k-same', requestId: 'req-3' })).catch((e: unknown) => e);
+      const other = await w.service
+        .create(w.request([{ ...first, principalAmount: 99 }], { idempotencyKey: 'k-same', requestId: 'req-3' }))
+        .catch((e: unknown) => e);
       expect((other as IdempotencyKeyReusedError).extensions).toMatchObject({ state: 'COMPLETED', sameRequest: false });
     });
 
     it('lets a claim left behind by a request that died be taken over once its horizon has passed', async () => {
       const w = world();
-      await w.idempotency.claim({ mode: 'live', companyId: caller.companyId, idempotencyKey: 'dead', requestId: 'died', now: new Date(NOW.getTime() - 21_000), ttlSeconds: 86_400, staleAfterSeconds: 20, requestHash: 'x' });
+      await w.idempotency.claim({
+        mode: 'live',
+        companyId: caller.companyId,
+        idempotencyKey: 'dead',
+        requestId: 'died',
+        now: new Date(NOW.getTime() - 21_000),
+        ttlSeconds: 86_400,
+        staleAfterSeconds: 20,
+        requestHash: 'x',
+      });
       const result = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'dead' }));
       expect(result.created).toHaveLength(1);
     });
@@ -228,7 +283,9 @@ describe('creating a batch of cases (use case, in memory)', () => {
     it('answers unavailable and gives the key back when storage cannot answer before the deadline', async () => {
       const w = world();
       const expired = standaloneDeadline(0);
-      const error = await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'late', deadline: expired })).catch((e: unknown) => e);
+      const error = await w.service
+        .create(w.request([validCase(w.fileKey)], { idempotencyKey: 'late', deadline: expired }))
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       expect(w.writer.cases.size).toBe(0);
       expect(w.idempotency.claims.size).toBe(0);
@@ -269,7 +326,13 @@ describe('creating a batch of cases (use case, in memory)', () => {
     it('passes the request’s deadline to every storage call, and the clean-up deadline to completing the claim', async () => {
       const w = world();
       const deadline = requestDeadline({ now: Date.now(), remainingMs: 10_000, reserveMs: 2_000, retryBudget: 50 });
-      const spies = [jest.spyOn(w.idempotency, 'claim'), jest.spyOn(w.companies, 'get'), jest.spyOn(w.references, 'reserve'), jest.spyOn(w.files, 'exists'), jest.spyOn(w.writer, 'write')];
+      const spies = [
+        jest.spyOn(w.idempotency, 'claim'),
+        jest.spyOn(w.companies, 'get'),
+        jest.spyOn(w.references, 'reserve'),
+        jest.spyOn(w.files, 'exists'),
+        jest.spyOn(w.writer, 'write'),
+      ];
       const complete = jest.spyOn(w.idempotency, 'complete');
       await w.service.create(w.request([validCase(w.fileKey)], { idempotencyKey: 'k-deadline', deadline }));
       for (const spy of spies) expect(spy.mock.calls[0]?.at(-1)).toBe(deadline);
@@ -304,7 +367,13 @@ describe('creating a batch of cases (use case, in memory)', () => {
 
   it('sets the recovery gate from the company’s auto-attestation setting', async () => {
     const w = world();
-    await w.companies.create({ companyId: caller.companyId, name: 'Auto Co', autoAttestation: true, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() });
+    await w.companies.create({
+      companyId: caller.companyId,
+      name: 'Auto Co',
+      autoAttestation: true,
+      createdAt: NOW.toISOString(),
+      updatedAt: NOW.toISOString(),
+    });
     const result = await w.service.create(w.request([validCase(w.fileKey)]));
     expect(w.writer.cases.get(result.created[0]!.id)?.recoveryGate).toBe('AUTO_ATTESTED');
   });
@@ -330,9 +399,13 @@ describe('creating cases in test mode (use case, in memory)', () => {
     const w = world();
     w.files.keys.add(testFileKey);
     const result = await w.service.create(
-      w.request([validCase(testFileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' }), validCase(testFileKey, { invoiceRef: 'T-2' })], { caller: testCaller }),
+      w.request([validCase(testFileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' }), validCase(testFileKey, { invoiceRef: 'T-2' })], {
+        caller: testCaller,
+      }),
     );
-    expect(result.rejected).toEqual([expect.objectContaining({ index: 0, code: 'TEMPORARY_FAILURE', invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' })]);
+    expect(result.rejected).toEqual([
+      expect.objectContaining({ index: 0, code: 'TEMPORARY_FAILURE', invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' }),
+    ]);
     expect(result.created.map((c) => c.invoiceRef)).toEqual(['T-2']);
     expect(w.writer.cases.size).toBe(1);
   });
@@ -343,16 +416,22 @@ describe('creating cases in test mode (use case, in memory)', () => {
     expect(result.created).toEqual([expect.objectContaining({ invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1', livemode: true })]);
   });
 
-  it('refuses an upload of the other mode as INVALID_FILE_KEY, naming the modes rather than calling it another company\'s', async () => {
+  it("refuses an upload of the other mode as INVALID_FILE_KEY, naming the modes rather than calling it another company's", async () => {
     const w = world();
     w.files.keys.add(testFileKey);
     const crossMode = await w.service.create(w.request([validCase(testFileKey, { invoiceRef: 'X-1' })]));
     expect(crossMode.rejected).toEqual([
-      expect.objectContaining({ code: 'INVALID_FILE_KEY', message: expect.stringMatching(/^invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case;/) }),
+      expect.objectContaining({
+        code: 'INVALID_FILE_KEY',
+        message: expect.stringMatching(/^invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case;/),
+      }),
     ]);
     const liveFileFromTest = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'X-2' })], { caller: testCaller }));
     expect(liveFileFromTest.rejected).toEqual([
-      expect.objectContaining({ code: 'INVALID_FILE_KEY', message: expect.stringMatching(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/) }),
+      expect.objectContaining({
+        code: 'INVALID_FILE_KEY',
+        message: expect.stringMatching(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/),
+      }),
     ]);
     const otherCompanyKey = issueFileKey('cmp_BBBBBBBBBBBBBBBB', 'application/pdf');
     const foreign = await w.service.create(w.request([validCase(otherCompanyKey, { invoiceRef: 'X-1' })]));
@@ -363,7 +442,9 @@ describe('creating cases in test mode (use case, in memory)', () => {
     const w = world();
     w.files.keys.add(testFileKey);
     const live = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'I-1' })], { idempotencyKey: 'same-key' }));
-    const test = await w.service.create(w.request([validCase(testFileKey, { invoiceRef: 'I-1' })], { caller: testCaller, idempotencyKey: 'same-key' }));
+    const test = await w.service.create(
+      w.request([validCase(testFileKey, { invoiceRef: 'I-1' })], { caller: testCaller, idempotencyKey: 'same-key' }),
+    );
     expect(live.created).toHaveLength(1);
     expect(test.created).toEqual([expect.objectContaining({ livemode: false })]);
     expect(test.created[0]!.id).not.toBe(live.created[0]!.id);

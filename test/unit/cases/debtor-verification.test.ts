@@ -7,8 +7,21 @@ import {
   backoffStepMs,
   nextVerificationAttempt,
 } from '../../../lib/cases/verification/retry-schedule.js';
-import { DEFAULT_REGISTRY_RATE_LIMIT, EMPTY_RATE_WINDOW, blockWindow, takePermit, type RateLimitConfig, type RateWindowState } from '../../../lib/cases/verification/rate-window.js';
-import { PROFILE_REUSE_MS, verifyDebtor, type VerifyDebtorDeps, type VerifyDebtorRequest, type VerifyDebtorResult } from '../../../lib/cases/verification/verify-debtor.js';
+import {
+  DEFAULT_REGISTRY_RATE_LIMIT,
+  EMPTY_RATE_WINDOW,
+  blockWindow,
+  takePermit,
+  type RateLimitConfig,
+  type RateWindowState,
+} from '../../../lib/cases/verification/rate-window.js';
+import {
+  PROFILE_REUSE_MS,
+  verifyDebtor,
+  type VerifyDebtorDeps,
+  type VerifyDebtorRequest,
+  type VerifyDebtorResult,
+} from '../../../lib/cases/verification/verify-debtor.js';
 import type { DefinitiveAnswer, RegistryAnswer } from '../../../lib/cases/verification/ports.js';
 import { MemoryProfileCache, MemoryRateLimiter, ScriptedRegistry } from '../../support/memory-verification.js';
 
@@ -68,13 +81,26 @@ describe('the verification outcome from the registry', () => {
     });
   });
 
-  it.each(['dissolved', 'liquidation', 'administration', 'converted-closed', 'some-new-status'])('is NOT_ACTIVE with companyStatus %s, whatever the name', (status) => {
-    const answer: DefinitiveAnswer = { kind: 'found', profile: { companyNumber: '01234567', companyName: 'OTHER LIMITED', companyStatus: status } };
-    expect(verificationOutcome(answer, 'Acme Widgets Ltd', NOW)).toEqual({ status: 'NOT_ACTIVE', companyStatus: status, checkedAt: NOW.toISOString() });
-  });
+  it.each(['dissolved', 'liquidation', 'administration', 'converted-closed', 'some-new-status'])(
+    'is NOT_ACTIVE with companyStatus %s, whatever the name',
+    (status) => {
+      const answer: DefinitiveAnswer = {
+        kind: 'found',
+        profile: { companyNumber: '01234567', companyName: 'OTHER LIMITED', companyStatus: status },
+      };
+      expect(verificationOutcome(answer, 'Acme Widgets Ltd', NOW)).toEqual({
+        status: 'NOT_ACTIVE',
+        companyStatus: status,
+        checkedAt: NOW.toISOString(),
+      });
+    },
+  );
 
   it('is NOT_FOUND when the registry has no such company', () => {
-    expect(verificationOutcome({ kind: 'not-found' }, 'Acme Widgets Ltd', NOW)).toEqual({ status: 'NOT_FOUND', checkedAt: NOW.toISOString() });
+    expect(verificationOutcome({ kind: 'not-found' }, 'Acme Widgets Ltd', NOW)).toEqual({
+      status: 'NOT_FOUND',
+      checkedAt: NOW.toISOString(),
+    });
   });
 });
 
@@ -106,7 +132,10 @@ describe('a verification that met a transient failure is retried', () => {
   });
 
   it("no sooner than the registry's Retry-After", () => {
-    expect(nextVerificationAttempt({ firstAttemptAt: NOW, failures: 1, now: NOW, retryAfterMs: 300_000, random: () => 0 })).toEqual({ kind: 'retry', at: at(300_000) });
+    expect(nextVerificationAttempt({ firstAttemptAt: NOW, failures: 1, now: NOW, retryAfterMs: 300_000, random: () => 0 })).toEqual({
+      kind: 'retry',
+      at: at(300_000),
+    });
   });
 
   it('for at least 24 hours: the last retry is at the horizon, and only a failure then ends it', () => {
@@ -169,9 +198,11 @@ describe('the registry rate rule', () => {
 
   it('never grants more than the limit within any rolling window, even across a window boundary', () => {
     // A full burst at the end of one window and another at the start of the next: a fixed window would grant both.
-    const times = [...Array.from({ length: 50 }, () => 9_999), ...Array.from({ length: 50 }, () => 10_000), ...Array.from({ length: 2000 }, (_, i) => i * 37)].sort(
-      (a, b) => a - b,
-    );
+    const times = [
+      ...Array.from({ length: 50 }, () => 9_999),
+      ...Array.from({ length: 50 }, () => 10_000),
+      ...Array.from({ length: 2000 }, (_, i) => i * 37),
+    ].sort((a, b) => a - b);
     const { granted } = takeAll(small, times);
     expect(maxInAnyWindow(granted, small.windowMs)).toBeLessThanOrEqual(small.limit);
     expect(granted.length).toBeGreaterThan(0);
@@ -186,7 +217,10 @@ describe('the registry rate rule', () => {
   });
 
   it('keeps only the slots that still count', () => {
-    const { state } = takeAll(small, Array.from({ length: 100 }, (_, i) => i * 1_000));
+    const { state } = takeAll(
+      small,
+      Array.from({ length: 100 }, (_, i) => i * 1_000),
+    );
     expect(Object.keys(state.counts).length).toBeLessThanOrEqual(small.slots + 1);
   });
 
@@ -222,7 +256,11 @@ describe('verifying a debtor', () => {
 
   it('asks the registry once and records its answer in the shared cache', async () => {
     const { registry, cache, deps } = rig();
-    expect(await verifyDebtor(deps, request())).toEqual({ kind: 'outcome', outcome: { status: 'VERIFIED', checkedAt: NOW.toISOString() }, source: 'registry' });
+    expect(await verifyDebtor(deps, request())).toEqual({
+      kind: 'outcome',
+      outcome: { status: 'VERIFIED', checkedAt: NOW.toISOString() },
+      source: 'registry',
+    });
     expect(registry.requests).toEqual(['01234567']);
     expect(cache.answers.get('01234567')?.fetchedAt).toBe(NOW.toISOString());
     expect(cache.leases.size).toBe(0);
@@ -251,14 +289,21 @@ describe('verifying a debtor', () => {
   it('caches NOT_FOUND too: a second case citing an unknown number asks nobody', async () => {
     const { registry, deps } = rig(() => ({ kind: 'not-found' }));
     await verifyDebtor(deps, request());
-    expect(await verifyDebtor(deps, request({ now: at(1000) }))).toMatchObject({ kind: 'outcome', outcome: { status: 'NOT_FOUND' }, source: 'cache' });
+    expect(await verifyDebtor(deps, request({ now: at(1000) }))).toMatchObject({
+      kind: 'outcome',
+      outcome: { status: 'NOT_FOUND' },
+      source: 'cache',
+    });
     expect(registry.requests).toHaveLength(1);
   });
 
   it('in test mode answers from the sandbox and never touches the registry, cache or limiter', async () => {
     const { registry, cache, limiter, deps } = rig();
     for (const number of ['00000404', '00000410', '00000409', '01234567']) {
-      expect(await verifyDebtor(deps, request({ mode: 'test', companyNumber: number }))).toMatchObject({ kind: 'outcome', source: 'sandbox' });
+      expect(await verifyDebtor(deps, request({ mode: 'test', companyNumber: number }))).toMatchObject({
+        kind: 'outcome',
+        source: 'sandbox',
+      });
     }
     expect(registry.requests).toEqual([]);
     expect(cache.answers.size + cache.leases.size).toBe(0);
@@ -340,7 +385,9 @@ describe('verifying a debtor', () => {
       now = new Date(Math.max(now.getTime(), pending[0]!.due.getTime()));
       const batch = pending.filter((c) => c.due <= now).slice(0, 100);
       for (const c of batch) pending.splice(pending.indexOf(c), 1);
-      const results = await Promise.all(batch.map((c) => verifyDebtor(deps, request({ companyNumber: c.companyNumber, now, failures: c.failures }))));
+      const results = await Promise.all(
+        batch.map((c) => verifyDebtor(deps, request({ companyNumber: c.companyNumber, now, failures: c.failures }))),
+      );
       results.forEach((r, i) => {
         if (r.kind === 'retry') pending.push({ ...batch[i]!, due: r.at, failures: r.failures });
         else outcomes.push(r);
@@ -368,7 +415,9 @@ describe('verifying a debtor', () => {
       clock = new Date(Math.max(clock.getTime(), pending[0]!.due.getTime()));
       const due = pending.filter((c) => c.due <= clock).slice(0, 200);
       for (const c of due) pending.splice(pending.indexOf(c), 1);
-      const results = await Promise.all(due.map((c) => verifyDebtor(timed, request({ companyNumber: c.companyNumber, now: clock, failures: c.failures }))));
+      const results = await Promise.all(
+        due.map((c) => verifyDebtor(timed, request({ companyNumber: c.companyNumber, now: clock, failures: c.failures }))),
+      );
       results.forEach((r, i) => {
         if (r.kind === 'retry') pending.push({ ...due[i]!, due: r.at, failures: r.failures });
         else verified++;

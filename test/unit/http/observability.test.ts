@@ -75,7 +75,9 @@ async function emfWrittenBy(invoke: () => Promise<unknown>): Promise<EmfDocument
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((doc) => '_aws' in doc)
     .map((doc) => {
-      const { _aws, ...rest } = doc as { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] } };
+      const { _aws, ...rest } = doc as {
+        _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+      };
       const directive = _aws.CloudWatchMetrics[0]!;
       const names = new Set(directive.Metrics.map((m) => m.Name));
       const entries = Object.entries(rest);
@@ -140,7 +142,13 @@ async function loadCreateCases(failures: Record<string, WriteOutcome>) {
     const post = async (cases: unknown[], key = apiKey) =>
       parse(
         await handler(
-          apiEvent({ method: 'POST', path: '/api/v1/cases', resource: '/api/v1/cases', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify({ cases }) }),
+          apiEvent({
+            method: 'POST',
+            path: '/api/v1/cases',
+            resource: '/api/v1/cases',
+            headers: { ...bearer(key), 'Content-Type': 'application/json' },
+            body: JSON.stringify({ cases }),
+          }),
           lambdaContext(),
         ),
       );
@@ -165,7 +173,12 @@ describe('metrics every route publishes', () => {
     const first = await emfWrittenBy(() => post([validCase(fileKey, { invoiceRef: 'M-1' })]));
     expect(first).toHaveLength(2);
     expect(coldStartsOf(first)).toEqual([
-      { namespace: SERVICE.namespace, dimensions: [['service', 'function_name']], metrics: { ColdStart: 1 }, properties: { service: SERVICE.service, function_name: 'test' } },
+      {
+        namespace: SERVICE.namespace,
+        dimensions: [['service', 'function_name']],
+        metrics: { ColdStart: 1 },
+        properties: { service: SERVICE.service, function_name: 'test' },
+      },
     ]);
     expect(caseMetricsOf(first)).toEqual([
       {
@@ -241,7 +254,13 @@ describe('metrics every route publishes', () => {
     const debug = jest.spyOn(loaded.logger, 'debug');
     const read = () =>
       loaded.handler(
-        apiEvent({ method: 'GET', path: '/api/v1/cases/x', resource: '/api/v1/cases/{id}', pathParameters: { id: 'case_0000000000000000000000' }, headers: bearer(loaded.apiKey) }),
+        apiEvent({
+          method: 'GET',
+          path: '/api/v1/cases/x',
+          resource: '/api/v1/cases/{id}',
+          pathParameters: { id: 'case_0000000000000000000000' },
+          headers: bearer(loaded.apiKey),
+        }),
         lambdaContext(),
       );
     const first = await emfWrittenBy(read);
@@ -277,7 +296,8 @@ async function storageClients(env: Env) {
   });
 }
 
-const xrayMiddleware = (client: { middlewareStack: { identify(): string[] } }) => client.middlewareStack.identify().filter((m) => m.startsWith('XRaySDKInstrumentation'));
+const xrayMiddleware = (client: { middlewareStack: { identify(): string[] } }) =>
+  client.middlewareStack.identify().filter((m) => m.startsWith('XRaySDKInstrumentation'));
 
 /** As in Lambda with active tracing. */
 const TRACING_ON: Env = {
@@ -321,7 +341,13 @@ describe('tracing', () => {
     const read = async (headers: Record<string, string>) =>
       (
         await loaded.handler(
-          apiEvent({ method: 'GET', path: '/api/v1/cases/x', resource: '/api/v1/cases/{id}', pathParameters: { id: 'case_0000000000000000000000' }, headers }),
+          apiEvent({
+            method: 'GET',
+            path: '/api/v1/cases/x',
+            resource: '/api/v1/cases/{id}',
+            pathParameters: { id: 'case_0000000000000000000000' },
+            headers,
+          }),
           lambdaContext(),
         )
       ).statusCode;

@@ -1,4 +1,10 @@
-import { BatchTooLargeError, IdempotencyKeyReusedError, InsufficientScopeError, InvalidRequestError, UnauthenticatedError } from '../../../lib/errors.js';
+import {
+  BatchTooLargeError,
+  IdempotencyKeyReusedError,
+  InsufficientScopeError,
+  InvalidRequestError,
+  UnauthenticatedError,
+} from '../../../lib/errors.js';
 import { InternalError, problemResponse, toCodedError } from '../../../lib/http/problem-details.js';
 import { presentedKey } from '../../../lib/http/authenticate.js';
 
@@ -41,16 +47,24 @@ describe('problem details', () => {
   });
 
   it('tell an in-progress 409 to retry later and a completed one what was created', () => {
-    const inProgress = problemResponse(new IdempotencyKeyReusedError({ state: 'IN_PROGRESS', sameRequest: true, retryAfterSeconds: 7 }), 'r');
+    const inProgress = problemResponse(
+      new IdempotencyKeyReusedError({ state: 'IN_PROGRESS', sameRequest: true, retryAfterSeconds: 7 }),
+      'r',
+    );
     expect(inProgress.headers?.['Retry-After']).toBeDefined();
     expect(body(inProgress)).toMatchObject({ state: 'IN_PROGRESS' });
-    const done = problemResponse(new IdempotencyKeyReusedError({ state: 'COMPLETED', sameRequest: false, original: { created: [{ index: 0 }], rejected: [] } }), 'r');
+    const done = problemResponse(
+      new IdempotencyKeyReusedError({ state: 'COMPLETED', sameRequest: false, original: { created: [{ index: 0 }], rejected: [] } }),
+      'r',
+    );
     expect(body(done)).toMatchObject({ state: 'COMPLETED', created: [{ index: 0 }], rejected: [] });
     expect(done.headers?.['Retry-After']).toBeUndefined();
   });
 
   it('map a malformed JSON body from the middy parser to INVALID_REQUEST', () => {
-    const parserError = Object.assign(new Error('Invalid or malformed JSON was provided'), { cause: { package: '@middy/http-json-body-parser' } });
+    const parserError = Object.assign(new Error('Invalid or malformed JSON was provided'), {
+      cause: { package: '@middy/http-json-body-parser' },
+    });
     expect(toCodedError(parserError).code).toBe('INVALID_REQUEST');
   });
 });

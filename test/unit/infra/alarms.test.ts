@@ -77,7 +77,10 @@ describe('alarms', () => {
       .filter(([id]) => !id.startsWith('BucketNotificationsHandler'))
       .map(([, f]) => (f.Properties.Environment as { Variables: Record<string, string> }).Variables);
     for (const variables of environment) {
-      expect(variables).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: SERVICE_METRICS.namespace, POWERTOOLS_SERVICE_NAME: SERVICE_METRICS.service });
+      expect(variables).toMatchObject({
+        POWERTOOLS_METRICS_NAMESPACE: SERVICE_METRICS.namespace,
+        POWERTOOLS_SERVICE_NAME: SERVICE_METRICS.service,
+      });
     }
   });
 
@@ -91,7 +94,12 @@ describe('alarms', () => {
 
   it('the 4XX alarm watches the share of 4XX answers, only in periods with enough requests to mean something', () => {
     const alarm = alarmNamed('ApiClientErrorRate');
-    expect(alarm.Properties).toMatchObject({ Threshold: 0.25, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+    expect(alarm.Properties).toMatchObject({
+      Threshold: 0.25,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
     const queries = alarm.Properties.Metrics as MetricQuery[];
     const expression = queries.find((q) => q.Expression)?.Expression;
     expect(expression).toBe('IF(requests >= 50, clientErrors / requests, 0)');
@@ -233,7 +241,9 @@ describe('the dashboard of the partner path', () => {
   });
 
   it('plots latency at p50 and p99', () => {
-    const stats = (titled(dashboardWidgets(), 'Latency (ms)').properties.metrics as unknown[][]).map((m) => (m.at(-1) as { stat: string }).stat);
+    const stats = (titled(dashboardWidgets(), 'Latency (ms)').properties.metrics as unknown[][]).map(
+      (m) => (m.at(-1) as { stat: string }).stat,
+    );
     expect(stats).toEqual(['p50', 'p99', 'p99']);
   });
 
@@ -252,7 +262,9 @@ describe('the dashboard of the partner path', () => {
   });
 
   it('shows the three WAF rate rules, and no WAF widget when WAF is off', () => {
-    const rules = (titled(dashboardWidgets(), 'Throttles: WAF rate rules').properties.metrics as unknown[][]).map((m) => m[m.indexOf('Rule') + 1]);
+    const rules = (titled(dashboardWidgets(), 'Throttles: WAF rate rules').properties.metrics as unknown[][]).map(
+      (m) => m[m.indexOf('Rule') + 1],
+    );
     expect(rules).toEqual(['RateLimitPerIp', 'RateLimitPerAuthorizationHeader', 'RateLimitPerApiKeyHeader']);
     expect(dashboardWidgets({ waf: 'false' }).map((w) => w.properties.title)).not.toContain('Throttles: WAF rate rules');
   });
@@ -261,13 +273,14 @@ describe('the dashboard of the partner path', () => {
     const widget = titled(dashboardWidgets(), 'Throttles: stage (429)');
     // One access-log line per answer, with the fields of the stage's access log format.
     const fields = Object.keys(JSON.parse(accessLogFormat().toString()) as Record<string, unknown>);
-    const line = (values: Record<string, string>): Record<string, string> =>
-      Object.fromEntries(fields.map((f) => [f, values[f] ?? '-']));
+    const line = (values: Record<string, string>): Record<string, string> => Object.fromEntries(fields.map((f) => [f, values[f] ?? '-']));
     const stageThrottle = line({ status: '429', errorResponseType: 'THROTTLED', wafStatus: '-' });
     const wafRateLimit = line({ status: '429', errorResponseType: 'WAF_FILTERED', wafStatus: '429', wafResponseCode: 'WAF_BLOCK' });
     const wafBlock = line({ status: '403', errorResponseType: 'WAF_FILTERED', wafStatus: '403', wafResponseCode: 'WAF_BLOCK' });
     const answered = line({ status: '200', wafStatus: '200' });
-    const counted = [stageThrottle, wafRateLimit, wafBlock, answered].filter((l) => logsInsightsFilter(widget.properties.query as string, fields)(l));
+    const counted = [stageThrottle, wafRateLimit, wafBlock, answered].filter((l) =>
+      logsInsightsFilter(widget.properties.query as string, fields)(l),
+    );
     expect(counted).toEqual([stageThrottle]);
   });
 });
@@ -280,12 +293,15 @@ describe('the dashboard of the partner path', () => {
 function logsInsightsFilter(query: string, fields: string[]): (line: Record<string, string>) => boolean {
   const filter = query.split(/\s*\|\s*/).find((stage) => stage.startsWith('filter '));
   if (!filter) throw new Error(`no filter in ${query}`);
-  const terms = filter.slice('filter '.length).split(/\s+and\s+/).map((term) => {
-    const match = /^(\w+)\s*(!=|=)\s*"([^"]*)"$/.exec(term.trim());
-    if (!match) throw new Error(`unsupported filter term ${term}`);
-    const [, field, operator, value] = match as unknown as [string, string, string, string];
-    if (!fields.includes(field)) throw new Error(`the access log has no field ${field}`);
-    return (line: Record<string, string>) => (operator === '=' ? line[field] === value : line[field] !== value);
-  });
+  const terms = filter
+    .slice('filter '.length)
+    .split(/\s+and\s+/)
+    .map((term) => {
+      const match = /^(\w+)\s*(!=|=)\s*"([^"]*)"$/.exec(term.trim());
+      if (!match) throw new Error(`unsupported filter term ${term}`);
+      const [, field, operator, value] = match as unknown as [string, string, string, string];
+      if (!fields.includes(field)) throw new Error(`the access log has no field ${field}`);
+      return (line: Record<string, string>) => (operator === '=' ? line[field] === value : line[field] !== value);
+    });
   return (line) => terms.every((term) => term(line));
 }

@@ -30,8 +30,14 @@ describe('the REST API', () => {
   it('serves exactly the routes of the route table, each with its operation name and function', () => {
     const served = methods(synth().template)
       .filter(({ method }) => method.Properties.HttpMethod !== 'ANY')
-      .map(({ method, path }) => ({ method: method.Properties.HttpMethod, resource: path, operationName: method.Properties.OperationName }));
-    expect(served).toEqual(expect.arrayContaining(ROUTE_TABLE.map(({ method, resource, operationName }) => ({ method, resource, operationName }))));
+      .map(({ method, path }) => ({
+        method: method.Properties.HttpMethod,
+        resource: path,
+        operationName: method.Properties.OperationName,
+      }));
+    expect(served).toEqual(
+      expect.arrayContaining(ROUTE_TABLE.map(({ method, resource, operationName }) => ({ method, resource, operationName }))),
+    );
     expect(served).toHaveLength(ROUTE_TABLE.length);
     const targets = routes();
     for (const route of ROUTE_TABLE) expect(targets[`${route.method} ${route.resource}`]).toBe(API_FUNCTIONS[route.function].constructId);
@@ -58,7 +64,9 @@ describe('the REST API', () => {
 
   it('lets API Gateway invoke each function only through its own route', () => {
     // The one other permission lets the invoice bucket invoke the record-upload function (functions.test.ts).
-    const permissions = Object.values(resourcesOfType(synth().template, 'AWS::Lambda::Permission')).filter((p) => p.Properties.Principal !== 's3.amazonaws.com');
+    const permissions = Object.values(resourcesOfType(synth().template, 'AWS::Lambda::Permission')).filter(
+      (p) => p.Properties.Principal !== 's3.amazonaws.com',
+    );
     expect(permissions).toHaveLength(ROUTE_TABLE.length);
     for (const p of permissions) {
       expect(p.Properties.Principal).toBe('apigateway.amazonaws.com');
@@ -72,7 +80,14 @@ describe('the REST API', () => {
       StageName: 'v1',
       TracingEnabled: true,
       MethodSettings: [
-        { HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false, ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+        {
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+          ThrottlingRateLimit: 20,
+          ThrottlingBurstLimit: 40,
+        },
       ],
     });
   });
@@ -80,13 +95,16 @@ describe('the REST API', () => {
   it.each([
     ['dev', {}],
     ['prod', prodContext()],
-  ])('the %s deployment serves the API Gateway stage of the same name, throttled at 50 requests per second with bursts of 100', (name, context) => {
-    const stage = onlyResource(synth(context).template, 'AWS::ApiGateway::Stage');
-    expect(stage.Properties).toMatchObject({
-      StageName: name,
-      MethodSettings: [expect.objectContaining({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
-    });
-  });
+  ])(
+    'the %s deployment serves the API Gateway stage of the same name, throttled at 50 requests per second with bursts of 100',
+    (name, context) => {
+      const stage = onlyResource(synth(context).template, 'AWS::ApiGateway::Stage');
+      expect(stage.Properties).toMatchObject({
+        StageName: name,
+        MethodSettings: [expect.objectContaining({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      });
+    },
+  );
 
   it('writes one JSON access-log line per request, with the request id, to a log group with retention', () => {
     const { template } = synth();
@@ -108,7 +126,9 @@ describe('the REST API', () => {
   it('creates the execution log group with retention before the stage can write to it', () => {
     const { template } = synth();
     const stageEntry = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Stage'))[0] as Resource & { DependsOn: string[] };
-    const executionLogs = Object.entries(resourcesOfType(template, 'AWS::Logs::LogGroup')).find(([id]) => id.startsWith('ApiExecutionLogs'));
+    const executionLogs = Object.entries(resourcesOfType(template, 'AWS::Logs::LogGroup')).find(([id]) =>
+      id.startsWith('ApiExecutionLogs'),
+    );
     expect(executionLogs?.[1].Properties.RetentionInDays).toBe(90);
     expect(stageEntry.DependsOn).toContain(executionLogs?.[0]);
   });
@@ -154,11 +174,24 @@ describe('TLS', () => {
     expect(mapping.Properties.Stage).toEqual({ Ref: expect.stringMatching(/^ApiRestApiDeploymentStage/) });
     expect(onlyResource(template, 'AWS::ApiGateway::RestApi').Properties.DisableExecuteApiEndpoint).toBe(true);
     template.hasOutput('ApiUrl', { Value: `https://${domainContext.domainName}/` });
-    template.hasOutput('CustomDomainTarget', { Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiCustomDomain'), 'RegionalDomainName'] } });
+    template.hasOutput('CustomDomainTarget', {
+      Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiCustomDomain'), 'RegionalDomainName'] },
+    });
   });
 
   it('a custom domain can be pinned per stage in cdk.json', () => {
-    const { template } = synth(prodContext({ stages: { prod: { account: '222222222222', region: 'eu-west-2', ...domainContext, certificateArn: domainContext.certificateArn.replace('111111111111', '222222222222') } } }));
+    const { template } = synth(
+      prodContext({
+        stages: {
+          prod: {
+            account: '222222222222',
+            region: 'eu-west-2',
+            ...domainContext,
+            certificateArn: domainContext.certificateArn.replace('111111111111', '222222222222'),
+          },
+        },
+      }),
+    );
     expect(onlyResource(template, 'AWS::ApiGateway::DomainName').Properties.DomainName).toBe(domainContext.domainName);
   });
 });
@@ -167,43 +200,72 @@ describe('a known path with a method it does not have', () => {
   const anyMethods = () => methods(synth().template).filter(({ method }) => method.Properties.HttpMethod === 'ANY');
 
   it('is answered by an ANY mock method on every routed resource, and on no other', () => {
-    expect(anyMethods().map(({ path }) => path).sort()).toEqual(routedResources().sort());
+    expect(
+      anyMethods()
+        .map(({ path }) => path)
+        .sort(),
+    ).toEqual(routedResources().sort());
   });
 
-  it.each(routedResources())('%s answers 405 METHOD_NOT_ALLOWED problem+json with Allow naming its methods, never calling a function', (path) => {
-    const found = anyMethods().find((m) => m.path === path);
-    const { Integration: integration, MethodResponses: methodResponses, AuthorizationType } = found!.method.Properties;
-    expect(AuthorizationType).toBe('NONE');
-    expect(integration).toMatchObject({ Type: 'MOCK', PassthroughBehavior: 'NEVER', RequestTemplates: { 'application/json': '{"statusCode":405}' } });
-    const responses = integration.IntegrationResponses as { StatusCode: string; SelectionPattern?: string; ResponseParameters: Record<string, string>; ResponseTemplates: Record<string, string> }[];
-    expect(responses).toHaveLength(1);
-    const [response] = responses;
-    expect(response?.SelectionPattern).toBeUndefined();
-    expect(response?.StatusCode).toBe('405');
-    expect(response?.ResponseParameters).toEqual({
-      'method.response.header.Content-Type': "'application/problem+json'",
-      'method.response.header.Cache-Control': "'no-store'",
-      'method.response.header.Allow': `'${methodsOf(path).join(', ')}'`,
-    });
-    const body = JSON.parse((response?.ResponseTemplates['application/json'] ?? '').replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
-    expect(body).toEqual({ type: '/problems/method-not-allowed', title: 'Method not allowed', status: 405, detail: expect.any(String), code: 'METHOD_NOT_ALLOWED', requestId: 'abc-123' });
-    expect(methodResponses).toEqual([
-      {
-        StatusCode: '405',
-        ResponseParameters: {
-          'method.response.header.Content-Type': true,
-          'method.response.header.Cache-Control': true,
-          'method.response.header.Allow': true,
+  it.each(routedResources())(
+    '%s answers 405 METHOD_NOT_ALLOWED problem+json with Allow naming its methods, never calling a function',
+    (path) => {
+      const found = anyMethods().find((m) => m.path === path);
+      const { Integration: integration, MethodResponses: methodResponses, AuthorizationType } = found!.method.Properties;
+      expect(AuthorizationType).toBe('NONE');
+      expect(integration).toMatchObject({
+        Type: 'MOCK',
+        PassthroughBehavior: 'NEVER',
+        RequestTemplates: { 'application/json': '{"statusCode":405}' },
+      });
+      const responses = integration.IntegrationResponses as {
+        StatusCode: string;
+        SelectionPattern?: string;
+        ResponseParameters: Record<string, string>;
+        ResponseTemplates: Record<string, string>;
+      }[];
+      expect(responses).toHaveLength(1);
+      const [response] = responses;
+      expect(response?.SelectionPattern).toBeUndefined();
+      expect(response?.StatusCode).toBe('405');
+      expect(response?.ResponseParameters).toEqual({
+        'method.response.header.Content-Type': "'application/problem+json'",
+        'method.response.header.Cache-Control': "'no-store'",
+        'method.response.header.Allow': `'${methodsOf(path).join(', ')}'`,
+      });
+      const body = JSON.parse((response?.ResponseTemplates['application/json'] ?? '').replace('$context.requestId', 'abc-123')) as Record<
+        string,
+        unknown
+      >;
+      expect(body).toEqual({
+        type: '/problems/method-not-allowed',
+        title: 'Method not allowed',
+        status: 405,
+        detail: expect.any(String),
+        code: 'METHOD_NOT_ALLOWED',
+        requestId: 'abc-123',
+      });
+      expect(methodResponses).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: {
+            'method.response.header.Content-Type': true,
+            'method.response.header.Cache-Control': true,
+            'method.response.header.Allow': true,
+          },
         },
-      },
-    ]);
-  });
+      ]);
+    },
+  );
 });
 
 describe("API Gateway's own errors", () => {
   const responses = () =>
     Object.fromEntries(
-      Object.values(resourcesOfType(synth().template, 'AWS::ApiGateway::GatewayResponse')).map((r) => [r.Properties.ResponseType as string, r.Properties]),
+      Object.values(resourcesOfType(synth().template, 'AWS::ApiGateway::GatewayResponse')).map((r) => [
+        r.Properties.ResponseType as string,
+        r.Properties,
+      ]),
     );
 
   it.each([
@@ -226,7 +288,14 @@ describe("API Gateway's own errors", () => {
     });
     const template = (response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
     const body = JSON.parse(template.replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
-    expect(body).toEqual({ type: problemType, title: expect.any(String), status: Number(status), detail: expect.any(String), code, requestId: 'abc-123' });
+    expect(body).toEqual({
+      type: problemType,
+      title: expect.any(String),
+      status: Number(status),
+      detail: expect.any(String),
+      code,
+      requestId: 'abc-123',
+    });
   });
 
   it('every other 5XX keeps the status API Gateway gives it (502, 500, ...): DEFAULT_5XX pins none, and its body claims none', () => {
@@ -234,8 +303,16 @@ describe("API Gateway's own errors", () => {
     expect(response).toBeDefined();
     expect(response?.StatusCode).toBeUndefined();
     expect(response?.ResponseParameters).toMatchObject({ 'gatewayresponse.header.Content-Type': "'application/problem+json'" });
-    const body = JSON.parse(((response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '').replace('$context.requestId', 'abc-123')) as Record<string, unknown>;
-    expect(body).toEqual({ type: '/problems/internal', title: 'Internal error', detail: expect.any(String), code: 'INTERNAL', requestId: 'abc-123' });
+    const body = JSON.parse(
+      ((response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '').replace('$context.requestId', 'abc-123'),
+    ) as Record<string, unknown>;
+    expect(body).toEqual({
+      type: '/problems/internal',
+      title: 'Internal error',
+      detail: expect.any(String),
+      code: 'INTERNAL',
+      requestId: 'abc-123',
+    });
   });
 
   it('no 5XX gateway response pins 500 over another status', () => {

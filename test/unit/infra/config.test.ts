@@ -1,5 +1,11 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DEFAULT_STACK_CONFIG, DEFAULT_STACK_NAME, LOG_RETENTION_DAYS, readStackConfig, STAGES } from '../../../infra/contract/stack-config.js';
+import {
+  DEFAULT_STACK_CONFIG,
+  DEFAULT_STACK_NAME,
+  LOG_RETENTION_DAYS,
+  readStackConfig,
+  STAGES,
+} from '../../../infra/contract/stack-config.js';
 import { cdkJsonContext, TEST_PROD_STAGE } from './synth.js';
 
 const DEV = { account: '111111111111', region: 'eu-west-2' };
@@ -31,7 +37,9 @@ describe('stages', () => {
     expect(() => readStackConfig({ tryGetContext: (key) => ({ stage: 'prod', stages: { dev: DEV }, alarmEmail: 'a@b.co' })[key] })).toThrow(
       /"stages.prod" \(cdk.json\) is missing/,
     );
-    expect(() => fromContext({ stages: { dev: { ...DEV, account: 111111111111 } } })).toThrow(/"account" must be a 12-digit AWS account id/);
+    expect(() => fromContext({ stages: { dev: { ...DEV, account: 111111111111 } } })).toThrow(
+      /"account" must be a 12-digit AWS account id/,
+    );
     expect(() => fromContext({ stages: { dev: { ...DEV, region: 'London' } } })).toThrow(/"region" must be an AWS region/);
     expect(() => fromContext({ stages: { dev: { ...DEV, waf: false } } })).toThrow(/may only hold .*unknown: waf/);
   });
@@ -39,7 +47,10 @@ describe('stages', () => {
   it('the stack name carries the stage, and the API Gateway stage is named after it', () => {
     expect(fromContext({})).toMatchObject({ stackName: `${DEFAULT_STACK_NAME}-dev`, stageName: 'dev' });
     expect(fromContext({ stackName: 'PartnerCaseApiAlice' })).toMatchObject({ stackName: 'PartnerCaseApiAlice-dev' });
-    expect(fromContext({ stage: 'prod', alarmEmail: 'oncall@example.com' })).toMatchObject({ stackName: `${DEFAULT_STACK_NAME}-prod`, stageName: 'prod' });
+    expect(fromContext({ stage: 'prod', alarmEmail: 'oncall@example.com' })).toMatchObject({
+      stackName: `${DEFAULT_STACK_NAME}-prod`,
+      stageName: 'prod',
+    });
   });
 
   it('only prod is termination-protected', () => {
@@ -60,7 +71,10 @@ describe('stages', () => {
 
   it('a custom domain needs its certificate, in the stage region', () => {
     const certificateArn = 'arn:aws:acm:eu-west-2:111111111111:certificate/0f3a8c1e-1234-4abc-9def-123456789abc';
-    expect(fromContext({ domainName: 'api.example.com', certificateArn }).customDomain).toEqual({ domainName: 'api.example.com', certificateArn });
+    expect(fromContext({ domainName: 'api.example.com', certificateArn }).customDomain).toEqual({
+      domainName: 'api.example.com',
+      certificateArn,
+    });
     expect(() => fromContext({ domainName: 'api.example.com' })).toThrow(/"domainName" and "certificateArn" go together/);
     expect(() => fromContext({ domainName: 'api.example.com', certificateArn: certificateArn.replace('eu-west-2', 'us-east-1') })).toThrow(
       /stage's region eu-west-2/,
@@ -76,7 +90,11 @@ describe('stack configuration from CDK context', () => {
 
   it('cdk.json repeats exactly the built-in defaults, and pins dev', () => {
     const context = cdkJsonContext();
-    const ours = Object.fromEntries(Object.keys(DEFAULT_STACK_CONFIG).filter((k) => k in context).map((k) => [k, context[k]]));
+    const ours = Object.fromEntries(
+      Object.keys(DEFAULT_STACK_CONFIG)
+        .filter((k) => k in context)
+        .map((k) => [k, context[k]]),
+    );
     const defaults = Object.fromEntries(Object.entries(DEFAULT_STACK_CONFIG).filter(([, value]) => value !== undefined));
     expect(ours).toEqual(defaults);
     expect(context.stackName).toBe(DEFAULT_STACK_NAME);
@@ -89,8 +107,20 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('reads command-line strings as numbers and booleans', () => {
-    const config = fromContext({ waf: 'false', throttleRate: '12.5', throttleBurst: '25', invoiceExpirationDays: '3650', alarmEmail: 'ops@example.com' });
-    expect(config).toMatchObject({ waf: false, throttleRate: 12.5, throttleBurst: 25, invoiceExpirationDays: 3650, alarmEmail: 'ops@example.com' });
+    const config = fromContext({
+      waf: 'false',
+      throttleRate: '12.5',
+      throttleBurst: '25',
+      invoiceExpirationDays: '3650',
+      alarmEmail: 'ops@example.com',
+    });
+    expect(config).toMatchObject({
+      waf: false,
+      throttleRate: 12.5,
+      throttleBurst: 25,
+      invoiceExpirationDays: 3650,
+      alarmEmail: 'ops@example.com',
+    });
   });
 
   it.each([

@@ -9,7 +9,13 @@ import type { Statement } from './synth.js';
  * operator this evaluator does not know fails the test rather than guessing.
  */
 export interface ItemRequest {
-  action: 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+  action:
+    | 'dynamodb:GetItem'
+    | 'dynamodb:BatchGetItem'
+    | 'dynamodb:PutItem'
+    | 'dynamodb:UpdateItem'
+    | 'dynamodb:DeleteItem'
+    | 'dynamodb:ConditionCheckItem';
   leadingKeys: string[];
   attributes: string[];
   enclosingOperation?: 'TransactWriteItems';
@@ -19,7 +25,12 @@ export type Decision = 'allow' | 'explicit-deny' | 'implicit-deny';
 
 /** IAM's StringLike: `*` any run of characters, `?` one character. */
 const like = (pattern: string, value: string): boolean =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(value);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  ).test(value);
 
 function contextValues(request: ItemRequest, key: string): string[] | undefined {
   if (key === 'dynamodb:LeadingKeys') return request.leadingKeys;
@@ -70,7 +81,25 @@ type Input = Record<string, unknown> & {
   ExpressionAttributeNames?: Record<string, string>;
 };
 
-const EXPRESSION_WORDS = new Set(['SET', 'ADD', 'REMOVE', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'attribute_exists', 'attribute_not_exists', 'attribute_type', 'if_not_exists', 'list_append', 'begins_with', 'contains', 'size']);
+const EXPRESSION_WORDS = new Set([
+  'SET',
+  'ADD',
+  'REMOVE',
+  'DELETE',
+  'AND',
+  'OR',
+  'NOT',
+  'BETWEEN',
+  'IN',
+  'attribute_exists',
+  'attribute_not_exists',
+  'attribute_type',
+  'if_not_exists',
+  'list_append',
+  'begins_with',
+  'contains',
+  'size',
+]);
 
 /** Top-level attribute names an expression reads or writes (placeholders resolved, values skipped). */
 function expressionNames(expression: string | undefined, names: Record<string, string> = {}): string[] {
@@ -129,7 +158,11 @@ export function itemRequestsOf(command: Command): ItemRequest[] {
     // IAM authorises a batch read key by key, each against the BatchGetItem action.
     const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
     return Object.values(tables).flatMap(({ Keys }) =>
-      Keys.map((Key): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [String(Key.pk)], attributes: Object.keys(Key).sort() })),
+      Keys.map((Key): ItemRequest => ({
+        action: 'dynamodb:BatchGetItem',
+        leadingKeys: [String(Key.pk)],
+        attributes: Object.keys(Key).sort(),
+      })),
     );
   }
   if (name === 'TransactWriteCommand' || name === 'TransactWriteItemsCommand') {

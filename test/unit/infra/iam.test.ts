@@ -51,7 +51,11 @@ const update = (key: { pk: string; sk: string }, attributes: string[]): ItemRequ
   leadingKeys: [key.pk],
   attributes: ['pk', 'sk', ...attributes],
 });
-const remove = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:DeleteItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
+const remove = (key: { pk: string; sk: string }): ItemRequest => ({
+  action: 'dynamodb:DeleteItem',
+  leadingKeys: [key.pk],
+  attributes: ['pk', 'sk'],
+});
 
 /** Every request the real stores send while create-cases does its work, recorded instead of sent. */
 async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
@@ -60,15 +64,35 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
   const now = new Date('2025-06-01T10:00:00Z');
   await new DynamoApiKeyStore(ddb, 't').touch('k_1', now.toISOString(), '2025-06-01T09:59:00Z');
   const idempotency = new DynamoIdempotencyStore(ddb, 't');
-  await idempotency.claim({ mode, companyId: COMPANY, idempotencyKey: 'idem-1', requestId: 'r1', now, ttlSeconds: 86400, staleAfterSeconds: 60, requestHash: 'h' });
+  await idempotency.claim({
+    mode,
+    companyId: COMPANY,
+    idempotencyKey: 'idem-1',
+    requestId: 'r1',
+    now,
+    ttlSeconds: 86400,
+    staleAfterSeconds: 60,
+    requestHash: 'h',
+  });
   await idempotency.complete(mode, COMPANY, 'idem-1', 'r1', { created: [], rejected: [] }, now);
   // An answer too large for a plain map is stored gzipped under another attribute.
-  const large = { created: [], rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })) };
+  const large = {
+    created: [],
+    rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })),
+  };
   await idempotency.complete(mode, COMPANY, 'idem-2', 'r2', large, now);
   await idempotency.release(mode, COMPANY, 'idem-1', 'r1');
   await new DynamoReferenceAllocator(ddb, 't').reserve(5);
   const newCase = {
-    stored: { caseId: CASE, companyId: COMPANY, mode, invoiceRef: 'INV-1', invoiceRefKey: 'inv-1', reference: 'PC-1', createdAt: now.toISOString() },
+    stored: {
+      caseId: CASE,
+      companyId: COMPANY,
+      mode,
+      invoiceRef: 'INV-1',
+      invoiceRefKey: 'inv-1',
+      reference: 'PC-1',
+      createdAt: now.toISOString(),
+    },
     audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
@@ -78,22 +102,43 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
     return {};
   });
   // (Its settling attempt, the same transaction again, is left out: it would come 5 s later.)
-  await new DynamoCaseWriter(lost as unknown as DynamoDBDocumentClient, 't', { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, { settleAfterMs: 60_000 }).write(newCase);
+  await new DynamoCaseWriter(
+    lost as unknown as DynamoDBDocumentClient,
+    't',
+    { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    { settleAfterMs: 60_000 },
+  ).write(newCase);
   await new DynamoUploadRecords(ddb, 't').recorded([FILE_KEY]);
   return [...client.requests, ...lost.requests];
 }
 
 describe('least-privilege IAM', () => {
   it('get-case may only read table items and record API-key use', () => {
-    expect(dataActions(actionsOfFunction(synthesised, 'GetCase'))).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    const allowed = policyOf('GetCase').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    expect(dataActions(actionsOfFunction(synthesised, 'GetCase'))).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    const allowed = policyOf('GetCase')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
     expect([...new Set(allowed)].sort()).toEqual([...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:UpdateItem'].sort());
   });
 
   it('list-cases may only read table items, query the case-list index, record API-key use and read the cursor secret', () => {
-    const allowed = policyOf('ListCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    const allowed = policyOf('ListCases')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
     expect([...new Set(allowed)].sort()).toEqual(
-      [...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'].sort(),
+      [
+        ...PLATFORM_ACTIONS,
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+      ].sort(),
     );
     const query = statementWithSid(policyOf('ListCases'), 'ListCasesByCompany');
     expect(query).toEqual({ Sid: 'ListCasesByCompany', Effect: 'Allow', Action: 'dynamodb:Query', Resource: expect.anything() });
@@ -105,14 +150,18 @@ describe('least-privilege IAM', () => {
 
   it('only list-cases may query an index, and no function may scan', () => {
     for (const id of FUNCTIONS) {
-      const allowed = policyOf(id).filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+      const allowed = policyOf(id)
+        .filter((s) => s.Effect === 'Allow')
+        .flatMap(actionsOf);
       expect(allowed.includes('dynamodb:Query')).toBe(id === 'ListCases');
       expect(allowed).not.toContain('dynamodb:Scan');
     }
   });
 
   it('create-upload may only authenticate and presign invoice PUTs, live and test', () => {
-    const allowed = policyOf('CreateUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    const allowed = policyOf('CreateUpload')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 's3:PutObject']);
     const presign = statementWithSid(policyOf('CreateUpload'), 'PresignInvoiceUploads');
     expect(presign).toEqual({ Sid: 'PresignInvoiceUploads', Effect: 'Allow', Action: 's3:PutObject', Resource: expect.anything() });
@@ -120,7 +169,9 @@ describe('least-privilege IAM', () => {
   });
 
   it('create-cases may only write to the table and HEAD invoice files, live and test (with ListBucket, so a missing file is a 404, not a 403), and holds no ConditionCheckItem', () => {
-    const allowed = policyOf('CreateCases').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    const allowed = policyOf('CreateCases')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
     expect([...new Set(dataActions(allowed))].sort()).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:DeleteItem',
@@ -134,20 +185,28 @@ describe('least-privilege IAM', () => {
     expect(head.Action).toBe('s3:GetObject');
     expect(Match.objectLike({ r: invoiceObjects }).test({ r: head.Resource }).isSuccess).toBe(true);
     const list = statementWithSid(policyOf('CreateCases'), 'TellMissingInvoicesApart');
-    expect(list).toEqual({ Sid: 'TellMissingInvoicesApart', Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^DataStoresInvoiceBucket/), 'Arn'] } });
+    expect(list).toEqual({
+      Sid: 'TellMissingInvoicesApart',
+      Effect: 'Allow',
+      Action: 's3:ListBucket',
+      Resource: { 'Fn::GetAtt': [expect.stringMatching(/^DataStoresInvoiceBucket/), 'Arn'] },
+    });
   });
 
-  it.each(FUNCTIONS)('%s: every DynamoDB statement names the table itself (the list query its one index), with no wildcard action', (id) => {
-    for (const statement of policyOf(id)) {
-      for (const action of actionsOf(statement)) expect(action).not.toContain('*');
-      if (statement.Sid === 'ListCasesByCompany') continue; // checked above: gsi2 only
-      expect(JSON.stringify(statement.Resource)).not.toContain('/index');
-      if (actionsOf(statement).some((a) => a.startsWith('dynamodb:'))) {
-        expect(Match.objectLike({ r: tableArn }).test({ r: statement.Resource }).isSuccess).toBe(true);
+  it.each(FUNCTIONS)(
+    '%s: every DynamoDB statement names the table itself (the list query its one index), with no wildcard action',
+    (id) => {
+      for (const statement of policyOf(id)) {
+        for (const action of actionsOf(statement)) expect(action).not.toContain('*');
+        if (statement.Sid === 'ListCasesByCompany') continue; // checked above: gsi2 only
+        expect(JSON.stringify(statement.Resource)).not.toContain('/index');
+        if (actionsOf(statement).some((a) => a.startsWith('dynamodb:'))) {
+          expect(Match.objectLike({ r: tableArn }).test({ r: statement.Resource }).isSuccess).toBe(true);
+        }
+        if (statement.Resource === '*') expect(actionsOf(statement).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
       }
-      if (statement.Resource === '*') expect(actionsOf(statement).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
-    }
-  });
+    },
+  );
 
   it.each(FUNCTIONS)('%s may send the segments its tracer records to X-Ray, and nothing else on "*"', (id) => {
     const anyResource = policyOf(id).filter((s) => s.Resource === '*');
@@ -230,7 +289,11 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
 
   it.each(['GetCase', 'ListCases', 'CreateUpload'] as const)('%s may record API-key use exactly as the key store does it', async (id) => {
     const client = new RecordingClient();
-    await new DynamoApiKeyStore(client as unknown as DynamoDBDocumentClient, 't').touch('k_1', '2025-06-01T10:00:00Z', '2025-06-01T09:59:00Z');
+    await new DynamoApiKeyStore(client as unknown as DynamoDBDocumentClient, 't').touch(
+      'k_1',
+      '2025-06-01T10:00:00Z',
+      '2025-06-01T09:59:00Z',
+    );
     expect(client.requests.map((r) => may(id, r))).toEqual(['allow']);
   });
 
@@ -245,13 +308,16 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     expect(may(id, remove(key))).toBe('explicit-deny');
   });
 
-  it.each(FUNCTIONS)('%s can never update or delete a case or an attestation audit record, nor create one outside the case transaction', (id) => {
-    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE)]) {
-      expect(may(id, update(key, ['status']))).toBe('explicit-deny');
-      expect(may(id, remove(key))).toBe('explicit-deny');
-      expect(may(id, put(key, ['attestedBy']))).toBe('explicit-deny');
-    }
-  });
+  it.each(FUNCTIONS)(
+    '%s can never update or delete a case or an attestation audit record, nor create one outside the case transaction',
+    (id) => {
+      for (const key of [keys.case(m, CASE), keys.attestation(m, CASE)]) {
+        expect(may(id, update(key, ['status']))).toBe('explicit-deny');
+        expect(may(id, remove(key))).toBe('explicit-deny');
+        expect(may(id, put(key, ['attestedBy']))).toBe('explicit-deny');
+      }
+    },
+  );
 
   it('create-cases creates cases, audit records and guards only inside the case transaction; the others cannot at all', () => {
     for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1')]) {
@@ -264,33 +330,71 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
   });
 
   it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
-    const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] });
+    const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({
+      action: 'dynamodb:BatchGetItem',
+      leadingKeys: [key.pk],
+      attributes: ['pk', 'sk'],
+    });
     expect(may('CreateCases', batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('allow');
     expect(may('CreateCases', batchGet(keys.upload(FILE_KEY)))).toBe('allow');
-    for (const key of [keys.case('live', CASE), keys.idempotencyClaim('live', COMPANY, 'idem-1'), keys.apiKey('k_1'), keys.company(COMPANY)]) {
+    for (const key of [
+      keys.case('live', CASE),
+      keys.idempotencyClaim('live', COMPANY, 'idem-1'),
+      keys.apiKey('k_1'),
+      keys.company(COMPANY),
+    ]) {
       expect(may('CreateCases', batchGet(key))).toBe('implicit-deny');
     }
-    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const) expect(may(id, batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('implicit-deny');
+    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const)
+      expect(may(id, batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('implicit-deny');
   });
 
   it('record-upload may only put upload records, present or tombstoned, exactly as the store writes them, and nothing else', async () => {
     const client = new RecordingClient();
     const records = new DynamoUploadRecords(client as unknown as DynamoDBDocumentClient, 't');
-    await records.record({ fileKey: FILE_KEY, companyId: COMPANY, size: 10, uploadedAt: '2026-03-01T12:00:00.000Z', sequencer: '0055AED6DCD90281E5' });
-    await records.recordRemoval({ fileKey: FILE_KEY, companyId: COMPANY, removedAt: '2026-03-01T12:01:00.000Z', sequencer: '0055AED6DCD90281E6' });
-    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:PutItem UPLOAD#${FILE_KEY}`, `dynamodb:PutItem UPLOAD#${FILE_KEY}`]);
+    await records.record({
+      fileKey: FILE_KEY,
+      companyId: COMPANY,
+      size: 10,
+      uploadedAt: '2026-03-01T12:00:00.000Z',
+      sequencer: '0055AED6DCD90281E5',
+    });
+    await records.recordRemoval({
+      fileKey: FILE_KEY,
+      companyId: COMPANY,
+      removedAt: '2026-03-01T12:01:00.000Z',
+      sequencer: '0055AED6DCD90281E6',
+    });
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([
+      `dynamodb:PutItem UPLOAD#${FILE_KEY}`,
+      `dynamodb:PutItem UPLOAD#${FILE_KEY}`,
+    ]);
     expect(client.requests[1]!.attributes).toContain('ttl');
-    for (const request of client.requests) expect({ request, decision: may('RecordUpload', request) }).toEqual({ request, decision: 'allow' });
+    for (const request of client.requests)
+      expect({ request, decision: may('RecordUpload', request) }).toEqual({ request, decision: 'allow' });
     expect(may('RecordUpload', remove(keys.upload(FILE_KEY)))).toBe('implicit-deny');
     expect(may('RecordUpload', put(keys.upload(FILE_KEY), ['fileKey', 'secretHash']))).toBe('implicit-deny');
-    for (const key of [keys.case('live', CASE), keys.invoiceRefGuard('live', COMPANY, 'inv-1'), keys.apiKey('k_1'), keys.company(COMPANY), keys.idempotencyClaim('live', COMPANY, 'idem-1')]) {
+    for (const key of [
+      keys.case('live', CASE),
+      keys.invoiceRefGuard('live', COMPANY, 'inv-1'),
+      keys.apiKey('k_1'),
+      keys.company(COMPANY),
+      keys.idempotencyClaim('live', COMPANY, 'idem-1'),
+    ]) {
       expect(may('RecordUpload', put(key, ['fileKey']))).not.toBe('allow');
       expect(may('RecordUpload', remove(key))).not.toBe('allow');
       expect(may('RecordUpload', { action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] })).toBe('implicit-deny');
     }
-    const allowed = policyOf('RecordUpload').filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+    const allowed = policyOf('RecordUpload')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
     // And sending a failed event to its on-failure queue (upload-record-delivery.test.ts: that queue only).
-    expect([...new Set(dataActions(allowed))].sort()).toEqual(['dynamodb:PutItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect([...new Set(dataActions(allowed))].sort()).toEqual([
+      'dynamodb:PutItem',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
   });
 
   it('create-cases updates only the claim-completion, reference-counter and key last-use attributes', () => {
@@ -345,9 +449,14 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
 
   it('no function holds ConditionCheckItem', () => {
     for (const id of FUNCTIONS) {
-      expect(may(id, { action: 'dynamodb:ConditionCheckItem', leadingKeys: [keys.case(m, CASE).pk], attributes: ['pk', 'sk'], enclosingOperation: 'TransactWriteItems' })).toBe(
-        'implicit-deny',
-      );
+      expect(
+        may(id, {
+          action: 'dynamodb:ConditionCheckItem',
+          leadingKeys: [keys.case(m, CASE).pk],
+          attributes: ['pk', 'sk'],
+          enclosingOperation: 'TransactWriteItems',
+        }),
+      ).toBe('implicit-deny');
     }
   });
 

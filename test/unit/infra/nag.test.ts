@@ -14,7 +14,9 @@ function findings(context: Record<string, unknown>, ignoreAcknowledgements = fal
   // cdk-nag has no switch for this; its (private) acknowledgement lookup is replaced for this run.
   if (ignoreAcknowledgements) (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
   const report = pack.validateScope(app);
-  return report.violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '', severity: v.severity ?? '' })));
+  return report.violations.flatMap((v) =>
+    v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '', severity: v.severity ?? '' })),
+  );
 }
 
 /** Every acknowledgement in the tree: "construct path: rule id" → reason. */
@@ -35,10 +37,16 @@ function acknowledgements(context: Record<string, unknown>): Record<string, stri
 
 const CONTEXTS: [string, Record<string, unknown>][] = [
   ['dev with the cdk.json defaults', {}],
-  ['dev with waf off, no API Gateway account role and every option set', { waf: 'false', apiGatewayCloudWatchRole: 'false', alarmEmail: 'ops@example.com', invoiceExpirationDays: '3650' }],
+  [
+    'dev with waf off, no API Gateway account role and every option set',
+    { waf: 'false', apiGatewayCloudWatchRole: 'false', alarmEmail: 'ops@example.com', invoiceExpirationDays: '3650' },
+  ],
   [
     'prod with a custom domain',
-    prodContext({ domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-2:222222222222:certificate/0f3a8c1e-1234-4abc-9def-123456789abc' }),
+    prodContext({
+      domainName: 'api.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-2:222222222222:certificate/0f3a8c1e-1234-4abc-9def-123456789abc',
+    }),
   ],
 ];
 
@@ -51,7 +59,10 @@ describe('cdk-nag AwsSolutions', () => {
     const all = findings(context, true);
     for (const key of Object.keys(acknowledgements(context))) {
       const [path, rule] = key.split(': ') as [string, string];
-      expect({ key, matched: all.some((f) => f.rule === rule && (f.path === path || f.path.startsWith(`${path}/`))) }).toEqual({ key, matched: true });
+      expect({ key, matched: all.some((f) => f.rule === rule && (f.path === path || f.path.startsWith(`${path}/`))) }).toEqual({
+        key,
+        matched: true,
+      });
     }
   });
 
@@ -81,6 +92,8 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   it('switching WAF off is acknowledged on the stage, not hidden', () => {
-    expect(Object.keys(acknowledgements({ waf: 'false' }))).toContain('PartnerCaseApi-dev/Api/RestApi/DeploymentStage.dev: AwsSolutions-APIG3');
+    expect(Object.keys(acknowledgements({ waf: 'false' }))).toContain(
+      'PartnerCaseApi-dev/Api/RestApi/DeploymentStage.dev: AwsSolutions-APIG3',
+    );
   });
 });

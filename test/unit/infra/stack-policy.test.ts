@@ -20,7 +20,8 @@ const policy = JSON.parse(readFileSync(POLICY_PATH, 'utf8')) as { Statement: Pol
 type UpdateAction = 'Update:Modify' | 'Update:Replace' | 'Update:Delete';
 
 const list = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
-const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(value);
+const like = (pattern: string, value: string) =>
+  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(value);
 
 function applies(statement: PolicyStatement, action: UpdateAction, logicalId: string, resourceType: string): boolean {
   if (!list(statement.Action).some((a) => like(a, action))) return false;
@@ -47,13 +48,20 @@ describe.each([
   ['dev', {}],
   ['prod', prodContext()],
 ] as const)('the stack policy of the %s stack', (_stage, context) => {
-  const resources = (synth(context).template.toJSON() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> }).Resources;
+  const resources = (
+    synth(context).template.toJSON() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> }
+  ).Resources;
 
   it('refuses any update that would replace or delete the table or a bucket, and still lets them be modified in place', () => {
     const stateful = Object.entries(resources).filter(([, r]) => STATEFUL_TYPES.includes(r.Type));
     expect(stateful.map(([, r]) => r.Type).sort()).toEqual(['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::S3::Bucket']);
     for (const [id, { Type }] of stateful) {
-      expect({ id, replace: allowed('Update:Replace', id, Type), remove: allowed('Update:Delete', id, Type), modify: allowed('Update:Modify', id, Type) }).toEqual({
+      expect({
+        id,
+        replace: allowed('Update:Replace', id, Type),
+        remove: allowed('Update:Delete', id, Type),
+        modify: allowed('Update:Modify', id, Type),
+      }).toEqual({
         id,
         replace: false,
         remove: false,
@@ -74,7 +82,11 @@ describe.each([
   // and a set physical name makes every rename a replacement: neither may happen by accident.
   it('keeps the table and buckets under the logical ids deployed stacks know, with names CloudFormation generates', () => {
     const ids = Object.entries(resources).filter(([, r]) => STATEFUL_TYPES.includes(r.Type));
-    expect(ids.map(([id]) => id).sort()).toEqual(['DataStoresAccessLogBucket3CCEBB11', 'DataStoresInvoiceBucket3F8BFC42', 'DataStoresTable1D9D0D2A']);
+    expect(ids.map(([id]) => id).sort()).toEqual([
+      'DataStoresAccessLogBucket3CCEBB11',
+      'DataStoresInvoiceBucket3F8BFC42',
+      'DataStoresTable1D9D0D2A',
+    ]);
     for (const [, resource] of ids) {
       expect(resource.Properties?.TableName).toBeUndefined();
       expect(resource.Properties?.BucketName).toBeUndefined();

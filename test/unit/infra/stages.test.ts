@@ -33,7 +33,9 @@ describe('deployment stages in the synthesised app', () => {
 
   it('every resource is tagged with its stage', () => {
     const { template } = synth(prodContext());
-    const table = Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as { Properties: { Tags: { Key: string; Value: string }[] } };
+    const table = Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as {
+      Properties: { Tags: { Key: string; Value: string }[] };
+    };
     expect(table.Properties.Tags).toContainEqual({ Key: 'stage', Value: 'prod' });
   });
 
@@ -43,7 +45,9 @@ describe('deployment stages in the synthesised app', () => {
     ['dev', {}],
     ['prod', prodContext()],
   ] as const)('a failed first %s deploy can be retried: nothing it keeps has a name a second creation would reuse', (_stage, context) => {
-    const resources = (synth(context).template.toJSON() as { Resources: Record<string, { DeletionPolicy?: string; Properties?: Record<string, unknown> }> }).Resources;
+    const resources = (
+      synth(context).template.toJSON() as { Resources: Record<string, { DeletionPolicy?: string; Properties?: Record<string, unknown> }> }
+    ).Resources;
     const createdWithTheStack = new Set(Object.keys(resources).filter((id) => !String(resources[id]?.DeletionPolicy).startsWith('Retain')));
     const kept = Object.entries(resources).filter(([, r]) => String(r.DeletionPolicy).startsWith('Retain'));
     expect(kept.length).toBeGreaterThan(0);
@@ -57,4 +61,3 @@ describe('deployment stages in the synthesised app', () => {
     }
   });
 });
-

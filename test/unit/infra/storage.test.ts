@@ -8,8 +8,8 @@ function bucket(prefix: 'DataStoresInvoiceBucket' | 'DataStoresAccessLogBucket',
 }
 
 function bucketPolicyStatements(prefix: string): Record<string, unknown>[] {
-  const policies = Object.values(resourcesOfType(synth().template, 'AWS::S3::BucketPolicy')).filter(
-    (p) => ((p.Properties.Bucket as { Ref: string }).Ref ?? '').startsWith(prefix),
+  const policies = Object.values(resourcesOfType(synth().template, 'AWS::S3::BucketPolicy')).filter((p) =>
+    ((p.Properties.Bucket as { Ref: string }).Ref ?? '').startsWith(prefix),
   );
   expect(policies).toHaveLength(1);
   return (policies[0]?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
@@ -102,8 +102,10 @@ describe('the invoice bucket', () => {
   });
 
   it('expires current invoices only when invoiceExpirationDays is set', () => {
-    const rules = (bucket('DataStoresInvoiceBucket', { invoiceExpirationDays: '2555', noncurrentVersionExpirationDays: 7 }).Properties
-      .LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    const rules = (
+      bucket('DataStoresInvoiceBucket', { invoiceExpirationDays: '2555', noncurrentVersionExpirationDays: 7 }).Properties
+        .LifecycleConfiguration as { Rules: Record<string, unknown>[] }
+    ).Rules;
     expect(rules).toContainEqual({ Id: 'ExpireInvoices', ExpirationInDays: 2555, Status: 'Enabled' });
     expect(rules).toContainEqual({ Id: 'ExpireNoncurrentVersions', NoncurrentVersionExpiration: { NoncurrentDays: 7 }, Status: 'Enabled' });
   });
@@ -121,7 +123,12 @@ describe('the invoice bucket', () => {
     expect(logs.Properties).toMatchObject({
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
     });
     expect(logs.DeletionPolicy).toBe('Retain');
     // Log delivery is granted by bucket policy (ACLs are disabled by BucketOwnerEnforced).

@@ -77,13 +77,18 @@ export interface Statement {
   Condition?: Record<string, unknown>;
 }
 
-export const actionsOf = (statement: Statement): string[] =>
-  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+export const actionsOf = (statement: Statement): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
 
 /** Every policy statement attached to the role of the function whose construct id is given. */
-export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload' | 'RecordUpload'): Statement[] {
+export function statementsOfFunction(
+  synthesised: Synthesised,
+  functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload' | 'RecordUpload',
+): Statement[] {
   const { stack, template } = synthesised;
-  const fn = functionId === 'RecordUpload' ? stack.recordUpload : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+  const fn =
+    functionId === 'RecordUpload'
+      ? stack.recordUpload
+      : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
   const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
   if (!role) throw new Error(`no role for ${functionId}`);
@@ -97,7 +102,10 @@ export function statementsOfFunction(synthesised: Synthesised, functionId: 'GetC
 }
 
 /** The actions a function's role is granted, sorted and deduplicated. */
-export function actionsOfFunction(synthesised: Synthesised, functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload'): string[] {
+export function actionsOfFunction(
+  synthesised: Synthesised,
+  functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload',
+): string[] {
   return [...new Set(statementsOfFunction(synthesised, functionId).flatMap(actionsOf))].sort();
 }
 

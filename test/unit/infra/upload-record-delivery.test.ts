@@ -13,7 +13,9 @@ const queueId = () => logicalIdOf(synth().stack.recordUploadDelivery.failedEvent
 const functionId = () => logicalIdOf(synth().stack.recordUpload.function.node.defaultChild as CfnElement);
 
 function alarm(id: string): Resource {
-  const found = Object.values(resourcesOfType(synth().template, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.AlarmName === `PartnerCaseApi-dev-${id}`);
+  const found = Object.values(resourcesOfType(synth().template, 'AWS::CloudWatch::Alarm')).filter(
+    (a) => a.Properties.AlarmName === `PartnerCaseApi-dev-${id}`,
+  );
   if (found.length !== 1) throw new Error(`expected one alarm ${id}, found ${found.length}`);
   return found[0] as Resource;
 }

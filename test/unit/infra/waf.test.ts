@@ -47,7 +47,10 @@ describe('the WAF web ACL', () => {
 
   it('never keeps sampled requests (they would show live API keys in the console); metrics stay on', () => {
     const acl = onlyResource(synth().template, 'AWS::WAFv2::WebACL');
-    const configs = [acl.Properties.VisibilityConfig, ...rules().map((r) => (r as Rule & { VisibilityConfig: unknown }).VisibilityConfig)] as {
+    const configs = [
+      acl.Properties.VisibilityConfig,
+      ...rules().map((r) => (r as Rule & { VisibilityConfig: unknown }).VisibilityConfig),
+    ] as {
       SampledRequestsEnabled: boolean;
       CloudWatchMetricsEnabled: boolean;
     }[];
@@ -65,16 +68,26 @@ describe('the WAF web ACL', () => {
     const { template } = synth();
     const logging = onlyResource(template, 'AWS::WAFv2::LoggingConfiguration');
     expect(logging.Properties.ResourceArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^FirewallWebAcl/), 'Arn'] });
-    expect(logging.Properties.RedactedFields).toEqual([{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'x-api-key' } }]);
+    expect(logging.Properties.RedactedFields).toEqual([
+      { SingleHeader: { Name: 'authorization' } },
+      { SingleHeader: { Name: 'x-api-key' } },
+    ]);
     expect(logging.Properties.LoggingFilter).toEqual({
       DefaultBehavior: 'DROP',
-      Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }] }],
+      Filters: [
+        {
+          Behavior: 'KEEP',
+          Requirement: 'MEETS_ANY',
+          Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }],
+        },
+      ],
     });
     const destination = JSON.stringify(logging.Properties.LogDestinationConfigs);
     expect(destination).toContain(':log-group:aws-waf-logs-PartnerCaseApi-dev-');
     expect(destination).not.toContain(':*');
     expect((logging as { DependsOn?: string[] }).DependsOn).toEqual([expect.stringMatching(/^FirewallLogs/)]);
-    const [groupId, group] = Object.entries(resourcesOfType(template, 'AWS::Logs::LogGroup')).find(([id]) => id.startsWith('FirewallLogs')) ?? [];
+    const [groupId, group] =
+      Object.entries(resourcesOfType(template, 'AWS::Logs::LogGroup')).find(([id]) => id.startsWith('FirewallLogs')) ?? [];
     expect(groupId).toBeDefined();
     expect(group?.Properties.RetentionInDays).toBe(90);
     expect(group?.DeletionPolicy).toBe('Retain');

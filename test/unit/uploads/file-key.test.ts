@@ -1,4 +1,11 @@
-import { FILE_KEY_LENGTH, fileKeyProblem, issueFileKey, parseFileKey, validateFileKey, type FileKeyRejection } from '../../../lib/uploads/file-key.js';
+import {
+  FILE_KEY_LENGTH,
+  fileKeyProblem,
+  issueFileKey,
+  parseFileKey,
+  validateFileKey,
+  type FileKeyRejection,
+} from '../../../lib/uploads/file-key.js';
 
 const COMPANY_A = 'cmp_AAAAaaaa00001111';
 const COMPANY_B = 'cmp_BBBBbbbb22223333';
@@ -37,10 +44,13 @@ describe('the fileKey issued for an invoice upload', () => {
     expect(validateFileKey(test, COMPANY_A, 'live')).toEqual({
       ok: false,
       reason: 'OTHER_MODE',
-      message: 'invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case; upload the file again with your live-mode key and use that fileKey',
+      message:
+        'invoiceFileKey was uploaded with a test-mode key and cannot be cited by a live-mode case; upload the file again with your live-mode key and use that fileKey',
     });
     expect(validateFileKey(GOOD, COMPANY_A, 'test')).toMatchObject({ ok: false, reason: 'OTHER_MODE' });
-    expect(fileKeyProblem(GOOD, COMPANY_A, 'test')).toMatch(/^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/);
+    expect(fileKeyProblem(GOOD, COMPANY_A, 'test')).toMatch(
+      /^invoiceFileKey was uploaded with a live-mode key and cannot be cited by a test-mode case;/,
+    );
     expect(fileKeyProblem(GOOD, COMPANY_A, 'test')).not.toMatch(/not issued to your company/);
     // Another company's upload of the other mode is still just another company's.
     expect(validateFileKey(test, COMPANY_B, 'live')).toMatchObject({ ok: false, reason: 'OTHER_COMPANY' });
@@ -48,7 +58,13 @@ describe('the fileKey issued for an invoice upload', () => {
   });
 
   it('parses into company, file id, extension and content type', () => {
-    expect(parseFileKey(GOOD)).toEqual({ mode: 'live', companyId: COMPANY_A, fileId: FILE_ID, extension: 'pdf', contentType: 'application/pdf' });
+    expect(parseFileKey(GOOD)).toEqual({
+      mode: 'live',
+      companyId: COMPANY_A,
+      fileId: FILE_ID,
+      extension: 'pdf',
+      contentType: 'application/pdf',
+    });
     expect(parseFileKey(`invoices/${COMPANY_A}/${FILE_ID}.jpg`)?.contentType).toBe('image/jpeg');
     expect(parseFileKey('invoices/x.pdf')).toBeUndefined();
     expect(parseFileKey(42)).toBeUndefined();

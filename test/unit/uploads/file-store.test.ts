@@ -11,19 +11,34 @@ function clientThat(outcome: () => Promise<unknown>): S3Client {
 
 describe('checking that an invoice was uploaded', () => {
   it('says yes when S3 has the object', async () => {
-    await expect(new S3InvoiceFileStore(clientThat(async () => ({})), 'b').exists('k')).resolves.toBe(true);
+    await expect(
+      new S3InvoiceFileStore(
+        clientThat(async () => ({})),
+        'b',
+      ).exists('k'),
+    ).resolves.toBe(true);
   });
 
   it.each([
     ['404 NotFound', s3Error('NotFound', 404)],
     ['NoSuchKey', s3Error('NoSuchKey', 404)],
   ])('says no when S3 answers %s', async (_name, error) => {
-    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(error)), 'b').exists('k')).resolves.toBe(false);
+    await expect(
+      new S3InvoiceFileStore(
+        clientThat(() => Promise.reject(error)),
+        'b',
+      ).exists('k'),
+    ).resolves.toBe(false);
   });
 
   it('never reads a 403 as "not uploaded": with s3:ListBucket granted, it is a permissions or KMS failure', async () => {
     const forbidden = s3Error('Forbidden', 403);
-    await expect(new S3InvoiceFileStore(clientThat(() => Promise.reject(forbidden)), 'b').exists('k')).rejects.toBe(forbidden);
+    await expect(
+      new S3InvoiceFileStore(
+        clientThat(() => Promise.reject(forbidden)),
+        'b',
+      ).exists('k'),
+    ).rejects.toBe(forbidden);
   });
 
   it.each([

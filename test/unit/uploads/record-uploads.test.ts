@@ -31,7 +31,10 @@ const s3Event = (...records: EventSpec[]): S3Event =>
     Records: records.map(({ eventName, key, size, sequencer }) => ({
       eventName,
       eventTime: '2026-03-01T12:00:00.000Z',
-      s3: { bucket: { name: 'invoices' }, object: { key, ...(size === undefined ? {} : { size }), ...(sequencer === undefined ? {} : { sequencer }) } },
+      s3: {
+        bucket: { name: 'invoices' },
+        object: { key, ...(size === undefined ? {} : { size }), ...(sequencer === undefined ? {} : { sequencer }) },
+      },
     })),
   }) as unknown as S3Event;
 
@@ -39,7 +42,9 @@ describe('recording uploads from the bucket’s events', () => {
   it('records an invoice S3 reports created, under the company its key names, with the event’s place in the key’s history', async () => {
     const records = new Records();
     const fileKey = issueFileKey(COMPANY, 'application/pdf');
-    await buildRecordUploadHandler(records)(s3Event({ eventName: 'ObjectCreated:Put', key: fileKey, size: 1234, sequencer: '0055AED6DCD90281E5' }));
+    await buildRecordUploadHandler(records)(
+      s3Event({ eventName: 'ObjectCreated:Put', key: fileKey, size: 1234, sequencer: '0055AED6DCD90281E5' }),
+    );
     expect(records.kept.get(fileKey)).toEqual({
       fileKey,
       companyId: COMPANY,
@@ -54,10 +59,16 @@ describe('recording uploads from the bucket’s events', () => {
     const records = new Records();
     const [deleted, expired] = [issueFileKey(COMPANY, 'application/pdf'), issueFileKey(COMPANY, 'image/png')];
     await buildRecordUploadHandler(records)(
-      s3Event({ eventName: 'ObjectCreated:Put', key: deleted, size: 1, sequencer: 'A1' }, { eventName: 'ObjectCreated:Put', key: expired, size: 1, sequencer: 'B1' }),
+      s3Event(
+        { eventName: 'ObjectCreated:Put', key: deleted, size: 1, sequencer: 'A1' },
+        { eventName: 'ObjectCreated:Put', key: expired, size: 1, sequencer: 'B1' },
+      ),
     );
     await buildRecordUploadHandler(records)(
-      s3Event({ eventName: 'ObjectRemoved:DeleteMarkerCreated', key: deleted, sequencer: 'A2' }, { eventName: 'LifecycleExpiration:Delete', key: expired, sequencer: 'B2' }),
+      s3Event(
+        { eventName: 'ObjectRemoved:DeleteMarkerCreated', key: deleted, sequencer: 'A2' },
+        { eventName: 'LifecycleExpiration:Delete', key: expired, sequencer: 'B2' },
+      ),
     );
     expect(records.present()).toEqual([]);
     expect([...records.kept.values()].map((r) => r.state)).toEqual(['removed', 'removed']);
@@ -76,14 +87,21 @@ describe('recording uploads from the bucket’s events', () => {
     const fileKey = issueFileKey(COMPANY, 'application/pdf');
     await buildRecordUploadHandler(records)(s3Event({ eventName: 'LifecycleExpiration:Delete', key: fileKey }));
     expect(records.kept.get(fileKey)).toMatchObject({ state: 'removed', sequencer: AFTER_EVERY_SEQUENCER });
-    await buildRecordUploadHandler(records)(s3Event({ eventName: 'ObjectCreated:Put', key: fileKey, size: 1, sequencer: 'FFFFFFFFFFFFFFFFFFFFFFFF' }));
+    await buildRecordUploadHandler(records)(
+      s3Event({ eventName: 'ObjectCreated:Put', key: fileKey, size: 1, sequencer: 'FFFFFFFFFFFFFFFFFFFFFFFF' }),
+    );
     expect(records.present()).toEqual([]);
   });
 
   it('never records a creation without a sequencer (it could not be ordered against a removal): the file is asked of S3 instead', async () => {
     const records = new Records();
     const fileKey = issueFileKey(COMPANY, 'application/pdf');
-    await buildRecordUploadHandler(records)(s3Event({ eventName: 'ObjectCreated:Put', key: fileKey, size: 1 }, { eventName: 'ObjectCreated:Put', key: issueFileKey(COMPANY, 'image/png'), size: 1, sequencer: 'xyz' }));
+    await buildRecordUploadHandler(records)(
+      s3Event(
+        { eventName: 'ObjectCreated:Put', key: fileKey, size: 1 },
+        { eventName: 'ObjectCreated:Put', key: issueFileKey(COMPANY, 'image/png'), size: 1, sequencer: 'xyz' },
+      ),
+    );
     expect(records.kept.size).toBe(0);
   });
 
@@ -97,7 +115,9 @@ describe('recording uploads from the bucket’s events', () => {
   });
 
   it('decodes the key as S3 encodes it in events, and keeps the sequencer', () => {
-    expect(s3ObjectEvents(s3Event({ eventName: 'ObjectCreated:Put', key: 'invoices/a%2Fb+c.pdf', size: 3, sequencer: '0A' }))[0]).toMatchObject({
+    expect(
+      s3ObjectEvents(s3Event({ eventName: 'ObjectCreated:Put', key: 'invoices/a%2Fb+c.pdf', size: 3, sequencer: '0A' }))[0],
+    ).toMatchObject({
       key: 'invoices/a/b c.pdf',
       size: 3,
       sequencer: '0A',

@@ -38,7 +38,12 @@ describe('the upload request', () => {
     ['a fileName with a C1 control', { ...valid, fileName: 'a\u0085.pdf' }, 'fileName', /control/],
     ['a fileName with a lone surrogate', { ...valid, fileName: 'a\ud800.pdf' }, 'fileName', /Unicode/],
     ['a missing contentType', { fileName: 'a.pdf', contentLength: 1 }, 'contentType', /required/],
-    ['an unsupported contentType', { ...valid, contentType: 'application/zip' }, 'contentType', /one of application\/pdf, image\/png, image\/jpeg/],
+    [
+      'an unsupported contentType',
+      { ...valid, contentType: 'application/zip' },
+      'contentType',
+      /one of application\/pdf, image\/png, image\/jpeg/,
+    ],
     ['a contentType in upper case', { ...valid, contentType: 'APPLICATION/PDF' }, 'contentType', /one of/],
     ['a contentType with parameters', { ...valid, contentType: 'application/pdf; charset=binary' }, 'contentType', /one of/],
     ['a missing contentLength', { fileName: 'a.pdf', contentType: 'application/pdf' }, 'contentLength', /required/],

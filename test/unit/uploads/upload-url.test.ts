@@ -48,7 +48,11 @@ describe('the presigned upload URL', () => {
     expect(ticket.headers).toEqual({ 'Content-Type': 'image/png', 'Content-Length': '7', 'If-None-Match': '*' });
     const signed = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').split(';');
     // Every signed header other than host (which the HTTP client sets from the URL) is listed.
-    expect(signed.filter((h) => h !== 'host').sort()).toEqual(Object.keys(ticket.headers).map((h) => h.toLowerCase()).sort());
+    expect(signed.filter((h) => h !== 'host').sort()).toEqual(
+      Object.keys(ticket.headers)
+        .map((h) => h.toLowerCase())
+        .sort(),
+    );
   });
 
   it('is shown in docs/uploads.md signing exactly the headers a real one signs', async () => {
