@@ -6,7 +6,7 @@ import { faultyDocumentClient } from '../support/faulty-client.js';
 import { ddb, extraKey, newPartner } from '../support/fixtures.js';
 
 /**
- * `company clear-test-data`'s table part stopped part-way: every write after the first fails for
+ * `company clear-test-data`'s table part stopped part-way: every write after the first three fails for
  * good (a crash, or throttling that outlasts the retries), against DynamoDB Local.
  */
 const WRITES = new Set(['BatchWriteItemCommand', 'TransactWriteItemsCommand']);
@@ -28,7 +28,7 @@ describe('clearing a company’s test data', () => {
   it('stopped part-way, leaves whole cases: never a guard without its case, nor a case without its guard or audit record; a second run clears the rest', async () => {
     const companyId = await testWorld();
     let writes = 0;
-    const { client } = faultyDocumentClient({ decide: (name) => (WRITES.has(name) && ++writes > 1 ? 'internal' : undefined) });
+    const { client } = faultyDocumentClient({ decide: (name) => (WRITES.has(name) && ++writes > 3 ? 'internal' : undefined) });
     const fast = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
     await expect(new DynamoTestModeItemStore(client, config().tableName, fast).clearTestItems(companyId)).rejects.toThrow();
 

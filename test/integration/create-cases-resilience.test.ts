@@ -313,6 +313,36 @@ describe('a case transaction that may still land after the client gave up on it'
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
   });
 
+  it('stays "could not confirm" when a later attempt is cancelled for a conflict while the first is still on its way', async () => {
+    // The first attempt is given up on before DynamoDB has seen it; the retry meets a conflict and
+    // then throttling. A conflict says nothing of the attempt still travelling, which lands later.
+    const tries = new Map<string, number>();
+    const { handler, counter, lateWrites } = handlerWithFaults(
+      (name, input) => {
+        if (name !== 'TransactWriteItemsCommand') return undefined;
+        const token = String(input.ClientRequestToken);
+        const n = (tries.get(token) ?? 0) + 1;
+        tries.set(token, n);
+        return n === 1 ? 'late-commit' : n === 2 ? 'conflict' : 'throttle';
+      },
+      { lateCommitMs: 1_000, lateCommitUnseen: true },
+    );
+    const key = `idem-unseen-${Date.now()}`;
+    const cases = [validCase(fileKey, { invoiceRef: 'INV-LATE-UNSEEN' })];
+    const first = await postWithTimeout(handler, partner.apiKey, { cases }, { 'Idempotency-Key': key }, 4_000);
+    expect([counter.injected['late-commit'], counter.injected.conflict]).toEqual([1, 1]);
+    expect(first.statusCode).toBe(200);
+    expect(outcome(first).rejected[0]).toMatchObject({
+      code: 'TEMPORARY_FAILURE',
+      message: expect.stringMatching(/could not confirm whether this case was written/),
+    });
+    expect(await claimOf(partner, key)).toMatchObject({ state: 'COMPLETED' });
+    await lateWrites();
+    expect(counter.landed).toBe(1);
+    const again = outcome(await postCases(partner.apiKey, { cases }));
+    expect(again.rejected[0]).toMatchObject({ code: 'DUPLICATE' });
+  });
+
   it('is settled by one more same-token attempt 5 s after the first, and its case reported created', async () => {
     const { handler, counter, lateWrites } = handlerLandingLate(1_000);
     const key = `idem-settled-${Date.now()}`;

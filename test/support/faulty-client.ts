@@ -53,6 +53,11 @@ export interface FaultyClientOptions {
   now?: () => number;
   /** How long after the client gave up a `late-commit` transaction lands (default 300 ms). */
   lateCommitMs?: number;
+  /**
+   * The given-up `late-commit` request is still on the network: DynamoDB has not seen it, so it
+   * answers same-token attempts meanwhile as new requests (by the plan) instead of TransactionInProgress.
+   */
+  lateCommitUnseen?: boolean;
 }
 
 const DEFAULT_SLOW_CALL_MS = 60_000;
@@ -124,6 +129,8 @@ interface LateCommits {
   /** Sends a transaction as DynamoDB would go on applying it: outside the caller's client and deadline. */
   apply(input: Record<string, unknown>): Promise<unknown>;
   delayMs: number;
+  /** See FaultyClientOptions.lateCommitUnseen. */
+  unseen: boolean;
 }
 
 /** Adds the fault-injecting middleware to a client's stack; S3 has no transactions, so a conflict there is an internal error. */
@@ -145,7 +152,7 @@ function injectFaults(
       counter.calls++;
       const input = args.input as Record<string, unknown>;
       const token = context.commandName === 'TransactWriteItemsCommand' ? input.ClientRequestToken : undefined;
-      if (late && typeof token === 'string' && late.applying.has(token)) {
+      if (late && !late.unseen && typeof token === 'string' && late.applying.has(token)) {
         counter.injected['in-progress']++;
         throw makeError('in-progress', 0);
       }
@@ -291,6 +298,7 @@ export function faultyDocumentClient(
     landings: [],
     apply: (input) => applier.send(new TransactWriteCommand(plainInput(input) as unknown as TransactWriteCommand['input'])),
     delayMs: options.lateCommitMs ?? DEFAULT_LATE_COMMIT_MS,
+    unseen: options.lateCommitUnseen ?? false,
   };
   const stack = base.middlewareStack as unknown as StackLike;
   // Added after the fault middleware, so it runs inside it: only calls that reached DynamoDB are recorded.

@@ -118,7 +118,7 @@ export class DynamoCaseWriter implements CaseWriter {
    */
   private async writeRound(round: readonly NewCase[], deadline: Deadline): Promise<(WriteOutcome | undefined)[]> {
     const command = this.transaction(round);
-    const sent = await attempt((options) => this.client.send(command, options), deadline, this.policy, { settles: isSameTokenAnswer });
+    const sent = await attempt((options) => this.client.send(command, options), deadline, this.policy, { settles: settlesTheToken });
     if (sent.ok) return round.map(() => ({ kind: 'created', attempts: sent.attempts }));
     // Nothing was started (the request's time was up) or DynamoDB answered this token: nothing is in flight.
     if (!sent.inDoubt) return this.answered(sent.error, round, sent.attempts, deadline);
@@ -127,7 +127,7 @@ export class DynamoCaseWriter implements CaseWriter {
     const settled = await this.settle(command, sent, verification);
     if (settled?.ok) return round.map(() => ({ kind: 'created', attempts: sent.attempts + 1 }));
     // Only an answer to the token settles it; a throttled or cut-off settling attempt leaves the round in doubt.
-    if (settled && isSameTokenAnswer(settled.error)) return this.answered(settled.error, round, sent.attempts + 1, deadline);
+    if (settled && settlesTheToken(settled.error)) return this.answered(settled.error, round, sent.attempts + 1, deadline);
 
     const attempts = sent.attempts + (settled ? 1 : 0);
     const readBack = await this.readBack(round, attempts, verification);
@@ -167,7 +167,7 @@ export class DynamoCaseWriter implements CaseWriter {
     const at = Math.max(Date.now(), sent.firstAttemptAt + this.settleAfterMs);
     if (at + SETTLE_ATTEMPT_MIN_MS > verification.workBy) return undefined;
     await sleep(at - Date.now());
-    return attempt((options) => this.client.send(command, options), verification, ONE_ATTEMPT, { settles: isSameTokenAnswer });
+    return attempt((options) => this.client.send(command, options), verification, ONE_ATTEMPT, { settles: settlesTheToken });
   }
 
   /**
@@ -288,9 +288,14 @@ const SETTLE_ATTEMPT_MIN_MS = 200;
 /** The settling attempt is one attempt: its failure is read back, not retried. */
 const ONE_ATTEMPT: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
 
-/** An answer to an attempt with the round's token: a cancellation means no attempt of that token is, or will be, applied. */
-function isSameTokenAnswer(error: unknown): boolean {
-  return cancellationReasons(error) !== undefined;
+/**
+ * An answer that settles every attempt of the round's token: a cancellation whose cause an earlier
+ * attempt still on the network would meet too (a failed condition, a refused item). A cancellation
+ * for a conflict or throttling does not: it says nothing of an earlier attempt that had not reached
+ * DynamoDB yet, which may still commit.
+ */
+function settlesTheToken(error: unknown): boolean {
+  return cancellationReasons(error) !== undefined && !isRetryable(error);
 }
 
 /** One cancellation reason as the error it would be alone, for the retry layer's judgement. */
