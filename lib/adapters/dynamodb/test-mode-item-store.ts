@@ -47,7 +47,11 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
     );
     const { cases, claims } = groupByCase(targets);
     for (let i = 0; i < cases.length; i += PARALLEL_CASES) {
-      await Promise.all(cases.slice(i, i + PARALLEL_CASES).map((items) => this.deleteTogether(companyId, items)));
+      // Every transaction of the group is waited for, not only until the first fails: the command
+      // must not report a stop while deletions it started are still landing.
+      const results = await Promise.allSettled(cases.slice(i, i + PARALLEL_CASES).map((items) => this.deleteTogether(companyId, items)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     }
     for (let i = 0; i < claims.length; i += BATCH) await this.deleteClaims(claims.slice(i, i + BATCH));
     return targets.length;
