@@ -45,7 +45,7 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
       (item): item is Listed =>
         item.companyId === companyId && typeof item.pk === 'string' && typeof item.sk === 'string' && keys.isTestPartition(item.pk),
     );
-    const { cases, claims } = groupByCase(targets);
+    const { cases, claims } = groupByCase(companyId, targets);
     for (let i = 0; i < cases.length; i += PARALLEL_CASES) {
       // Every transaction of the group is waited for, not only until the first fails: the command
       // must not report a stop while deletions it started are still landing.
@@ -94,17 +94,29 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
 
 /**
  * The listed items by case: a case item and its audit record share the case's partition, and its
- * guard names the case (`caseId`). A guard whose case is already gone (cleared by an older version
- * of this command that stopped part-way) is a group of its own; claims are not tied to a case.
+ * guard names the case (`caseId`). A listed case item also names all three of its keys itself, so
+ * they go together even when the index has not caught up with one of them (a GSI is eventually
+ * consistent: a guard missing from the listing must not be left behind without its case). A guard
+ * whose case is already gone (cleared by an older version of this command that stopped part-way) is
+ * a group of its own; claims are not tied to a case.
  */
-function groupByCase(items: readonly Listed[]): { cases: ItemKey[][]; claims: ItemKey[] } {
-  const byCase = new Map<string, ItemKey[]>();
+function groupByCase(companyId: string, items: readonly Listed[]): { cases: ItemKey[][]; claims: ItemKey[] } {
+  const byCase = new Map<string, Map<string, ItemKey>>();
   const claims: ItemKey[] = [];
-  const add = (caseId: string, item: Listed) => byCase.set(caseId, [...(byCase.get(caseId) ?? []), { pk: item.pk, sk: item.sk }]);
+  const add = (group: string, key: ItemKey) => {
+    const keysOfGroup = byCase.get(group) ?? new Map<string, ItemKey>();
+    keysOfGroup.set(`${key.pk}\u0000${key.sk}`, { pk: key.pk, sk: key.sk });
+    byCase.set(group, keysOfGroup);
+  };
   for (const item of items) {
     if (item.type === ITEM_TYPES.idempotencyClaim) claims.push({ pk: item.pk, sk: item.sk });
-    else if (typeof item.caseId === 'string') add(item.caseId, item);
-    else add(`${item.pk}#${item.sk}`, item);
+    else if (typeof item.caseId === 'string') {
+      add(item.caseId, item);
+      if (item.type === ITEM_TYPES.case && typeof item.invoiceRefKey === 'string') {
+        add(item.caseId, keys.attestation('test', item.caseId));
+        add(item.caseId, keys.invoiceRefGuard('test', companyId, item.invoiceRefKey));
+      }
+    } else add(`${item.pk}#${item.sk}`, item);
   }
-  return { cases: [...byCase.values()], claims };
+  return { cases: [...byCase.values()].map((group) => [...group.values()]), claims };
 }
