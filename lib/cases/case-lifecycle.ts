@@ -2,7 +2,19 @@ import * as z from 'zod';
 import { InvalidRequestError } from '../errors.js';
 import { randomBase62 } from '../random-id.js';
 import { isWellFormedText } from '../text.js';
-import { CASE_STATUSES, RECOVERY_GATES, caseViewSchema, type CaseView } from './case-record.js';
+import {
+  CASE_STATUSES,
+  MAX_WITHDRAW_REASON_LENGTH,
+  RECOVERY_GATES,
+  caseViewSchema,
+  debtorVerificationSchema,
+  type CaseStatus,
+  type CaseView,
+  type DebtorVerification,
+  type DebtorVerificationStatus,
+  type RecoveryGate,
+  type StatusHistoryEntry,
+} from './case-record.js';
 
 /**
  * The case's life after creation (product rules "Case lifecycle" and "Events"), as pure rules:
@@ -11,32 +23,21 @@ import { CASE_STATUSES, RECOVERY_GATES, caseViewSchema, type CaseView } from './
  * lifecycle state and the time to either "no change, because …" or the new state, the
  * statusHistory entry to append and the event's previousAttributes.
  *
- * Not wired yet (docs/lifecycle-design.md): the create path still stores `DRAFT` with the
- * original two recovery gates. The status and gate lists below extend case-record.ts's lists
- * (one source for the values they share) until the wiring step moves them there.
+ * The statuses, gates and the lifecycle fields' schemas live in case-record.ts (the case's own
+ * fields); the rules over them live here.
  */
-
-/** `DRAFT` (a gate is pending) → `READY` | `ON_HOLD`; `WITHDRAWN` from any of those by the partner. */
-export const LIFECYCLE_STATUSES = [...CASE_STATUSES, 'READY', 'ON_HOLD', 'WITHDRAWN'] as const;
-export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
-
-/** `CONFIRMED` is reached from `AWAITING_CONFIRMATION` only. */
-export const LIFECYCLE_RECOVERY_GATES = [...RECOVERY_GATES, 'CONFIRMED'] as const;
-export type LifecycleRecoveryGate = (typeof LIFECYCLE_RECOVERY_GATES)[number];
 
 /**
  * Every transition the rules allow, and no other ("No other transitions"). A derived status
  * outside this table is a bug in the rules below, never an answer: it throws.
  */
-export const ALLOWED_TRANSITIONS: Readonly<Record<LifecycleStatus, readonly LifecycleStatus[]>> = {
+export const ALLOWED_TRANSITIONS: Readonly<Record<CaseStatus, readonly CaseStatus[]>> = {
   DRAFT: ['READY', 'ON_HOLD', 'WITHDRAWN'],
   READY: ['WITHDRAWN'],
   ON_HOLD: ['WITHDRAWN'],
   WITHDRAWN: [],
 };
 
-export const DEBTOR_VERIFICATION_STATUSES = ['NOT_REQUESTED', 'PENDING', 'VERIFIED', 'NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const;
-export type DebtorVerificationStatus = (typeof DEBTOR_VERIFICATION_STATUSES)[number];
 /** The outcomes that put a case `ON_HOLD`: the partner must act. */
 export const FAILED_VERIFICATION_STATUSES = [
   'NAME_MISMATCH',
@@ -44,71 +45,21 @@ export const FAILED_VERIFICATION_STATUSES = [
   'NOT_FOUND',
 ] as const satisfies readonly DebtorVerificationStatus[];
 
-const checkedAt = z.iso
-  .datetime()
-  .meta({ description: 'When the registry was consulted (ISO 8601, UTC).', example: '2025-03-04T10:20:35.000Z' });
-
-// Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
-export const debtorVerificationSchema = /* @__PURE__ */ z
-  .discriminatedUnion('status', [
-    z.object({ status: z.literal('NOT_REQUESTED') }).strict(),
-    z.object({ status: z.literal('PENDING') }).strict(),
-    z.object({ status: z.literal('VERIFIED'), checkedAt }).strict(),
-    z
-      .object({
-        status: z.literal('NAME_MISMATCH'),
-        registeredName: z.string().meta({ description: 'The name on the register.', example: 'ACME WIDGETS (HOLDINGS) LIMITED' }),
-        checkedAt,
-      })
-      .strict(),
-    z
-      .object({
-        status: z.literal('NOT_ACTIVE'),
-        companyStatus: z
-          .string()
-          .meta({ description: "The register's `company_status`, e.g. `dissolved`, `liquidation`.", example: 'dissolved' }),
-        checkedAt,
-      })
-      .strict(),
-    z.object({ status: z.literal('NOT_FOUND'), checkedAt }).strict(),
-  ])
-  .meta({
-    description:
-      'The debtor checked against Companies House by `debtorCompanyNo`, after creation: `NOT_REQUESTED` (no debtorCompanyNo), `PENDING`, ' +
-      '`VERIFIED`, or a failure that puts the case `ON_HOLD`: `NAME_MISMATCH` (with `registeredName`), `NOT_ACTIVE` (with `companyStatus`), `NOT_FOUND`.',
-  });
-export type DebtorVerification = z.infer<typeof debtorVerificationSchema>;
 /** A verification with an answer from the registry (what a verifier records). */
 export type DebtorVerificationOutcome = Extract<DebtorVerification, { checkedAt: string }>;
 
-export const MAX_WITHDRAW_REASON_LENGTH = 500;
-
-export const statusHistoryEntrySchema = /* @__PURE__ */ z
-  .object({
-    status: z.enum(LIFECYCLE_STATUSES),
-    at: z.iso.datetime().meta({ description: 'When the case entered this status (ISO 8601, UTC).' }),
-    reason: z.string().max(MAX_WITHDRAW_REASON_LENGTH).optional().meta({
-      description: 'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it.',
-    }),
-  })
-  .strict();
-export type StatusHistoryEntry = z.infer<typeof statusHistoryEntrySchema>;
-export const statusHistorySchema = /* @__PURE__ */ z.array(statusHistoryEntrySchema).meta({
-  description: 'Every status the case has had, oldest first; the first entry is `DRAFT` at creation.',
-});
-
 /** The fields whose change is announced by a `case.updated` event. */
 export interface LifecycleState {
-  status: LifecycleStatus;
-  recoveryGate: LifecycleRecoveryGate;
+  status: CaseStatus;
+  recoveryGate: RecoveryGate;
   debtorVerification: DebtorVerification;
 }
 
 /** The earlier values of the lifecycle fields a change touched (the event's `previousAttributes`). */
 export const previousAttributesSchema = /* @__PURE__ */ z
   .object({
-    status: z.enum(LIFECYCLE_STATUSES).optional(),
-    recoveryGate: z.enum(LIFECYCLE_RECOVERY_GATES).optional(),
+    status: z.enum(CASE_STATUSES).optional(),
+    recoveryGate: z.enum(RECOVERY_GATES).optional(),
     debtorVerification: debtorVerificationSchema.optional(),
   })
   .strict()
@@ -116,15 +67,6 @@ export const previousAttributesSchema = /* @__PURE__ */ z
     description: "The changed fields' values before the change (only `status`, `recoveryGate` and `debtorVerification` are reported).",
   });
 export type PreviousAttributes = z.infer<typeof previousAttributesSchema>;
-
-/** The case record as GET will return it once the lifecycle is wired: the created case plus its lifecycle fields. */
-export const lifecycleCaseViewSchema = /* @__PURE__ */ caseViewSchema.extend({
-  status: z.enum(LIFECYCLE_STATUSES),
-  recoveryGate: z.enum(LIFECYCLE_RECOVERY_GATES),
-  debtorVerification: debtorVerificationSchema,
-  statusHistory: statusHistorySchema,
-});
-export type LifecycleCaseView = z.infer<typeof lifecycleCaseViewSchema>;
 
 export const CASE_EVENT_TYPES = ['case.created', 'case.updated'] as const;
 export type CaseEventType = (typeof CASE_EVENT_TYPES)[number];
@@ -144,7 +86,7 @@ export const caseEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
       type: z.literal('case.created'),
       createdAt: z.iso.datetime(),
       livemode: z.boolean(),
-      data: z.object({ object: lifecycleCaseViewSchema }).strict(),
+      data: z.object({ object: caseViewSchema }).strict(),
     })
     .strict(),
   z
@@ -153,7 +95,7 @@ export const caseEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
       type: z.literal('case.updated'),
       createdAt: z.iso.datetime(),
       livemode: z.boolean(),
-      data: z.object({ object: lifecycleCaseViewSchema, previousAttributes: previousAttributesSchema }).strict(),
+      data: z.object({ object: caseViewSchema, previousAttributes: previousAttributesSchema }).strict(),
     })
     .strict(),
 ]);
@@ -176,7 +118,7 @@ export type WithdrawRequest = z.infer<typeof withdrawRequestSchema>;
 // ---------------------------------------------------------------------------------------------
 // Rules
 
-export function isRecoveryGateSatisfied(gate: LifecycleRecoveryGate): boolean {
+export function isRecoveryGateSatisfied(gate: RecoveryGate): boolean {
   return gate === 'AUTO_ATTESTED' || gate === 'CONFIRMED';
 }
 
@@ -189,18 +131,14 @@ export function isVerificationFailed(verification: DebtorVerification): boolean 
 }
 
 /** The status the gates call for. `WITHDRAWN` is the partner's act, not a gate: it is never derived, only kept. */
-export function deriveStatus(
-  current: LifecycleStatus,
-  recoveryGate: LifecycleRecoveryGate,
-  verification: DebtorVerification,
-): LifecycleStatus {
+export function deriveStatus(current: CaseStatus, recoveryGate: RecoveryGate, verification: DebtorVerification): CaseStatus {
   if (current === 'WITHDRAWN') return 'WITHDRAWN';
   if (isVerificationFailed(verification)) return 'ON_HOLD';
   if (isRecoveryGateSatisfied(recoveryGate) && isVerificationSatisfied(verification)) return 'READY';
   return 'DRAFT';
 }
 
-export function isAllowedTransition(from: LifecycleStatus, to: LifecycleStatus): boolean {
+export function isAllowedTransition(from: CaseStatus, to: CaseStatus): boolean {
   return ALLOWED_TRANSITIONS[from].includes(to);
 }
 
@@ -210,7 +148,7 @@ export function isAllowedTransition(from: LifecycleStatus, to: LifecycleStatus):
  * request's path, with its own `case.updated` event.
  */
 export function initialLifecycle(
-  recoveryGate: LifecycleRecoveryGate,
+  recoveryGate: RecoveryGate,
   hasDebtorCompanyNo: boolean,
   createdAt: Date,
 ): {
@@ -244,7 +182,7 @@ function change(
   current: LifecycleState,
   gates: Partial<Omit<LifecycleState, 'status'>>,
   at: Date,
-  forcedStatus?: LifecycleStatus,
+  forcedStatus?: CaseStatus,
   reason?: string,
 ): LifecycleChanged {
   const recoveryGate = gates.recoveryGate ?? current.recoveryGate;
@@ -330,7 +268,7 @@ export function settleStatus(current: LifecycleState, at: Date): LifecycleChange
 }
 
 /** The case record after a change, as GET returns it and the event carries it. */
-export function applyChange(view: LifecycleCaseView, changed: LifecycleChanged): LifecycleCaseView {
+export function applyChange(view: CaseView, changed: LifecycleChanged): CaseView {
   return {
     ...view,
     ...changed.state,
@@ -340,17 +278,12 @@ export function applyChange(view: LifecycleCaseView, changed: LifecycleChanged):
 }
 
 /** The created case's view with its lifecycle fields (the create path's record until the wiring adds them to it). */
-export function withLifecycle(view: CaseView, state: LifecycleState, statusHistory: StatusHistoryEntry[]): LifecycleCaseView {
+export function withLifecycle(view: CaseView, state: LifecycleState, statusHistory: StatusHistoryEntry[]): CaseView {
   return { ...view, ...state, statusHistory };
 }
 
 /** The event announcing a creation (`previous` absent) or a change, written in the same transaction as it. */
-export function buildCaseEvent(
-  object: LifecycleCaseView,
-  createdAt: string,
-  previousAttributes?: PreviousAttributes,
-  id = newEventId(),
-): CaseEvent {
+export function buildCaseEvent(object: CaseView, createdAt: string, previousAttributes?: PreviousAttributes, id = newEventId()): CaseEvent {
   const base = { id, createdAt, livemode: object.livemode };
   return previousAttributes === undefined
     ? { ...base, type: 'case.created', data: { object } }

@@ -8,10 +8,69 @@ import type { ValidCase } from './case-input.js';
  * Money is held as integer pence; it is shown as a decimal string with two places. The view's
  * zod schema is the one source of its type and of its part of the OpenAPI document.
  */
-export const CASE_STATUSES = ['DRAFT'] as const;
+/** `DRAFT` (a gate is pending) → `READY` | `ON_HOLD`; `WITHDRAWN` from any of those by the partner (lib/cases/case-lifecycle.ts). */
+export const CASE_STATUSES = ['DRAFT', 'READY', 'ON_HOLD', 'WITHDRAWN'] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
-export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION'] as const;
+/** A case is created `AUTO_ATTESTED` or `AWAITING_CONFIRMATION`; `CONFIRMED` is reached from the latter only. */
+export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const;
 export type RecoveryGate = (typeof RECOVERY_GATES)[number];
+/** The gates a case can be created with. */
+export type InitialRecoveryGate = Exclude<RecoveryGate, 'CONFIRMED'>;
+
+export const DEBTOR_VERIFICATION_STATUSES = ['NOT_REQUESTED', 'PENDING', 'VERIFIED', 'NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const;
+export type DebtorVerificationStatus = (typeof DEBTOR_VERIFICATION_STATUSES)[number];
+
+const checkedAt = /* @__PURE__ */ z.iso
+  .datetime()
+  .meta({ description: 'When the registry was consulted (ISO 8601, UTC).', example: '2025-03-04T10:20:35.000Z' });
+
+// Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
+export const debtorVerificationSchema = /* @__PURE__ */ z
+  .discriminatedUnion('status', [
+    z.object({ status: z.literal('NOT_REQUESTED') }).strict(),
+    z.object({ status: z.literal('PENDING') }).strict(),
+    z.object({ status: z.literal('VERIFIED'), checkedAt }).strict(),
+    z
+      .object({
+        status: z.literal('NAME_MISMATCH'),
+        registeredName: z.string().meta({ description: 'The name on the register.', example: 'ACME WIDGETS (HOLDINGS) LIMITED' }),
+        checkedAt,
+      })
+      .strict(),
+    z
+      .object({
+        status: z.literal('NOT_ACTIVE'),
+        companyStatus: z
+          .string()
+          .meta({ description: "The register's `company_status`, e.g. `dissolved`, `liquidation`.", example: 'dissolved' }),
+        checkedAt,
+      })
+      .strict(),
+    z.object({ status: z.literal('NOT_FOUND'), checkedAt }).strict(),
+  ])
+  .meta({
+    id: 'DebtorVerification',
+    description:
+      'The debtor checked against Companies House by `debtorCompanyNo`, after creation: `NOT_REQUESTED` (no debtorCompanyNo), `PENDING`, ' +
+      '`VERIFIED`, or a failure that puts the case `ON_HOLD`: `NAME_MISMATCH` (with `registeredName`), `NOT_ACTIVE` (with `companyStatus`), `NOT_FOUND`.',
+  });
+export type DebtorVerification = z.infer<typeof debtorVerificationSchema>;
+
+export const MAX_WITHDRAW_REASON_LENGTH = 500;
+
+export const statusHistoryEntrySchema = /* @__PURE__ */ z
+  .object({
+    status: z.enum(CASE_STATUSES),
+    at: z.iso.datetime().meta({ description: 'When the case entered this status (ISO 8601, UTC).' }),
+    reason: z.string().max(MAX_WITHDRAW_REASON_LENGTH).optional().meta({
+      description: 'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it.',
+    }),
+  })
+  .strict();
+export type StatusHistoryEntry = z.infer<typeof statusHistoryEntrySchema>;
+export const statusHistorySchema = /* @__PURE__ */ z.array(statusHistoryEntrySchema).meta({
+  description: 'Every status the case has had, oldest first; the first entry is `DRAFT` at creation.',
+});
 
 const CASE_ID_RANDOM_LENGTH = 22;
 export const CASE_ID_PATTERN = new RegExp(`^case_[0-9A-Za-z]{${CASE_ID_RANDOM_LENGTH}}$`);
@@ -48,7 +107,7 @@ export const caseViewSchema = /* @__PURE__ */ z
     reference: caseReferenceSchema,
     status: z.enum(CASE_STATUSES).meta({
       description:
-        'Case status. A newly created case is `DRAFT`. Further values may be added within v1: treat an unknown status as "in progress".',
+        'Case status. A newly created case is `DRAFT`; it becomes `READY` when every gate is satisfied (`recoveryGate` `AUTO_ATTESTED` or `CONFIRMED`, and `debtorVerification` `NOT_REQUESTED` or `VERIFIED`), `ON_HOLD` when debtor verification failed (you must act), and `WITHDRAWN` when you withdraw it. Further values may be added within v1: treat an unknown status as "in progress".',
     }),
     debtorName: z.string().meta({ example: 'Acme Widgets Ltd' }),
     principalAmount: z
@@ -63,9 +122,11 @@ export const caseViewSchema = /* @__PURE__ */ z
     dueDate: z.string().meta({ description: 'As submitted (`YYYY-MM-DD` or an ISO 8601 date-time).', example: '2025-02-10' }),
     recoveryGate: z.enum(RECOVERY_GATES).meta({
       description:
-        'What the case waits for before recovery starts: `AUTO_ATTESTED` when auto-attestation is enabled for your account, `AWAITING_CONFIRMATION` when a confirmation in your dashboard is needed.',
+        'What the case waits for before recovery starts: `AUTO_ATTESTED` when auto-attestation is enabled for your account, `AWAITING_CONFIRMATION` when a confirmation in your dashboard is needed, `CONFIRMED` once it was made.',
     }),
     livemode: livemodeSchema,
+    debtorVerification: debtorVerificationSchema,
+    statusHistory: statusHistorySchema,
   })
   .meta({
     id: 'Case',
@@ -84,6 +145,8 @@ export const caseViewSchema = /* @__PURE__ */ z
       dueDate: '2025-02-10',
       recoveryGate: 'AWAITING_CONFIRMATION',
       livemode: true,
+      debtorVerification: { status: 'PENDING' },
+      statusHistory: [{ status: 'DRAFT', at: '2025-03-04T10:20:30.000Z' }],
     },
   });
 export type CaseView = z.infer<typeof caseViewSchema>;
@@ -105,6 +168,13 @@ export interface CaseCreationFields {
   requestId: string;
   /** The mode of the key that created it; a case stored before test mode existed is live. */
   mode: Mode;
+  /**
+   * Absent only on a case stored before the lifecycle existed: read it through `lifecycleOf`,
+   * which gives such a case `PENDING` (it has a debtorCompanyNo) or `NOT_REQUESTED`.
+   */
+  debtorVerification?: DebtorVerification;
+  /** Absent only on a case stored before the lifecycle existed (`lifecycleOf` gives `DRAFT` at `createdAt`). */
+  statusHistory?: StatusHistoryEntry[];
 }
 
 /** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
@@ -116,7 +186,23 @@ export function formatPence(pence: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/** A stored case's lifecycle fields, with the defaults of a case stored before the lifecycle existed. */
+export function lifecycleOf(stored: StoredCase): {
+  status: CaseStatus;
+  recoveryGate: RecoveryGate;
+  debtorVerification: DebtorVerification;
+  statusHistory: StatusHistoryEntry[];
+} {
+  return {
+    status: stored.status,
+    recoveryGate: stored.recoveryGate,
+    debtorVerification: stored.debtorVerification ?? { status: stored.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
+    statusHistory: stored.statusHistory ?? [{ status: 'DRAFT', at: stored.createdAt }],
+  };
+}
+
 export function toCaseView(stored: StoredCase): CaseView {
+  const lifecycle = lifecycleOf(stored);
   return {
     id: stored.caseId,
     reference: stored.reference,
@@ -131,5 +217,7 @@ export function toCaseView(stored: StoredCase): CaseView {
     dueDate: stored.dueDate,
     recoveryGate: stored.recoveryGate,
     livemode: stored.mode === 'live',
+    debtorVerification: lifecycle.debtorVerification,
+    statusHistory: lifecycle.statusHistory,
   };
 }

@@ -376,6 +376,9 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     createdByKeyId: ctx.keyId,
     requestId: ctx.requestId,
     mode: ctx.mode,
+    // Spec rule 1: every case begins DRAFT; its gates move it on afterwards (lib/cases/case-lifecycle.ts).
+    debtorVerification: { status: checked.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
+    statusHistory: [{ status: 'DRAFT', at: ctx.at }],
     ...checked,
   };
   return {

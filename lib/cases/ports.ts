@@ -1,6 +1,7 @@
 import type { CompanyRecord } from '../accounts/ports.js';
 import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
+import type { CaseEvent } from './case-lifecycle.js';
 import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
 
 /**
@@ -174,4 +175,57 @@ export interface InvoiceFiles {
 
 export interface CompanySettings {
   get(companyId: string, deadline?: Deadline): Promise<CompanyRecord | undefined>;
+}
+
+/** Who confirmed a case (spec rule 4: a confirmation made in the partner's dashboard). */
+export interface ConfirmedBy {
+  name: string;
+  email: string;
+}
+
+/** Where a confirmation came from: the dashboard (internal route), an operator (admin CLI), or the test-mode helper route. */
+export type ConfirmationSource = 'dashboard' | 'operator' | 'test-helper';
+
+/** The immutable record of a confirmation, written in the same transaction as the case change. */
+export interface ConfirmationRecord {
+  caseId: string;
+  companyId: string;
+  mode: Mode;
+  confirmedBy: ConfirmedBy;
+  confirmedAt: string;
+  requestId: string;
+  source: ConfirmationSource;
+  /** The `case.updated` event written with it. */
+  eventId: string;
+}
+
+/**
+ * One change of a case's lifecycle, as the rules in case-lifecycle.ts computed it from `before`:
+ * the case after it, the event announcing it, and what else the same transaction writes.
+ */
+export interface CaseChange {
+  /** The case as read: the change applies only while its `status`, `recoveryGate` and `debtorVerification.status` are still these. */
+  before: StoredCase;
+  /** The case after the change (lifecycle fields, `statusHistory`, `updatedAt`). */
+  after: StoredCase;
+  event: CaseEvent;
+  /** Confirm: the confirmation record, new (a case is confirmed once). */
+  confirmation?: ConfirmationRecord;
+  /**
+   * Withdraw: give the invoiceRef guard up, only while it still names this case, and leave the
+   * withdrawn case findable under its invoiceRef; the same invoiceRef may then be submitted again.
+   */
+  releaseInvoiceRef?: boolean;
+}
+
+export interface CaseChangeStore {
+  /** Strongly consistent, like CaseReader.get. */
+  get(mode: Mode, caseId: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+  /**
+   * All of the change or none of it, in one transaction: the case, its event, and the confirmation
+   * record or the guard's release. `stale` when the case's lifecycle fields are no longer those of
+   * `before` (another change won): nothing was written; read again and apply the rule again.
+   * Throws ServiceUnavailableError when storage cannot answer (nothing may be assumed written).
+   */
+  apply(change: CaseChange, deadline?: Deadline): Promise<'applied' | 'stale'>;
 }

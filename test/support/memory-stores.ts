@@ -1,8 +1,13 @@
 import type { CompanyRecord, CompanyStore } from '../../lib/accounts/ports.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../lib/auth/ports.js';
 import type { StoredCase } from '../../lib/cases/case-record.js';
+import { lifecycleOf } from '../../lib/cases/case-record.js';
+import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
 import type {
+  CaseChange,
+  CaseChangeStore,
   CaseReader,
+  ConfirmationRecord,
   CaseWriter,
   ClaimRequest,
   ClaimResult,
@@ -85,10 +90,36 @@ export class MemoryCompanyStore implements CompanyStore {
  * mode its own world, as the mode is in every DynamoDB key. `writeAll` goes through `write` case
  * by case, so a test can make single cases fail by replacing `write`.
  */
-export class MemoryCaseWriter implements CaseWriter, CaseReader {
+export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore {
   readonly guards = new Map<string, { caseId: string; reference: string }>();
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
+  readonly events: CaseEvent[] = [];
+  readonly confirmations = new Map<string, ConfirmationRecord>();
+
+  /** As the DynamoDB store: conditional on the lifecycle fields the change was computed from. */
+  async apply(change: CaseChange, deadline?: Deadline): Promise<'applied' | 'stale'> {
+    checkDeadline(deadline);
+    const current = this.cases.get(change.before.caseId);
+    if (!current) return 'stale';
+    const now = lifecycleOf(current);
+    const was = lifecycleOf(change.before);
+    if (
+      now.status !== was.status ||
+      now.recoveryGate !== was.recoveryGate ||
+      now.debtorVerification.status !== was.debtorVerification.status
+    )
+      return 'stale';
+    if (change.confirmation && this.confirmations.has(change.before.caseId)) return 'stale';
+    this.cases.set(change.after.caseId, { ...change.after });
+    this.events.push(change.event);
+    if (change.confirmation) this.confirmations.set(change.before.caseId, { ...change.confirmation });
+    if (change.releaseInvoiceRef) {
+      const guardKey = `${current.mode}|${current.companyId}|${current.invoiceRefKey}`;
+      if (this.guards.get(guardKey)?.caseId === current.caseId) this.guards.delete(guardKey);
+    }
+    return 'applied';
+  }
 
   async writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]> {
     return Promise.all(newCases.map((c) => this.write(c, deadline)));
@@ -121,6 +152,8 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader {
     this.guards.clear();
     this.cases.clear();
     this.audits.clear();
+    this.events.length = 0;
+    this.confirmations.clear();
   }
 }
 

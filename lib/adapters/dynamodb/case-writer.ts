@@ -6,7 +6,7 @@ import {
   type CancellationReason,
 } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { convertToAttr, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
@@ -201,12 +201,7 @@ export class DynamoCaseWriter implements CaseWriter {
           {
             Put: {
               TableName,
-              Item: attributeMap(
-                keys.withTestDataListing(mode, companyId, keys.case(mode, caseId)),
-                keys.caseListing(mode, companyId, stored.createdAt, caseId),
-                { type: ITEM_TYPES.case },
-                stored,
-              ),
+              Item: caseItem(stored),
               ConditionExpression: NOT_EXISTS,
             },
           },
@@ -327,6 +322,21 @@ export function transactionsOf(newCases: readonly NewCase[]): number[][] {
 }
 
 /** The token of one round: a digest of the case ids it writes (at most 36 characters). */
+/** The case item: its flat attributes in one pass, and the lifecycle's two nested ones (a map and a list) marshalled by the SDK. */
+function caseItem(stored: StoredCase): Record<string, AttributeValue> {
+  const { debtorVerification, statusHistory, ...flat } = stored;
+  const { mode, companyId, caseId } = stored;
+  const item = attributeMap(
+    keys.withTestDataListing(mode, companyId, keys.case(mode, caseId)),
+    keys.caseListing(mode, companyId, stored.createdAt, caseId),
+    { type: ITEM_TYPES.case },
+    flat,
+  );
+  if (debtorVerification) item.debtorVerification = convertToAttr(debtorVerification);
+  if (statusHistory) item.statusHistory = convertToAttr(statusHistory);
+  return item;
+}
+
 function roundToken(round: readonly NewCase[]): string {
   return createHash('sha256')
     .update(round.map((c) => c.stored.caseId).join(','))

@@ -17,8 +17,19 @@ import type { Mode } from '../../mode.js';
  * | Idempotency claim    | IDEMPOTENCY#<m><cid>#<k> | CLAIM       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Reference counter    | COUNTER#CASE_REFERENCE   | COUNTER     | -                               | -                    |
  * | Upload record        | UPLOAD#<fileKey>         | UPLOAD      | -                               | -                    |
+ * | Case event (outbox)  | EVENT#<m><eventId>       | EVENT       | gsi2: EVENTS#<m><companyId>#<s> | <createdAt>#<evtId>  |
+ * |                      |                          |             | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Confirmation record  | CASE#<m><caseId>         | CONFIRMATION| gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Withdrawn case's ref | INVREF#<m><cid>#<normRef>| WITHDRAWN#<createdAt>#<caseId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
  *
- * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id.
+ * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id. An event is
+ * listed in its case's shard, so the events of one case are in one index partition.
+ *
+ * Events (product rules "Events") are a transactional outbox: each is written in the same
+ * TransactWriteItems as the change it announces, expires through `ttl` 30 days after `createdAt`,
+ * and leaves the table by its DynamoDB stream. A withdrawn case gives its invoiceRef guard up in the
+ * transaction that withdraws it and leaves a `WITHDRAWN#` item in the guard's partition, so one
+ * consistent Query of that partition finds every case that ever held the invoiceRef.
  *
  * `<m>` is the mode segment (product rules "Test mode (sandbox)"): empty for live, `TEST#` for
  * test. Live keys keep the shape they had before test mode existed; every test key carries the
@@ -57,6 +68,14 @@ import type { Mode } from '../../mode.js';
  * |                                           | range, status / gate as a filter; merged           |
  * | Find a case by invoiceRef (consistent)    | GetItem the guard, then GetItem CASE#<caseId>,     |
  * |                                           | both ConsistentRead                                |
+ * | Find every case with an invoiceRef        | Query INVREF#... (GUARD and WITHDRAWN#...),        |
+ * |   (withdrawn ones too)                    | ConsistentRead, then BatchGetItem the cases        |
+ * | Change a case (confirm, withdraw, verify, | TransactWriteItems: Update CASE conditional on its |
+ * |   settle)                                 | lifecycle fields + Put EVENT (+ Put CONFIRMATION,  |
+ * |                                           | or Delete GUARD naming the case + Put WITHDRAWN#)  |
+ * | Read an event                             | GetItem EVENT#<m><eventId>; companyId compared     |
+ * | List a company's events, newest first     | Query gsi2 EVENTS#<m><id>#<s>, every shard, merged |
+ * |                                           | (a caseId filter: its one shard)                   |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
@@ -92,6 +111,7 @@ export const PARTITION_PREFIXES = {
   idempotencyClaim: 'IDEMPOTENCY#',
   referenceCounter: 'COUNTER#CASE_REFERENCE',
   upload: 'UPLOAD#',
+  event: 'EVENT#',
 } as const;
 
 export const TTL_ATTRIBUTE = 'ttl';
@@ -175,13 +195,38 @@ export const keys = {
     sk: 'CLAIM',
   }),
 
+  /** The immutable record of a case's confirmation (one per case: a gate is confirmed once). */
+  confirmation: (mode: Mode, caseId: string): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`,
+    sk: 'CONFIRMATION',
+  }),
+  /** A withdrawn case under its invoiceRef guard's partition (the guard itself was given up). */
+  withdrawnInvoiceRef: (mode: Mode, companyId: string, normalisedInvoiceRef: string, createdAt: string, caseId: string): ItemKey => ({
+    pk: keys.invoiceRefGuard(mode, companyId, normalisedInvoiceRef).pk,
+    sk: `${WITHDRAWN_SK_PREFIX}${createdAt}#${caseId}`,
+  }),
+
+  event: (mode: Mode, eventId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.event}${MODE_SEGMENT[mode]}${eventId}`, sk: 'EVENT' }),
+  /** The gsi2 attributes of an event: its place in its company's event list, in its case's shard. */
+  eventListing: (
+    mode: Mode,
+    companyId: string,
+    caseId: string,
+    createdAt: string,
+    eventId: string,
+  ): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: keys.eventListPartition(mode, companyId, caseListShard(caseId)),
+    gsi2sk: `${createdAt}#${eventId}`,
+  }),
+  eventListPartition: (mode: Mode, companyId: string, shard: number): string => `EVENTS#${MODE_SEGMENT[mode]}${companyId}#${shard}`,
+
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
   /** Whether a partition key is one of a test item (the mode segment follows the kind's prefix). */
   isTestPartition: (pk: string): boolean =>
-    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim].some((prefix) =>
-      pk.startsWith(`${prefix}${MODE_SEGMENT.test}`),
+    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim, PARTITION_PREFIXES.event].some(
+      (prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`),
     ),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
@@ -200,7 +245,16 @@ export const ITEM_TYPES = {
   idempotencyClaim: 'IDEMPOTENCY_CLAIM',
   counter: 'COUNTER',
   upload: 'UPLOAD',
+  event: 'EVENT',
+  confirmation: 'CONFIRMATION',
+  withdrawnInvoiceRef: 'WITHDRAWN_INVOICE_REF',
 } as const;
+
+/** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */
+export const WITHDRAWN_SK_PREFIX = 'WITHDRAWN#';
+
+/** Events are kept 30 days (product rules "Events"): their `ttl` is this long after `createdAt`. */
+export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /** Table definition shared by the local stack, the tests and the CDK stack. */
 export const TABLE_DEFINITION = {

@@ -1,27 +1,23 @@
 import {
   ALLOWED_TRANSITIONS,
-  LIFECYCLE_STATUSES,
   applyChange,
   buildCaseEvent,
   caseEventSchema,
   confirmCase,
   deriveStatus,
   initialLifecycle,
-  lifecycleCaseViewSchema,
   recordVerification,
   settleStatus,
   withLifecycle,
   withdrawCase,
   withdrawRequestSchema,
-  type DebtorVerification,
   type DebtorVerificationOutcome,
   type LifecycleChange,
   type LifecycleChanged,
   type LifecycleState,
-  type LifecycleStatus,
 } from '../../../lib/cases/case-lifecycle.js';
 import { CodedError } from '../../../lib/errors.js';
-import type { CaseView } from '../../../lib/cases/case-record.js';
+import { CASE_STATUSES, caseViewSchema, type CaseStatus, type CaseView, type DebtorVerification } from '../../../lib/cases/case-record.js';
 
 const CREATED = new Date('2026-03-04T10:20:30.000Z');
 const LATER = new Date('2026-03-04T10:25:00.000Z');
@@ -56,6 +52,8 @@ const baseView: CaseView = {
   dueDate: '2026-02-10',
   recoveryGate: 'AWAITING_CONFIRMATION',
   livemode: true,
+  debtorVerification: { status: 'PENDING' },
+  statusHistory: [{ status: 'DRAFT', at: CREATED.toISOString() }],
 };
 
 describe('a case is created', () => {
@@ -77,7 +75,7 @@ describe('the status follows the gates', () => {
   it.each(gates.flatMap((g) => verifications.map((v) => [g, v.status, v] as const)))(
     'recoveryGate %s with verification %s',
     (gate, _name, v) => {
-      const expected: LifecycleStatus =
+      const expected: CaseStatus =
         v.status === 'NAME_MISMATCH' || v.status === 'NOT_ACTIVE' || v.status === 'NOT_FOUND'
           ? 'ON_HOLD'
           : gate !== 'AWAITING_CONFIRMATION' && (v.status === 'NOT_REQUESTED' || v.status === 'VERIFIED')
@@ -93,7 +91,7 @@ describe('the status follows the gates', () => {
   });
 
   it('only DRAFT → READY | ON_HOLD and any non-withdrawn status → WITHDRAWN are transitions', () => {
-    const pairs = LIFECYCLE_STATUSES.flatMap((from) => ALLOWED_TRANSITIONS[from].map((to) => `${from}→${to}`));
+    const pairs = CASE_STATUSES.flatMap((from) => ALLOWED_TRANSITIONS[from].map((to) => `${from}→${to}`));
     expect(pairs.sort()).toEqual(['DRAFT→ON_HOLD', 'DRAFT→READY', 'DRAFT→WITHDRAWN', 'ON_HOLD→WITHDRAWN', 'READY→WITHDRAWN']);
   });
 });
@@ -243,7 +241,7 @@ describe('the case record and its events', () => {
   it('case.updated carries the record after the change, its history appended, and the earlier values', () => {
     const verifiedChange = changed(recordVerification(created.state, notFound, LATER));
     const after = applyChange(view, verifiedChange);
-    expect(lifecycleCaseViewSchema.parse(after)).toEqual(after);
+    expect(caseViewSchema.parse(after)).toEqual(after);
     expect(after).toMatchObject({ status: 'ON_HOLD', updatedAt: LATER.toISOString(), debtorVerification: notFound });
     expect(after.statusHistory).toEqual([
       { status: 'DRAFT', at: CREATED.toISOString() },
@@ -260,7 +258,7 @@ describe('the case record and its events', () => {
   it('a withdrawal reason of 500 emoji (accepted by withdraw) is a valid history entry on the record and its event', () => {
     const withdrawn = changed(withdrawCase(created.state, LATER, '😀'.repeat(500)));
     const after = applyChange(view, withdrawn);
-    expect(lifecycleCaseViewSchema.safeParse(after).success).toBe(true);
+    expect(caseViewSchema.safeParse(after).success).toBe(true);
     expect(caseEventSchema.safeParse(buildCaseEvent(after, withdrawn.at, withdrawn.previousAttributes)).success).toBe(true);
   });
 
@@ -270,12 +268,11 @@ describe('the case record and its events', () => {
 
   it('verification shapes outside the rules are refused by the schema (e.g. NAME_MISMATCH without registeredName)', () => {
     expect(
-      lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'NAME_MISMATCH', checkedAt: LATER.toISOString() } })
-        .success,
+      caseViewSchema.safeParse({ ...view, debtorVerification: { status: 'NAME_MISMATCH', checkedAt: LATER.toISOString() } }).success,
     ).toBe(false);
-    expect(
-      lifecycleCaseViewSchema.safeParse({ ...view, debtorVerification: { status: 'PENDING', checkedAt: LATER.toISOString() } }).success,
-    ).toBe(false);
+    expect(caseViewSchema.safeParse({ ...view, debtorVerification: { status: 'PENDING', checkedAt: LATER.toISOString() } }).success).toBe(
+      false,
+    );
   });
 });
 
@@ -301,7 +298,7 @@ describe('any sequence of changes', () => {
           for (const b of steps)
             for (const c of steps) {
               let s = initialLifecycle(gate, companyNo, CREATED).state;
-              const history: LifecycleStatus[] = ['DRAFT'];
+              const history: CaseStatus[] = ['DRAFT'];
               for (const step of [a, b, c]) {
                 const result = step(s);
                 if (!result.changed) continue;
