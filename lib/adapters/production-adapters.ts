@@ -2,6 +2,7 @@ import { fileKeyProblem } from '../uploads/file-key.js';
 import { UploadService } from '../uploads/upload-service.js';
 import { config, type AppConfig } from '../runtime/config.js';
 import { operationalLog } from '../runtime/logger.js';
+import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
@@ -51,4 +52,12 @@ export function uploadService(cfg: AppConfig = config()): UploadService {
 /** The case list: the table stores, and the cursor key read once per process (cold start). */
 export function caseListAdapters(cfg: AppConfig = config()) {
   return { ...tableAdapters(cfg), cursors: cursorSealerOnce(cfg), now: () => new Date() };
+}
+
+/** The case changes (confirm, withdraw, verification, settling): the change store over the table, and the clock. */
+export function caseChangeAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
+  };
 }
