@@ -10,7 +10,8 @@
  * deliveries that failed together (an endpoint's outage) do not come back together.
  *
  * Nominal: 5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, 9 h, then 10 h each until 3 days
- * have passed: about 15 attempts in all (maxAttempts() bounds it for the queue's redrive policy).
+ * have passed: 16 attempts in all at the nominal delays, 18 at most (maxAttempts(), for the queue's
+ * redrive policy), the last one between 3 days and 3 days 12 hours after the first.
  */
 export const BASE_DELAY_SECONDS = 5;
 export const FACTOR = 3;
