@@ -3,22 +3,26 @@
  * exponential backoff with jitter, the first retry within 10 s, then growing, for at least 3 days
  * after the first attempt; then the delivery is `failed`.
  *
- * Every delay is at most MAX_DELAY_SECONDS (12 h), the longest visibility timeout SQS accepts, so
- * the delivery function schedules a retry by changing the received message's visibility timeout
- * (ChangeMessageVisibility) and nothing else: no timer, no second queue. The nominal delays grow
- * by FACTOR from BASE_DELAY_SECONDS up to CAP_DELAY_SECONDS; each is spread by ±JITTER so that
- * deliveries that failed together (an endpoint's outage) do not come back together.
+ * Every delay fits in one SQS visibility timeout, so the delivery function schedules a retry by
+ * changing the received message's visibility (ChangeMessageVisibility) and nothing else: no timer,
+ * no second queue. SQS allows at most 12 h of visibility counted from the message's receipt, so a
+ * delay is at most MAX_DELAY_SECONDS (11 h): the hour left covers the attempt and the function's
+ * run before the change is made. The nominal delays grow by FACTOR from BASE_DELAY_SECONDS up to
+ * CAP_DELAY_SECONDS; each is spread by ±JITTER so that deliveries that failed together (an
+ * endpoint's outage) do not come back together.
  *
- * Nominal: 5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, 9 h, then 10 h each until 3 days
- * have passed: 16 attempts in all at the nominal delays, 18 at most (maxAttempts(), for the queue's
- * redrive policy), the last one between 3 days and 3 days 12 hours after the first.
+ * Nominal: 5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, then 9 h each until 3 days have
+ * passed: 17 attempts in all at the nominal delays, 19 at most (maxAttempts(), for the queue's
+ * redrive policy); the last one 3 to 3½ days after the first.
  */
 export const BASE_DELAY_SECONDS = 5;
 export const FACTOR = 3;
-export const CAP_DELAY_SECONDS = 10 * 60 * 60;
+export const CAP_DELAY_SECONDS = 9 * 60 * 60;
 export const JITTER = 0.2;
-/** SQS's maximum visibility timeout (ChangeMessageVisibility refuses more). */
-export const MAX_DELAY_SECONDS = 12 * 60 * 60;
+/** SQS's limit on a message's visibility timeout, counted from its receipt (ChangeMessageVisibility refuses more). */
+export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+/** The longest delay scheduled: an hour under SQS's limit. */
+export const MAX_DELAY_SECONDS = SQS_MAX_VISIBILITY_SECONDS - 60 * 60;
 /** Retries go on until at least this long after the first attempt. */
 export const RETRY_WINDOW_SECONDS = 3 * 24 * 60 * 60;
 
