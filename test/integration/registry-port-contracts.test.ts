@@ -62,8 +62,8 @@ const LEASE_MS = 30_000;
 const SMALL: RateLimitConfig = { limit: 5, windowMs: 10_000, slots: 10 };
 /** A fresh company number per test, so tests never share a cache item. */
 const number = () => `SC${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
-const found = (companyNumber: string, companyName = 'ACME WIDGETS LIMITED'): CachedAnswer['answer'] => ({
-  kind: 'found',
+const found = (companyNumber: string, companyName = 'ACME WIDGETS LIMITED') => ({
+  kind: 'found' as const,
   profile: { companyNumber, companyName, companyStatus: 'active' },
 });
 const leaseAt = (now: Date) => ({ now, until: new Date(now.getTime() + LEASE_MS), freshSince: new Date(now.getTime() - PROFILE_REUSE_MS) });
@@ -107,9 +107,9 @@ describe.each([
 
     it('stores the answer and ends the lease: a later lease finds the answer, found or not found, exactly as stored', async () => {
       const world = makeWorld(SMALL);
-      for (const answer of [found('placeholder'), { kind: 'not-found' } as const]) {
+      for (const kind of ['found', 'not-found'] as const) {
         const n = number();
-        const stored: CachedAnswer = { answer: answer.kind === 'found' ? found(n) : answer, fetchedAt: NOW.toISOString() };
+        const stored: CachedAnswer = { answer: kind === 'found' ? found(n) : { kind }, fetchedAt: NOW.toISOString() };
         await world.cache().put(n, stored, token(await world.cache().lease(n, leaseAt(NOW))));
         expect(await world.cache().get(n)).toEqual(stored);
         expect(await world.cache().lease(n, leaseAt(at(1_000)))).toEqual({ kind: 'cached', cached: stored });

@@ -121,7 +121,7 @@ export class DynamoRegistryProfileCache implements ProfileCache {
       if (typeof item.leaseUntil === 'number' && item.leaseUntil > request.now.getTime())
         return { kind: 'held', heldUntil: new Date(item.leaseUntil) };
       // The condition failed on a state that satisfies it (it cannot): say so rather than guess.
-      throw new Error(`Registry profile lease of ${companyNumber}: condition failed on an item that allows it`);
+      throw new Error(`Registry profile lease of ${companyNumber}: condition failed on an item that allows it`, { cause: error });
     }
   }
 

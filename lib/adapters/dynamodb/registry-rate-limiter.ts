@@ -83,7 +83,7 @@ function oldImage(error: ConditionalCheckFailedException): StoredWindow | undefi
 
 export class DynamoRegistryRateLimiter implements RateLimiter {
   private readonly name: string;
-  private readonly config: RateLimitConfig;
+  readonly config: RateLimitConfig;
   private readonly random: () => number;
   /** The item as this process last saw it: the plan of the next take (see the module comment). */
   private seen: RateWindowState = EMPTY_RATE_WINDOW;
