@@ -13,6 +13,12 @@ import { RecordedInvoiceFiles } from './recorded-invoice-files.js';
 import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
 import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { s3Client } from './s3/s3-client.js';
+import type { ProfileCache, RateLimiter } from '../cases/verification/ports.js';
+import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
+import { companiesHouseRegistry } from './companies-house/registry-key.js';
+import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
+import { ProcessProfileCache, ProcessRateLimiter } from './process-verification-stores.js';
+import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
 
 /**
  * The composition root of a deployed (or `npm start`) process: every port bound to its DynamoDB
@@ -51,4 +57,29 @@ export function uploadService(cfg: AppConfig = config()): UploadService {
 /** The case list: the table stores, and the cursor key read once per process (cold start). */
 export function caseListAdapters(cfg: AppConfig = config()) {
   return { ...tableAdapters(cfg), cursors: cursorSealerOnce(cfg), now: () => new Date() };
+}
+
+/**
+ * The shared profile cache and rate limiter of debtor verification: the one place to point at the
+ * DynamoDB adapters when they land (docs/lifecycle-design.md step 5). INTERIM: per process
+ * (process-verification-stores.ts), with the worker's concurrency capped at one in the stack.
+ */
+export function verificationStores(): { cache: ProfileCache; limiter: RateLimiter } {
+  return { cache: new ProcessProfileCache(), limiter: new ProcessRateLimiter() };
+}
+
+/**
+ * The verification worker (functions/verify-debtors.ts): the case change store, the live registry
+ * (Companies House with its key from Secrets Manager, or the stand-in `npm start` names), the
+ * shared cache and limiter, and the retry queue.
+ */
+export function verificationAdapters(cfg: AppConfig = config()): CaseVerificationDeps {
+  if (cfg.verificationRetryQueueUrl === undefined)
+    throw new Error('Invalid configuration: VERIFICATION_RETRY_QUEUE_URL is required by the verification worker');
+  const now = () => new Date();
+  return {
+    changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now },
+    verifier: { registry: companiesHouseRegistry(cfg), ...verificationStores() },
+    retries: new SqsVerificationRetries(sqsClient(cfg), cfg.verificationRetryQueueUrl, now),
+  };
 }

@@ -41,6 +41,19 @@ const schema = z.object({
    */
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   CURSOR_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /** Set only locally: the SQS-compatible server's URL (fauxqs). */
+  SQS_ENDPOINT: endpoint,
+  /** The verification worker's retry queue (functions/verify-debtors.ts); other functions need none. */
+  VERIFICATION_RETRY_QUEUE_URL: z.optional(z.url({ error: 'must be a URL' })),
+  /**
+   * The Companies House API key, given directly (`npm start`: the stand-in's key), or the ARN of
+   * the Secrets Manager secret holding it (the stack), read once per cold start and again after a
+   * 401 by the verification worker. Other functions need neither.
+   */
+  COMPANIES_HOUSE_API_KEY: z.optional(nonEmpty),
+  COMPANIES_HOUSE_API_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /** The registry's base URL: the real API unless set (`npm start` points it at the local stand-in). */
+  COMPANIES_HOUSE_BASE_URL: endpoint,
 });
 
 export interface AppConfig {
@@ -54,6 +67,12 @@ export interface AppConfig {
   claimHorizonSeconds: number;
   cursorSecret: string | undefined;
   cursorSecretArn: string | undefined;
+  /** The verification worker's settings (functions/verify-debtors.ts); no other function reads them. */
+  sqsEndpoint?: string | undefined;
+  verificationRetryQueueUrl?: string | undefined;
+  companiesHouseApiKey?: string | undefined;
+  companiesHouseApiKeyArn?: string | undefined;
+  companiesHouseBaseUrl?: string | undefined;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -76,6 +95,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     claimHorizonSeconds: e.IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     cursorSecret: e.CURSOR_SECRET,
     cursorSecretArn: e.CURSOR_SECRET_ARN,
+    sqsEndpoint: e.SQS_ENDPOINT,
+    verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
+    companiesHouseApiKey: e.COMPANIES_HOUSE_API_KEY,
+    companiesHouseApiKeyArn: e.COMPANIES_HOUSE_API_KEY_ARN,
+    companiesHouseBaseUrl: e.COMPANIES_HOUSE_BASE_URL,
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }
