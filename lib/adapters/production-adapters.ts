@@ -2,6 +2,7 @@ import { fileKeyProblem } from '../uploads/file-key.js';
 import { UploadService } from '../uploads/upload-service.js';
 import { config, type AppConfig } from '../runtime/config.js';
 import { operationalLog } from '../runtime/logger.js';
+import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
@@ -16,7 +17,6 @@ import { s3Client } from './s3/s3-client.js';
 import type { ProfileCache, RateLimiter } from '../cases/verification/ports.js';
 import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
 import { companiesHouseRegistry } from './companies-house/registry-key.js';
-import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { ProcessProfileCache, ProcessRateLimiter } from './process-verification-stores.js';
 import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
 
@@ -59,6 +59,14 @@ export function caseListAdapters(cfg: AppConfig = config()) {
   return { ...tableAdapters(cfg), cursors: cursorSealerOnce(cfg), now: () => new Date() };
 }
 
+/** The case changes (confirm, withdraw, verification, settling): the change store over the table, and the clock. */
+export function caseChangeAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
+  };
+}
+
 /**
  * The shared profile cache and rate limiter of debtor verification: the one place to point at the
  * DynamoDB adapters when they land (docs/lifecycle-design.md step 5). INTERIM: per process
@@ -78,7 +86,7 @@ export function verificationAdapters(cfg: AppConfig = config()): CaseVerificatio
     throw new Error('Invalid configuration: VERIFICATION_RETRY_QUEUE_URL is required by the verification worker');
   const now = () => new Date();
   return {
-    changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now },
+    changes: { ...caseChangeAdapters(cfg).changes, now },
     verifier: { registry: companiesHouseRegistry(cfg), ...verificationStores() },
     retries: new SqsVerificationRetries(sqsClient(cfg), cfg.verificationRetryQueueUrl, now),
   };
