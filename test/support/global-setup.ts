@@ -26,6 +26,10 @@ export default async function globalSetup(): Promise<void> {
     S3_ENDPOINT: stores.s3Endpoint,
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
+    // The verifier's engines run in this process; tests reach its queue and registry stand-in here.
+    SQS_ENDPOINT: stores.verification.sqsEndpoint,
+    VERIFICATION_RETRY_QUEUE_URL: stores.verification.retryQueueUrl,
+    COMPANIES_HOUSE_BASE_URL: stores.verification.registry.url,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }
