@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { verificationAdapters } from '../../lib/adapters/production-adapters.js';
-import { sqsClient } from '../../lib/adapters/sqs/verification-retry-queue.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildVerifyDebtorsHandler } from '../../functions/verify-debtors.js';
@@ -79,9 +80,9 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       },
     });
 
-    // fauxqs names its queues `http://sqs.<region>.<host>:<port>/…`, a host that resolves nowhere:
-    // the same path on its own address.
-    const retryQueueUrl = `${sqsEndpoint}${queue.queueUrl.replace(/^[a-z]+:\/\/[^/]+/, "")}`;
+    // As fauxqs names it (`http://sqs.<region>.127.0.0.1:<port>/…`): requests go to SQS_ENDPOINT, and
+    // fauxqs finds the queue by this whole URL.
+    const retryQueueUrl = queue.queueUrl;
 
     const registry = await startCompaniesHouseStandIn({ port: options.registryPort ?? 0, delayMs: options.registryDelayMs });
     stoppers.push(() => registry.close());
@@ -103,7 +104,8 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
 
     const stream: StreamPoller = await startStreamPoller({ endpoint: options.dynamoEndpoint, region, tableName, handler: invoke });
     stoppers.push(() => stream.stop());
-    const client = sqsClient(cfg);
+    // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
+    const client = new SQSClient({ region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS });
     const queuePoller: QueuePoller = startQueuePoller({ client, queueUrl: retryQueueUrl, queueArn: queue.queueArn, region, handler: invoke });
     stoppers.push(async () => {
       await queuePoller.stop();

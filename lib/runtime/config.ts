@@ -44,7 +44,8 @@ const schema = z.object({
   /** Set only locally: the SQS-compatible server's URL (fauxqs). */
   SQS_ENDPOINT: endpoint,
   /** The verification worker's retry queue (functions/verify-debtors.ts); other functions need none. */
-  VERIFICATION_RETRY_QUEUE_URL: z.optional(z.url({ error: 'must be a URL' })),
+  // Not z.url(): the local SQS names its queues `http://sqs.<region>.127.0.0.1:<port>/…`, which it refuses.
+  VERIFICATION_RETRY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /**
    * The Companies House API key, given directly (`npm start`: the stand-in's key), or the ARN of
    * the Secrets Manager secret holding it (the stack), read once per cold start and again after a

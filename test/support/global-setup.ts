@@ -14,6 +14,12 @@ export default async function globalSetup(): Promise<void> {
   }
   shared.__LOCAL_STORES_USERS__ = 1;
   installTsResolution();
+  // The verifier's worker runs in this process (infra/local/verification-engines.ts): no metrics
+  // lines, and only its errors logged.
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const { startLocalStores } = await import('../../infra/local/start-local-stores.js');
   const { LOCAL_DEFAULTS } = await import('../../infra/local/local-ports.js');
   // In memory, on free ports; uploads recorded as S3's notification records them in AWS.
