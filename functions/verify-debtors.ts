@@ -4,7 +4,15 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type {
+  Context,
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSRecord,
+} from 'aws-lambda';
 import { verificationAdapters } from '../lib/adapters/production-adapters.js';
 import { caseFromItem } from '../lib/adapters/dynamodb/case-reader.js';
 import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
@@ -115,7 +123,10 @@ function failuresOf<R>(settled: PromiseSettledResult<void>[], records: R[], id: 
   settled.forEach((outcome, i) => {
     if (outcome.status === 'fulfilled') return;
     const error = outcome.reason as Error;
-    logger.error('verification record failed: left for a retry', { itemIdentifier: id(records[i]!), error: error?.message ?? String(error) });
+    logger.error('verification record failed: left for a retry', {
+      itemIdentifier: id(records[i]!),
+      error: error?.message ?? String(error),
+    });
     failures.push({ itemIdentifier: id(records[i]!) });
   });
   return failures;
@@ -126,7 +137,12 @@ function logResult(caseId: string, result: AttemptResult | undefined, extra: Rec
     logger.error('debtor verification exhausted: the case stays PENDING', { caseId, failures: result.failures, detail: result.detail });
     return;
   }
-  logger.debug('verification worker', { caseId, ...extra, result: result?.kind, ...(result?.kind === 'retry-scheduled' ? { reason: result.reason } : {}) });
+  logger.debug('verification worker', {
+    caseId,
+    ...extra,
+    result: result?.kind,
+    ...(result?.kind === 'retry-scheduled' ? { reason: result.reason } : {}),
+  });
 }
 
 /** The core inside the Powertools chain: X-Ray segment, the Lambda context on log lines, metrics flushed once per invocation. */

@@ -38,7 +38,10 @@ export interface VerificationEnginesOptions {
 interface FauxqsServer {
   readonly port: number;
   createQueue(name: string, options?: { region?: string; attributes?: Record<string, string> }): { queueUrl: string; queueArn: string };
-  inspectQueue(name: string, options?: { region?: string }): { messages: { ready: unknown[]; delayed: unknown[]; inflight: unknown[] } } | undefined;
+  inspectQueue(
+    name: string,
+    options?: { region?: string },
+  ): { messages: { ready: unknown[]; delayed: unknown[]; inflight: unknown[] } } | undefined;
   stop(): Promise<void>;
 }
 
@@ -56,7 +59,9 @@ export interface VerificationEngines {
 // fauxqs is an ES module exporting only an `import` condition: load its file directly (Node 20.19+
 // loads ES modules through require), which also works in jest's global setup.
 const require = createRequire(resolve('package.json'));
-function loadFauxqs(): { startFauxqs(options: { port: number; logger: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer> } {
+function loadFauxqs(): {
+  startFauxqs(options: { port: number; logger: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer>;
+} {
   return require(resolve('node_modules/fauxqs/dist/app.js')) as ReturnType<typeof loadFauxqs>;
 }
 
@@ -106,7 +111,13 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
     stoppers.push(() => stream.stop());
     // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
     const client = new SQSClient({ region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS });
-    const queuePoller: QueuePoller = startQueuePoller({ client, queueUrl: retryQueueUrl, queueArn: queue.queueArn, region, handler: invoke });
+    const queuePoller: QueuePoller = startQueuePoller({
+      client,
+      queueUrl: retryQueueUrl,
+      queueArn: queue.queueArn,
+      region,
+      handler: invoke,
+    });
     stoppers.push(async () => {
       await queuePoller.stop();
       client.destroy();

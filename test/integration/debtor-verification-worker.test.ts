@@ -65,7 +65,12 @@ async function insertRecord(mode: Mode, caseId: string, sequence: string): Promi
         eventName: 'INSERT',
         eventSource: 'aws:dynamodb',
         awsRegion: cfg.region,
-        dynamodb: { Keys: { pk: { S: key.pk }, sk: { S: key.sk } }, NewImage: image, SequenceNumber: sequence, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        dynamodb: {
+          Keys: { pk: { S: key.pk }, sk: { S: key.sk } },
+          NewImage: image,
+          SequenceNumber: sequence,
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
       },
     ],
   };
@@ -187,10 +192,18 @@ describe('the debtor verification worker', () => {
     await deliver(await insertRecord('live', id, '300'));
     expect(standIn.requests.filter((p) => p.endsWith('01000429'))).toHaveLength(1);
     // The attempt this worker scheduled comes back when due: its clock moves on, as time would.
-    const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }));
+    const attrs = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }),
+    );
     expect(Number(attrs.Attributes?.ApproximateNumberOfMessagesDelayed)).toBeGreaterThanOrEqual(1);
     clock += 2 * 60 * 60 * 1000;
-    const due = { caseId: id, mode: 'live', firstAttemptAt: new Date(clock).toISOString(), failures: 1, notBefore: new Date(clock).toISOString() };
+    const due = {
+      caseId: id,
+      mode: 'live',
+      firstAttemptAt: new Date(clock).toISOString(),
+      failures: 1,
+      notBefore: new Date(clock).toISOString(),
+    };
     const sqsEvent: SQSEvent = {
       Records: [
         {

@@ -37,8 +37,11 @@ export class RegistryKey {
   private async read(): Promise<string> {
     if (this.cfg.companiesHouseApiKey !== undefined) return this.cfg.companiesHouseApiKey;
     if (this.cfg.companiesHouseApiKeyArn === undefined)
-      throw new Error('Invalid configuration: COMPANIES_HOUSE_API_KEY or COMPANIES_HOUSE_API_KEY_ARN is required by the verification worker');
-    const client = this.secrets ?? new SecretsManagerClient({ region: this.cfg.region, requestHandler: createHttpHandler(), maxAttempts: 1 });
+      throw new Error(
+        'Invalid configuration: COMPANIES_HOUSE_API_KEY or COMPANIES_HOUSE_API_KEY_ARN is required by the verification worker',
+      );
+    const client =
+      this.secrets ?? new SecretsManagerClient({ region: this.cfg.region, requestHandler: createHttpHandler(), maxAttempts: 1 });
     try {
       const command = new GetSecretValueCommand({ SecretId: this.cfg.companiesHouseApiKeyArn });
       const out = await withRetries((options) => client.send(command, options));

@@ -78,7 +78,11 @@ export async function processNewCase(
   if (created.settles) settled = (await settleCaseStatus(deps.changes, created.mode, created.caseId, deadline)).kind === 'changed';
   if (!created.pending) return { settled };
   const firstAttemptAt = deps.changes.now().toISOString();
-  const verification = await attemptVerification(deps, { caseId: created.caseId, mode: created.mode, firstAttemptAt, failures: 0 }, deadline);
+  const verification = await attemptVerification(
+    deps,
+    { caseId: created.caseId, mode: created.mode, firstAttemptAt, failures: 0 },
+    deadline,
+  );
   return { settled, verification };
 }
 
