@@ -123,8 +123,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   async function deliver(state: ShardState): Promise<boolean> {
     while (state.pending.length > 0) {
       const batch = state.pending.slice(0, batchSize);
-      let failedAt = -1;
-      let reason = '';
+      let failedAt: number;
+      let reason: string;
       try {
         const response = await options.handler({ Records: batch });
         const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));

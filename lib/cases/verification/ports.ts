@@ -6,8 +6,8 @@ import type { Mode } from '../../mode.js';
  * lib/adapters/companies-house/; the sandbox registry of test mode, ./sandbox-registry.ts), a
  * profile cache shared by every worker and partner, and a rate limiter that holds across every
  * concurrent worker. In-memory implementations for the fast tier: test/support/memory-verification.ts.
- * Not wired yet: the DynamoDB cache and limiter and the stream worker are the next step
- * (docs/lifecycle-design.md).
+ * The stream worker (functions/verify-debtors.ts) runs it; the shared DynamoDB cache and limiter
+ * are the next step (docs/lifecycle-design.md).
  */
 
 /** The fields of a Companies House company profile that verification reads. */
