@@ -27,6 +27,8 @@ import type { AddressInfo } from 'node:net';
  * Not wired into `npm start` yet (docs/lifecycle-design.md says how to run it alone meanwhile).
  */
 export const STAND_IN_API_KEY = 'local-companies-house-key';
+/** The stand-in's own request log (GET, no key); never counted as a request. */
+export const REQUEST_LOG_PATH = '/__stand-in/requests';
 
 export const STAND_IN_FIXTURES = {
   ACTIVE: '01000001',
@@ -76,6 +78,8 @@ export interface StandInOptions {
   slowMs?: number;
   /** What a number not listed above answers: 404 (default), or 200 active as `01000001`. */
   unlisted?: 'not-found' | 'active';
+  /** Every answer waits this long first (the bench's registry answering in 50 ms); 0 by default. */
+  delayMs?: number;
 }
 
 export interface CompaniesHouseStandIn {
@@ -104,8 +108,26 @@ export async function startCompaniesHouseStandIn(options: StandInOptions = {}): 
   const seen = new Map<string, number>();
   const timers = new Set<NodeJS.Timeout>();
 
+  const delayMs = options.delayMs ?? 0;
   const server = createServer((req, res) => {
+    if (delayMs > 0) {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        answer(req, res);
+      }, delayMs);
+      timers.add(timer);
+      return;
+    }
+    answer(req, res);
+  });
+  function answer(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://stand-in').pathname;
+    // Not part of the registry's API: what has been asked so far, for tests in other processes
+    // than the one running the stand-in (jest's workers, while the global setup runs it).
+    if (path === REQUEST_LOG_PATH) {
+      send(res, 200, { requests });
+      return;
+    }
     requests.push(path);
     if (!authorised(req, apiKey)) {
       send(res, 401, { error: 'Invalid Authorization', type: 'ch:service' }, { 'WWW-Authenticate': 'Basic realm="Companies House API"' });
@@ -145,7 +167,7 @@ export async function startCompaniesHouseStandIn(options: StandInOptions = {}): 
       return;
     }
     send(res, 200, profile(number, company));
-  });
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

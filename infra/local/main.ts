@@ -156,6 +156,9 @@ async function main(): Promise<void> {
       `  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`,
     );
     console.log(`  API reference   ${base}/docs`);
+    console.log(
+      `  Verifier        table stream + retry queue (SQS ${stores.verification.sqsEndpoint}) -> functions/verify-debtors.ts; live registry: Companies House stand-in ${stores.verification.registry.url} (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
+    );
     if (!stores.loopbackOnly) {
       console.log(
         '  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.',

@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import { ensureTable, freePort, localUploadRecorder, startDynamoLocal, startLocalS3 } from './stores.js';
+import { startVerificationEngines, type VerificationEngines } from './verification-engines.js';
 
 /**
  * The one "start the local stores" sequence, used by `npm start` (infra/local/main.ts), the jest
  * global setup and the benchmark: DynamoDB Local and the local S3 started side by side, the S3's
  * object events recording uploads as S3's notification does in AWS (functions/record-upload.ts),
- * and the table created or brought up to date. If any step fails, whatever had started is stopped
- * before the error is passed on.
+ * the table created or brought up to date, and the debtor verifier's engines (the table's stream
+ * and the retry queue feeding functions/verify-debtors.ts, the Companies House stand-in as the live
+ * registry: verification-engines.ts). If any step fails, whatever had started is stopped before
+ * the error is passed on.
  */
 export interface LocalStoresOptions {
   /** Ports to listen on; a free port each when left out. */
@@ -20,6 +23,9 @@ export interface LocalStoresOptions {
    * runs in memory and the objects go to a temporary directory that `stop()` removes.
    */
   dataDir?: string;
+  /** The Companies House stand-in's port (a free one when left out) and a delay before each answer (the bench). */
+  registryPort?: number;
+  registryDelayMs?: number;
 }
 
 export interface LocalStores {
@@ -29,6 +35,8 @@ export interface LocalStores {
   s3Endpoint: string;
   /** False only when Java cannot run the loopback launcher (see startDynamoLocal). */
   loopbackOnly: boolean;
+  /** The verifier's engines: the local SQS, the retry queue, the registry stand-in. */
+  verification: VerificationEngines;
   /** Stops both stores (and removes a temporary object directory). */
   stop(): Promise<void>;
 }
@@ -58,12 +66,23 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
     await stop();
     throw dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason;
   }
+  let verification: VerificationEngines;
   try {
     await ensureTable(dynamo.value.endpoint, LOCAL_DEFAULTS.tableName);
+    verification = await startVerificationEngines({
+      dynamoEndpoint: dynamo.value.endpoint,
+      registryPort: options.registryPort,
+      registryDelayMs: options.registryDelayMs,
+    });
   } catch (error) {
     await stop();
     throw error;
   }
   const endpoints = { dynamoEndpoint: dynamo.value.endpoint, s3Endpoint: s3.value.endpoint };
-  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, stop };
+  const stopAll = async () => {
+    // The engines first: they write to the table.
+    await verification.stop();
+    await stop();
+  };
+  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, verification, stop: stopAll };
 }

@@ -330,6 +330,15 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
         );
         await waitForIndex(client, tableName, index.IndexName!);
       }
+      // A table from before the debtor verifier (a `.local` data directory): give it its stream.
+      if (!existing.Table?.StreamSpecification?.StreamEnabled) {
+        await client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType },
+          }),
+        );
+      }
       return;
     } catch (error) {
       if ((error as Error).name !== 'ResourceNotFoundException') throw error;
@@ -348,6 +357,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
             { AttributeName: sortKey, KeyType: 'RANGE' },
           ],
           GlobalSecondaryIndexes: secondaryIndexes(),
+          StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType },
         }),
       );
     } catch (error) {

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
@@ -38,6 +38,9 @@ export class DataStores extends Construct {
       // customer managed key would only pay off for cross-account access or crypto-shredding,
       // neither of which this service needs; it would add a key policy, rotation and cost.
       encryption: TableEncryption.AWS_MANAGED,
+      // The debtor verifier reads new cases from the stream (functions/verify-debtors.ts); both
+      // images, so a consumer sees what a change replaced without reading the table again.
+      stream: StreamViewType[TABLE_DEFINITION.streamViewType],
     });
     this.table.addGlobalSecondaryIndex({
       indexName: TABLE_DEFINITION.gsi1.name,

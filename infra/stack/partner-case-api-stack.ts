@@ -8,6 +8,7 @@ import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
 import { UploadRecordDelivery } from './upload-record-delivery.js';
+import { DebtorVerifier } from './debtor-verifier.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
 import {
   API_FUNCTIONS,
@@ -78,6 +79,7 @@ export class PartnerCaseApiStack extends Stack {
   readonly recordUpload: ApiFunction;
   /** Its asynchronous invocations' retries and on-failure queue. */
   readonly recordUploadDelivery: UploadRecordDelivery;
+  readonly debtorVerifier: DebtorVerifier;
   readonly cursorSecret: CursorSecret;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
@@ -158,6 +160,14 @@ export class PartnerCaseApiStack extends Stack {
     }
     acknowledgeBucketNotificationsHandler(this);
 
+    // New cases settled and their debtors verified off the create path, from the table's stream.
+    this.debtorVerifier = new DebtorVerifier(this, 'DebtorVerifier', {
+      table,
+      projectRoot,
+      environment,
+      logRetention: config.logRetentionDays,
+    });
+
     this.api = new PartnerApi(this, 'Api', {
       stageName: config.stageName,
       throttleRate: config.throttleRate,
@@ -196,6 +206,7 @@ export class PartnerCaseApiStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
     this.recordUploadDelivery.addAlarms(this.alarms);
+    this.debtorVerifier.addAlarms(this.alarms);
 
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       dashboardName: this.stackName,

@@ -20,6 +20,8 @@ import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.j
 import { DynamoRegistryProfileCache } from './dynamodb/registry-profile-cache.js';
 import { DynamoRegistryRateLimiter } from './dynamodb/registry-rate-limiter.js';
 import { registryApiKeyOnce, type RegistryKeyConfig } from './secrets/registry-api-key.js';
+import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
+import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
 
 /**
  * The composition root of a deployed (or `npm start`) process: every port bound to its DynamoDB
@@ -84,5 +86,20 @@ export function registryVerificationAdapters(
     registry: new RefreshedKeyRegistry(new CompaniesHouseRegistry({ baseUrl: registry.baseUrl, apiKey: apiKey.get }), apiKey),
     cache: new DynamoRegistryProfileCache(client, cfg.tableName),
     limiter: new DynamoRegistryRateLimiter(client, cfg.tableName, { config: registry.rateLimit }),
+  };
+}
+
+/**
+ * The verification worker (functions/verify-debtors.ts): the case change store, the live registry
+ * with its shared cache and limiter (registryVerificationAdapters), and the retry queue.
+ */
+export function verificationAdapters(cfg: AppConfig = config()): CaseVerificationDeps {
+  if (cfg.verificationRetryQueueUrl === undefined)
+    throw new Error('Invalid configuration: VERIFICATION_RETRY_QUEUE_URL is required by the verification worker');
+  const now = () => new Date();
+  return {
+    changes: { ...caseChangeAdapters(cfg).changes, now },
+    verifier: registryVerificationAdapters(cfg),
+    retries: new SqsVerificationRetries(sqsClient(cfg), cfg.verificationRetryQueueUrl, now),
   };
 }

@@ -42,6 +42,11 @@ const schema = z.object({
    */
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   CURSOR_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /** Set only locally: the SQS-compatible server's URL (fauxqs). */
+  SQS_ENDPOINT: endpoint,
+  /** The verification worker's retry queue (functions/verify-debtors.ts); other functions need none. */
+  // Not z.url(): the local SQS names its queues `http://sqs.<region>.127.0.0.1:<port>/…`, which it refuses.
+  VERIFICATION_RETRY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
 });
 
 export interface AppConfig {
@@ -55,6 +60,9 @@ export interface AppConfig {
   claimHorizonSeconds: number;
   cursorSecret: string | undefined;
   cursorSecretArn: string | undefined;
+  /** The verification worker's settings (functions/verify-debtors.ts); no other function reads them. */
+  sqsEndpoint?: string | undefined;
+  verificationRetryQueueUrl?: string | undefined;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -77,6 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     claimHorizonSeconds: e.IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     cursorSecret: e.CURSOR_SECRET,
     cursorSecretArn: e.CURSOR_SECRET_ARN,
+    sqsEndpoint: e.SQS_ENDPOINT,
+    verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }

@@ -14,6 +14,12 @@ export default async function globalSetup(): Promise<void> {
   }
   shared.__LOCAL_STORES_USERS__ = 1;
   installTsResolution();
+  // The verifier's worker runs in this process (infra/local/verification-engines.ts): no metrics
+  // lines, and only its errors logged.
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const { startLocalStores } = await import('../../infra/local/start-local-stores.js');
   const { LOCAL_DEFAULTS } = await import('../../infra/local/local-ports.js');
   // In memory, on free ports; uploads recorded as S3's notification records them in AWS.
@@ -26,6 +32,10 @@ export default async function globalSetup(): Promise<void> {
     S3_ENDPOINT: stores.s3Endpoint,
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
+    // The verifier's engines run in this process; tests reach its queue and registry stand-in here.
+    SQS_ENDPOINT: stores.verification.sqsEndpoint,
+    VERIFICATION_RETRY_QUEUE_URL: stores.verification.retryQueueUrl,
+    COMPANIES_HOUSE_BASE_URL: stores.verification.registry.url,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

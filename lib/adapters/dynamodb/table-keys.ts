@@ -287,4 +287,6 @@ export const TABLE_DEFINITION = {
   gsi1: { name: GSI1, partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   gsi2: { name: GSI2, partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
   ttlAttribute: TTL_ATTRIBUTE,
+  /** The table's stream, read by the debtor verifier (and locally by infra/local/stream-poller.ts). */
+  streamViewType: 'NEW_AND_OLD_IMAGES',
 } as const;

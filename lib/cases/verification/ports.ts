@@ -1,3 +1,5 @@
+import type { Mode } from '../../mode.js';
+
 /**
  * What debtor verification (product rules "Case lifecycle") needs from the world, declared here
  * and implemented outside the domain: the registry (Companies House over HTTP,
@@ -7,6 +9,7 @@
  * Shared implementations: lib/adapters/dynamodb/registry-profile-cache.ts and
  * registry-rate-limiter.ts, held to the same contract as the in-memory ones
  * (test/integration/registry-port-contracts.test.ts).
+ * The stream worker (functions/verify-debtors.ts) runs it.
  */
 
 /** The fields of a Companies House company profile that verification reads. */
@@ -87,4 +90,23 @@ export interface RateLimiter {
   take(now: Date): Promise<RatePermit>;
   /** The registry answered 429 anyway (another user of the key, a lower limit): no permits until `until`. */
   blockUntil(until: Date): Promise<void>;
+}
+
+/**
+ * One more verification attempt for a case whose registry could not answer yet (product rules:
+ * "retried with backoff for at least 24 h"): what the worker needs to pick the case up again.
+ */
+export interface VerificationAttempt {
+  caseId: string;
+  mode: Mode;
+  /** ISO 8601: the first attempt, from which the 24 h horizon is counted. */
+  firstAttemptAt: string;
+  /** Registry failures so far (waiting for a permit or another worker's fetch does not count). */
+  failures: number;
+}
+
+/** Where the worker parks a case until its next attempt (an SQS queue with a delay in AWS and locally). */
+export interface VerificationRetries {
+  /** Delivers `attempt` back to the worker at `at` or later (at least once: the worker is idempotent). */
+  schedule(attempt: VerificationAttempt, at: Date): Promise<void>;
 }

@@ -48,7 +48,10 @@ describe('alarms', () => {
       Errors: 5,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
-      ApproximateNumberOfMessagesVisible: 1,
+      // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters.
+      ApproximateNumberOfMessagesVisible: 3,
+      // The debtor verifier: a case still PENDING after 24 h.
+      DebtorVerificationExhausted: 1,
       Throttles: 4,
       ThrottledRequests: 1,
       SystemErrors: 1,

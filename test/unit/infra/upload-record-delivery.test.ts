@@ -34,7 +34,10 @@ describe('record-upload’s asynchronous invocations', () => {
   it('go to a queue that is encrypted, TLS-only and keeps a failed event for 14 days', () => {
     const queue = resourcesOfType(synth().template, 'AWS::SQS::Queue')[queueId()];
     expect(queue?.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
-    const policy = onlyResource(synth().template, 'AWS::SQS::QueuePolicy');
+    // Its own policy (the debtor verifier's queues have theirs).
+    const policy = Object.values(resourcesOfType(synth().template, 'AWS::SQS::QueuePolicy')).find((p) =>
+      JSON.stringify(p.Properties.Queues).includes(queueId()),
+    )!;
     expect(policy.Properties.PolicyDocument).toMatchObject({
       Statement: [expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
     });

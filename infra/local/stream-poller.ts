@@ -1,0 +1,217 @@
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+
+/**
+ * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
+ * stream (it serves the Streams API on its own port): reads every shard from its oldest record,
+ * hands the handler batches in the same event shape (`DynamoDBStreamEvent`), and honours partial
+ * batch failures: the records before the first failed one are done, the batch is retried from the
+ * failed one (with a growing pause), and after `maxRetryAttempts` retries the record is given to
+ * `onFailure` (the on-failure destination's stand-in) and skipped, so one bad record never blocks
+ * the shard for good. A handler that throws fails the whole batch, as in AWS. Bisecting is not
+ * imitated: with partial batch responses the failed record is known without it.
+ */
+export interface StreamPollerOptions {
+  endpoint: string;
+  region: string;
+  tableName: string;
+  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+  /** Records per event, at most (the stack's batch size). */
+  batchSize?: number;
+  /** Pause between polls of a shard that had nothing new (AWS polls a shard about 4 times a second). */
+  idleMs?: number;
+  maxRetryAttempts?: number;
+  onFailure?: (records: DynamoDBRecord[], reason: string) => void;
+}
+
+export interface StreamPoller {
+  /** Resolves when every record written so far has been handled (or given up), for tests and the bench. */
+  drained(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ShardState {
+  iterator: string | undefined;
+  lastSequence: string | undefined;
+  /** Read but not yet handled (the tail of a batch that partly failed). */
+  pending: DynamoDBRecord[];
+  attempts: number;
+  closed: boolean;
+}
+
+/** The Lambda event's record, from the Streams API's (the same attribute-value JSON; times in epoch seconds). */
+export function lambdaRecord(record: _Record, streamArn: string, region: string): DynamoDBRecord {
+  const d = record.dynamodb ?? {};
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName as DynamoDBRecord['eventName'],
+    eventVersion: record.eventVersion ?? '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: region,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(d.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.floor(d.ApproximateCreationDateTime.getTime() / 1000) } : {}),
+      Keys: d.Keys as NonNullable<DynamoDBRecord['dynamodb']>['Keys'],
+      ...(d.NewImage ? { NewImage: d.NewImage as NonNullable<DynamoDBRecord['dynamodb']>['NewImage'] } : {}),
+      ...(d.OldImage ? { OldImage: d.OldImage as NonNullable<DynamoDBRecord['dynamodb']>['OldImage'] } : {}),
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType as NonNullable<DynamoDBRecord['dynamodb']>['StreamViewType'],
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
+  const batchSize = options.batchSize ?? 100;
+  const idleMs = options.idleMs ?? 100;
+  const maxRetryAttempts = options.maxRetryAttempts ?? 3;
+  const onFailure =
+    options.onFailure ??
+    ((records, reason) =>
+      console.error(`stream poller: gave up on ${records.length} record(s) after ${maxRetryAttempts} retries (${reason})`));
+  const clientOptions = { endpoint: options.endpoint, region: options.region, credentials: LOCAL_CREDENTIALS };
+  const tables = new DynamoDBClient(clientOptions);
+  const streams = new DynamoDBStreamsClient(clientOptions);
+  const table = await tables.send(new DescribeTableCommand({ TableName: options.tableName }));
+  tables.destroy();
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${options.tableName} has no stream: ensureTable enables it`);
+
+  const shards = new Map<string, ShardState>();
+  let stopped = false;
+  /** Callers of drained(), each with the round it was called in: only a later idle round answers it. */
+  let idleWaiters: { after: number; resolve: () => void }[] = [];
+  let round = 0;
+
+  async function discoverShards(): Promise<void> {
+    let start: string | undefined;
+    do {
+      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+      for (const shard of out.StreamDescription?.Shards ?? []) {
+        if (shard.ShardId && !shards.has(shard.ShardId))
+          shards.set(shard.ShardId, { iterator: undefined, lastSequence: undefined, pending: [], attempts: 0, closed: false });
+      }
+      start = out.StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  }
+
+  async function iteratorFor(shardId: string, state: ShardState): Promise<string | undefined> {
+    const out = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shardId,
+        ...(state.lastSequence
+          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.lastSequence }
+          : { ShardIteratorType: 'TRIM_HORIZON' }),
+      }),
+    );
+    return out.ShardIterator;
+  }
+
+  /** Hands the shard's pending records to the handler, batch by batch; false when a batch must wait for a retry. */
+  async function deliver(state: ShardState): Promise<boolean> {
+    while (state.pending.length > 0) {
+      const batch = state.pending.slice(0, batchSize);
+      let failedAt: number;
+      let reason: string;
+      try {
+        const response = await options.handler({ Records: batch });
+        const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+        failedAt = batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+        reason = 'reported in batchItemFailures';
+      } catch (error) {
+        failedAt = 0;
+        reason = (error as Error).message;
+      }
+      if (failedAt < 0) {
+        state.pending.splice(0, batch.length);
+        state.attempts = 0;
+        continue;
+      }
+      // As the event source mapping: the records before the failed one are checkpointed.
+      state.pending.splice(0, failedAt);
+      if (failedAt > 0) state.attempts = 0;
+      state.attempts++;
+      if (state.attempts > maxRetryAttempts) {
+        onFailure(state.pending.splice(0, 1), reason);
+        state.attempts = 0;
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
+  async function pollShard(shardId: string, state: ShardState): Promise<boolean> {
+    if (state.pending.length > 0) return deliver(state).then(() => true);
+    if (state.closed) return false;
+    state.iterator ??= await iteratorFor(shardId, state);
+    if (!state.iterator) {
+      state.closed = true;
+      return false;
+    }
+    let out;
+    try {
+      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: batchSize }));
+    } catch (error) {
+      if (!(error instanceof ExpiredIteratorException)) throw error;
+      state.iterator = undefined;
+      return true;
+    }
+    state.iterator = out.NextShardIterator;
+    if (!out.NextShardIterator) state.closed = true;
+    const records = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
+    if (records.length === 0) return false;
+    state.lastSequence = records[records.length - 1]!.dynamodb?.SequenceNumber;
+    state.pending.push(...records);
+    await deliver(state);
+    return true;
+  }
+
+  const loop = (async () => {
+    while (!stopped) {
+      const thisRound = ++round;
+      try {
+        if (thisRound % 50 === 1) await discoverShards();
+        let worked = false;
+        for (const [shardId, state] of shards) worked = (await pollShard(shardId, state)) || worked;
+        const waiting = [...shards.values()].some((s) => s.pending.length > 0);
+        if (!worked && !waiting) {
+          const ready = idleWaiters.filter((w) => w.after < thisRound);
+          idleWaiters = idleWaiters.filter((w) => w.after >= thisRound);
+          for (const w of ready) w.resolve();
+        }
+        if (!worked) await sleep(waiting ? Math.min(2000, idleMs * 2 ** Math.max(...[...shards.values()].map((s) => s.attempts))) : idleMs);
+      } catch (error) {
+        if (stopped) break;
+        console.error(`stream poller: ${(error as Error).message}`);
+        await sleep(1000);
+      }
+    }
+  })();
+
+  return {
+    drained: () =>
+      new Promise<void>((resolve) => {
+        // A round that starts after this call reads every record written before it.
+        idleWaiters.push({ after: round, resolve });
+      }),
+    stop: async () => {
+      stopped = true;
+      await loop;
+      streams.destroy();
+      for (const w of idleWaiters) w.resolve();
+    },
+  };
+}

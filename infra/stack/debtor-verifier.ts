@@ -1,0 +1,245 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { ComparisonOperator, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  ITEM_TYPES,
+  PARTITION_PREFIXES,
+  TABLE_DEFINITION,
+  GSI1_ATTRIBUTES,
+  TTL_ATTRIBUTE,
+} from '../../lib/adapters/dynamodb/table-keys.js';
+import type { ServiceAlarms } from './alarms.js';
+import { ApiFunction } from './api-function.js';
+import { METRIC_PERIOD } from './service-metrics.js';
+
+/**
+ * The debtor verifier in AWS (functions/verify-debtors.ts; the local world runs the same handler
+ * from infra/local/verification-engines.ts):
+ *
+ * - the table's stream → an event source mapping filtered to INSERTs of case items, in batches,
+ *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
+ *   on-failure queue (SQS) whose depth pages;
+ * - the retry queue (delays up to 15 minutes; longer waits re-delay themselves) → a second event
+ *   source mapping on the same function, with partial batch responses; a message that failed 5
+ *   receives goes to its dead-letter queue, whose depth pages;
+ * - the metric `DebtorVerificationExhausted` (a case still PENDING after the 24 h horizon) pages;
+ * - the Companies House key in a Secrets Manager secret the function reads (once per cold start,
+ *   again after a 401), created empty: docs/deploy.md says how to set and rotate it.
+ *
+ * Rights: GetItem and UpdateItem of case items, the update limited to what verification changes
+ * (`dynamodb:Attributes`); PutItem of event items; the registry's cache and rate-limiter items
+ * (`REGISTRY#`); the secret; sending to its own retry queue. Nothing else of the table.
+ */
+export const VERIFY_DEBTORS_ENTRY = 'functions/verify-debtors.ts';
+
+export const VERIFIER_STREAM = {
+  batchSize: 100,
+  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
+  retryAttempts: 5,
+  /** A record older than this goes to the on-failure queue: new cases are verified within the day. */
+  maxRecordAgeHours: 6,
+} as const;
+
+export const VERIFIER_RETRY_QUEUE = {
+  batchSize: 10,
+  /** Receives before a message goes to the dead-letter queue. */
+  maxReceiveCount: 5,
+  /** Above the function's timeout, as SQS event sources require. */
+  visibilityTimeoutSeconds: 6 * 60,
+  retentionDays: 4,
+} as const;
+
+const FUNCTION_TIMEOUT_SECONDS = 60;
+
+/**
+ * What the worker's UpdateItem of a case may name: the lifecycle fields a verification or a
+ * settling changes, plus what the change store's condition reads (`recoveryGate` is set to the
+ * value it had, lib/adapters/dynamodb/case-change-store.ts).
+ */
+export const VERIFIER_CASE_ATTRIBUTES = [
+  TABLE_DEFINITION.partitionKey,
+  TABLE_DEFINITION.sortKey,
+  'status',
+  'recoveryGate',
+  'debtorVerification',
+  'statusHistory',
+  'updatedAt',
+] as const;
+
+/** The event item (lib/adapters/dynamodb/event-items.ts). */
+export const EVENT_ITEM_ATTRIBUTES = [
+  TABLE_DEFINITION.partitionKey,
+  TABLE_DEFINITION.sortKey,
+  ...GSI1_ATTRIBUTES,
+  TABLE_DEFINITION.gsi2.partitionKey,
+  TABLE_DEFINITION.gsi2.sortKey,
+  'type',
+  'eventId',
+  'eventType',
+  'companyId',
+  'caseId',
+  'mode',
+  'createdAt',
+  'payload',
+  TTL_ATTRIBUTE,
+] as const;
+
+/** The registry's shared cache and rate limiter items (docs/lifecycle-design.md step 5). */
+export const REGISTRY_PARTITIONS = 'REGISTRY#*';
+
+export interface DebtorVerifierProps {
+  table: ITable;
+  projectRoot: string;
+  environment: Record<string, string>;
+  logRetention: RetentionDays;
+}
+
+export class DebtorVerifier extends Construct {
+  readonly worker: ApiFunction;
+  readonly retryQueue: Queue;
+  readonly retryDeadLetters: Queue;
+  readonly failedStreamRecords: Queue;
+  readonly registryKey: Secret;
+
+  constructor(scope: Construct, id: string, props: DebtorVerifierProps) {
+    super(scope, id);
+    const { table } = props;
+    const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+
+    this.registryKey = new Secret(this, 'RegistryKey', {
+      description: 'Companies House public data API key of the debtor verifier (docs/deploy.md: set and rotate it)',
+    });
+    Validations.of(this.registryKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A Companies House API key is issued by Companies House, not generated: it is rotated by hand (docs/deploy.md).',
+    });
+
+    this.retryDeadLetters = new Queue(this, 'RetryDeadLetters', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    this.retryQueue = new Queue(this, 'RetryQueue', {
+      ...queueDefaults,
+      visibilityTimeout: Duration.seconds(VERIFIER_RETRY_QUEUE.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(VERIFIER_RETRY_QUEUE.retentionDays),
+      deliveryDelay: Duration.seconds(0),
+      deadLetterQueue: { queue: this.retryDeadLetters, maxReceiveCount: VERIFIER_RETRY_QUEUE.maxReceiveCount },
+    });
+    this.failedStreamRecords = new Queue(this, 'FailedStreamRecords', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    Validations.of(this.failedStreamRecords).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "This queue is itself the stream mapping's on-failure destination; an operator inspects and replays it.",
+    });
+
+    this.worker = new ApiFunction(this, 'Worker', {
+      entry: `${props.projectRoot}/${VERIFY_DEBTORS_ENTRY}`,
+      projectRoot: props.projectRoot,
+      description: 'Debtor verification worker: new cases from the table stream, retries from its queue',
+      memorySize: 512,
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      environment: {
+        ...props.environment,
+        VERIFICATION_RETRY_QUEUE_URL: this.retryQueue.queueUrl,
+        COMPANIES_HOUSE_API_KEY_SECRET: this.registryKey.secretArn,
+      },
+      logRetention: props.logRetention,
+    });
+
+    for (const statement of verifierStatements(table)) this.worker.role.addToPrincipalPolicy(statement);
+    this.registryKey.grantRead(this.worker.role);
+    this.retryQueue.grantSendMessages(this.worker.role);
+
+    this.worker.function.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: VERIFIER_STREAM.batchSize,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: VERIFIER_STREAM.retryAttempts,
+        maxRecordAge: Duration.hours(VERIFIER_STREAM.maxRecordAgeHours),
+        onFailure: new SqsDlq(this.failedStreamRecords),
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { type: { S: FilterRule.isEqual(ITEM_TYPES.case) } } },
+          }),
+        ],
+      }),
+    );
+    this.worker.function.addEventSource(
+      new SqsEventSource(this.retryQueue, { batchSize: VERIFIER_RETRY_QUEUE.batchSize, reportBatchItemFailures: true }),
+    );
+  }
+
+  /** A case still PENDING after the 24 h horizon (functions/verify-debtors.ts EXHAUSTED_METRIC). */
+  exhausted(): Metric {
+    return new Metric({
+      namespace: 'PartnerCaseApi',
+      metricName: 'DebtorVerificationExhausted',
+      dimensionsMap: { service: 'partner-case-api' },
+      statistic: 'Sum',
+      period: METRIC_PERIOD,
+    });
+  }
+
+  addAlarms(alarms: Pick<ServiceAlarms, 'add'>): void {
+    const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
+    alarms.add('DebtorVerificationExhausted', this.exhausted(), {
+      ...first,
+      description: 'Debtor verification: a case is still PENDING after 24 h of registry failures; check the registry and the worker log.',
+    });
+    alarms.add(
+      'DebtorVerifierFailedStreamRecords',
+      this.failedStreamRecords.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: METRIC_PERIOD }),
+      { ...first, description: 'Debtor verifier: new cases it could not process are in the on-failure queue; inspect and replay them.' },
+    );
+    alarms.add(
+      'DebtorVerifierRetryDeadLetters',
+      this.retryDeadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: METRIC_PERIOD }),
+      {
+        ...first,
+        description: 'Debtor verifier: retry messages failed 5 times and are in the dead-letter queue; inspect and replay them.',
+      },
+    );
+  }
+}
+
+/** The worker's table rights (see the header); no other function holds any of them. */
+export function verifierStatements(table: ITable): PolicyStatement[] {
+  const onPartitions = (...patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+  const writingOnly = (attributes: readonly string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] } });
+  const cases = `${PARTITION_PREFIXES.case}*`;
+  const events = `${PARTITION_PREFIXES.event}*`;
+  return [
+    new PolicyStatement({ sid: 'ReadCases', actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: onPartitions(cases) }),
+    new PolicyStatement({
+      sid: 'ChangeCaseVerification',
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: { ...onPartitions(cases), ...writingOnly(VERIFIER_CASE_ATTRIBUTES) },
+    }),
+    new PolicyStatement({
+      sid: 'PutCaseEvents',
+      actions: ['dynamodb:PutItem'],
+      resources: [table.tableArn],
+      conditions: { ...onPartitions(events), ...writingOnly(EVENT_ITEM_ATTRIBUTES) },
+    }),
+    new PolicyStatement({
+      sid: 'RegistryCacheAndRateLimiter',
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(REGISTRY_PARTITIONS),
+    }),
+    new PolicyStatement({
+      sid: 'NeverDeleteOrCreateCases',
+      effect: Effect.DENY,
+      actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+      resources: [table.tableArn],
+      conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [cases] } },
+    }),
+  ];
+}
