@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { verificationAdapters } from '../../lib/adapters/production-adapters.js';
-import { loadConfig } from '../../lib/runtime/config.js';
+import { loadConfig, loadRegistryConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildVerifyDebtorsHandler } from '../../functions/verify-debtors.js';
 import { startCompaniesHouseStandIn, STAND_IN_API_KEY, type CompaniesHouseStandIn } from './companies-house-stand-in.js';
@@ -100,10 +100,10 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       DYNAMODB_ENDPOINT: options.dynamoEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
       VERIFICATION_RETRY_QUEUE_URL: retryQueueUrl,
-      COMPANIES_HOUSE_API_KEY: STAND_IN_API_KEY,
-      COMPANIES_HOUSE_BASE_URL: registry.url,
     });
-    const handler = buildVerifyDebtorsHandler(verificationAdapters(cfg));
+    const handler = buildVerifyDebtorsHandler(
+      verificationAdapters(cfg, loadRegistryConfig({ COMPANIES_HOUSE_API_KEY: STAND_IN_API_KEY, COMPANIES_HOUSE_BASE_URL: registry.url })),
+    );
     const invoke = <E extends DynamoDBStreamEvent | SQSEvent>(event: E) =>
       handler(event, lambdaContext({ functionName: 'verify-debtors', timeoutMs: 60_000 }));
 

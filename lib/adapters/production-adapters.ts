@@ -93,13 +93,13 @@ export function registryVerificationAdapters(
  * The verification worker (functions/verify-debtors.ts): the case change store, the live registry
  * with its shared cache and limiter (registryVerificationAdapters), and the retry queue.
  */
-export function verificationAdapters(cfg: AppConfig = config()): CaseVerificationDeps {
+export function verificationAdapters(cfg: AppConfig = config(), registry: RegistryConfig = registryConfig()): CaseVerificationDeps {
   if (cfg.verificationRetryQueueUrl === undefined)
     throw new Error('Invalid configuration: VERIFICATION_RETRY_QUEUE_URL is required by the verification worker');
   const now = () => new Date();
   return {
     changes: { ...caseChangeAdapters(cfg).changes, now },
-    verifier: registryVerificationAdapters(cfg),
+    verifier: registryVerificationAdapters(cfg, registry),
     retries: new SqsVerificationRetries(sqsClient(cfg), cfg.verificationRetryQueueUrl, now),
   };
 }

@@ -20,6 +20,10 @@ import { config } from '../../lib/runtime/config.js';
 import { MemoryCaseWriter } from '../support/memory-stores.js';
 
 /**
+ * On DynamoDB Local the verification worker also reads the table's stream (started by the global
+ * setup) and acts on these cases: debtors cite `01000500`, which the Companies House stand-in
+ * always answers 503, so the worker leaves them PENDING and the outcomes here are the tests' own.
+ *
  * The case changes (confirm, withdraw, a verification outcome, settling) over the CaseChangeStore
  * port, against the in-memory fake and against DynamoDB Local: the same races, the same answers.
  * Each change and its event are one transaction; a change that lost a race is asked again.
@@ -69,6 +73,8 @@ function dynamoWorld(): World {
 }
 
 const CREATED = new Date('2026-03-01T12:00:00.000Z');
+/** The stand-in answers this number 503 every time: the worker keeps such a case PENDING. */
+const UNANSWERED = '01000500';
 
 function newCase(
   over: { mode?: Mode; debtorCompanyNo?: string; gate?: StoredCase['recoveryGate']; invoiceRef?: string; companyId?: string } = {},
@@ -245,7 +251,7 @@ describe.each([
   });
 
   test('two workers recording a verification for one case at once: one outcome, one event', async () => {
-    const stored = await created({ gate: 'AUTO_ATTESTED', debtorCompanyNo: '01000001' });
+    const stored = await created({ gate: 'AUTO_ATTESTED', debtorCompanyNo: UNANSWERED });
     const outcome = { status: 'VERIFIED' as const, checkedAt: '2026-03-01T12:00:05.000Z' };
     const results = await Promise.all([
       recordDebtorVerification(deps, 'live', stored.caseId, outcome),
@@ -257,7 +263,7 @@ describe.each([
   });
 
   test('a verification delivered twice writes no second event', async () => {
-    const stored = await created({ gate: 'AUTO_ATTESTED', debtorCompanyNo: '01000003' });
+    const stored = await created({ gate: 'AUTO_ATTESTED', debtorCompanyNo: UNANSWERED });
     const outcome = { status: 'NAME_MISMATCH' as const, registeredName: 'OTHER LIMITED', checkedAt: '2026-03-01T12:00:05.000Z' };
     expect((await recordDebtorVerification(deps, 'live', stored.caseId, outcome)).kind).toBe('changed');
     expect(await recordDebtorVerification(deps, 'live', stored.caseId, outcome)).toMatchObject({
@@ -273,13 +279,14 @@ describe.each([
   test('settling an auto-attested case without a debtor makes it READY once', async () => {
     const stored = await created({ gate: 'AUTO_ATTESTED' });
     const results = await Promise.all([settleCaseStatus(deps, 'live', stored.caseId), settleCaseStatus(deps, 'live', stored.caseId)]);
-    expect(results.filter((r) => r.kind === 'changed')).toHaveLength(1);
+    // On DynamoDB Local the worker settles new cases too: of it and these two, one makes the change.
+    expect(results.filter((r) => r.kind === 'changed').length).toBeLessThanOrEqual(1);
     expect((await world.changes.get('live', stored.caseId))?.status).toBe('READY');
     expect(await world.eventsOf(stored)).toHaveLength(1);
   });
 
   test('a case stored before the lifecycle existed is changed from its defaults', async () => {
-    const c = newCase({ gate: 'AUTO_ATTESTED', debtorCompanyNo: '01000001' });
+    const c = newCase({ gate: 'AUTO_ATTESTED', debtorCompanyNo: UNANSWERED });
     delete c.stored.debtorVerification;
     delete c.stored.statusHistory;
     await world.writer.writeAll([c]);
