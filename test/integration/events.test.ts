@@ -353,7 +353,7 @@ describe('event list refusals', () => {
     const writeOnly = await extraKey(partner.companyId, ['cases:write']);
     const listed = await list(writeOnly, { type: 'case.created' });
     expect([listed.statusCode, listed.body.code, listed.body.requiredScope]).toEqual([403, 'INSUFFICIENT_SCOPE', 'cases:read']);
-    const [{ event }] = await writeEvents(partner.companyId, 'live', caseEvents(newCaseId(), new Date(), 'live', 0));
+    const { event } = (await writeEvents(partner.companyId, 'live', caseEvents(newCaseId(), new Date(), 'live', 0)))[0]!;
     const got = await read(writeOnly, event.id);
     expect([got.statusCode, got.body.code, got.body.requiredScope]).toEqual([403, 'INSUFFICIENT_SCOPE', 'cases:read']);
     expect((await read(partner.apiKey, event.id)).statusCode).toBe(200);
