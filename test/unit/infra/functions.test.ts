@@ -109,7 +109,9 @@ describe('API functions', () => {
       TABLE_NAME: 'table',
       BUCKET_NAME: 'bucket',
       AWS_REGION: 'eu-west-2',
-      ...(id === 'ListCases' || id === 'ListEvents' ? { CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-2:111111111111:secret:cursor-AbCdEf' } : {}),
+      ...(id === 'ListCases' || id === 'ListEvents'
+        ? { CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-2:111111111111:secret:cursor-AbCdEf' }
+        : {}),
     } as NodeJS.ProcessEnv;
     expect(loadConfig(deployed)).toMatchObject({
       idempotencyTtlSeconds: 86400,
