@@ -24,7 +24,7 @@ export default tseslint.config(
   {
     // The domain takes plain data: configuration and environment are read once, outside it
     // (lib/runtime/config.ts). Imports are checked by dependency-cruiser (.ci/dependency-rules.cjs).
-    files: ['lib/cases/**/*.ts', 'lib/uploads/**/*.ts', 'lib/accounts/**/*.ts', 'lib/auth/**/*.ts', 'lib/*.ts'],
+    files: ['lib/cases/**/*.ts', 'lib/uploads/**/*.ts', 'lib/accounts/**/*.ts', 'lib/auth/**/*.ts', 'lib/webhooks/**/*.ts', 'lib/*.ts'],
     rules: {
       'no-restricted-globals': ['error', { name: 'process', message: 'The domain reads no environment: take the value as a parameter.' }],
     },

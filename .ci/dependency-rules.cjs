@@ -1,7 +1,8 @@
 /**
  * The layering of the code, enforced by dependency-cruiser in .ci/run (`npm run deps`).
- * docs/design.md draws it. In short: the domain (lib/cases, lib/uploads, lib/accounts, lib/auth
- * and the pure top-level modules they use) depends on nothing but zod and Node's own modules;
+ * docs/design.md draws it. In short: the domain (lib/cases, lib/uploads, lib/accounts, lib/auth,
+ * lib/webhooks and the pure top-level modules they use) depends on nothing but zod, Node's own
+ * modules and pure libraries (standardwebhooks), never on a platform package;
  * the HTTP layer and the adapters depend on the domain, never on each other; lib/ never reaches
  * out to the deployables (functions/, infra/) or to bench/ and test/; tests never import bench/.
  *
@@ -11,7 +12,7 @@
  * table, gateway responses, stack settings, OpenAPI). Arrows run from an audience to the contract
  * or to product code (lib/, functions/), never between audiences, and the contract loads no CDK.
  */
-const DOMAIN = '^lib/(cases|uploads|accounts|auth)/';
+const DOMAIN = '^lib/(cases|uploads|accounts|auth|webhooks)/';
 /** The top-level lib modules (errors.ts, log.ts, random-id.ts): pure, imported by the domain. */
 const PURE_TOP = '^lib/[^/]+\\.ts$';
 const CDK_PACKAGES = '(^|/)node_modules/(aws-cdk-lib|constructs|cdk-nag)(/|$)';

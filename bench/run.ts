@@ -10,6 +10,8 @@
  *   3. CPU per case           create handler over in-memory stores, 1 / 10 / 100 cases
  *   4. Cold start             bundles built like the CDK stack, fresh process, vs an SDK-only floor
  *   5. Memory                 peak RSS of a 100-case create in a fresh process
+ *   6. Debtor verification    registry requests through the shared cache and rate limiter
+ *                             (bench/verification.ts; runs alone with `npx tsx bench/verification.ts`)
  *
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
@@ -693,6 +695,16 @@ try {
     target: 128,
     cdkMemoryMb: { createCases: DEFAULT_STACK_CONFIG.createCasesMemoryMb, others: DEFAULT_STACK_CONFIG.functionMemoryMb },
   };
+
+  heading('6. Debtor verification: registry requests through the DynamoDB cache and rate limiter (simulated clock)');
+  const { verificationBench } = await import('./verification.js');
+  const verificationRows = await verificationBench(cfg);
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    verificationRows.map((r) => [r.figure, r.value, r.target, check('verification', r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+  results.verification = verificationRows;
   closeRig(local);
 } finally {
   await standIn?.close();

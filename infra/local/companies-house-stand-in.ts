@@ -21,6 +21,9 @@ import type { AddressInfo } from 'node:net';
  * | `01000408` | 200 as `01000001`, but only after `slowMs` (default 10 s): longer than the adapter's timeout |
  * | `01000200` | 200 with a body that is not a company profile                                 |
  *
+ * With `unlisted: 'active'` every number not listed answers as `01000001` instead (the bench's
+ * bursts of many distinct numbers).
+ *
  * Not wired into `npm start` yet (docs/lifecycle-design.md says how to run it alone meanwhile).
  */
 export const STAND_IN_API_KEY = 'local-companies-house-key';
@@ -71,6 +74,8 @@ export interface StandInOptions {
   host?: string;
   apiKey?: string;
   slowMs?: number;
+  /** What a number not listed above answers: 404 (default), or 200 active as `01000001`. */
+  unlisted?: 'not-found' | 'active';
 }
 
 export interface CompaniesHouseStandIn {
@@ -126,7 +131,7 @@ export async function startCompaniesHouseStandIn(options: StandInOptions = {}): 
       send(res, 200, { items: [] });
       return;
     }
-    const company = PROFILES[number];
+    const company = PROFILES[number] ?? (options.unlisted === 'active' && number !== STAND_IN_FIXTURES.NOT_FOUND ? ACME : undefined);
     if (!company) {
       send(res, 404, { errors: [{ error: 'company-profile-not-found', type: 'ch:service' }] });
       return;

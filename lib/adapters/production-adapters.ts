@@ -1,7 +1,9 @@
 import { fileKeyProblem } from '../uploads/file-key.js';
 import { UploadService } from '../uploads/upload-service.js';
-import { config, type AppConfig } from '../runtime/config.js';
+import type { VerifyDebtorDeps } from '../cases/verification/verify-debtor.js';
+import { config, registryConfig, type AppConfig, type RegistryConfig } from '../runtime/config.js';
 import { operationalLog } from '../runtime/logger.js';
+import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
@@ -13,6 +15,11 @@ import { RecordedInvoiceFiles } from './recorded-invoice-files.js';
 import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
 import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { s3Client } from './s3/s3-client.js';
+import { CompaniesHouseRegistry } from './companies-house/companies-house-registry.js';
+import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.js';
+import { DynamoRegistryProfileCache } from './dynamodb/registry-profile-cache.js';
+import { DynamoRegistryRateLimiter } from './dynamodb/registry-rate-limiter.js';
+import { registryApiKeyOnce, type RegistryKeyConfig } from './secrets/registry-api-key.js';
 
 /**
  * The composition root of a deployed (or `npm start`) process: every port bound to its DynamoDB
@@ -51,4 +58,31 @@ export function uploadService(cfg: AppConfig = config()): UploadService {
 /** The case list: the table stores, and the cursor key read once per process (cold start). */
 export function caseListAdapters(cfg: AppConfig = config()) {
   return { ...tableAdapters(cfg), cursors: cursorSealerOnce(cfg), now: () => new Date() };
+}
+
+/** The case changes (confirm, withdraw, verification, settling): the change store over the table, and the clock. */
+export function caseChangeAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
+  };
+}
+
+/**
+ * The debtor verifier's registry side (verifyDebtor's deps): Companies House over HTTP with the key
+ * from Secrets Manager (read once per process, again after a 401), and the profile cache and rate
+ * limiter shared by every worker through the table. Build it once per process: the limiter keeps
+ * the window's state as it last saw it, which spares requests (registry-rate-limiter.ts).
+ */
+export function registryVerificationAdapters(
+  cfg: AppConfig = config(),
+  registry: RegistryConfig & Pick<RegistryKeyConfig, 'secretsEndpoint'> = registryConfig(),
+): Pick<VerifyDebtorDeps, 'registry' | 'cache' | 'limiter'> {
+  const client = documentClient(cfg);
+  const apiKey = registryApiKeyOnce({ region: cfg.region, ...registry });
+  return {
+    registry: new RefreshedKeyRegistry(new CompaniesHouseRegistry({ baseUrl: registry.baseUrl, apiKey: apiKey.get }), apiKey),
+    cache: new DynamoRegistryProfileCache(client, cfg.tableName),
+    limiter: new DynamoRegistryRateLimiter(client, cfg.tableName, { config: registry.rateLimit }),
+  };
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DEFAULT_REGISTRY_RATE_LIMIT, type RateLimitConfig } from '../cases/verification/rate-window.js';
 
 /**
  * Configuration, read once per process (cold start) from the environment, failing fast with a
@@ -86,4 +87,60 @@ let cached: AppConfig | undefined;
 export function config(): AppConfig {
   cached ??= loadConfig();
   return cached;
+}
+
+/**
+ * The debtor verifier's registry settings (issue 23), read once per process by the worker only,
+ * apart from AppConfig so that no other function needs them. The rate limit must keep the key
+ * under Companies House's 600 requests per 5 minutes: at most 600 per window, and a window of at
+ * least 5 minutes (a shorter one with the same limit would allow more within 5 minutes).
+ */
+const registrySchema = z.object({
+  REGISTRY_RATE_LIMIT: z._default(
+    z.coerce.number({ error: 'must be a number of requests' }).check(
+      z.refine((n) => Number.isInteger(n), { error: 'must be a whole number of requests' }),
+      z.minimum(1, { error: 'must be at least 1' }),
+      z.maximum(600, { error: 'must be at most 600 (the registry allows 600 per 5 minutes)' }),
+    ),
+    DEFAULT_REGISTRY_RATE_LIMIT.limit,
+  ),
+  REGISTRY_RATE_WINDOW_SECONDS: seconds(300, 3600, DEFAULT_REGISTRY_RATE_LIMIT.windowMs / 1000),
+  /** Unset in AWS (the adapter's default, the real API); `npm start` points it at the local stand-in. */
+  COMPANIES_HOUSE_BASE_URL: endpoint,
+  /** The API key itself: only locally (the stand-in's key). */
+  COMPANIES_HOUSE_API_KEY: z.optional(nonEmpty),
+  /** The Secrets Manager secret (name or ARN) holding the key as its SecretString: the stack sets it. */
+  COMPANIES_HOUSE_API_KEY_SECRET: z.optional(nonEmpty),
+});
+
+export interface RegistryConfig {
+  rateLimit: RateLimitConfig;
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  apiKeySecret: string | undefined;
+}
+
+export function loadRegistryConfig(env: NodeJS.ProcessEnv = process.env): RegistryConfig {
+  const parsed = registrySchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  if (e.COMPANIES_HOUSE_API_KEY === undefined && e.COMPANIES_HOUSE_API_KEY_SECRET === undefined)
+    throw new Error('Invalid configuration: COMPANIES_HOUSE_API_KEY or COMPANIES_HOUSE_API_KEY_SECRET is required by the verifier');
+  return {
+    rateLimit: { ...DEFAULT_REGISTRY_RATE_LIMIT, limit: e.REGISTRY_RATE_LIMIT, windowMs: e.REGISTRY_RATE_WINDOW_SECONDS * 1000 },
+    baseUrl: e.COMPANIES_HOUSE_BASE_URL,
+    apiKey: e.COMPANIES_HOUSE_API_KEY,
+    apiKeySecret: e.COMPANIES_HOUSE_API_KEY_SECRET,
+  };
+}
+
+let cachedRegistry: RegistryConfig | undefined;
+
+/** The verifier's registry settings; parsed on first use, then reused. */
+export function registryConfig(): RegistryConfig {
+  cachedRegistry ??= loadRegistryConfig();
+  return cachedRegistry;
 }

@@ -46,7 +46,9 @@ export class MemoryProfileCache implements ProfileCache {
 
   async put(companyNumber: string, cached: CachedAnswer, token: string): Promise<void> {
     await turn();
-    this.answers.set(companyNumber, cached);
+    // An older answer never replaces a newer one (a slow worker whose lease was taken over).
+    const stored = this.answers.get(companyNumber);
+    if (!stored || stored.fetchedAt <= cached.fetchedAt) this.answers.set(companyNumber, cached);
     if (this.leases.get(companyNumber)?.token === token) this.leases.delete(companyNumber);
   }
 

@@ -22,6 +22,8 @@ import type { Mode } from '../../mode.js';
  * |                      |                          |             | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Confirmation record  | CASE#<m><caseId>         | CONFIRMATION| gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Withdrawn case's ref | INVREF#<m><cid>#<normRef>| WITHDRAWN#<createdAt>#<caseId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
+ * | Registry answer      | REGISTRY#PROFILE#<number>| PROFILE     | -                               | -                    |
+ * | Registry rate window | REGISTRY#RATE            | WINDOW#<name>| -                              | -                    |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id. An event is
  * listed in its case's shard, so the events of one case are in one index partition.
@@ -77,6 +79,12 @@ import type { Mode } from '../../mode.js';
  * | Read an event                             | GetItem EVENT#<m><eventId>; companyId compared     |
  * | List a company's events, newest first     | Query gsi2 EVENTS#<m><id>#<s>, every shard, merged |
  * |                                           | (a caseId filter: its one shard)                   |
+ * | Registry answer of a company number       | GetItem REGISTRY#PROFILE#<n>, ConsistentRead; lease,|
+ * |   (debtor verification, shared by workers)| answer and release: UpdateItem conditional on the  |
+ * |                                           | answer's age and the lease's token and expiry      |
+ * | A registry request's permit               | UpdateItem REGISTRY#RATE: ADD to the current slot, |
+ * |                                           | conditional on the window's counts (no read first: |
+ * |                                           | the last state seen, or the failed condition's)    |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
@@ -113,6 +121,8 @@ export const PARTITION_PREFIXES = {
   referenceCounter: 'COUNTER#CASE_REFERENCE',
   upload: 'UPLOAD#',
   event: 'EVENT#',
+  registryProfile: 'REGISTRY#PROFILE#',
+  registryRate: 'REGISTRY#RATE',
 } as const;
 
 /** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
@@ -242,6 +252,18 @@ export const keys = {
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 
+  /**
+   * The registry's last answer about a company number and the lease of whoever is asking it now
+   * (lib/adapters/dynamodb/registry-profile-cache.ts). Not per mode: test mode never asks the registry.
+   * Each number a partition of its own.
+   */
+  registryProfile: (companyNumber: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.registryProfile}${companyNumber}`, sk: 'PROFILE' }),
+  /**
+   * The shared rate window of registry requests (lib/adapters/dynamodb/registry-rate-limiter.ts):
+   * one item per limited key, `name` the registry's (tests use names of their own).
+   */
+  registryRateWindow: (name: string): ItemKey => ({ pk: PARTITION_PREFIXES.registryRate, sk: `WINDOW#${name}` }),
+
   /** The record that S3 reported an object under this fileKey (each file a partition of its own). */
   upload: (fileKey: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.upload}${fileKey}`, sk: 'UPLOAD' }),
 };
@@ -259,6 +281,8 @@ export const ITEM_TYPES = {
   event: 'EVENT',
   confirmation: 'CONFIRMATION',
   withdrawnInvoiceRef: 'WITHDRAWN_INVOICE_REF',
+  registryProfile: 'REGISTRY_PROFILE',
+  registryRateWindow: 'REGISTRY_RATE_WINDOW',
 } as const;
 
 /** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */

@@ -4,8 +4,9 @@
  * lib/adapters/companies-house/; the sandbox registry of test mode, ./sandbox-registry.ts), a
  * profile cache shared by every worker and partner, and a rate limiter that holds across every
  * concurrent worker. In-memory implementations for the fast tier: test/support/memory-verification.ts.
- * Not wired yet: the DynamoDB cache and limiter and the stream worker are the next step
- * (docs/lifecycle-design.md).
+ * Shared implementations: lib/adapters/dynamodb/registry-profile-cache.ts and
+ * registry-rate-limiter.ts, held to the same contract as the in-memory ones
+ * (test/integration/registry-port-contracts.test.ts).
  */
 
 /** The fields of a Companies House company profile that verification reads. */
@@ -65,7 +66,10 @@ export interface ProfileCache {
    * lease that ends after `now` → `held`; otherwise the lease is this caller's until `until`.
    */
   lease(companyNumber: string, request: { now: Date; until: Date; freshSince: Date }): Promise<FetchLease>;
-  /** Stores the answer and ends the lease (only while `token` still holds it; an answer is stored regardless). */
+  /**
+   * Stores the answer and ends the lease (only while `token` still holds it; an answer is stored
+   * regardless, unless the one stored was fetched later).
+   */
   put(companyNumber: string, cached: CachedAnswer, token: string): Promise<void>;
   /** Ends the lease without an answer (the registry failed), so the next worker need not wait for it to expire. */
   release(companyNumber: string, token: string): Promise<void>;

@@ -36,24 +36,56 @@ function countIn(counts: Record<string, number>, first: number, last: number): n
   return sum;
 }
 
-export function takePermit(state: RateWindowState, nowMs: number, config: RateLimitConfig): RateDecision {
+/**
+ * A grant as a shared store must condition it: the permit is counted in `slot`; the store may
+ * grant it only while no counted earlier slot holds more than `earlier` says, while `slot` holds
+ * fewer than `slotCap` permits before it (so at most `slotCap` after), while no later slot has begun (a worker whose clock is ahead
+ * started it: this caller's view is behind) and while no block is in force. Under those
+ * conditions concurrent grants in the same slot need no version: each adds to the slot's count,
+ * and the cap alone keeps the window within the limit.
+ */
+export type PermitPlan =
+  { granted: true; slot: number; earlier: Record<string, number>; slotCap: number } | { granted: false; retryAtMs: number };
+
+function checkConfig(config: RateLimitConfig): void {
   if (!(Number.isInteger(config.limit) && config.limit >= 1 && config.slots >= 1 && config.windowMs > 0)) {
     throw new Error(`Invalid rate limit: ${JSON.stringify(config)}`);
   }
+}
+
+export function slotLength(config: RateLimitConfig): number {
+  return config.windowMs / config.slots;
+}
+
+export function planPermit(state: RateWindowState, nowMs: number, config: RateLimitConfig): PermitPlan {
+  checkConfig(config);
   if (state.blockedUntil !== undefined && nowMs < state.blockedUntil) return { granted: false, retryAtMs: state.blockedUntil };
-  const slotMs = config.windowMs / config.slots;
+  const slotMs = slotLength(config);
   const current = Math.floor(nowMs / slotMs);
-  if (countIn(state.counts, current - config.slots, current) < config.limit) {
-    const counts: Record<string, number> = {};
-    for (const [slot, n] of Object.entries(state.counts)) if (Number(slot) >= current - config.slots) counts[slot] = n;
-    counts[current] = (counts[current] ?? 0) + 1;
-    // A block that has ended is dropped with the slots that no longer count.
-    return { granted: true, state: { counts } };
+  // A later slot already counts permits: this caller's clock (or `now`) is behind; it waits for that slot.
+  const latest = Math.max(...Object.keys(state.counts).map(Number), -Infinity);
+  if (latest > current) return { granted: false, retryAtMs: latest * slotMs };
+  const used = countIn(state.counts, current - config.slots, current);
+  if (used < config.limit) {
+    const earlier: Record<string, number> = {};
+    for (let slot = current - config.slots; slot < current; slot++) earlier[slot] = state.counts[slot] ?? 0;
+    return { granted: true, slot: current, earlier, slotCap: config.limit - (used - (state.counts[current] ?? 0)) };
   }
   // The first later slot at which enough of the oldest counted slots have dropped out.
   for (let slot = current + 1; ; slot++) {
     if (countIn(state.counts, slot - config.slots, slot) < config.limit) return { granted: false, retryAtMs: slot * slotMs };
   }
+}
+
+/** The plan applied to the state itself: what one process holding the state does (test/support/memory-verification.ts). */
+export function takePermit(state: RateWindowState, nowMs: number, config: RateLimitConfig): RateDecision {
+  const plan = planPermit(state, nowMs, config);
+  if (!plan.granted) return plan;
+  const counts: Record<string, number> = {};
+  for (const [slot, n] of Object.entries(plan.earlier)) if (n > 0) counts[slot] = n;
+  counts[plan.slot] = (state.counts[plan.slot] ?? 0) + 1;
+  // A block that has ended is dropped with the slots that no longer count.
+  return { granted: true, state: { counts } };
 }
 
 export function blockWindow(state: RateWindowState, untilMs: number): RateWindowState {

@@ -106,6 +106,21 @@ describe('the stand-in checks the request as the real API does', () => {
   });
 });
 
+describe('the stand-in answering any number (the bench’s bursts)', () => {
+  it('answers an unlisted number as an active company, and keeps the fixtures, 404 included', async () => {
+    const anyNumber = await startCompaniesHouseStandIn({ unlisted: 'active' });
+    try {
+      const adapter = registry({ baseUrl: anyNumber.url });
+      expect(await adapter.lookup('SC123456')).toMatchObject({ kind: 'found', profile: { companyName: 'ACME WIDGETS LIMITED' } });
+      expect(await adapter.lookup(STAND_IN_FIXTURES.NOT_FOUND)).toEqual({ kind: 'not-found' });
+      expect(await adapter.lookup(STAND_IN_FIXTURES.DISSOLVED)).toMatchObject({ profile: { companyStatus: 'dissolved' } });
+      expect(await registry().lookup('SC123456')).toEqual({ kind: 'not-found' });
+    } finally {
+      await anyNumber.close();
+    }
+  });
+});
+
 describe('the wait a 429 names', () => {
   const NOW = Date.parse('2026-03-04T10:00:00Z');
   it.each([

@@ -11,6 +11,7 @@ import {
   DEFAULT_REGISTRY_RATE_LIMIT,
   EMPTY_RATE_WINDOW,
   blockWindow,
+  planPermit,
   takePermit,
   type RateLimitConfig,
   type RateWindowState,
@@ -229,6 +230,22 @@ describe('the registry rate rule', () => {
     expect(takePermit(blocked, 4_999, small)).toEqual({ granted: false, retryAtMs: 5_000 });
     expect(takePermit(blocked, 5_000, small).granted).toBe(true);
     expect(blockWindow(blocked, 1_000).blockedUntil).toBe(5_000);
+  });
+
+  it('makes a caller whose clock is behind a slot already counted wait for that slot, so no permit is counted in the past', () => {
+    const { state } = takeAll(small, [5_000]);
+    expect(takePermit(state, 3_500, small)).toEqual({ granted: false, retryAtMs: 5_000 });
+    expect(takePermit(state, 5_000, small).granted).toBe(true);
+  });
+
+  it('plans a grant as a shared store conditions it: the slot, the earlier counts as seen, and the slot’s cap', () => {
+    const { state } = takeAll(small, [1_000, 1_000, 3_000]);
+    expect(planPermit(state, 3_200, small)).toEqual({
+      granted: true,
+      slot: 3,
+      earlier: { '-7': 0, '-6': 0, '-5': 0, '-4': 0, '-3': 0, '-2': 0, '-1': 0, '0': 0, '1': 2, '2': 0 },
+      slotCap: 3,
+    });
   });
 
   it('refuses a configuration that could grant nothing', () => {
