@@ -28,6 +28,8 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   listCases: async () => (await import('../../functions/list-cases.js')).handler as unknown as LambdaHandler,
   createCases: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler,
   createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
+  listEvents: async () => (await import('../../functions/list-events.js')).handler as unknown as LambdaHandler,
+  getEvent: async () => (await import('../../functions/get-event.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {

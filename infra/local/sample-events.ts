@@ -22,7 +22,7 @@ import { lambdaContext } from './lambda-events.js';
  * `provisionEventValues` creates keys, an uploaded file and a case in one company of the local
  * stores (the given key's, or a reused sample company) and returns the values to fill them with.
  */
-export const FUNCTION_NAMES = ['get-case', 'list-cases', 'create-cases', 'create-upload'] as const;
+export const FUNCTION_NAMES = ['get-case', 'list-cases', 'create-cases', 'create-upload', 'list-events', 'get-event'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export interface SampleEvent {
@@ -59,6 +59,20 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
   'create-upload.json': { function: 'create-upload', status: 201, description: 'a presigned PUT for a PDF' },
   'create-upload-invalid.json': { function: 'create-upload', status: 400, description: 'bad content type and length' },
   'create-upload-wrong-scope.json': { function: 'create-upload', status: 403, description: 'a key with only cases:read' },
+  'list-events.json': { function: 'list-events', status: 200, description: 'the first page of case.created events, 10 a page' },
+  'list-events-invalid-query.json': { function: 'list-events', status: 400, description: 'limit 0, an unknown and a repeated parameter' },
+  'list-events-invalid-cursor.json': {
+    function: 'list-events',
+    status: 400,
+    description: 'a cursor this API did not issue: INVALID_CURSOR',
+  },
+  'list-events-wrong-scope.json': { function: 'list-events', status: 403, description: 'a key with only cases:write' },
+  'get-event-unknown.json': {
+    function: 'get-event',
+    status: 404,
+    description: 'an event id that does not exist (or is older than 30 days)',
+  },
+  'get-event-wrong-scope.json': { function: 'get-event', status: 403, description: 'a key with only cases:write' },
 };
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

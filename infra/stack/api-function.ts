@@ -12,6 +12,7 @@ import {
   apiKeyAuthenticationStatements,
   caseListStatements,
   caseWriteStatements,
+  eventListStatements,
   invoiceCheckStatements,
   invoiceUploadStatements,
   tableGuardrailStatements,
@@ -47,8 +48,10 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
  * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
  *   function, which authenticates no one).
+ * - `read-events`: `authenticate` plus GetItem of events (`EVENT#`); nothing else (get-event).
+ * - `list-events`: `authenticate` plus Query on gsi2's event-list partitions (`EVENTS#`) only.
  */
-export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
+export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads' | 'read-events' | 'list-events';
 
 /**
  * How a function may use the invoice bucket:
@@ -140,6 +143,7 @@ export class ApiFunction extends Construct {
     ];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
+    if (access === 'list-events') statements.push(...eventListStatements(table));
     this.addStatements(statements);
   }
 

@@ -1,7 +1,14 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { GSI1_ATTRIBUTES, keys, PARTITION_PREFIXES, TABLE_DEFINITION, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table-keys.js';
+import {
+  GSI1_ATTRIBUTES,
+  INDEX_PARTITION_PREFIXES,
+  keys,
+  PARTITION_PREFIXES,
+  TABLE_DEFINITION,
+  TTL_ATTRIBUTE,
+} from '../../lib/adapters/dynamodb/table-keys.js';
 import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { MODES } from '../../lib/mode.js';
 
@@ -49,6 +56,13 @@ export const PARTITIONS = {
   referenceCounter: keys.caseReferenceCounter().pk,
   /** Upload records: one partition per invoice file. */
   upload: `${PARTITION_PREFIXES.upload}*`,
+  /** Case events (the outbox): one partition per event, both modes. */
+  event: `${PARTITION_PREFIXES.event}*`,
+} as const;
+
+/** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the event list's shards, both modes. */
+export const INDEX_PARTITIONS = {
+  eventList: `${INDEX_PARTITION_PREFIXES.eventList}*`,
 } as const;
 
 /**
@@ -97,6 +111,8 @@ const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike
  * - `write-cases` (create-cases): the company profile (auto-attestation setting). IAM cannot tie
  *   it to the caller's company; the use case reads the caller's own only;
  * - `authenticate` (create-upload): nothing more.
+ * - `read-events` (get-event): the event (`EVENT#`);
+ * - `list-events`: nothing more (it queries the index only: eventListStatements).
  * No function may GetItem an idempotency claim (stored responses), an upload record, the
  * reference counter or, except create-cases, a company profile.
  */
@@ -105,6 +121,8 @@ export const ITEM_READS = {
   read: [PARTITIONS.apiKey, PARTITIONS.case],
   'list-cases': [PARTITIONS.apiKey, PARTITIONS.invoiceRefGuard, PARTITIONS.case],
   'write-cases': [PARTITIONS.apiKey, PARTITIONS.company],
+  'read-events': [PARTITIONS.apiKey, PARTITIONS.event],
+  'list-events': [PARTITIONS.apiKey],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -172,7 +190,7 @@ export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
   ];
 }
 
-/** The ARN of the case-list index (gsi2): the only index a function may query. */
+/** The ARN of the list index (gsi2: the case list and the event list): the only index a function may query. */
 export function caseListIndexArn(table: ITable): string {
   return `${table.tableArn}/index/${TABLE_DEFINITION.gsi2.name}`;
 }
@@ -188,6 +206,26 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
       sid: 'ListCasesByCompany',
       actions: ['dynamodb:Query'],
       resources: [caseListIndexArn(table)],
+    }),
+  ];
+}
+
+/**
+ * The event list (list-events only): Query on the list index (gsi2), read-only, and only on the
+ * event list's partitions (`EVENTS#`): the case list's partitions share the index but are not
+ * granted. The only partition key value a query on the index names is the gsi2pk of its key
+ * condition, so that is what `dynamodb:LeadingKeys` can carry (AWS does not spell out index
+ * queries); with `ForAllValues` a request whose context lacked the key would pass as well, so the
+ * condition can narrow the grant but never break the function's own queries. The partition a
+ * query names is built from the caller's company by the handler; IAM cannot tie it to the key.
+ */
+export function eventListStatements(table: ITable): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'ListEventsByCompany',
+      actions: ['dynamodb:Query'],
+      resources: [caseListIndexArn(table)],
+      conditions: onPartitions(INDEX_PARTITIONS.eventList),
     }),
   ];
 }

@@ -59,6 +59,8 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   listCases: { table: 'list-cases', cursorSecret: true },
   createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
   createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+  listEvents: { table: 'list-events', cursorSecret: true },
+  getEvent: { table: 'read-events' },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {

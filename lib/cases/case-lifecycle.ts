@@ -79,26 +79,32 @@ export function newEventId(): string {
   return `evt_${randomBase62(EVENT_ID_RANDOM_LENGTH)}`;
 }
 
-export const caseEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
-  z
-    .object({
-      id: z.string().regex(EVENT_ID_PATTERN),
-      type: z.literal('case.created'),
-      createdAt: z.iso.datetime(),
-      livemode: z.boolean(),
-      data: z.object({ object: caseViewSchema }).strict(),
-    })
-    .strict(),
-  z
-    .object({
-      id: z.string().regex(EVENT_ID_PATTERN),
-      type: z.literal('case.updated'),
-      createdAt: z.iso.datetime(),
-      livemode: z.boolean(),
-      data: z.object({ object: caseViewSchema, previousAttributes: previousAttributesSchema }).strict(),
-    })
-    .strict(),
-]);
+export const caseEventSchema = /* @__PURE__ */ z
+  .discriminatedUnion('type', [
+    z
+      .object({
+        id: z.string().regex(EVENT_ID_PATTERN),
+        type: z.literal('case.created'),
+        createdAt: z.iso.datetime(),
+        livemode: z.boolean(),
+        data: z.object({ object: caseViewSchema }).strict(),
+      })
+      .strict(),
+    z
+      .object({
+        id: z.string().regex(EVENT_ID_PATTERN),
+        type: z.literal('case.updated'),
+        createdAt: z.iso.datetime(),
+        livemode: z.boolean(),
+        data: z.object({ object: caseViewSchema, previousAttributes: previousAttributesSchema }).strict(),
+      })
+      .strict(),
+  ])
+  .meta({
+    id: 'Event',
+    description:
+      'One creation (`case.created`) or one change of a case\u2019s `status`, `recoveryGate` or `debtorVerification` (`case.updated`). `data.object` is the case as `GET /api/v1/cases/{id}` returned it right after; `data.previousAttributes` (on `case.updated` only) holds the changed fields\u2019 earlier values. Kept 30 days. Further event types may be added within v1: ignore a `type` you do not know.',
+  });
 export type CaseEvent = z.infer<typeof caseEventSchema>;
 
 /** The body of `POST /api/v1/cases/{id}/withdraw` (optional). */

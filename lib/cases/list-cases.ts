@@ -59,7 +59,8 @@ function boundInstant(text: string): string | undefined {
   return /^\d{4}-/.test(iso) ? iso : undefined;
 }
 
-const dateTimeBound = (field: string) =>
+/** A date-time bound parameter (`createdFrom`, `createdBefore`): the instant, in the form `createdAt` is stored in. */
+export const dateTimeBound = (field: string) =>
   z
     .string()
     .transform((s, ctx) => {
@@ -75,6 +76,15 @@ const dateTimeBound = (field: string) =>
     })
     .optional();
 
+/** The `limit` parameter of every list: a whole number from 1 to MAX_LIST_LIMIT. */
+export const limitParameter = z
+  .string()
+  .refine((s) => /^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, {
+    error: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`,
+  })
+  .transform(Number)
+  .optional();
+
 const querySchema = z.strictObject({
   invoiceRef: z
     .string()
@@ -87,13 +97,7 @@ const querySchema = z.strictObject({
   recoveryGate: z.enum(RECOVERY_GATES, { error: `recoveryGate must be one of ${RECOVERY_GATES.join(', ')}` }).optional(),
   createdFrom: dateTimeBound('createdFrom'),
   createdBefore: dateTimeBound('createdBefore'),
-  limit: z
-    .string()
-    .refine((s) => /^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, {
-      error: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`,
-    })
-    .transform(Number)
-    .optional(),
+  limit: limitParameter,
   // Any value is accepted here; whether it is a cursor we issued is decided when it is opened.
   cursor: z.string().optional(),
 });
@@ -102,17 +106,24 @@ export type QueryParameters = Record<string, string | undefined> | null | undefi
 export type MultiValueQueryParameters = Record<string, string[] | undefined> | null | undefined;
 
 /**
- * The list query from the gateway's parameter maps. API Gateway puts the last value of a repeated
+ * A list's query from the gateway's parameter maps, checked against the list's own parameters
+ * and schema (the case list, the event list). API Gateway puts the last value of a repeated
  * parameter in the single map and all of them in the multi-value map; a repeat is refused rather
- * than silently taking one. Every problem is reported at once.
+ * than silently taking one. `createdBefore` must be later than `createdFrom`. Every problem is
+ * reported at once, as one InvalidRequestError.
  */
-export function parseListQuery(single: QueryParameters, multi: MultiValueQueryParameters): ListQuery {
+export function parseQueryParameters<Output extends { createdFrom?: string; createdBefore?: string }>(
+  single: QueryParameters,
+  multi: MultiValueQueryParameters,
+  parameters: readonly string[],
+  schema: z.ZodType<Output>,
+): Output {
   const values: Record<string, string> = {};
   const names = new Set([...Object.keys(single ?? {}), ...Object.keys(multi ?? {})]);
   const errors: FieldError[] = [];
   const unknown: string[] = [];
   for (const name of names) {
-    if (!(LIST_PARAMETERS as readonly string[]).includes(name)) {
+    if (!parameters.includes(name)) {
       unknown.push(name);
       continue;
     }
@@ -125,7 +136,7 @@ export function parseListQuery(single: QueryParameters, multi: MultiValueQueryPa
     const value = all[0] ?? one;
     if (value !== undefined) values[name] = value;
   }
-  const parsed = querySchema.safeParse(values);
+  const parsed = schema.safeParse(values);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) errors.push({ field: String(issue.path[0] ?? 'query'), message: issue.message });
   }
@@ -135,13 +146,16 @@ export function parseListQuery(single: QueryParameters, multi: MultiValueQueryPa
       errors.push({ field: 'createdBefore', message: 'createdBefore must be later than createdFrom' });
     }
   }
-  errors.push(
-    ...unknownFieldErrors(unknown, (name) => `${name} is not a query parameter of this operation; use ${LIST_PARAMETERS.join(', ')}`),
-  );
+  errors.push(...unknownFieldErrors(unknown, (name) => `${name} is not a query parameter of this operation; use ${parameters.join(', ')}`));
   if (errors.length > 0 || !parsed.success) {
     throw new InvalidRequestError('The query string is invalid; see "errors" for every parameter to fix.', errors);
   }
-  const q = parsed.data;
+  return parsed.data;
+}
+
+/** The case list's query (GET /api/v1/cases). */
+export function parseListQuery(single: QueryParameters, multi: MultiValueQueryParameters): ListQuery {
+  const q = parseQueryParameters(single, multi, LIST_PARAMETERS, querySchema);
   const filters: CaseListFilters = {
     ...(q.status !== undefined ? { status: q.status } : {}),
     ...(q.recoveryGate !== undefined ? { recoveryGate: q.recoveryGate } : {}),

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import type { Mode } from '../mode.js';
 import * as z from 'zod';
 import { InvalidCursorError } from '../errors.js';
-import type { CaseListPosition } from './ports.js';
+import type { ListPosition } from './ports.js';
 
 /**
  * List cursors: AES-256-GCM over the position, the company and the filters a page was listed
@@ -29,9 +29,9 @@ export interface CursorContent {
   companyId: string;
   /** The caller's mode: a cursor of the other mode is refused like another company's. */
   mode: Mode;
-  /** The canonical form of the filters (`filterBinding`). */
+  /** The canonical form of the filters (`filterBinding` for cases, `eventFilterBinding` for events: never equal to each other). */
   filters: string;
-  position: CaseListPosition;
+  position: ListPosition;
 }
 
 const payloadSchema = z.strictObject({
@@ -73,7 +73,7 @@ export class CursorSealer {
    * The position a cursor carries, once it is proven ours, unexpired, and issued to this company
    * for these filters; otherwise InvalidCursorError naming which of those failed.
    */
-  open(token: string, expected: { companyId: string; mode: Mode; filters: string }, now: Date): CaseListPosition {
+  open(token: string, expected: { companyId: string; mode: Mode; filters: string }, now: Date): ListPosition {
     const payload = this.decrypt(token);
     if (payload.c !== expected.companyId || (payload.m ?? 'live') !== expected.mode) throw new InvalidCursorError('foreign');
     const age = now.getTime() - payload.t;

@@ -1,7 +1,7 @@
 import type { CompanyRecord } from '../accounts/ports.js';
 import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
-import type { CaseEvent } from './case-lifecycle.js';
+import type { CaseEvent, CaseEventType } from './case-lifecycle.js';
 import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
 
 /**
@@ -33,15 +33,17 @@ export interface CaseListFilters {
 }
 
 /**
- * Where a walk through a company's cases stands, as the lister reported it: the domain seals it
- * into the cursor unread and hands it back for the next page. `after` is the storage position
- * below which the walk continues (every case at or above it has been returned); `doneShards`
- * names the storage partitions that hold nothing further, so the next page skips them.
+ * Where a walk through a company's cases (or events) stands, as the lister reported it: the domain
+ * seals it into the cursor unread and hands it back for the next page. `after` is the storage
+ * position below which the walk continues (every item at or above it has been returned);
+ * `doneShards` names the storage partitions that hold nothing further, so the next page skips them.
  */
-export interface CaseListPosition {
+export interface ListPosition {
   after: string;
   doneShards: number[];
 }
+/** The case list's position (the name the case list has always used). */
+export type CaseListPosition = ListPosition;
 
 export interface CasePageRequest {
   mode: Mode;
@@ -228,4 +230,50 @@ export interface CaseChangeStore {
    * Throws ServiceUnavailableError when storage cannot answer (nothing may be assumed written).
    */
   apply(change: CaseChange, deadline?: Deadline): Promise<'applied' | 'stale'>;
+}
+
+/** An event as storage keeps it: the event itself (the bytes a partner reads) and whose it is. */
+export interface StoredEvent {
+  event: CaseEvent;
+  companyId: string;
+  mode: Mode;
+}
+
+export interface EventReader {
+  /**
+   * Strongly consistent. Only the events of `mode` exist for the read. Storage may still hold an
+   * event past its retention (TTL deletion lags): the use case decides whether it is shown.
+   */
+  get(mode: Mode, eventId: string, deadline?: Deadline): Promise<StoredEvent | undefined>;
+}
+
+/** Filters of an event list, as storage applies them. Bounds are ISO 8601 UTC with milliseconds, as `createdAt` is stored. */
+export interface EventListFilters {
+  type?: CaseEventType;
+  caseId?: string;
+  /** Inclusive. The use case raises it to the start of the retention period. */
+  createdFrom?: string;
+  /** Exclusive. */
+  createdBefore?: string;
+}
+
+export interface EventPageRequest {
+  mode: Mode;
+  companyId: string;
+  filters: EventListFilters;
+  /** 1 to 100. */
+  limit: number;
+  position?: ListPosition;
+}
+
+export interface EventPage {
+  /** Newest first: `createdAt` descending, then event id descending; at most `limit`. */
+  events: StoredEvent[];
+  /** Null when the walk has returned every matching event. */
+  next: ListPosition | null;
+}
+
+export interface EventLister {
+  /** One page of a company's events; may lag the change it announces by about a second (a secondary index). */
+  page(request: EventPageRequest, deadline?: Deadline): Promise<EventPage>;
 }

@@ -1,4 +1,9 @@
+import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { handler as listHandler } from '../../functions/list-cases.js';
+import { handler as getEventHandler } from '../../functions/get-event.js';
+import { handler as listEventsHandler } from '../../functions/list-events.js';
+import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
 import { ITEM_READS } from '../../infra/stack/grants.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { config } from '../../lib/runtime/config.js';
@@ -34,13 +39,16 @@ async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> 
 }
 
 const synthesised = synth();
-type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases';
+type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents';
 const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   GetCase: 'read',
   ListCases: 'list-cases',
   CreateUpload: 'authenticate',
   CreateCases: 'write-cases',
+  GetEvent: 'read-events',
+  ListEvents: 'list-events',
 };
+const FUNCTION_IDS = Object.keys(ACCESS) as FunctionId[];
 
 /** IAM's StringLike over one partition pattern. */
 const matches = (pattern: string, pk: string) =>
@@ -52,7 +60,14 @@ function expectAllowed(id: FunctionId, requests: ItemRequest[]): void {
 }
 
 describe.each<Mode>(['live', 'test'])('each function sends only item requests its role allows, %s mode', (mode) => {
-  const sent: Record<FunctionId, ItemRequest[]> = { GetCase: [], ListCases: [], CreateUpload: [], CreateCases: [] };
+  const sent: Record<FunctionId, ItemRequest[]> = {
+    GetCase: [],
+    ListCases: [],
+    CreateUpload: [],
+    CreateCases: [],
+    GetEvent: [],
+    ListEvents: [],
+  };
 
   beforeAll(async () => {
     const partner = await newPartner(['cases:read', 'cases:write'], { mode });
@@ -87,21 +102,41 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
         ids: [caseId],
       });
     });
-    // Eight round trips through the handlers; the machine may be busy.
+    // The case's event, written as the outbox writes it (the create path may not write it yet).
+    const read = await readCase(partner.apiKey, caseId);
+    const event = buildCaseEvent(read.body as unknown as Parameters<typeof buildCaseEvent>[0], new Date().toISOString());
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [{ Put: { TableName: config().tableName, Item: eventItem(event, partner.companyId, mode) } }],
+      }),
+    );
+    sent.GetEvent = await requestsOf(async () => {
+      const got = apiEvent({
+        method: 'GET',
+        path: `/api/v1/events/${event.id}`,
+        resource: '/api/v1/events/{id}',
+        pathParameters: { id: event.id },
+        headers: bearer(partner.apiKey),
+      });
+      const answered = parse(await checkedInvoke(getEventHandler, got, lambdaContext()));
+      expect([answered.statusCode, answered.body.id]).toEqual([200, event.id]);
+    });
+    sent.ListEvents = await requestsOf(async () => {
+      const listed = apiEvent({ method: 'GET', path: '/api/v1/events', resource: '/api/v1/events', headers: bearer(partner.apiKey) });
+      expect(parse(await checkedInvoke(listEventsHandler, listed, lambdaContext())).statusCode).toBe(200);
+    });
+    // Ten round trips through the handlers; the machine may be busy.
   }, 60_000);
 
-  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])('%s: every item request it sent is allowed', (id) => {
+  it.each<FunctionId>(FUNCTION_IDS)('%s: every item request it sent is allowed', (id) => {
     expect(sent[id].length).toBeGreaterThan(0);
     expectAllowed(id, sent[id]);
   });
 
-  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])(
-    '%s: each partition it may GetItem is one it really read',
-    (id) => {
-      const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
-      for (const pattern of ITEM_READS[ACCESS[id]]) {
-        expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
-      }
-    },
-  );
+  it.each<FunctionId>(FUNCTION_IDS)('%s: each partition it may GetItem is one it really read', (id) => {
+    const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
+    for (const pattern of ITEM_READS[ACCESS[id]]) {
+      expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
+    }
+  });
 });

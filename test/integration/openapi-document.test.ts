@@ -3,6 +3,8 @@ import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
 import { handler as listCasesHandler } from '../../functions/list-cases.js';
+import { handler as getEventHandler } from '../../functions/get-event.js';
+import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -135,9 +137,11 @@ describe('scopes in docs/openapi.json', () => {
     ['post', '/api/v1/cases', createCasesHandler, () => ({ body: JSON.stringify({ cases: [] }) })],
     ['get', '/api/v1/cases/{id}', getCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
     ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
+    ['get', '/api/v1/events/{id}', getEventHandler, () => ({ pathParameters: { id: 'evt_0000000000000000000000' } })],
+    ['get', '/api/v1/events', listEventsHandler, () => ({ query: { limit: '1' } })],
   ];
 
-  it('cover exactly the four routes', () => {
+  it('cover exactly the six routes', () => {
     const paths = contract().document.paths as Record<string, Record<string, unknown>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(documented.sort()).toEqual(operations.map(([method, path]) => `${method} ${path}`).sort());
@@ -154,7 +158,7 @@ describe('scopes in docs/openapi.json', () => {
     // A key with every scope but this one gets 403 naming it; one with only this scope passes the check.
     const others = (['cases:read', 'cases:write', 'webhooks:manage'] as const).filter((s) => s !== scope);
     const lacking = await newPartner([...others]);
-    const path = resource.replace('{id}', 'case_0000000000000000000000');
+    const path = resource.replace('{id}', extra().pathParameters?.id ?? 'case_0000000000000000000000');
     const event = (apiKey: string) =>
       apiEvent({
         method: method.toUpperCase() as 'GET' | 'POST',

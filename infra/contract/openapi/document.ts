@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { createCasesResponseSchema } from '../../../lib/cases/batch-result.js';
 import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../../lib/cases/case-record.js';
 import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../../lib/cases/list-cases.js';
+import { CASE_EVENT_TYPES, caseEventSchema, EVENT_ID_PATTERN } from '../../../lib/cases/case-lifecycle.js';
+import { EVENT_RETENTION_DAYS } from '../../../lib/cases/event-retention.js';
+import { EVENT_LIST_PARAMETERS, EVENT_NOT_FOUND_DETAIL, eventListSchema } from '../../../lib/cases/list-events.js';
 import {
   createCasesBadRequestSchema,
   idempotencyKeyReusedProblemSchema,
@@ -54,7 +57,8 @@ export const OPENAPI_FILE = 'docs/openapi.json';
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'cases:write': 'upload invoices (`POST /api/v1/uploads`) and create cases (`POST /api/v1/cases`)',
-  'cases:read': 'read, list and look up cases (`GET /api/v1/cases/{id}`, `GET /api/v1/cases`)',
+  'cases:read':
+    'read, list and look up cases (`GET /api/v1/cases/{id}`, `GET /api/v1/cases`) and read their events (`GET /api/v1/events`, `GET /api/v1/events/{id}`)',
   'webhooks:manage': 'reserved for managing outbound webhooks (planned); grants no operation today',
 };
 
@@ -675,6 +679,165 @@ function registerDocument(registry: OpenAPIRegistry): void {
       default: otherProblem,
     },
   });
+
+  const EVENT_ID_EXAMPLE = 'evt_3Jd8kQ2mX7pL4sW9zR1tB6';
+  const caseExample = example(caseViewSchema);
+  const EVENT_EXAMPLE = {
+    id: EVENT_ID_EXAMPLE,
+    type: 'case.updated',
+    createdAt: '2025-03-04T10:21:07.412Z',
+    livemode: true,
+    data: {
+      object: {
+        ...caseExample,
+        status: 'READY',
+        recoveryGate: 'CONFIRMED',
+        updatedAt: '2025-03-04T10:21:07.412Z',
+        statusHistory: [
+          { status: 'DRAFT', at: caseExample.createdAt },
+          { status: 'READY', at: '2025-03-04T10:21:07.412Z' },
+        ],
+      },
+      previousAttributes: { status: 'DRAFT', recoveryGate: 'AWAITING_CONFIRMATION' },
+    },
+  };
+  const CREATED_EVENT_EXAMPLE = {
+    id: 'evt_9Qw2eR5tY8uI1oP4aS7dF0',
+    type: 'case.created',
+    createdAt: caseExample.createdAt,
+    livemode: true,
+    data: { object: caseExample },
+  };
+  registry.registerPath({
+    method: 'get',
+    path: '/api/v1/events',
+    operationId: 'listEvents',
+    tags: ['Events'],
+    summary: 'List events',
+    description:
+      `Your company's events of the key's mode, newest first (\`createdAt\` descending, then \`id\` descending), a page at a time: one \`case.created\` per case created and one \`case.updated\` per change of a case's \`status\`, \`recoveryGate\` or \`debtorVerification\`. Events are kept ${EVENT_RETENTION_DAYS} days; older ones are never returned. The list may lag the change it announces by about a second (it is served from a secondary index); \`GET /api/v1/events/{id}\` reads an event as soon as its change is made.\n\n` +
+      `Paging and cursors work as for \`GET /api/v1/cases\`: pass \`nextCursor\` as \`cursor\`, with the same filters; it is \`null\` on the last page, and walking every page returns each event once. Each parameter at most once; an unknown, repeated or bad parameter is \`400 INVALID_REQUEST\` with \`errors\`. A cursor is opaque, bound to your company, the key's mode and the filters it was issued for, and expires after ${CURSOR_HOURS} hours: otherwise \`400 INVALID_CURSOR\` (a case list's cursor is refused here too).` +
+      scopeSentence('cases:read'),
+    ...secured('cases:read'),
+    parameters: [
+      {
+        name: 'type',
+        in: 'query',
+        required: false,
+        description: 'Only events of this type.',
+        schema: { type: 'string', enum: [...CASE_EVENT_TYPES] },
+      },
+      {
+        name: 'caseId',
+        in: 'query',
+        required: false,
+        description: 'Only the events of this case (a case id as returned in `created[].id`).',
+        schema: { type: 'string', pattern: CASE_ID_PATTERN.source },
+        example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+      },
+      {
+        name: 'createdFrom',
+        in: 'query',
+        required: false,
+        description: 'Only events created at or after this instant: an ISO 8601 date-time with `Z` or an offset.',
+        schema: { type: 'string', format: 'date-time' },
+        example: '2025-03-01T00:00:00Z',
+      },
+      {
+        name: 'createdBefore',
+        in: 'query',
+        required: false,
+        description:
+          'Only events created before this instant (exclusive): an ISO 8601 date-time with `Z` or an offset, later than `createdFrom`.',
+        schema: { type: 'string', format: 'date-time' },
+        example: '2025-04-01T00:00:00+01:00',
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Events per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
+        schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `nextCursor` of the previous page, unchanged.',
+        schema: { type: 'string' },
+        example: CURSOR_EXAMPLE,
+      },
+    ],
+    responses: {
+      200: json('A page of events.', eventListSchema, {
+        page: { summary: 'A page with more to come', value: { data: [EVENT_EXAMPLE, CREATED_EVENT_EXAMPLE], nextCursor: CURSOR_EXAMPLE } },
+        none: { summary: 'Nothing matches', value: { data: [], nextCursor: null } },
+      }),
+      400: problem(
+        'A query parameter or the cursor was refused.',
+        listCasesBadRequestSchema,
+        {},
+        {
+          invalidRequest: {
+            summary: 'A malformed caseId and an unknown parameter',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              detail: 'The query string is invalid; see "errors" for every parameter to fix.',
+              errors: [
+                { field: 'caseId', message: 'caseId must be a case id as returned in created[].id, such as case_7Gk2mP9qR4sT8vW1xY3zA5' },
+                {
+                  field: 'status',
+                  message: `status is not a query parameter of this operation; use ${EVENT_LIST_PARAMETERS.join(', ')}`,
+                },
+              ],
+            },
+          },
+          invalidCursor: { summary: 'An expired cursor', value: example(invalidCursorProblemSchema) },
+        },
+      ),
+      401: unauthorized,
+      403: forbidden('cases:read'),
+      429: tooManyRequests,
+      500: internal,
+      503: unavailable,
+      default: otherProblem,
+    },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/api/v1/events/{id}',
+    operationId: 'getEvent',
+    tags: ['Events'],
+    summary: 'Read an event',
+    description:
+      `Returns one of your company's events of the key's mode, exactly as the list and webhooks carry it. An event of another company or of the other mode, and one older than ${EVENT_RETENTION_DAYS} days, answer exactly like one that does not exist (\`404\`).` +
+      scopeSentence('cases:read'),
+    ...secured('cases:read'),
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'The event id (`evt_...`).',
+        schema: { type: 'string', pattern: EVENT_ID_PATTERN.source },
+        example: EVENT_ID_EXAMPLE,
+      },
+    ],
+    responses: {
+      200: json('The event.', caseEventSchema, {
+        updated: { summary: 'A case became READY', value: EVENT_EXAMPLE },
+        created: { summary: 'A case was created', value: CREATED_EVENT_EXAMPLE },
+      }),
+      401: unauthorized,
+      403: forbidden('cases:read'),
+      404: problem(EVENT_NOT_FOUND_DETAIL, notFoundProblemSchema),
+      429: tooManyRequests,
+      500: internal,
+      503: unavailable,
+      default: otherProblem,
+    },
+  });
 }
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -701,6 +864,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
     tags: [
       { name: 'Uploads', description: 'Upload the invoice file first; its `fileKey` goes into the case.' },
       { name: 'Cases', description: 'Create cases in batches, read their status, list and look them up.' },
+      {
+        name: 'Events',
+        description: `What happened to your cases: one event per creation and per change, kept ${EVENT_RETENTION_DAYS} days.`,
+      },
     ],
   });
 }

@@ -1,43 +1,20 @@
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseLister, CasePage, CasePageRequest } from '../../cases/ports.js';
 import type { Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
 import { withRetries } from '../retry.js';
 import { caseFromItem } from './case-reader.js';
-import { CASE_LIST_SHARDS, keys, TABLE_DEFINITION } from './table-keys.js';
+import { pageShardedIndex } from './sharded-index-page.js';
+import { CASE_LIST_SHARDS, keys } from './table-keys.js';
+
+const ALL_SHARDS = Array.from({ length: CASE_LIST_SHARDS }, (_, shard) => shard);
 
 /**
- * A page of a company's cases from gsi2: every shard of the company is queried in parallel,
- * newest first, and the answers are merged. Without a status or recoveryGate filter one round of
- * queries fills the page (each shard is asked for `limit + 1` cases, so at least one shard runs
- * past the page and proves whether a next page exists): one round trip after the API key.
- *
- * status and recoveryGate are FilterExpressions: DynamoDB reads (and bills) the cases of the date
- * range and returns the matching ones, so a selective filter can take further rounds, each
- * continuing every shard that is not exhausted, until the page is full or the shards are
- * exhausted. Rounds grow their read size and stop at MAX_ROUNDS; a page cut short there is
- * shorter than `limit` but still carries a cursor, and no case is skipped or repeated.
- *
- * The position in the cursor is the gsi2sk below which the walk continues: the same for every
- * shard, because the merged order is the order of gsi2sk. A shard with nothing below it is
- * named in `doneShards` and not queried again.
+ * A page of a company's cases from gsi2: every shard of the company, merged newest first
+ * (sharded-index-page.ts, which the event list shares). The date range is the gsi2sk range;
+ * status and recoveryGate are FilterExpressions, so a selective filter may take further rounds.
  */
-export const MAX_ROUNDS = 6;
-/** DynamoDB's own cap on a query page is 1 MB; this caps the items asked for per query. */
-const MAX_QUERY_LIMIT = 1000;
-
-type Item = Record<string, unknown>;
-
-interface ShardState {
-  shard: number;
-  matched: { sk: string; item: Item }[];
-  startKey: Item | undefined;
-  exhausted: boolean;
-  /** gsi2sk of the last case the shard's queries evaluated (matched or not). */
-  frontier: string | undefined;
-}
-
 export class DynamoCaseLister implements CaseLister {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -62,30 +39,8 @@ export class DynamoCaseLister implements CaseLister {
 
   async page(request: CasePageRequest, deadline?: Deadline): Promise<CasePage> {
     const { mode, companyId, filters, limit, position } = request;
-    const { partitionKey, sortKey, name: indexName } = TABLE_DEFINITION.gsi2;
-    const lower = filters.createdFrom === undefined ? undefined : keys.caseListBound(filters.createdFrom);
-    const before = filters.createdBefore === undefined ? undefined : keys.caseListBound(filters.createdBefore);
-    const upper = [before, position?.after].filter((b): b is string => b !== undefined).sort()[0];
-    if (lower !== undefined && upper !== undefined && lower >= upper) return { cases: [], next: null };
-    // Every upper bound is exclusive. With a lower bound too the key condition is BETWEEN, which
-    // includes its upper end: that can only be the cursor's own case, dropped below.
-    const boundaryCase = lower !== undefined && upper !== undefined ? upper : undefined;
-
-    // DynamoDB refuses a name or value an expression does not use: add each with its condition.
-    const names: Record<string, string> = { '#pk': partitionKey };
-    if (lower !== undefined || upper !== undefined) names['#sk'] = sortKey;
+    const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
-    let keyCondition = '#pk = :pk';
-    if (lower !== undefined && upper !== undefined) {
-      keyCondition += ' AND #sk BETWEEN :lower AND :upper';
-      Object.assign(values, { ':lower': lower, ':upper': upper });
-    } else if (upper !== undefined) {
-      keyCondition += ' AND #sk < :upper';
-      values[':upper'] = upper;
-    } else if (lower !== undefined) {
-      keyCondition += ' AND #sk >= :lower';
-      values[':lower'] = lower;
-    }
     const conditions: string[] = [];
     if (filters.status !== undefined) {
       names['#status'] = 'status';
@@ -97,66 +52,20 @@ export class DynamoCaseLister implements CaseLister {
       values[':gate'] = filters.recoveryGate;
       conditions.push('#gate = :gate');
     }
-
-    const done = new Set(position?.doneShards ?? []);
-    const shards: ShardState[] = [];
-    for (let shard = 0; shard < CASE_LIST_SHARDS; shard++) {
-      if (!done.has(shard)) shards.push({ shard, matched: [], startKey: undefined, exhausted: false, frontier: undefined });
-    }
-
-    const query = async (state: ShardState, round: number) => {
-      const input: QueryCommandInput = {
-        TableName: this.tableName,
-        IndexName: indexName,
-        KeyConditionExpression: keyCondition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ':pk': keys.caseListPartition(mode, companyId, state.shard) },
-        ScanIndexForward: false,
-        // One more than the page (two when the boundary case may come back) proves whether there is a next page.
-        Limit: Math.min(MAX_QUERY_LIMIT, (limit + (boundaryCase === undefined ? 1 : 2)) * 4 ** (round - 1)),
-        ...(conditions.length > 0 ? { FilterExpression: conditions.join(' AND ') } : {}),
-        ...(state.startKey ? { ExclusiveStartKey: state.startKey } : {}),
-      };
-      const command = new QueryCommand(input);
-      const out = await withRetries((options) => this.client.send(command, options), deadline);
-      for (const item of out.Items ?? []) {
-        const sk = item[sortKey] as string;
-        if (sk !== boundaryCase) state.matched.push({ sk, item });
-      }
-      state.startKey = out.LastEvaluatedKey;
-      state.exhausted = out.LastEvaluatedKey === undefined;
-      state.frontier = out.LastEvaluatedKey?.[sortKey] as string | undefined;
-    };
-
-    for (let round = 1; ; round++) {
-      await Promise.all(shards.filter((s) => !s.exhausted).map((s) => query(s, round)));
-      // Every case at or above the highest frontier of a shard still running has been seen in
-      // every shard: those are final. Below it, a running shard may still hold newer cases.
-      const frontiers = shards.filter((s) => !s.exhausted).map((s) => s.frontier as string);
-      const settled = frontiers.length === 0 ? undefined : frontiers.sort().at(-1);
-      const ready = shards
-        .flatMap((s) => s.matched.map((m) => ({ ...m, shard: s.shard })))
-        .filter((m) => settled === undefined || m.sk >= settled)
-        .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
-
-      if (ready.length > limit) {
-        const emitted = ready.slice(0, limit);
-        const after = emitted[emitted.length - 1]!.sk;
-        return { cases: emitted.map((m) => caseFromItem(m.item)), next: { after, doneShards: this.doneShards(done, shards, after) } };
-      }
-      if (settled === undefined) return { cases: ready.map((m) => caseFromItem(m.item)), next: null };
-      if (round >= MAX_ROUNDS) {
-        return {
-          cases: ready.map((m) => caseFromItem(m.item)),
-          next: { after: settled, doneShards: this.doneShards(done, shards, settled) },
-        };
-      }
-    }
-  }
-
-  /** Shards with nothing below `after`: done before, or exhausted now with every match at or above it. */
-  private doneShards(done: ReadonlySet<number>, shards: ShardState[], after: string): number[] {
-    const now = shards.filter((s) => s.exhausted && s.matched.every((m) => m.sk >= after)).map((s) => s.shard);
-    return [...done, ...now].sort((a, b) => a - b);
+    const { items, next } = await pageShardedIndex(
+      {
+        client: this.client,
+        tableName: this.tableName,
+        shards: ALL_SHARDS,
+        partitionOf: (shard) => keys.caseListPartition(mode, companyId, shard),
+        ...(filters.createdFrom !== undefined ? { lower: keys.caseListBound(filters.createdFrom) } : {}),
+        ...(filters.createdBefore !== undefined ? { before: keys.caseListBound(filters.createdBefore) } : {}),
+        ...(conditions.length > 0 ? { filter: { expression: conditions.join(' AND '), names, values } } : {}),
+        limit,
+        ...(position ? { position } : {}),
+      },
+      deadline,
+    );
+    return { cases: items.map(caseFromItem), next };
   }
 }

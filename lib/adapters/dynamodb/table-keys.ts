@@ -1,3 +1,4 @@
+import { EVENT_RETENTION_MS } from '../../cases/event-retention.js';
 import type { Mode } from '../../mode.js';
 
 /**
@@ -124,6 +125,12 @@ export const PARTITION_PREFIXES = {
   registryRate: 'REGISTRY#RATE',
 } as const;
 
+/** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
+export const INDEX_PARTITION_PREFIXES = {
+  caseList: 'CASES#',
+  eventList: 'EVENTS#',
+} as const;
+
 export const TTL_ATTRIBUTE = 'ttl';
 /** The gsi1 key attributes (a test item's listing under its company's test data writes them). */
 export const GSI1_ATTRIBUTES = ['gsi1pk', 'gsi1sk'] as const;
@@ -183,7 +190,8 @@ export const keys = {
     gsi2sk: keys.caseListPosition(createdAt, caseId),
   }),
   caseListShard,
-  caseListPartition: (mode: Mode, companyId: string, shard: number): string => `CASES#${MODE_SEGMENT[mode]}${companyId}#${shard}`,
+  caseListPartition: (mode: Mode, companyId: string, shard: number): string =>
+    `${INDEX_PARTITION_PREFIXES.caseList}${MODE_SEGMENT[mode]}${companyId}#${shard}`,
   /**
    * A case's gsi2sk. `createdAt` is fixed-width ISO 8601 UTC (toISOString), so the string order is
    * the time order, and the id breaks ties the way the list does (id descending).
@@ -228,7 +236,10 @@ export const keys = {
     gsi2pk: keys.eventListPartition(mode, companyId, caseListShard(caseId)),
     gsi2sk: `${createdAt}#${eventId}`,
   }),
-  eventListPartition: (mode: Mode, companyId: string, shard: number): string => `EVENTS#${MODE_SEGMENT[mode]}${companyId}#${shard}`,
+  eventListPartition: (mode: Mode, companyId: string, shard: number): string =>
+    `${INDEX_PARTITION_PREFIXES.eventList}${MODE_SEGMENT[mode]}${companyId}#${shard}`,
+  /** The gsi2sk bound of an instant in the event list (as `caseListBound`: the instant is a prefix of its own events' keys). */
+  eventListBound: (instant: string): string => instant,
 
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
@@ -277,8 +288,8 @@ export const ITEM_TYPES = {
 /** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */
 export const WITHDRAWN_SK_PREFIX = 'WITHDRAWN#';
 
-/** Events are kept 30 days (product rules "Events"): their `ttl` is this long after `createdAt`. */
-export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+/** Events are kept 30 days (product rules "Events", lib/cases/event-retention.ts): their `ttl` is this long after `createdAt`. */
+export const EVENT_RETENTION_SECONDS = EVENT_RETENTION_MS / 1000;
 
 /** Table definition shared by the local stack, the tests and the CDK stack. */
 export const TABLE_DEFINITION = {

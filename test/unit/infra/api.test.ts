@@ -18,12 +18,14 @@ function routes(context: Record<string, unknown> = {}): Record<string, string> {
 }
 
 describe('the REST API', () => {
-  it('exposes exactly the four v1 routes, each backed by its function', () => {
+  it('exposes exactly the six v1 routes, each backed by its function', () => {
     expect(routes()).toEqual({
       'POST /api/v1/uploads': 'CreateUpload',
       'POST /api/v1/cases': 'CreateCases',
       'GET /api/v1/cases': 'ListCases',
       'GET /api/v1/cases/{id}': 'GetCase',
+      'GET /api/v1/events': 'ListEvents',
+      'GET /api/v1/events/{id}': 'GetEvent',
     });
   });
 

@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
+import { INDEX_PARTITIONS, PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
@@ -21,7 +21,7 @@ import {
   type Statement,
 } from './synth.js';
 
-const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload'] as const;
+const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload', 'ListEvents', 'GetEvent'] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
@@ -39,6 +39,7 @@ const may = (id: (typeof FUNCTIONS)[number] | 'RecordUpload', request: ItemReque
 
 const COMPANY = 'co_7f3a';
 const CASE = 'case_01HZX';
+const EVENT = 'evt_01HZX';
 const FILE_KEY = `invoices/${COMPANY}/F1.pdf`;
 const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:PutItem',
@@ -148,12 +149,45 @@ describe('least-privilege IAM', () => {
     expect(secret[0]!.Resource).toEqual({ Ref: expect.stringMatching(/^CursorSecret/) });
   });
 
-  it('only list-cases may query an index, and no function may scan', () => {
+  it('get-event may only read table items (API key, events) and record API-key use', () => {
+    const allowed = policyOf('GetEvent')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
+    expect([...new Set(allowed)].sort()).toEqual([...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:UpdateItem'].sort());
+  });
+
+  it('list-events may only query the event list\u2019s index partitions, record API-key use and read the cursor secret', () => {
+    const allowed = policyOf('ListEvents')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
+    expect([...new Set(allowed)].sort()).toEqual(
+      [
+        ...PLATFORM_ACTIONS,
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+      ].sort(),
+    );
+    const query = statementWithSid(policyOf('ListEvents'), 'ListEventsByCompany');
+    expect(query).toEqual({
+      Sid: 'ListEventsByCompany',
+      Effect: 'Allow',
+      Action: 'dynamodb:Query',
+      Resource: expect.anything(),
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENTS#*'] } },
+    });
+    expect(Match.objectLike({ r: { 'Fn::Join': ['', [tableArn, '/index/gsi2']] } }).test({ r: query.Resource }).isSuccess).toBe(true);
+    expect(policyOf('ListEvents').filter((s) => actionsOf(s).includes('dynamodb:Query'))).toEqual([query]);
+  });
+
+  it('only the list functions may query an index, and no function may scan', () => {
     for (const id of FUNCTIONS) {
       const allowed = policyOf(id)
         .filter((s) => s.Effect === 'Allow')
         .flatMap(actionsOf);
-      expect(allowed.includes('dynamodb:Query')).toBe(id === 'ListCases');
+      expect(allowed.includes('dynamodb:Query')).toBe(id === 'ListCases' || id === 'ListEvents');
       expect(allowed).not.toContain('dynamodb:Scan');
     }
   });
@@ -198,7 +232,7 @@ describe('least-privilege IAM', () => {
     (id) => {
       for (const statement of policyOf(id)) {
         for (const action of actionsOf(statement)) expect(action).not.toContain('*');
-        if (statement.Sid === 'ListCasesByCompany') continue; // checked above: gsi2 only
+        if (statement.Sid === 'ListCasesByCompany' || statement.Sid === 'ListEventsByCompany') continue; // checked above: gsi2 only
         expect(JSON.stringify(statement.Resource)).not.toContain('/index');
         if (actionsOf(statement).some((a) => a.startsWith('dynamodb:'))) {
           expect(Match.objectLike({ r: tableArn }).test({ r: statement.Resource }).isSuccess).toBe(true);
@@ -246,6 +280,7 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
       referenceCounter: [keys.caseReferenceCounter().pk],
       upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
+      event: MODES.map((m) => keys.event(m, EVENT).pk),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -260,7 +295,17 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: 'IDEMPOTENCY#*',
       referenceCounter: 'COUNTER#CASE_REFERENCE',
       upload: 'UPLOAD#*',
+      event: 'EVENT#*',
     });
+  });
+
+  it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
+    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
+    for (const m of MODES) {
+      expect(like(INDEX_PARTITIONS.eventList, keys.eventListPartition(m, COMPANY, 3))).toBe(true);
+      expect(like(INDEX_PARTITIONS.eventList, keys.eventListing(m, COMPANY, CASE, '2025-06-01T10:00:00.000Z', EVENT).gsi2pk)).toBe(true);
+      expect(like(INDEX_PARTITIONS.eventList, keys.caseListPartition(m, COMPANY, 3))).toBe(false);
+    }
   });
 });
 
@@ -287,15 +332,18 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['GetCase', 'ListCases', 'CreateUpload'] as const)('%s may record API-key use exactly as the key store does it', async (id) => {
-    const client = new RecordingClient();
-    await new DynamoApiKeyStore(client as unknown as DynamoDBDocumentClient, 't').touch(
-      'k_1',
-      '2025-06-01T10:00:00Z',
-      '2025-06-01T09:59:00Z',
-    );
-    expect(client.requests.map((r) => may(id, r))).toEqual(['allow']);
-  });
+  it.each(['GetCase', 'ListCases', 'CreateUpload', 'ListEvents', 'GetEvent'] as const)(
+    '%s may record API-key use exactly as the key store does it',
+    async (id) => {
+      const client = new RecordingClient();
+      await new DynamoApiKeyStore(client as unknown as DynamoDBDocumentClient, 't').touch(
+        'k_1',
+        '2025-06-01T10:00:00Z',
+        '2025-06-01T09:59:00Z',
+      );
+      expect(client.requests.map((r) => may(id, r))).toEqual(['allow']);
+    },
+  );
 
   it.each(FUNCTIONS)('%s can never create, delete or change an API key beyond its last use', (id) => {
     const key = keys.apiKey('k_1');
@@ -427,6 +475,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     ['ListCases', ['apiKey', 'invoiceRefGuard', 'case']],
     ['CreateUpload', ['apiKey']],
     ['CreateCases', ['apiKey', 'company']],
+    ['GetEvent', ['apiKey', 'event']],
+    ['ListEvents', ['apiKey']],
   ] as const)('%s may GetItem only the items it reads: %j', (id, readable) => {
     const getItem = (key: { pk: string }): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [key.pk], attributes: [] });
     const items = {
@@ -438,6 +488,7 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       idempotencyClaim: keys.idempotencyClaim(m, COMPANY, 'idem-1'),
       referenceCounter: keys.caseReferenceCounter(),
       upload: keys.upload(FILE_KEY),
+      event: keys.event(m, EVENT),
     };
     // IAM sees partitions only: a case's audit record shares its partition, so whoever reads cases reads both.
     const expected = (kind: string) => (readable as readonly string[]).includes(kind === 'attestation' ? 'case' : kind);
