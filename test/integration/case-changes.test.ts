@@ -22,7 +22,7 @@ import { MemoryCaseWriter } from '../support/memory-stores.js';
 /**
  * On DynamoDB Local the verification worker also reads the table's stream (started by the global
  * setup) and acts on these cases: debtors cite `01000500`, which the Companies House stand-in
- * always answers 503, so the worker leaves them PENDING and the outcomes here are the tests' own.
+ * answers only after the registry adapter's timeout, so the worker leaves them PENDING and the outcomes here are the tests' own.
  *
  * The case changes (confirm, withdraw, a verification outcome, settling) over the CaseChangeStore
  * port, against the in-memory fake and against DynamoDB Local: the same races, the same answers.
@@ -73,8 +73,8 @@ function dynamoWorld(): World {
 }
 
 const CREATED = new Date('2026-03-01T12:00:00.000Z');
-/** The stand-in answers this number 503 every time: the worker keeps such a case PENDING. */
-const UNANSWERED = '01000500';
+/** The stand-in answers this number too late every time: the worker keeps such a case PENDING. */
+const UNANSWERED = '01000408';
 
 function newCase(
   over: { mode?: Mode; debtorCompanyNo?: string; gate?: StoredCase['recoveryGate']; invoiceRef?: string; companyId?: string } = {},
