@@ -49,6 +49,8 @@ export const PARTITIONS = {
   referenceCounter: keys.caseReferenceCounter().pk,
   /** Upload records: one partition per invoice file. */
   upload: `${PARTITION_PREFIXES.upload}*`,
+  /** Case events (the outbox): each in a partition of its own. */
+  event: `${PARTITION_PREFIXES.event}*`,
 } as const;
 
 /**
@@ -194,8 +196,9 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
 
 /**
  * Case creation (create-cases only), each write as narrow as IAM can say it:
- * - the case transaction: PutItem of the case and its audit record (`CASE#`) and the invoiceRef
- *   guard (`COMPANY#`), only as parts of a TransactWriteItems;
+ * - the case transaction: PutItem of the case and its audit record (`CASE#`), the invoiceRef
+ *   guard (`INVREF#`) and the case's `case.created` event (`EVENT#`), only as parts of a
+ *   TransactWriteItems;
  * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
  *   completion attributes only, DeleteItem (release) under `COMPANY#`;
  * - the reference counter: UpdateItem of its sequence, on its one partition.
@@ -212,7 +215,7 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
       sid: 'WriteCaseTransactions',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard, PARTITIONS.event), StringEquals: TRANSACTION },
     }),
     new PolicyStatement({
       sid: 'BatchReadGuardsAndUploadRecords',

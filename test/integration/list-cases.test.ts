@@ -1,5 +1,6 @@
 import { randomBase62 } from '../../lib/random-id.js';
-import type { RecoveryGate, StoredCase } from '../../lib/cases/case-record.js';
+import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { toCaseView, type RecoveryGate, type StoredCase } from '../../lib/cases/case-record.js';
 import { invoiceRefKey } from '../../lib/cases/invoice-ref.js';
 import { CursorSealer } from '../../lib/cases/list-cursor.js';
 import { config } from '../../lib/runtime/config.js';
@@ -97,6 +98,7 @@ async function writeCase(
   const result = await writer().write({
     stored,
     audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+    event: buildCaseEvent(toCaseView(stored), createdAt),
   });
   if (result.kind !== 'created') throw new Error(`could not write the case: ${JSON.stringify(result)}`);
   return stored;
@@ -465,6 +467,7 @@ describe('the look-up under eventual consistency', () => {
     const written = await new DynamoCaseWriter(client, config().tableName).write({
       stored,
       audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+      event: buildCaseEvent(toCaseView(stored), at),
     });
     expect(written.kind).toBe('created');
     const lister = new DynamoCaseLister(client, config().tableName);

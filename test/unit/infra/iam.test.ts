@@ -39,6 +39,7 @@ const may = (id: (typeof FUNCTIONS)[number] | 'RecordUpload', request: ItemReque
 
 const COMPANY = 'co_7f3a';
 const CASE = 'case_01HZX';
+const EVENT = 'evt_01HZX';
 const FILE_KEY = `invoices/${COMPANY}/F1.pdf`;
 const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:PutItem',
@@ -94,6 +95,7 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
       createdAt: now.toISOString(),
     },
     audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
+    event: { id: EVENT, type: 'case.created', createdAt: now.toISOString(), livemode: mode === 'live', data: { object: { id: CASE } } },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
   // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
@@ -246,6 +248,7 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
       referenceCounter: [keys.caseReferenceCounter().pk],
       upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
+      event: MODES.map((m) => keys.event(m, EVENT).pk),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -260,6 +263,7 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: 'IDEMPOTENCY#*',
       referenceCounter: 'COUNTER#CASE_REFERENCE',
       upload: 'UPLOAD#*',
+      event: 'EVENT#*',
     });
   });
 });
@@ -278,10 +282,12 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction EVENT#${seg}${EVENT}`,
       `dynamodb:BatchGetItem UPLOAD#${FILE_KEY}`,
       `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction EVENT#${seg}${EVENT}`,
       `dynamodb:BatchGetItem INVREF#${seg}${COMPANY}#inv-1`,
     ]);
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
@@ -319,14 +325,15 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     },
   );
 
-  it('create-cases creates cases, audit records and guards only inside the case transaction; the others cannot at all', () => {
-    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1')]) {
+  it('create-cases creates cases, audit records, guards and case events only inside the case transaction; the others cannot at all', () => {
+    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1'), keys.event(m, EVENT)]) {
       expect(may('CreateCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('allow');
       expect(may('GetCase', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('ListCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
     expect(may('CreateCases', put(keys.invoiceRefGuard(m, COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
+    expect(may('CreateCases', put(keys.event(m, EVENT), ['caseId', 'payload']))).toBe('implicit-deny');
   });
 
   it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
@@ -438,6 +445,7 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       idempotencyClaim: keys.idempotencyClaim(m, COMPANY, 'idem-1'),
       referenceCounter: keys.caseReferenceCounter(),
       upload: keys.upload(FILE_KEY),
+      event: keys.event(m, EVENT),
     };
     // IAM sees partitions only: a case's audit record shares its partition, so whoever reads cases reads both.
     const expected = (kind: string) => (readable as readonly string[]).includes(kind === 'attestation' ? 'case' : kind);
