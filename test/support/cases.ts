@@ -106,7 +106,8 @@ export interface InvariantReport {
 }
 
 /**
- * The storage invariants of the product: one case per (company, mode, invoiceRef); no guard without
+ * The storage invariants of the product: one case per (company, mode, invoiceRef) that is not
+ * WITHDRAWN; no guard without
  * its case; no case without its audit record; every case announced by exactly one `case.created`
  * event of its company and mode, and no event without its case (the outbox); every claim
  * COMPLETED, or IN_PROGRESS and expiring.
@@ -126,9 +127,9 @@ export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): 
   let checked = 0;
   const perRef = new Map<string, number>();
   for (const c of cases) {
-    // One case per invoiceRef in each mode: test mode is a world of its own.
+    // One case per invoiceRef in each mode (test mode is a world of its own), withdrawn ones aside: they gave the invoiceRef up.
     const k = `${c.companyId as string}|${(c.mode as string | undefined) ?? 'live'}|${c.invoiceRefKey as string}`;
-    perRef.set(k, (perRef.get(k) ?? 0) + 1);
+    if (c.status !== 'WITHDRAWN') perRef.set(k, (perRef.get(k) ?? 0) + 1);
     checked++;
     if (!audits.has(c.caseId)) violations.push(`case ${c.caseId as string} has no audit record`);
     const announced = createdEvents.get(c.caseId) ?? [];
