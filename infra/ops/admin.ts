@@ -283,7 +283,7 @@ async function run(argv: string[]): Promise<number> {
             uploads: new S3TestModeUploadStore(s3, cfg.bucketName),
           });
           out(
-            `Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, claims) and ${cleared.uploads} uploads; live data untouched`,
+            `Cleared test data of ${cleared.companyId}: ${cleared.items} items (cases, audit records, guards, events, confirmations, withdrawn invoiceRefs, claims) and ${cleared.uploads} uploads; live data untouched`,
             cleared,
           );
         } finally {

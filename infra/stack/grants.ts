@@ -232,8 +232,9 @@ export function eventListStatements(table: ITable): PolicyStatement[] {
 
 /**
  * Case creation (create-cases only), each write as narrow as IAM can say it:
- * - the case transaction: PutItem of the case and its audit record (`CASE#`) and the invoiceRef
- *   guard (`COMPANY#`), only as parts of a TransactWriteItems;
+ * - the case transaction: PutItem of the case and its audit record (`CASE#`), the invoiceRef
+ *   guard (`INVREF#`) and the case's `case.created` event (`EVENT#`), only as parts of a
+ *   TransactWriteItems;
  * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
  *   completion attributes only, DeleteItem (release) under `COMPANY#`;
  * - the reference counter: UpdateItem of its sequence, on its one partition.
@@ -250,7 +251,7 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
       sid: 'WriteCaseTransactions',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard, PARTITIONS.event), StringEquals: TRANSACTION },
     }),
     new PolicyStatement({
       sid: 'BatchReadGuardsAndUploadRecords',

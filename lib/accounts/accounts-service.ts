@@ -90,8 +90,8 @@ export class AccountsService {
   }
 
   /**
-   * Deletes a company's test-mode data: its test cases, audit records, guards and claims, then its
-   * test uploads. Live data is found by other keys and is never touched.
+   * Deletes a company's test-mode data: its test cases, audit records, guards, events, confirmation
+   * records, withdrawn invoiceRef items and claims, then its test uploads. Live data is found by other keys and is never touched.
    */
   async clearTestData(
     companyId: string,

@@ -27,9 +27,10 @@ export interface CompanyStore {
  */
 export interface TestModeItemStore {
   /**
-   * Deletes the company's test cases, audit records, invoiceRef guards and Idempotency-Key claims;
-   * returns how many items. Each case goes with its audit record and guard, all or none, so a run
-   * that stops part-way leaves whole cases and a second run clears the rest.
+   * Deletes the company's test cases, audit records, invoiceRef guards, events, confirmation
+   * records, withdrawn cases' invoiceRef items and Idempotency-Key claims; returns how many items.
+   * Each case goes with everything that names it, all or none (a guard only while it names the
+   * case), so a run that stops part-way leaves whole cases and a second run clears the rest.
    */
   clearTestItems(companyId: string): Promise<number>;
 }

@@ -5,7 +5,8 @@ import type { Log } from '../log.js';
 import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
-import { newCaseId, type RecoveryGate, type StoredCase } from './case-record.js';
+import { buildCaseEvent } from './case-lifecycle.js';
+import { newCaseId, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
@@ -29,7 +30,8 @@ import type {
  *      (a counter update only when the process's block runs out), and the upload records of the
  *      cited invoice files in one read, then a HEAD only for a file without a record;
  *   3. the cases' writes, handed to the writer together (it packs them into as few transactions
- *      as it can, guard + case + audit record of each all or none, sent in parallel);
+ *      as it can, guard + case + audit record + `case.created` event of each all or none, sent in
+ *      parallel);
  *   4. completing the Idempotency-Key claim with the response.
  * Every input element ends in exactly one of `created` / `rejected`.
  */
@@ -394,6 +396,8 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
       ...attestation,
       ...(ctx.userAgent ? { userAgent: ctx.userAgent } : {}),
     },
+    // The outbox: announced in the transaction that creates it, carrying the record GET will return.
+    event: buildCaseEvent(toCaseView(stored), ctx.at),
   };
 }
 

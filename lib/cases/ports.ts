@@ -91,6 +91,8 @@ export interface AttestationRecord {
 export interface NewCase {
   stored: StoredCase;
   audit: AttestationRecord;
+  /** The `case.created` event announcing it (the outbox: written in the same transaction as the case, or not at all). */
+  event: CaseEvent;
 }
 
 export type WriteOutcome =
@@ -101,10 +103,12 @@ export type WriteOutcome =
 
 export interface CaseWriter {
   /**
-   * Writes, for each case, the invoiceRef guard, the case and its audit record, all or none of the
-   * three; never throws. Answers one outcome per case, in the order given. The cases must have
+   * Writes, for each case, the invoiceRef guard, the case, its audit record and its `case.created`
+   * event, all or none of the four (never an event without its case, never a case without its
+   * event); never throws. Answers one outcome per case, in the order given. The cases must have
    * distinct invoiceRefs (the use case resolves duplicates within a request before writing). A
-   * guard already holding this very case id (a retry of our own write) counts as created.
+   * guard already holding this very case id (a retry of our own write) counts as created; a
+   * duplicate or a failed case writes nothing, its event included.
    */
   writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]>;
 }

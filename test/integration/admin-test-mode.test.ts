@@ -64,7 +64,7 @@ async function worldWithBothModes(): Promise<World> {
 }
 
 describe('company clear-test-data', () => {
-  it('deletes the company\u2019s test cases, audit records, guards, claims and uploads, and never live data or another company\u2019s', async () => {
+  it('deletes the company\u2019s test cases, audit records, guards, events, claims and uploads, and never live data or another company\u2019s', async () => {
     const mine = await worldWithBothModes();
     const theirs = await worldWithBothModes();
     const before = await scanTable();
@@ -73,8 +73,8 @@ describe('company clear-test-data', () => {
     const run = await admin(['company', 'clear-test-data', '--company', mine.partner.companyId, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    // One case: its case item, audit record and guard, plus the one claim.
-    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ companyId: mine.partner.companyId, items: 4, uploads: 1 });
+    // One case: its case item, audit record, guard and case.created event, plus the one claim.
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ companyId: mine.partner.companyId, items: 5, uploads: 1 });
 
     const after = await scanTable();
     const mineAfter = after.filter((i) => i.companyId === mine.partner.companyId);

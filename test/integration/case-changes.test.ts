@@ -21,7 +21,7 @@ import { MemoryCaseWriter } from '../support/memory-stores.js';
 
 /**
  * On DynamoDB Local the verification worker also reads the table's stream (started by the global
- * setup) and acts on these cases: debtors cite `01000500`, which the Companies House stand-in
+ * setup) and acts on these cases: debtors cite `01000408`, which the Companies House stand-in
  * answers only after the registry adapter's timeout, so the worker leaves them PENDING and the outcomes here are the tests' own.
  *
  * The case changes (confirm, withdraw, a verification outcome, settling) over the CaseChangeStore

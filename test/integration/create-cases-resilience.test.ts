@@ -396,4 +396,31 @@ describe('a transaction DynamoDB refuses for one of its cases', () => {
     expect(rejected[0]!.message).toMatch(/nothing was written/);
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
   });
+
+  it('fails a case whose event DynamoDB refuses, writing neither the case nor its event, and creates the others each with its event', async () => {
+    // The refused item is INV-V-EVT's event (the fourth action of its case): its case must not exist without it.
+    const { handler } = handlerWithFaults((name, input) => {
+      if (name !== 'TransactWriteItemsCommand') return undefined;
+      const items = (input.TransactItems ?? []) as { Put?: { Item?: Record<string, unknown> } }[];
+      const bad = items.findIndex((i) => i.Put?.Item?.type === ITEM_TYPES.event && String(i.Put.Item.payload).includes('"INV-V-EVT"'));
+      if (bad < 0) return undefined;
+      return new TransactionCanceledException({
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: items.map((_, i) =>
+          i === bad ? { Code: 'ValidationError', Message: 'Item size has exceeded the maximum allowed size' } : { Code: 'None' },
+        ),
+      });
+    });
+    const refs = ['INV-V-EVT-OK-1', 'INV-V-EVT', 'INV-V-EVT-OK-2'];
+    const res = await postCases(partner.apiKey, { cases: refs.map((invoiceRef) => validCase(fileKey, { invoiceRef })) }, {}, handler);
+    const { created, rejected } = outcome(res);
+    expect(created.map((c) => c.invoiceRef)).toEqual(['INV-V-EVT-OK-1', 'INV-V-EVT-OK-2']);
+    expect(rejected.map((r) => [r.invoiceRef, r.code])).toEqual([['INV-V-EVT', 'TEMPORARY_FAILURE']]);
+    const items = (await scanTable()).filter((i) => i.companyId === partner.companyId);
+    expect(items.filter((i) => i.invoiceRef === 'INV-V-EVT')).toEqual([]);
+    const events = items.filter((i) => i.type === ITEM_TYPES.event).map((i) => i.caseId);
+    for (const c of created) expect(events).toContain(c.id);
+    expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
+  });
 });

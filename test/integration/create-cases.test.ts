@@ -3,7 +3,8 @@ import { config } from '../../lib/runtime/config.js';
 import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { REFERENCE_PATTERN } from '../../lib/cases/case-reference.js';
 import { accounts, ddb, extraKey, newPartner, type Partner } from '../support/fixtures.js';
-import { checkStorageInvariants, outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';
+import { EVENT_ID_PATTERN } from '../../lib/cases/case-lifecycle.js';
+import { checkStorageInvariants, outcome, postCases, readCase, storedEvents, uploadInvoice, validCase } from '../support/cases.js';
 
 describe('creating cases', () => {
   let partner: Partner;
@@ -153,10 +154,82 @@ describe('creating cases', () => {
     expect([...refs].sort()).toEqual(refs);
   });
 
-  it('leaves storage consistent: every case has its guard and audit record', async () => {
+  it('leaves storage consistent: every case has its guard, audit record and one case.created event', async () => {
     const report = await checkStorageInvariants(new Set([partner.companyId]));
     expect(report.violations).toEqual([]);
     expect(report.checked).toBeGreaterThan(10);
+  });
+});
+
+describe('the case.created event written with each case (the outbox)', () => {
+  let partner: Partner;
+  let fileKey: string;
+  beforeAll(async () => {
+    partner = await newPartner();
+    fileKey = await uploadInvoice(partner.apiKey);
+  });
+
+  it('announces each created case with exactly one case.created event whose data.object is what GET returns', async () => {
+    const res = await postCases(partner.apiKey, {
+      cases: [
+        validCase(fileKey, { invoiceRef: 'INV-EVT-1' }),
+        validCase(fileKey, { invoiceRef: 'INV-EVT-2', debtorCompanyNo: '01000001' }),
+      ],
+    });
+    expect(res.statusCode).toBe(201);
+    const { created } = outcome(res);
+    const events = await storedEvents(partner.companyId);
+    expect(events.map((e) => e.event.data.object.id).sort()).toEqual(created.map((c) => c.id).sort());
+    for (const c of created) {
+      const read = await readCase(partner.apiKey, c.id);
+      const [{ item, event }] = events.filter((e) => e.item.caseId === c.id) as [(typeof events)[number]];
+      expect(event).toEqual({
+        id: expect.stringMatching(EVENT_ID_PATTERN),
+        type: 'case.created',
+        createdAt: read.body.createdAt,
+        livemode: true,
+        data: { object: read.body },
+      });
+      expect(item).toMatchObject({
+        eventId: event.id,
+        eventType: 'case.created',
+        caseId: c.id,
+        mode: 'live',
+        createdAt: read.body.createdAt,
+      });
+    }
+  });
+
+  it('writes no event for a DUPLICATE or a rejected case', async () => {
+    const first = outcome(await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-EVT-DUP' })] })).created;
+    const before = await storedEvents(partner.companyId);
+    const res = await postCases(partner.apiKey, {
+      cases: [
+        validCase(fileKey, { invoiceRef: 'INV-EVT-DUP' }),
+        validCase(fileKey, { invoiceRef: 'INV-EVT-LATE', dueDate: '2099-01-01' }),
+        validCase(fileKey, { invoiceRef: 'INV-EVT-NEW' }),
+        validCase(fileKey, { invoiceRef: 'inv-evt-new ' }),
+      ],
+    });
+    const { created, rejected } = outcome(res);
+    expect(rejected.map((r) => r.code)).toEqual(['DUPLICATE', 'DUE_DATE_NOT_PAST', 'DUPLICATE']);
+    const after = await storedEvents(partner.companyId);
+    expect(after.length).toBe(before.length + 1);
+    expect(after.filter((e) => e.item.caseId === first[0]!.id)).toHaveLength(1);
+    expect(after.filter((e) => !before.some((b) => b.event.id === e.event.id)).map((e) => e.item.caseId)).toEqual([created[0]!.id]);
+  });
+
+  it('keeps a test-mode case’s event in the test world, with livemode false', async () => {
+    const testKey = await extraKey(partner.companyId, ['cases:read', 'cases:write'], 'test');
+    const testFile = await uploadInvoice(testKey);
+    const [c] = outcome(await postCases(testKey, { cases: [validCase(testFile)] })).created;
+    const [stored] = (await storedEvents(partner.companyId)).filter((e) => e.item.caseId === c!.id);
+    expect(stored!.item).toMatchObject({
+      mode: 'test',
+      pk: keys.event('test', stored!.event.id).pk,
+      gsi1pk: `TESTDATA#${partner.companyId}`,
+    });
+    expect(stored!.event).toMatchObject({ livemode: false, data: { object: (await readCase(testKey, c!.id)).body } });
   });
 });
 

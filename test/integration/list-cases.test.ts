@@ -1,5 +1,6 @@
 import { randomBase62 } from '../../lib/random-id.js';
-import type { RecoveryGate, StoredCase } from '../../lib/cases/case-record.js';
+import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { toCaseView, type RecoveryGate, type StoredCase } from '../../lib/cases/case-record.js';
 import { invoiceRefKey } from '../../lib/cases/invoice-ref.js';
 import { CursorSealer } from '../../lib/cases/list-cursor.js';
 import { config } from '../../lib/runtime/config.js';
@@ -97,6 +98,7 @@ async function writeCase(
   const result = await writer().write({
     stored,
     audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: createdAt, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+    event: buildCaseEvent(toCaseView(stored), createdAt),
   });
   if (result.kind !== 'created') throw new Error(`could not write the case: ${JSON.stringify(result)}`);
   return stored;
@@ -158,6 +160,19 @@ describe('listing cases', () => {
       const read = await readCase(partner.apiKey, item.id);
       expect(item).toEqual(read.body);
     }
+  });
+
+  it('carries each case\u2019s debtorVerification and statusHistory as GET does, in a page and in the invoiceRef look-up', async () => {
+    const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-LIFE-1', debtorCompanyNo: '01000001' })] });
+    const read = await readCase(partner.apiKey, outcome(res).created[0]!.id);
+    expect(read.body).toMatchObject({
+      status: 'DRAFT',
+      debtorVerification: { status: 'PENDING' },
+      statusHistory: [{ status: 'DRAFT', at: read.body.createdAt }],
+    });
+    expect((await list(partner.apiKey, { invoiceRef: 'inv-life-1' })).body.data).toEqual([read.body]);
+    const page = (await list(partner.apiKey, { createdFrom: read.body.createdAt as string })).body as unknown as Page;
+    expect(page.data).toEqual([read.body]);
   });
 
   it('never shows another company\u2019s cases, and theirs never show ours', async () => {
@@ -224,6 +239,18 @@ describe('list filters and bounds', () => {
 
   it('filters by status', async () => {
     expect((await walk(partner.apiKey, { status: 'DRAFT', limit: '50' })).ids).toEqual(idsWhere(() => true));
+  });
+
+  it('shows cases stored before the lifecycle existed with its defaults: NOT_REQUESTED, and a history of DRAFT at creation', async () => {
+    // writeCase stores the case as it was stored before the lifecycle: no debtorVerification, no statusHistory.
+    const page = (await list(partner.apiKey, { createdFrom: at(59) })).body as unknown as Page & { data: Record<string, unknown>[] };
+    expect(page.data).toEqual([
+      expect.objectContaining({
+        id: written[59]!.caseId,
+        debtorVerification: { status: 'NOT_REQUESTED' },
+        statusHistory: [{ status: 'DRAFT', at: at(59) }],
+      }),
+    ]);
   });
 
   it('includes createdFrom and excludes createdBefore, to the millisecond', async () => {
@@ -465,6 +492,7 @@ describe('the look-up under eventual consistency', () => {
     const written = await new DynamoCaseWriter(client, config().tableName).write({
       stored,
       audit: { caseId, companyId, mode: 'live', ...attestation, attestedAt: at, keyId: 'k', requestId: 'r', sourceIp: '203.0.113.7' },
+      event: buildCaseEvent(toCaseView(stored), at),
     });
     expect(written.kind).toBe('created');
     const lister = new DynamoCaseLister(client, config().tableName);

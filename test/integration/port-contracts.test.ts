@@ -1,8 +1,12 @@
 import type { CompanyStore } from '../../lib/accounts/ports.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../lib/auth/ports.js';
-import type { StoredCase } from '../../lib/cases/case-record.js';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { buildCaseEvent, type CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { toCaseView, type StoredCase } from '../../lib/cases/case-record.js';
 import type { CaseReader, CaseWriter, IdempotencyStore, NewCase, ReferenceAllocator, StoredBatchResponse } from '../../lib/cases/ports.js';
 import { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.js';
+import { eventFromItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { GSI2, keys as tableKeys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from '../../lib/adapters/dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from '../../lib/adapters/dynamodb/reference-allocator.js';
@@ -32,6 +36,8 @@ interface Ports {
   reader: CaseReader;
   idempotency: IdempotencyStore;
   references: ReferenceAllocator;
+  /** The events stored for a case (no port reads them yet: the suite looks at what each store holds). */
+  eventsOf(mode: Mode, companyId: string, caseId: string): Promise<CaseEvent[]>;
 }
 
 function memoryPorts(): Ports {
@@ -43,6 +49,9 @@ function memoryPorts(): Ports {
     reader: writer,
     idempotency: new MemoryIdempotencyStore(),
     references: new MemoryReferenceAllocator(),
+    // Case ids are unique across companies: the case id and the mode name a case's events.
+    eventsOf: async (mode, _company, caseId) =>
+      writer.events.filter((e) => e.data.object.id === caseId && e.livemode === (mode === 'live')),
   };
 }
 
@@ -57,6 +66,22 @@ function dynamoPorts(): Ports {
     reader: stores.caseReader,
     idempotency: new DynamoIdempotencyStore(client, cfg.tableName),
     references: new DynamoReferenceAllocator(client, cfg.tableName),
+    // The event list's access pattern (table-keys.ts): the case's one shard of its company's events.
+    eventsOf: async (mode, company, caseId) => {
+      const out = await client.send(
+        new QueryCommand({
+          TableName: cfg.tableName,
+          IndexName: GSI2,
+          KeyConditionExpression: 'gsi2pk = :pk',
+          FilterExpression: 'caseId = :caseId',
+          ExpressionAttributeValues: {
+            ':pk': tableKeys.eventListPartition(mode, company, tableKeys.caseListShard(caseId)),
+            ':caseId': caseId,
+          },
+        }),
+      );
+      return (out.Items ?? []).map((item) => eventFromItem(item).event);
+    },
   };
 }
 
@@ -104,6 +129,8 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
     createdByKeyId: 'KeyAAAAAAAAAAAAA',
     requestId: 'req-contract',
     mode,
+    debtorVerification: { status: 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at }],
   };
   const audit = {
     caseId,
@@ -119,7 +146,7 @@ function newCase(company: string, invoiceRef: string, caseId = `case_${randomBas
     requestId: 'req-contract',
     sourceIp: '192.0.2.1',
   };
-  return { stored, audit };
+  return { stored, audit, event: buildCaseEvent(toCaseView(stored), at) };
 }
 
 const claim = (
@@ -242,6 +269,18 @@ describe.each([
       expect(await ports.reader.get('live', `case_${randomBase62(22)}`)).toBeUndefined();
     });
 
+    it('announces a created case with exactly one case.created event carrying the case as the next read returns it', async () => {
+      const company = companyId();
+      const c = newCase(company, 'EVT-1');
+      expect(await writeOne(ports.writer, c, DEADLINE())).toMatchObject({ kind: 'created' });
+      // A retry of our own write is no second creation: no second event.
+      expect(await writeOne(ports.writer, c, DEADLINE())).toMatchObject({ kind: 'created' });
+      const events = await ports.eventsOf('live', company, c.stored.caseId);
+      expect(events).toEqual([c.event]);
+      expect(events[0]).toMatchObject({ type: 'case.created', livemode: true, createdAt: c.stored.createdAt });
+      expect(events[0]!.data.object).toEqual(toCaseView((await ports.reader.get('live', c.stored.caseId))!));
+    });
+
     it('counts a repeated write of the same case as created (a retry of our own write)', async () => {
       const c = newCase(companyId(), 'INV-2');
       await writeOne(ports.writer, c, DEADLINE());
@@ -259,6 +298,8 @@ describe.each([
         existingReference: first.stored.reference,
       });
       expect(await ports.reader.get('live', second.stored.caseId)).toBeUndefined();
+      expect(await ports.eventsOf('live', company, second.stored.caseId)).toEqual([]);
+      expect(await ports.eventsOf('live', company, first.stored.caseId)).toEqual([first.event]);
     });
 
     it('keeps modes apart: the same invoiceRef creates a case in each mode, and a read in the other mode finds nothing', async () => {
@@ -274,6 +315,9 @@ describe.each([
       expect(await ports.reader.get('test', test.stored.caseId)).toEqual(test.stored);
       expect(await ports.reader.get('live', test.stored.caseId)).toBeUndefined();
       expect(await ports.reader.get('test', live.stored.caseId)).toBeUndefined();
+      expect(await ports.eventsOf('test', company, test.stored.caseId)).toEqual([test.event]);
+      expect(await ports.eventsOf('live', company, test.stored.caseId)).toEqual([]);
+      expect(await ports.eventsOf('live', company, live.stored.caseId)).toEqual([live.event]);
     });
 
     it('keeps companies apart: the same invoiceRef creates a case for each company', async () => {
@@ -299,9 +343,11 @@ describe.each([
             existingReference: first.stored.reference,
           });
           expect(await ports.reader.get('live', batch[i]!.stored.caseId)).toBeUndefined();
+          expect(await ports.eventsOf('live', company, batch[i]!.stored.caseId)).toEqual([]);
         } else {
           expect(outcome).toMatchObject({ kind: 'created' });
           expect(await ports.reader.get('live', batch[i]!.stored.caseId)).toEqual(batch[i]!.stored);
+          expect(await ports.eventsOf('live', company, batch[i]!.stored.caseId)).toEqual([batch[i]!.event]);
         }
       }
     });
@@ -404,6 +450,7 @@ describe.each([
       const c = newCase(company, 'LATE-1');
       expect(await writeOne(ports.writer, c, EXPIRED())).toMatchObject({ kind: 'failed' });
       expect(await ports.reader.get('live', c.stored.caseId)).toBeUndefined();
+      expect(await ports.eventsOf('live', company, c.stored.caseId)).toEqual([]);
     });
   });
 

@@ -30,6 +30,8 @@ async function storeCase(companyId: string, overrides: Partial<StoredCase> = {})
     updatedAt: at,
     createdByKeyId: 'k',
     requestId: 'r',
+    debtorVerification: { status: 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at }],
     ...overrides,
   };
   await ddb().send(new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', caseId), type: 'CASE', ...stored } }));
@@ -66,8 +68,52 @@ describe('reading a case', () => {
       dueDate: '2025-02-01',
       recoveryGate: 'AWAITING_CONFIRMATION',
       livemode: true,
+      debtorVerification: { status: 'NOT_REQUESTED' },
+      statusHistory: [{ status: 'DRAFT', at: stored.createdAt }],
     });
   });
+
+  it('returns the lifecycle fields as stored: the verification outcome and every status the case has had', async () => {
+    const stored = await storeCase(partner.companyId, {
+      debtorCompanyNo: '01000003',
+      status: 'ON_HOLD',
+      debtorVerification: {
+        status: 'NAME_MISMATCH',
+        registeredName: 'COMPLETELY DIFFERENT HOLDINGS LIMITED',
+        checkedAt: '2026-03-01T10:00:05.000Z',
+      },
+      statusHistory: [
+        { status: 'DRAFT', at: '2026-03-01T10:00:00.000Z' },
+        { status: 'ON_HOLD', at: '2026-03-01T10:00:05.000Z', reason: 'NAME_MISMATCH' },
+      ],
+    });
+    const res = await getCase(stored.caseId, bearer(partner.apiKey));
+    expect(res.body).toMatchObject({
+      status: 'ON_HOLD',
+      debtorVerification: stored.debtorVerification,
+      statusHistory: stored.statusHistory,
+    });
+  });
+
+  it.each([
+    ['with a debtorCompanyNo as PENDING', { debtorCompanyNo: '01000001' }, 'PENDING'],
+    ['without one as NOT_REQUESTED', {}, 'NOT_REQUESTED'],
+  ] as const)(
+    'reads a case stored before the lifecycle existed (no debtorVerification, no statusHistory) %s, its history DRAFT at creation',
+    async (_name, overrides, verification) => {
+      const { debtorVerification: _v, statusHistory: _h, ...legacy } = await storeCase(partner.companyId, overrides);
+      await ddb().send(
+        new PutCommand({ TableName: config().tableName, Item: { ...keys.case('live', legacy.caseId), type: 'CASE', ...legacy } }),
+      );
+      const res = await getCase(legacy.caseId, bearer(partner.apiKey));
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toMatchObject({
+        status: 'DRAFT',
+        debtorVerification: { status: verification },
+        statusHistory: [{ status: 'DRAFT', at: legacy.createdAt }],
+      });
+    },
+  );
 
   it('reads a case stored before test mode existed (no mode attribute) as a live case', async () => {
     const { mode: _mode, ...legacy } = await storeCase(partner.companyId);

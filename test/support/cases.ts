@@ -1,5 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreatedItem, RejectedItem } from '../../lib/cases/batch-result.js';
+import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { eventFromItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
 import { config } from '../../lib/runtime/config.js';
 import { handler as uploadHandler } from '../../functions/create-upload.js';
 import { handler as createHandler } from '../../functions/create-cases.js';
@@ -90,14 +93,24 @@ export async function scanTable(): Promise<Record<string, unknown>[]> {
   return items;
 }
 
+/** A company's stored events (both modes), each with its item's own attributes and the event it holds. */
+export async function storedEvents(companyId: string): Promise<{ item: Record<string, unknown>; event: CaseEvent }[]> {
+  return (await scanTable())
+    .filter((i) => i.type === ITEM_TYPES.event && i.companyId === companyId)
+    .map((item) => ({ item, event: eventFromItem(item).event }));
+}
+
 export interface InvariantReport {
   checked: number;
   violations: string[];
 }
 
 /**
- * The storage invariants of the product: one case per (company, mode, invoiceRef); no guard without
- * its case; no case without its audit record; every claim COMPLETED, or IN_PROGRESS and expiring.
+ * The storage invariants of the product: one case per (company, mode, invoiceRef) that is not
+ * WITHDRAWN; no guard without
+ * its case; no case without its audit record; every case announced by exactly one `case.created`
+ * event of its company and mode, and no event without its case (the outbox); every claim
+ * COMPLETED, or IN_PROGRESS and expiring.
  */
 export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): Promise<InvariantReport> {
   const items = await scanTable();
@@ -106,16 +119,29 @@ export async function checkStorageInvariants(companyIds?: ReadonlySet<string>): 
   const audits = new Set(items.filter((i) => i.type === 'ATTESTATION').map((i) => i.caseId));
   const guards = items.filter((i) => i.type === 'INVOICE_REF_GUARD' && inScope(i.companyId));
   const claims = items.filter((i) => i.type === 'IDEMPOTENCY_CLAIM' && inScope(i.companyId));
+  const events = items.filter((i) => i.type === 'EVENT' && inScope(i.companyId));
   const caseIds = new Set(cases.map((c) => c.caseId));
+  const createdEvents = new Map<unknown, Record<string, unknown>[]>();
+  for (const e of events) if (e.eventType === 'case.created') createdEvents.set(e.caseId, [...(createdEvents.get(e.caseId) ?? []), e]);
   const violations: string[] = [];
   let checked = 0;
   const perRef = new Map<string, number>();
   for (const c of cases) {
-    // One case per invoiceRef in each mode: test mode is a world of its own.
+    // One case per invoiceRef in each mode (test mode is a world of its own), withdrawn ones aside: they gave the invoiceRef up.
     const k = `${c.companyId as string}|${(c.mode as string | undefined) ?? 'live'}|${c.invoiceRefKey as string}`;
-    perRef.set(k, (perRef.get(k) ?? 0) + 1);
+    if (c.status !== 'WITHDRAWN') perRef.set(k, (perRef.get(k) ?? 0) + 1);
     checked++;
     if (!audits.has(c.caseId)) violations.push(`case ${c.caseId as string} has no audit record`);
+    const announced = createdEvents.get(c.caseId) ?? [];
+    if (announced.length !== 1) violations.push(`case ${c.caseId as string} has ${announced.length} case.created events`);
+    for (const e of announced) {
+      if (e.companyId !== c.companyId || e.mode !== ((c.mode as string | undefined) ?? 'live'))
+        violations.push(`event ${e.eventId as string} is not of its case's company and mode`);
+    }
+  }
+  for (const e of events) {
+    checked++;
+    if (!caseIds.has(e.caseId)) violations.push(`event ${e.eventId as string} without its case ${e.caseId as string}`);
   }
   for (const [k, n] of perRef) {
     checked++;

@@ -86,7 +86,8 @@ export class MemoryCompanyStore implements CompanyStore {
 }
 
 /**
- * Guard + case + audit record, all or nothing for each case, like the DynamoDB transactions; each
+ * Guard + case + audit record + `case.created` event, all or nothing for each case, like the
+ * DynamoDB transactions (a duplicate or a failed case records no event); each
  * mode its own world, as the mode is in every DynamoDB key. `writeAll` goes through `write` case
  * by case, so a test can make single cases fail by replacing `write`.
  */
@@ -137,6 +138,7 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore
     this.guards.set(guardKey, { caseId: stored.caseId, reference: stored.reference });
     this.cases.set(stored.caseId, { ...stored });
     this.audits.set(stored.caseId, { ...audit });
+    this.events.push(newCase.event);
     return { kind: 'created', attempts: 1 };
   }
 

@@ -14,15 +14,16 @@ import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
 import { attempt, DEFAULT_RETRY_POLICY, isRetryable, sleep, untilProcessed } from '../retry.js';
 import type { Attempted, Failure, RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
+import { eventItem } from './event-items.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 type Resolved = Exclude<WriteOutcome, { kind: 'failed' }>;
 
-/** TransactWriteItems takes at most 100 actions; a case is three (guard, case, audit record). */
-export const ACTIONS_PER_CASE = 3;
+/** TransactWriteItems takes at most 100 actions; a case is four (guard, case, audit record, its `case.created` event). */
+export const ACTIONS_PER_CASE = 4;
 export const CASES_PER_TRANSACTION = Math.floor(100 / ACTIONS_PER_CASE);
 
-/** Every item of a case is new: its guard, the case and its audit record. */
+/** Every item of a case is new: its guard, the case, its audit record and its event. */
 const NOT_EXISTS = 'attribute_not_exists(pk)';
 
 /** The guard's place among a case's actions: its cancellation reason carries the existing guard. */
@@ -30,10 +31,11 @@ const GUARD_ACTION = 0;
 
 /**
  * Several cases per TransactWriteItems: for each case the invoiceRef guard (conditional on not
- * existing), the case and its attestation record. All three or none for each case, so there is
- * never a guard without its case nor a case without its audit record. A batch is split into as
- * few transactions as the 100-action limit allows, of even size, sent in parallel; a 100-case
- * batch is four transactions where it used to be a hundred.
+ * existing), the case, its attestation record and its `case.created` event (event-items.ts: the
+ * transactional outbox). All four or none for each case, so there is never a guard without its
+ * case, a case without its audit record, nor an event without its case or a case without its
+ * event. A batch is split into as few transactions as the 100-action limit allows, of even size,
+ * sent in parallel: 25 cases of four actions each, so a 100-case batch is four transactions.
  *
  * A transaction is all or nothing for every case in it, so one case DynamoDB refuses cancels the
  * others: the cancellation reasons name, per action, what refused it. A case whose guard exists
@@ -180,7 +182,7 @@ export class DynamoCaseWriter implements CaseWriter {
     const TableName = this.tableName;
     return new TransactWriteItemsCommand({
       ClientRequestToken: roundToken(round),
-      TransactItems: round.flatMap(({ stored, audit }) => {
+      TransactItems: round.flatMap(({ stored, audit, event }) => {
         const { mode, companyId, caseId } = stored;
         return [
           {
@@ -216,6 +218,13 @@ export class DynamoCaseWriter implements CaseWriter {
               ConditionExpression: NOT_EXISTS,
             },
           },
+          {
+            Put: {
+              TableName,
+              Item: eventItem(event, companyId, mode),
+              ConditionExpression: NOT_EXISTS,
+            },
+          },
         ];
       }),
     });
@@ -224,8 +233,8 @@ export class DynamoCaseWriter implements CaseWriter {
   /**
    * What a cancelled round says of each of its cases, by position: the guard's condition failed
    * (duplicate, or created when it holds our own case id); another refusal of one of its actions
-   * that will not change on a retry (a failed condition on the case or audit record, which our
-   * random case ids cannot produce; a ValidationError): failed, with that reason's code; or
+   * that will not change on a retry (a failed condition on the case, audit record or event, which
+   * our random case and event ids cannot produce; a ValidationError): failed, with that reason's code; or
    * undefined when the case itself was not refused. All undefined when the error is no cancellation.
    */
   private cancellationOutcomes(error: unknown, round: readonly NewCase[], attempts: number): (WriteOutcome | undefined)[] {
@@ -321,7 +330,6 @@ export function transactionsOf(newCases: readonly NewCase[]): number[][] {
   return groups.map((g) => g.indexes);
 }
 
-/** The token of one round: a digest of the case ids it writes (at most 36 characters). */
 /** The case item: its flat attributes in one pass, and the lifecycle's two nested ones (a map and a list) marshalled by the SDK. */
 function caseItem(stored: StoredCase): Record<string, AttributeValue> {
   const { debtorVerification, statusHistory, ...flat } = stored;
@@ -337,6 +345,7 @@ function caseItem(stored: StoredCase): Record<string, AttributeValue> {
   return item;
 }
 
+/** The token of one round: a digest of the case ids it writes (at most 36 characters). */
 function roundToken(round: readonly NewCase[]): string {
   return createHash('sha256')
     .update(round.map((c) => c.stored.caseId).join(','))

@@ -88,8 +88,10 @@ import type { Mode } from '../../mode.js';
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
- * |                                           | TransactWriteItems deleting case, audit and guard; |
- * |                                           | claims by BatchWriteItem (test items only)         |
+ * |                                           | TransactWriteItems deleting case, audit, guard     |
+ * |                                           | (while it names the case), events, confirmation,   |
+ * |                                           | WITHDRAWN# item; claims by BatchWriteItem (test    |
+ * |                                           | items only)                                        |
  *
  * Cases are keyed by their own id rather than under the company partition so that a read can
  * fetch the case in parallel with the API key; tenancy is enforced by comparing `companyId`

@@ -1,19 +1,21 @@
-import { CASES_PER_TRANSACTION, transactionsOf } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { ACTIONS_PER_CASE, CASES_PER_TRANSACTION, transactionsOf } from '../../../lib/adapters/dynamodb/case-writer.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 
 const newCase = (companyId: string, invoiceRefKey: string) => ({ stored: { companyId, invoiceRefKey } }) as unknown as NewCase;
 const batch = (n: number, company = 'cmp_A') => Array.from({ length: n }, (_, i) => newCase(company, `ref-${i}`));
 
 describe('packing a batch into transactions', () => {
-  it('fits three actions a case within the 100-action limit', () => {
-    expect(CASES_PER_TRANSACTION * 3).toBeLessThanOrEqual(100);
-    expect(CASES_PER_TRANSACTION).toBe(33);
+  it('fits four actions a case (guard, case, audit record, event) within the 100-action limit', () => {
+    expect(ACTIONS_PER_CASE).toBe(4);
+    expect(CASES_PER_TRANSACTION * ACTIONS_PER_CASE).toBeLessThanOrEqual(100);
+    expect(CASES_PER_TRANSACTION).toBe(25);
   });
 
   it.each([
     [1, [1]],
-    [33, [33]],
-    [34, [17, 17]],
+    [25, [25]],
+    [26, [13, 13]],
+    [51, [17, 17, 17]],
     [100, [25, 25, 25, 25]],
     [0, []],
   ])('splits %i cases into as few transactions as the limit allows, of even size', (n, sizes) => {

@@ -5,8 +5,9 @@ import type { SourceData } from '@smithy/types';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
-import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
-import type { StoredCase } from '../../../lib/cases/case-record.js';
+import { EVENT_RETENTION_SECONDS, keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { buildCaseEvent } from '../../../lib/cases/case-lifecycle.js';
+import { toCaseView, type StoredCase } from '../../../lib/cases/case-record.js';
 import type { Mode } from '../../../lib/mode.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { capturingDynamoClient, type SentRequest } from '../../support/capturing-dynamodb-client.js';
@@ -25,6 +26,8 @@ function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCas
     createdByKeyId: 'key_1',
     requestId: 'req-1',
     mode,
+    debtorVerification: { status: i % 2 === 0 ? 'PENDING' : 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at: '2026-11-23T08:00:00.000Z' }],
     debtorName: ['Acme Ltd', 'Zoë & Søn "Ltd" 🧾', '', 'line\u2028sep'][i % 4]!,
     debtorEmail: 'ap@acme.example',
     invoiceRef: `INV-${i}`,
@@ -53,6 +56,7 @@ function newCase(i: number, mode: Mode, extra: Partial<StoredCase> = {}): NewCas
       sourceIp: '203.0.113.9',
       ...(i % 2 ? { userAgent: 'erp/1.0' } : {}),
     },
+    event: buildCaseEvent(toCaseView(stored), stored.createdAt),
   };
 }
 
@@ -66,13 +70,14 @@ async function transactionOf(cases: NewCase[]): Promise<TransactWriteItemsComman
 
 describe("a batch's transaction as the case writer sends it", () => {
   it.each(['live', 'test'] as const)(
-    'stores, for each %s case, its guard, the case and its audit record with exactly these attributes',
+    'stores, for each %s case, its guard, the case, its audit record and its case.created event with exactly these attributes',
     async (mode) => {
       const cases = [0, 1, 2, 3].map((i) => newCase(i, mode, i === 3 ? { description: undefined } : {}));
       const { input } = await transactionOf(cases);
       const items = input.TransactItems!.map((action) => unmarshall(action.Put!.Item!));
-      cases.forEach(({ stored, audit }, k) => {
-        const [guard, record, attestation] = items.slice(k * 3, k * 3 + 3);
+      expect(items).toHaveLength(cases.length * 4);
+      cases.forEach(({ stored, audit, event }, k) => {
+        const [guard, record, attestation, eventRecord] = items.slice(k * 4, k * 4 + 4);
         const listing = (key: { pk: string; sk: string }) =>
           mode === 'test' ? { gsi1pk: `TESTDATA#${stored.companyId}`, gsi1sk: `${key.pk}#${key.sk}` } : {};
         const guardKey = keys.invoiceRefGuard(mode, stored.companyId, stored.invoiceRefKey);
@@ -97,11 +102,33 @@ describe("a batch's transaction as the case writer sends it", () => {
         });
         const auditKey = keys.attestation(mode, stored.caseId);
         expect(attestation).toEqual({ ...auditKey, ...listing(auditKey), type: 'ATTESTATION', ...audit });
+        const eventKey = keys.event(mode, event.id);
+        expect(eventRecord).toEqual({
+          ...eventKey,
+          ...listing(eventKey),
+          ...keys.eventListing(mode, stored.companyId, stored.caseId, stored.createdAt, event.id),
+          type: 'EVENT',
+          eventId: event.id,
+          eventType: 'case.created',
+          companyId: stored.companyId,
+          caseId: stored.caseId,
+          mode,
+          createdAt: stored.createdAt,
+          payload: JSON.stringify(event),
+          ttl: Date.parse(stored.createdAt) / 1000 + EVENT_RETENTION_SECONDS,
+        });
+        expect(JSON.parse(eventRecord!.payload as string)).toEqual({
+          id: event.id,
+          type: 'case.created',
+          createdAt: stored.createdAt,
+          livemode: mode === 'live',
+          data: { object: toCaseView(stored) },
+        });
       });
       expect(input.TransactItems!.every((action) => action.Put!.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
       expect(
-        input.TransactItems!.filter((_, i) => i % 3 === 0).every((action) => action.Put!.ReturnValuesOnConditionCheckFailure === 'ALL_OLD'),
-      ).toBe(true);
+        input.TransactItems!.map((action, i) => [i % 4, action.Put!.ReturnValuesOnConditionCheckFailure]).filter(([, r]) => r),
+      ).toEqual(cases.map(() => [0, 'ALL_OLD']));
     },
   );
 

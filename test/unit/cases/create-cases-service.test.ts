@@ -1,6 +1,8 @@
 import type { Caller } from '../../../lib/auth/authenticate-key.js';
 import { CreateCasesService, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
 import { requestFingerprint } from '../../../lib/cases/request-fingerprint.js';
+import { EVENT_ID_PATTERN } from '../../../lib/cases/case-lifecycle.js';
+import { toCaseView } from '../../../lib/cases/case-record.js';
 import { requestDeadline, standaloneDeadline } from '../../../lib/deadline.js';
 import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
 import type { Deadline } from '../../../lib/deadline.js';
@@ -85,6 +87,45 @@ describe('creating a batch of cases (use case, in memory)', () => {
       sourceIp: '198.51.100.7',
       b2b: true,
     });
+  });
+
+  it('creates each case DRAFT, PENDING with a debtorCompanyNo and NOT_REQUESTED without, its history DRAFT at creation, announced by one case.created event carrying that record', async () => {
+    const w = world();
+    const earlier = await w.service.create(w.request([validCase(w.fileKey, { invoiceRef: 'E-DUP' })]));
+    w.writer.events.length = 0;
+    const result = await w.service.create(
+      w.request([
+        validCase(w.fileKey, { invoiceRef: 'E-1', debtorCompanyNo: '01000001' }),
+        validCase(w.fileKey, { invoiceRef: 'E-2' }),
+        validCase(w.fileKey, { invoiceRef: 'E-DUP' }),
+        validCase(w.fileKey, { invoiceRef: 'E-3', principalAmount: 0 }),
+      ]),
+    );
+    expect(result.rejected.map((r) => [r.invoiceRef, r.code])).toEqual([
+      ['E-DUP', 'DUPLICATE'],
+      ['E-3', 'AMOUNT_OUT_OF_RANGE'],
+    ]);
+    const [withNumber, without] = result.created.map((c) => toCaseView(w.writer.cases.get(c.id)!));
+    const at = NOW.toISOString();
+    expect([withNumber, without]).toEqual([
+      expect.objectContaining({ status: 'DRAFT', debtorVerification: { status: 'PENDING' }, statusHistory: [{ status: 'DRAFT', at }] }),
+      expect.objectContaining({
+        status: 'DRAFT',
+        debtorVerification: { status: 'NOT_REQUESTED' },
+        statusHistory: [{ status: 'DRAFT', at }],
+      }),
+    ]);
+    expect(w.writer.events).toEqual(
+      [withNumber!, without!].map((object) => ({
+        id: expect.stringMatching(EVENT_ID_PATTERN),
+        type: 'case.created',
+        createdAt: at,
+        livemode: true,
+        data: { object },
+      })),
+    );
+    expect(new Set(w.writer.events.map((e) => e.id)).size).toBe(2);
+    expect(earlier.created).toHaveLength(1);
   });
 
   it('lets the first valid occurrence of an invoiceRef win inside one request, naming it in the duplicate', async () => {

@@ -95,6 +95,7 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
       createdAt: now.toISOString(),
     },
     audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
+    event: { id: EVENT, type: 'case.created', createdAt: now.toISOString(), livemode: mode === 'live', data: { object: { id: CASE } } },
   } as unknown as NewCase;
   await new DynamoCaseWriter(ddb, 't').write(newCase);
   // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
@@ -323,10 +324,12 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
       `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction EVENT#${seg}${EVENT}`,
       `dynamodb:BatchGetItem UPLOAD#${FILE_KEY}`,
       `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
       `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+      `dynamodb:PutItem in transaction EVENT#${seg}${EVENT}`,
       `dynamodb:BatchGetItem INVREF#${seg}${COMPANY}#inv-1`,
     ]);
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
@@ -367,14 +370,15 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     },
   );
 
-  it('create-cases creates cases, audit records and guards only inside the case transaction; the others cannot at all', () => {
-    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1')]) {
+  it('create-cases creates cases, audit records, guards and case events only inside the case transaction; the others cannot at all', () => {
+    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1'), keys.event(m, EVENT)]) {
       expect(may('CreateCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('allow');
       expect(may('GetCase', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('ListCases', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
       expect(may('CreateUpload', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
     }
     expect(may('CreateCases', put(keys.invoiceRefGuard(m, COMPANY, 'inv-1'), ['caseId', 'reference']))).toBe('implicit-deny');
+    expect(may('CreateCases', put(keys.event(m, EVENT), ['caseId', 'payload']))).toBe('implicit-deny');
   });
 
   it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
