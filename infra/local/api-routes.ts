@@ -28,6 +28,7 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   listCases: async () => (await import('../../functions/list-cases.js')).handler as unknown as LambdaHandler,
   createCases: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler,
   createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
+  withdrawCase: async () => (await import('../../functions/withdraw-case.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {

@@ -58,6 +58,7 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   listCases: { table: 'list-cases', cursorSecret: true },
   createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
   createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+  withdrawCase: { table: 'withdraw-case' },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {
