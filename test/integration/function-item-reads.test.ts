@@ -1,4 +1,5 @@
 import { handler as listHandler } from '../../functions/list-cases.js';
+import { handler as withdrawHandler } from '../../functions/withdraw-case.js';
 import { ITEM_READS } from '../../infra/stack/grants.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { config } from '../../lib/runtime/config.js';
@@ -34,12 +35,14 @@ async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> 
 }
 
 const synthesised = synth();
-type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases';
+type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'WithdrawCase';
+const FUNCTION_IDS: FunctionId[] = ['GetCase', 'ListCases', 'CreateUpload', 'CreateCases', 'WithdrawCase'];
 const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   GetCase: 'read',
   ListCases: 'list-cases',
   CreateUpload: 'authenticate',
   CreateCases: 'write-cases',
+  WithdrawCase: 'withdraw-case',
 };
 
 /** IAM's StringLike over one partition pattern. */
@@ -52,7 +55,7 @@ function expectAllowed(id: FunctionId, requests: ItemRequest[]): void {
 }
 
 describe.each<Mode>(['live', 'test'])('each function sends only item requests its role allows, %s mode', (mode) => {
-  const sent: Record<FunctionId, ItemRequest[]> = { GetCase: [], ListCases: [], CreateUpload: [], CreateCases: [] };
+  const sent: Record<FunctionId, ItemRequest[]> = { GetCase: [], ListCases: [], CreateUpload: [], CreateCases: [], WithdrawCase: [] };
 
   beforeAll(async () => {
     const partner = await newPartner(['cases:read', 'cases:write'], { mode });
@@ -87,21 +90,30 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
         ids: [caseId],
       });
     });
+    sent.WithdrawCase = await requestsOf(async () => {
+      const event = apiEvent({
+        method: 'POST',
+        path: `/api/v1/cases/${caseId}/withdraw`,
+        resource: '/api/v1/cases/{id}/withdraw',
+        pathParameters: { id: caseId },
+        headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reason: 'sent in error' }),
+      });
+      const withdrawn = parse(await checkedInvoke(withdrawHandler, event, lambdaContext()));
+      expect({ status: withdrawn.statusCode, caseStatus: withdrawn.body.status }).toEqual({ status: 200, caseStatus: 'WITHDRAWN' });
+    });
     // Eight round trips through the handlers; the machine may be busy.
   }, 60_000);
 
-  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])('%s: every item request it sent is allowed', (id) => {
+  it.each<FunctionId>(FUNCTION_IDS)('%s: every item request it sent is allowed', (id) => {
     expect(sent[id].length).toBeGreaterThan(0);
     expectAllowed(id, sent[id]);
   });
 
-  it.each<FunctionId>(['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'])(
-    '%s: each partition it may GetItem is one it really read',
-    (id) => {
-      const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
-      for (const pattern of ITEM_READS[ACCESS[id]]) {
-        expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
-      }
-    },
-  );
+  it.each<FunctionId>(FUNCTION_IDS)('%s: each partition it may GetItem is one it really read', (id) => {
+    const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
+    for (const pattern of ITEM_READS[ACCESS[id]]) {
+      expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
+    }
+  });
 });

@@ -44,12 +44,12 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Four API functions, and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 5,
+      // Five API functions, and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 6,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       ApproximateNumberOfMessagesVisible: 1,
-      Throttles: 4,
+      Throttles: 5,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -141,7 +141,7 @@ describe('alarms', () => {
     const targets = fnAlarms.map(
       (a) => `${a.Properties.MetricName as string} ${JSON.stringify((a.Properties.Dimensions as { Value: unknown }[])[0]?.Value)}`,
     );
-    for (const id of ['GetCase', 'CreateCases', 'CreateUpload']) {
+    for (const id of ['GetCase', 'CreateCases', 'CreateUpload', 'WithdrawCase']) {
       expect(targets.filter((t) => t.includes(`"${id}Function`))).toHaveLength(2);
     }
   });

@@ -86,6 +86,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         'PartnerCaseApi-dev/GetCase/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListCases/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/WithdrawCase/Role: AwsSolutions-IAM5[Resource::*]',
       ].sort(),
     );
     for (const reason of Object.values(acks)) expect(reason.length).toBeGreaterThan(40);
