@@ -3,6 +3,8 @@ import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
 import { handler as listCasesHandler } from '../../functions/list-cases.js';
+import { handler as withdrawCaseHandler } from '../../functions/withdraw-case.js';
+import { withdrawRequestSchema } from '../../lib/cases/case-lifecycle.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -68,6 +70,7 @@ describe('docs/openapi.json', () => {
   ][] = [
     ['CaseInput', [], caseInputSchema, baseCase],
     ['Attestation', ['attestation'], caseInputSchema, baseCase],
+    ['WithdrawRequest', [], withdrawRequestSchema, () => ({ reason: 'Paid directly by the debtor' })],
     ['UploadRequest', [], uploadRequestSchema, baseUpload],
   ];
 
@@ -135,9 +138,10 @@ describe('scopes in docs/openapi.json', () => {
     ['post', '/api/v1/cases', createCasesHandler, () => ({ body: JSON.stringify({ cases: [] }) })],
     ['get', '/api/v1/cases/{id}', getCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
     ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
+    ['post', '/api/v1/cases/{id}/withdraw', withdrawCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
   ];
 
-  it('cover exactly the four routes', () => {
+  it('cover exactly the five routes', () => {
     const paths = contract().document.paths as Record<string, Record<string, unknown>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(documented.sort()).toEqual(operations.map(([method, path]) => `${method} ${path}`).sort());
