@@ -18,7 +18,7 @@ export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
 export const LAMBDA_REQUEST_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /** The key of each function; also the key of the stack's `functions` and of the API's handlers. */
-export type ApiFunctionId = 'getCase' | 'listCases' | 'createCases' | 'createUpload' | 'listEvents' | 'getEvent';
+export type ApiFunctionId = 'getCase' | 'listCases' | 'createCases' | 'createUpload' | 'listEvents' | 'getEvent' | 'withdrawCase';
 
 export interface ApiFunctionSpec {
   /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
@@ -80,6 +80,14 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
     timeoutSeconds: 6,
     memorySetting: 'functionMemoryMb',
   },
+  // One read of the case (beside the key) and one transaction; a lost race reads and writes again.
+  withdrawCase: {
+    name: 'withdraw-case',
+    constructId: 'WithdrawCase',
+    entry: 'functions/withdraw-case.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
 };
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
@@ -124,6 +132,13 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'GET', resource: '/api/v1/cases/{id}', function: 'getCase', operationName: 'GetCase', scope: 'cases:read' },
   { method: 'GET', resource: '/api/v1/events', function: 'listEvents', operationName: 'ListEvents', scope: 'cases:read' },
   { method: 'GET', resource: '/api/v1/events/{id}', function: 'getEvent', operationName: 'GetEvent', scope: 'cases:read' },
+  {
+    method: 'POST',
+    resource: '/api/v1/cases/{id}/withdraw',
+    function: 'withdrawCase',
+    operationName: 'WithdrawCase',
+    scope: 'cases:write',
+  },
 ];
 
 /** Every resource that has at least one method, in table order. */

@@ -30,6 +30,7 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
   listEvents: async () => (await import('../../functions/list-events.js')).handler as unknown as LambdaHandler,
   getEvent: async () => (await import('../../functions/get-event.js')).handler as unknown as LambdaHandler,
+  withdrawCase: async () => (await import('../../functions/withdraw-case.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {

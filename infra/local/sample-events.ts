@@ -22,7 +22,15 @@ import { lambdaContext } from './lambda-events.js';
  * `provisionEventValues` creates keys, an uploaded file and a case in one company of the local
  * stores (the given key's, or a reused sample company) and returns the values to fill them with.
  */
-export const FUNCTION_NAMES = ['get-case', 'list-cases', 'create-cases', 'create-upload', 'list-events', 'get-event'] as const;
+export const FUNCTION_NAMES = [
+  'get-case',
+  'list-cases',
+  'create-cases',
+  'create-upload',
+  'list-events',
+  'get-event',
+  'withdraw-case',
+] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export interface SampleEvent {
@@ -73,6 +81,10 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
     description: 'an event id that does not exist (or is older than 30 days)',
   },
   'get-event-wrong-scope.json': { function: 'get-event', status: 403, description: 'a key with only cases:write' },
+  'withdraw-case.json': { function: 'withdraw-case', status: 200, description: 'withdraw a case with a reason (again: 200, unchanged)' },
+  'withdraw-case-invalid.json': { function: 'withdraw-case', status: 400, description: 'a reason over 500 characters' },
+  'withdraw-case-unknown.json': { function: 'withdraw-case', status: 404, description: 'a case id that does not exist (no body)' },
+  'withdraw-case-wrong-scope.json': { function: 'withdraw-case', status: 403, description: 'a key with only cases:read' },
 };
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -249,5 +261,15 @@ export async function provisionEventValues(options: ProvisionOptions = {}): Prom
   const created = (JSON.parse(seeded.body) as { created?: { id: string }[] }).created?.[0];
   if (seeded.statusCode !== 201 || !created) throw new Error(`could not create the sample case: ${seeded.statusCode} ${seeded.body}`);
   values.CASE_ID = created.id;
+
+  // A case of its own for withdraw-case, so withdrawing it leaves the one above holding its invoiceRef.
+  const toWithdraw = await create(
+    fillEvent(template, { ...values, EXISTING_INVOICE_REF: `INV-${runId}-TO-WITHDRAW` }),
+    lambdaContext({ functionName: 'create-cases' }),
+  );
+  const withdrawable = (JSON.parse(toWithdraw.body) as { created?: { id: string }[] }).created?.[0];
+  if (toWithdraw.statusCode !== 201 || !withdrawable)
+    throw new Error(`could not create the case to withdraw: ${toWithdraw.statusCode} ${toWithdraw.body}`);
+  values.WITHDRAW_CASE_ID = withdrawable.id;
   return values;
 }

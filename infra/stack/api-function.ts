@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
   caseListStatements,
+  caseWithdrawStatements,
   caseWriteStatements,
   eventListStatements,
   invoiceCheckStatements,
@@ -39,11 +40,13 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `authenticate`: read the API key and record its use (UpdateItem of `lastUsedAt` on `KEY#`
  *   items only). GetItem only of `KEY#` items.
  * - `read`: `authenticate` plus GetItem of cases (`CASE#`).
- * - `list-cases`: `authenticate`, GetItem of invoiceRef guards and cases (the look-up by
- *   invoiceRef) and Query on the case-list index (gsi2) only.
+ * - `list-cases`: `authenticate`, Query on the case-list index (gsi2), and for the look-up by
+ *   invoiceRef a Query of invoiceRef partitions (`INVREF#`) and BatchGetItem of cases (`CASE#`).
  * - `write-cases`: `authenticate`, GetItem of company profiles (auto-attestation), plus the case
  *   transaction, the idempotency claim and the reference counter, each limited by partition and
  *   attributes.
+ * - `withdraw-case`: `authenticate`, GetItem of cases, and the parts of a withdrawal's transaction
+ *   (grants.ts `caseWithdrawStatements`).
  * Which partitions each may GetItem is grants.ts ITEM_READS.
  * Every binding also carries the guardrail denials (API keys, cases and audit records).
  * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
@@ -51,7 +54,8 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `read-events`: `authenticate` plus GetItem of events (`EVENT#`); nothing else (get-event).
  * - `list-events`: `authenticate` plus Query on gsi2's event-list partitions (`EVENTS#`) only.
  */
-export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads' | 'read-events' | 'list-events';
+export type TableAccess =
+  'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'withdraw-case' | 'record-uploads' | 'read-events' | 'list-events';
 
 /**
  * How a function may use the invoice bucket:
@@ -144,6 +148,7 @@ export class ApiFunction extends Construct {
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     if (access === 'list-events') statements.push(...eventListStatements(table));
+    if (access === 'withdraw-case') statements.push(...caseWithdrawStatements(table));
     this.addStatements(statements);
   }
 

@@ -92,6 +92,28 @@ export const WRITABLE_ATTRIBUTES = {
   referenceCounter: [PK, SK, 'sequence', 'type'],
   // A present record or a tombstone (lib/adapters/dynamodb/upload-records.ts), with its TTL.
   upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt', 'removedAt', 'sequencer', 'state', TTL_ATTRIBUTE],
+  // A case change (lib/adapters/dynamodb/case-change-store.ts): the lifecycle fields it sets and
+  // the ones its condition reads (`pk`, `status`, `recoveryGate`, `debtorVerification`).
+  caseLifecycle: [PK, SK, 'status', 'recoveryGate', 'debtorVerification', 'statusHistory', 'updatedAt'],
+  // The one event item shape (lib/adapters/dynamodb/event-items.ts): fields, its listing (gsi2), a test item's gsi1, its TTL.
+  event: [
+    PK,
+    SK,
+    'type',
+    'eventId',
+    'eventType',
+    'companyId',
+    'caseId',
+    'mode',
+    'createdAt',
+    'payload',
+    TTL_ATTRIBUTE,
+    TABLE_DEFINITION.gsi2.partitionKey,
+    TABLE_DEFINITION.gsi2.sortKey,
+    ...GSI1_ATTRIBUTES,
+  ],
+  // The withdrawn case left in its invoiceRef's partition (`WITHDRAWN#...`) when its guard is given up.
+  withdrawnInvoiceRef: [PK, SK, 'type', 'caseId', 'companyId', 'reference', 'createdAt', 'withdrawnAt', 'mode', ...GSI1_ATTRIBUTES],
 } as const;
 
 const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
@@ -107,9 +129,10 @@ const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike
  * read nothing else). Every function reads the API key (authentication). Beyond that:
  * - `read` (get-case): the case (`CASE#`, which also holds its attestation audit record: IAM
  *   cannot see the sort key);
- * - `list-cases`: the invoiceRef guard and the case it names (the look-up by invoiceRef);
+ * - `list-cases`: nothing more (the look-up by invoiceRef queries and batch-reads, caseListStatements);
  * - `write-cases` (create-cases): the company profile (auto-attestation setting). IAM cannot tie
  *   it to the caller's company; the use case reads the caller's own only;
+ * - `withdraw-case`: the case it changes (`CASE#`, as get-case);
  * - `authenticate` (create-upload): nothing more.
  * - `read-events` (get-event): the event (`EVENT#`);
  * - `list-events`: nothing more (it queries the index only: eventListStatements).
@@ -119,10 +142,11 @@ const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike
 export const ITEM_READS = {
   authenticate: [PARTITIONS.apiKey],
   read: [PARTITIONS.apiKey, PARTITIONS.case],
-  'list-cases': [PARTITIONS.apiKey, PARTITIONS.invoiceRefGuard, PARTITIONS.case],
+  'list-cases': [PARTITIONS.apiKey],
   'write-cases': [PARTITIONS.apiKey, PARTITIONS.company],
   'read-events': [PARTITIONS.apiKey, PARTITIONS.event],
   'list-events': [PARTITIONS.apiKey],
+  'withdraw-case': [PARTITIONS.apiKey, PARTITIONS.case],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -150,8 +174,10 @@ export function apiKeyAuthenticationStatements(table: ITable, reads: keyof typeo
 /**
  * What every function is refused whatever else it is granted, so a broader grant added later
  * cannot quietly undo it: API keys are written only by the operator's admin CLI (a function may
- * only set `lastUsedAt`), and cases and attestation audit records are never updated or deleted,
- * and created only inside the all-or-nothing case transaction.
+ * only set `lastUsedAt`); cases and attestation audit records are never deleted, created only
+ * inside the all-or-nothing case transaction, and updated only inside a case change's transaction
+ * and only in their lifecycle fields (WRITABLE_ATTRIBUTES.caseLifecycle: never the amount, the
+ * debtor or the attestation). Only the functions granted a case change may do even that.
  */
 export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
   return [
@@ -173,11 +199,29 @@ export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
       },
     }),
     new PolicyStatement({
-      sid: 'NeverRewriteOrDeleteCasesOrAuditRecords',
+      sid: 'NeverDeleteCasesOrAuditRecords',
       effect: Effect.DENY,
-      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      actions: ['dynamodb:DeleteItem'],
       resources: [table.tableArn],
       conditions: touchingPartitions(PARTITIONS.case),
+    }),
+    new PolicyStatement({
+      sid: 'CasesChangeOnlyInTheirChangeTransaction',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      // A missing key (a plain UpdateItem) also satisfies StringNotEquals.
+      conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'CasesChangeOnlyTheirLifecycle',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: {
+        ...touchingPartitions(PARTITIONS.case),
+        'ForAnyValue:StringNotEquals': { 'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.caseLifecycle] },
+      },
     }),
     new PolicyStatement({
       sid: 'CasesAndAuditRecordsOnlyInTheCaseTransaction',
@@ -196,9 +240,11 @@ export function caseListIndexArn(table: ITable): string {
 }
 
 /**
- * The case list (list-cases only): Query on the case-list index, nothing else. The partition a
- * query names is built from the caller's company by the handler; IAM cannot tie it to the key.
- * The invoiceRef look-up reads the guard and the case with GetItem (ITEM_READS['list-cases']).
+ * The case list (list-cases only): Query on the case-list index. The partition a query names is
+ * built from the caller's company by the handler; IAM cannot tie it to the key. The look-up by
+ * invoiceRef queries the invoiceRef's own partition of the table (its guard and its `WITHDRAWN#`
+ * items) and batch-reads the cases they name: Query of the table only on `INVREF#` partitions,
+ * BatchGetItem only of `CASE#` items (which IAM cannot tell from their audit records).
  */
 export function caseListStatements(table: ITable): PolicyStatement[] {
   return [
@@ -206,6 +252,18 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
       sid: 'ListCasesByCompany',
       actions: ['dynamodb:Query'],
       resources: [caseListIndexArn(table)],
+    }),
+    new PolicyStatement({
+      sid: 'FindCasesByInvoiceRef',
+      actions: ['dynamodb:Query'],
+      resources: [table.tableArn],
+      conditions: onPartitions(PARTITIONS.invoiceRefGuard),
+    }),
+    new PolicyStatement({
+      sid: 'ReadCasesFoundByInvoiceRef',
+      actions: ['dynamodb:BatchGetItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(PARTITIONS.case),
     }),
   ];
 }
@@ -286,6 +344,55 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
           'dynamodb:LeadingKeys': [PARTITIONS.referenceCounter],
           'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.referenceCounter],
         },
+      },
+    }),
+  ];
+}
+
+/**
+ * Withdrawing a case (withdraw-case only): the parts of the one TransactWriteItems of
+ * lib/adapters/dynamodb/case-change-store.ts, each only as a part of such a transaction:
+ * - UpdateItem of a case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses every other
+ *   attribute and any update outside a transaction);
+ * - PutItem of an event item (`EVENT#`), of the event's attributes only;
+ * - DeleteItem under `INVREF#`: the invoiceRef guard, given up (the service's condition: only while
+ *   it names this case);
+ * - PutItem under `INVREF#` of the withdrawn case's item only: it must carry `withdrawnAt` and
+ *   nothing beyond that item's attributes, so no guard can be written through this grant.
+ * IAM never sees the sort key: a case's attestation audit record shares its partition, and a
+ * guard's partition also holds its `WITHDRAWN#` items, so those are told apart by the service's
+ * keys and conditions, not by IAM. Nothing here is granted to any other partner function.
+ */
+export function caseWithdrawStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'ChangeCaseLifecycle',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteCaseEvents',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'ReleaseInvoiceRefGuards',
+      actions: ['dynamodb:DeleteItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'KeepWithdrawnInvoiceRefs',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: {
+        ...onPartitions(PARTITIONS.invoiceRefGuard),
+        ...writingOnly(WRITABLE_ATTRIBUTES.withdrawnInvoiceRef),
+        'ForAnyValue:StringEquals': { 'dynamodb:Attributes': ['withdrawnAt'] },
+        StringEquals: TRANSACTION,
       },
     }),
   ];

@@ -61,6 +61,7 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
   listEvents: { table: 'list-events', cursorSecret: true },
   getEvent: { table: 'read-events' },
+  withdrawCase: { table: 'withdraw-case' },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {

@@ -18,6 +18,7 @@ import {
 } from './case-lifecycle.js';
 import { lifecycleOf, toCaseView, type StoredCase } from './case-record.js';
 import type { CaseChange, CaseChangeStore, ConfirmationSource, ConfirmedBy } from './ports.js';
+import { CASE_NOT_FOUND_DETAIL } from './read-case.js';
 
 /**
  * The use cases that change a case after creation: each reads the case, asks the pure rule of
@@ -48,6 +49,11 @@ interface ChangeRequest<Reason extends string> {
   /** The caller's company: another company's case is not found. Absent for the worker, which acts on the case itself. */
   companyId?: string;
   rule: (state: LifecycleState, at: Date) => LifecycleChange<Reason>;
+  /**
+   * The case as already read for this request (a route reads it in parallel with the API key):
+   * the first round starts from it instead of reading again. Later rounds always read.
+   */
+  firstRead?: { stored: StoredCase | undefined };
   /** What else the change's transaction writes, given the case and the change. */
   extras?: (before: StoredCase, changed: LifecycleChanged, event: CaseEvent) => Pick<CaseChange, 'confirmation' | 'releaseInvoiceRef'>;
 }
@@ -68,7 +74,8 @@ export async function changeCase<Reason extends string>(
   deadline?: Deadline,
 ): Promise<ChangeResult<Reason>> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const before = await deps.store.get(request.mode, request.caseId, deadline);
+    const before =
+      round === 0 && request.firstRead ? request.firstRead.stored : await deps.store.get(request.mode, request.caseId, deadline);
     if (!before || (request.companyId !== undefined && before.companyId !== request.companyId)) return { kind: 'not_found' };
     const { status, recoveryGate, debtorVerification } = lifecycleOf(before);
     const result = request.rule({ status, recoveryGate, debtorVerification }, deps.now());
@@ -86,9 +93,14 @@ export interface WithdrawCommand {
   companyId: string;
   caseId: string;
   reason?: string;
+  /** The case as the route already read it (see ChangeRequest.firstRead). */
+  firstRead?: { stored: StoredCase | undefined };
 }
 
-/** `POST /api/v1/cases/{id}/withdraw`: the case as it is after (withdrawn now, or before). */
+/**
+ * `POST /api/v1/cases/{id}/withdraw`: the case as it is after (withdrawn now, or before). Another
+ * company's case is not found, with the same answer as a read of it (`CASE_NOT_FOUND_DETAIL`).
+ */
 export async function withdrawCaseFor(deps: ChangeCaseDeps, command: WithdrawCommand, deadline?: Deadline): Promise<StoredCase> {
   const result = await changeCase(
     deps,
@@ -96,12 +108,13 @@ export async function withdrawCaseFor(deps: ChangeCaseDeps, command: WithdrawCom
       mode: command.mode,
       caseId: command.caseId,
       companyId: command.companyId,
+      ...(command.firstRead ? { firstRead: command.firstRead } : {}),
       rule: (state, at) => withdrawCase(state, at, command.reason),
       extras: () => ({ releaseInvoiceRef: true }),
     },
     deadline,
   );
-  if (result.kind === 'not_found') throw new NotFoundError();
+  if (result.kind === 'not_found') throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
   return result.stored;
 }
 

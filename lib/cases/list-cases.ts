@@ -11,9 +11,10 @@ import type { CursorSealer } from './list-cursor.js';
 import type { CaseLister, CaseListFilters } from './ports.js';
 
 /**
- * GET /api/v1/cases: a company's cases newest first, a page at a time, or the one case with an
- * invoiceRef (product rules "GET /api/v1/cases"). The query string is parsed here, from the raw
- * parameter maps the gateway hands over, so every bad parameter gets its own field error.
+ * GET /api/v1/cases: a company's cases newest first, a page at a time, or every case with an
+ * invoiceRef (product rules "GET /api/v1/cases", "Case lifecycle"). The query string is parsed
+ * here, from the raw parameter maps the gateway hands over, so every bad parameter gets its own
+ * field error.
  */
 export const DEFAULT_LIST_LIMIT = 25;
 export const MAX_LIST_LIMIT = 100;
@@ -194,8 +195,9 @@ function matches(stored: StoredCase, filters: CaseListFilters): boolean {
 }
 
 /**
- * A page of the caller's cases. With `invoiceRef` it is the strongly consistent look-up through
- * the duplicate guard (0 or 1 case, never a next page); otherwise a page of the list, whose
+ * A page of the caller's cases. With `invoiceRef` it is the strongly consistent look-up of every
+ * case with that invoiceRef (the one holding it, and the withdrawn ones that gave it up), newest
+ * first, in one page with the other filters applied (never a next page); otherwise a page of the list, whose
  * cursor is sealed to this company and these filters. Another company's case never appears.
  */
 export async function listCases(
@@ -212,11 +214,11 @@ export async function listCases(
 
   if (query.invoiceRefKey !== undefined) {
     const found = await deps.lister.findByInvoiceRef(caller.mode, caller.companyId, query.invoiceRefKey, deadline);
-    const hit =
-      found && found.companyId === caller.companyId && found.mode === caller.mode && matches(found, query.filters)
-        ? [toCaseView(found)]
-        : [];
-    return { data: hit, nextCursor: null };
+    // Every case with the invoiceRef (at most one not WITHDRAWN), newest first, in one page: the limit does not cut it.
+    const data = found
+      .filter((c) => c.companyId === caller.companyId && c.mode === caller.mode && matches(c, query.filters))
+      .map(toCaseView);
+    return { data, nextCursor: null };
   }
 
   const page = await deps.lister.page(

@@ -65,10 +65,13 @@ export interface CaseLister {
   /** One page of a company's cases; may lag creation by about a second (a secondary index). */
   page(request: CasePageRequest, deadline?: Deadline): Promise<CasePage>;
   /**
-   * The company's case whose invoiceRef has this guard key (`invoiceRefKey`), strongly
-   * consistent: a case reported created is found by the very next look-up.
+   * Every case of the company whose invoiceRef has this guard key (`invoiceRefKey`): the one that
+   * holds it now, if any, and every withdrawn one that gave it up; newest first (`createdAt`
+   * descending, then case id descending). Strongly consistent: a case reported created, or
+   * withdrawn, is found as such by the very next look-up. Throws ServiceUnavailableError when
+   * storage cannot answer for every case.
    */
-  findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+  findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase[]>;
 }
 
 /** The immutable audit record of the eligibility attestation made for one case. */

@@ -1,5 +1,5 @@
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { KeyAuthenticator } from '../auth/authenticate-key.js';
 import type { ApiKeyStore } from '../auth/ports.js';
@@ -19,8 +19,12 @@ import type { ApiContext, ApiEvent, ApiResult } from './types.js';
 export interface ApiHandlerOptions {
   scope: Scope;
   keys: ApiKeyStore;
-  /** Parse and check a JSON object body (POST routes). */
-  jsonBody?: boolean;
+  /**
+   * Parse and check a JSON object body (POST routes). `optional`: a request without a body (none,
+   * or zero bytes) passes with `event.body` null; a body that is there is checked exactly as on
+   * every other route (product rules "Request bytes").
+   */
+  jsonBody?: boolean | 'optional';
   now?: () => Date;
   /**
    * A route's storage read that can run in parallel with the key lookup (the read route fetches
@@ -52,10 +56,26 @@ export function apiHandler(options: ApiHandlerOptions, core: CoreHandler) {
       }),
     )
     .use(requireScope(options.scope));
-  if (options.jsonBody) {
+  if (options.jsonBody === 'optional') {
+    chain.use(optionalJsonBody());
+  } else if (options.jsonBody) {
     chain.use(jsonEnvelope()).use(httpJsonBodyParser()).use(requireObjectBody());
   }
   return chain.use(problemDetails()).handler(core);
+}
+
+/** The JSON envelope, run only when the request has a body; an absent body is left as `null`. */
+function optionalJsonBody(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
+  const steps = [jsonEnvelope(), httpJsonBodyParser(), requireObjectBody()] as MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext>[];
+  return {
+    before: async (request) => {
+      if (request.event.body === null || request.event.body === undefined || request.event.body === '') {
+        request.event.body = null;
+        return;
+      }
+      for (const step of steps) await step.before?.(request);
+    },
+  };
 }
 
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResult {

@@ -4,6 +4,7 @@ import { handler as getEventHandler } from '../../functions/get-event.js';
 import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { handler as withdrawHandler } from '../../functions/withdraw-case.js';
 import { ITEM_READS } from '../../infra/stack/grants.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { config } from '../../lib/runtime/config.js';
@@ -39,7 +40,7 @@ async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> 
 }
 
 const synthesised = synth();
-type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents';
+type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents' | 'WithdrawCase';
 const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   GetCase: 'read',
   ListCases: 'list-cases',
@@ -47,6 +48,7 @@ const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   CreateCases: 'write-cases',
   GetEvent: 'read-events',
   ListEvents: 'list-events',
+  WithdrawCase: 'withdraw-case',
 };
 const FUNCTION_IDS = Object.keys(ACCESS) as FunctionId[];
 
@@ -67,6 +69,7 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
     CreateCases: [],
     GetEvent: [],
     ListEvents: [],
+    WithdrawCase: [],
   };
 
   beforeAll(async () => {
@@ -125,7 +128,19 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
       const listed = apiEvent({ method: 'GET', path: '/api/v1/events', resource: '/api/v1/events', headers: bearer(partner.apiKey) });
       expect(parse(await checkedInvoke(listEventsHandler, listed, lambdaContext())).statusCode).toBe(200);
     });
-    // Ten round trips through the handlers; the machine may be busy.
+    sent.WithdrawCase = await requestsOf(async () => {
+      const event = apiEvent({
+        method: 'POST',
+        path: `/api/v1/cases/${caseId}/withdraw`,
+        resource: '/api/v1/cases/{id}/withdraw',
+        pathParameters: { id: caseId },
+        headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reason: 'sent in error' }),
+      });
+      const withdrawn = parse(await checkedInvoke(withdrawHandler, event, lambdaContext()));
+      expect({ status: withdrawn.statusCode, caseStatus: withdrawn.body.status }).toEqual({ status: 200, caseStatus: 'WITHDRAWN' });
+    });
+    // Eleven round trips through the handlers; the machine may be busy.
   }, 60_000);
 
   it.each<FunctionId>(FUNCTION_IDS)('%s: every item request it sent is allowed', (id) => {

@@ -84,7 +84,13 @@ describe('the local server serves the contract', () => {
     const operations = await page.$$eval('[data-section-id^="operation/"]', (sections) =>
       sections.map((s) => s.getAttribute('data-section-id')),
     );
-    expect(operations).toEqual(['operation/createUpload', 'operation/createCases', 'operation/listCases', 'operation/getCase']);
+    expect(operations).toEqual([
+      'operation/createUpload',
+      'operation/createCases',
+      'operation/listCases',
+      'operation/getCase',
+      'operation/withdrawCase',
+    ]);
     const text = await page.locator('body').innerText();
     for (const expected of [
       'Request an invoice upload',

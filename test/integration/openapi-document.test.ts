@@ -5,6 +5,8 @@ import { handler as getCaseHandler } from '../../functions/get-case.js';
 import { handler as listCasesHandler } from '../../functions/list-cases.js';
 import { handler as getEventHandler } from '../../functions/get-event.js';
 import { handler as listEventsHandler } from '../../functions/list-events.js';
+import { handler as withdrawCaseHandler } from '../../functions/withdraw-case.js';
+import { withdrawRequestSchema } from '../../lib/cases/case-lifecycle.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -70,6 +72,7 @@ describe('docs/openapi.json', () => {
   ][] = [
     ['CaseInput', [], caseInputSchema, baseCase],
     ['Attestation', ['attestation'], caseInputSchema, baseCase],
+    ['WithdrawRequest', [], withdrawRequestSchema, () => ({ reason: 'Paid directly by the debtor' })],
     ['UploadRequest', [], uploadRequestSchema, baseUpload],
   ];
 
@@ -139,9 +142,10 @@ describe('scopes in docs/openapi.json', () => {
     ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
     ['get', '/api/v1/events/{id}', getEventHandler, () => ({ pathParameters: { id: 'evt_0000000000000000000000' } })],
     ['get', '/api/v1/events', listEventsHandler, () => ({ query: { limit: '1' } })],
+    ['post', '/api/v1/cases/{id}/withdraw', withdrawCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
   ];
 
-  it('cover exactly the six routes', () => {
+  it('cover exactly the seven routes', () => {
     const paths = contract().document.paths as Record<string, Record<string, unknown>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(documented.sort()).toEqual(operations.map(([method, path]) => `${method} ${path}`).sort());

@@ -132,6 +132,15 @@ describe('round-trip depth (in-process store stand-in)', () => {
     expect(m.depth).toBe(3);
   });
 
+  it('withdraws a case in two round trips: the case read beside the key, then the one transaction (at most 2 after the key)', async () => {
+    const m = await measure(rig, scenario('withdraw'));
+    expect({ depth: m.depth, path: m.path, byCommand: m.byCommand }).toEqual({
+      depth: 2,
+      path: 'GetItem → TransactWriteItems',
+      byCommand: { 'dynamodb:GetItem': 2, 'dynamodb:TransactWriteItems': 1 },
+    });
+  });
+
   it('issues an upload URL with the key lookup as the only storage call (presigning is local)', async () => {
     const m = await measureUpload(rig);
     expect(m.depth).toBe(1);
@@ -151,6 +160,8 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
     ['get', false, 2],
     ['create-1', true, 3],
     ['create-1', false, 3],
+    ['withdraw', true, 2],
+    ['withdraw', false, 2],
   ] as const)('%s (warm key: %s) has depth %d, as with the stand-in', async (id, warmKey, depth) => {
     const m = await measure(rig, scenario(id), { warmKey });
     expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth, retries: 0 });
@@ -179,13 +190,13 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
     expect(next.summary.depth).toBe(2);
   });
 
-  it('looks a case up by invoiceRef in two round trips after the key: the guard, then the case', async () => {
+  it('looks cases up by invoiceRef in two round trips after the key: the invoiceRef\u2019s partition, then its cases in one batch read', async () => {
     const { summary, body } = await measureList({ invoiceRef: rig.duplicateCases[0]!.invoiceRef as string });
     expect(body.data).toHaveLength(1);
     expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand }).toEqual({
       depth: 3,
-      path: 'GetItem → GetItem → GetItem',
-      byCommand: { 'dynamodb:GetItem': 3 },
+      path: 'GetItem → Query → BatchGetItem',
+      byCommand: { 'dynamodb:GetItem': 1, 'dynamodb:Query': 1, 'dynamodb:BatchGetItem': 1 },
     });
   });
 

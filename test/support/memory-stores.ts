@@ -4,6 +4,7 @@ import type { StoredCase } from '../../lib/cases/case-record.js';
 import { lifecycleOf } from '../../lib/cases/case-record.js';
 import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
 import type {
+  CaseLister,
   CaseChange,
   CaseChangeStore,
   CaseReader,
@@ -91,8 +92,10 @@ export class MemoryCompanyStore implements CompanyStore {
  * mode its own world, as the mode is in every DynamoDB key. `writeAll` goes through `write` case
  * by case, so a test can make single cases fail by replacing `write`.
  */
-export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore {
+export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore, Pick<CaseLister, 'findByInvoiceRef'> {
   readonly guards = new Map<string, { caseId: string; reference: string }>();
+  /** The cases that gave an invoiceRef up, by guard key: DynamoDB's `WITHDRAWN#` items in the guard's partition. */
+  readonly withdrawnRefs = new Map<string, string[]>();
   readonly cases = new Map<string, StoredCase>();
   readonly audits = new Map<string, NewCase['audit']>();
   readonly events: CaseEvent[] = [];
@@ -118,8 +121,24 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore
     if (change.releaseInvoiceRef) {
       const guardKey = `${current.mode}|${current.companyId}|${current.invoiceRefKey}`;
       if (this.guards.get(guardKey)?.caseId === current.caseId) this.guards.delete(guardKey);
+      this.withdrawnRefs.set(guardKey, [...(this.withdrawnRefs.get(guardKey) ?? []), current.caseId]);
     }
     return 'applied';
+  }
+
+  /** As the DynamoDB lister: the case holding the guard and the withdrawn ones, newest first. */
+  async findByInvoiceRef(mode: Mode, companyId: string, invoiceRefKey: string, deadline?: Deadline): Promise<StoredCase[]> {
+    checkDeadline(deadline);
+    const guardKey = `${mode}|${companyId}|${invoiceRefKey}`;
+    const holder = this.guards.get(guardKey)?.caseId;
+    const ids = [...(this.withdrawnRefs.get(guardKey) ?? []), ...(holder ? [holder] : [])];
+    const position = (c: StoredCase) => `${c.createdAt}#${c.caseId}`;
+    return ids
+      .flatMap((id) => {
+        const found = this.cases.get(id);
+        return found && found.mode === mode && found.companyId === companyId ? [{ ...found }] : [];
+      })
+      .sort((a, b) => (position(a) < position(b) ? 1 : position(a) > position(b) ? -1 : 0));
   }
 
   async writeAll(newCases: readonly NewCase[], deadline?: Deadline): Promise<WriteOutcome[]> {
@@ -156,6 +175,7 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore
     this.audits.clear();
     this.events.length = 0;
     this.confirmations.clear();
+    this.withdrawnRefs.clear();
   }
 }
 

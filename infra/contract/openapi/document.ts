@@ -1,7 +1,14 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { createCasesResponseSchema } from '../../../lib/cases/batch-result.js';
-import { CASE_ID_PATTERN, CASE_STATUSES, caseViewSchema, RECOVERY_GATES } from '../../../lib/cases/case-record.js';
+import {
+  CASE_ID_PATTERN,
+  CASE_STATUSES,
+  caseViewSchema,
+  MAX_WITHDRAW_REASON_LENGTH,
+  RECOVERY_GATES,
+} from '../../../lib/cases/case-record.js';
+import { withdrawRequestSchema } from '../../../lib/cases/case-lifecycle.js';
 import { caseListSchema, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../../lib/cases/list-cases.js';
 import { CASE_EVENT_TYPES, caseEventSchema, EVENT_ID_PATTERN } from '../../../lib/cases/case-lifecycle.js';
 import { EVENT_RETENTION_DAYS } from '../../../lib/cases/event-retention.js';
@@ -56,7 +63,8 @@ const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
 export const OPENAPI_FILE = 'docs/openapi.json';
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  'cases:write': 'upload invoices (`POST /api/v1/uploads`) and create cases (`POST /api/v1/cases`)',
+  'cases:write':
+    'upload invoices (`POST /api/v1/uploads`), create cases (`POST /api/v1/cases`) and withdraw them (`POST /api/v1/cases/{id}/withdraw`)',
   'cases:read':
     'read, list and look up cases (`GET /api/v1/cases/{id}`, `GET /api/v1/cases`) and read their events (`GET /api/v1/events`, `GET /api/v1/events/{id}`)',
   'webhooks:manage': 'reserved for managing outbound webhooks (planned); grants no operation today',
@@ -204,6 +212,18 @@ export const uploadRequestDocSchema = uploadRequestSchema
     }),
   )
   .meta({ id: 'UploadRequest', description: 'Exactly these three members; any other is refused.' });
+
+export const withdrawRequestDocSchema = withdrawRequestSchema
+  .extend(
+    documented(withdrawRequestSchema.shape, {
+      reason: {
+        maxLength: MAX_WITHDRAW_REASON_LENGTH,
+        description: `Why the case is withdrawn (at most ${MAX_WITHDRAW_REASON_LENGTH} characters); kept as the \`reason\` of the \`WITHDRAWN\` entry of \`statusHistory\`. An empty reason counts as none.`,
+        example: 'Paid directly by the debtor',
+      },
+    }),
+  )
+  .meta({ id: 'WithdrawRequest', description: 'Optional: the body may be left out. Unknown members are refused.' });
 
 // ---- shared responses --------------------------------------------------------------------------
 
@@ -551,7 +571,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
     summary: 'List or look up cases',
     description:
       "Your company's cases, newest first (`createdAt` descending, then `id` descending), a page at a time. Pass `nextCursor` as `cursor`, with the same filters, for the next page; it is `null` on the last page. Walking every page of a collection that does not change meanwhile returns each case exactly once. A list may lag creation by about a second (it is served from a secondary index).\n\n" +
-      'With `invoiceRef` it is a look-up instead: the case with that invoiceRef, compared as the duplicate check compares it (trimmed, Unicode NFC-normalised, case-folded), found even a moment after it was created; `data` holds 0 or 1 case. Other filters given with it must match too.\n\n' +
+      'With `invoiceRef` it is a look-up instead: every case with that invoiceRef, compared as the duplicate check compares it (trimmed, Unicode NFC-normalised, case-folded), newest first, found even a moment after it was created or withdrawn. At most one of them is not `WITHDRAWN` (the one holding the invoiceRef); the others were withdrawn, which gives an invoiceRef up for a new case. They come in one page (`limit` does not apply, `nextCursor` is `null`). Other filters given with it must match too.\n\n' +
       `Each parameter at most once; an unknown, repeated or bad parameter is \`400 INVALID_REQUEST\` with \`errors\`. A cursor is opaque, bound to your company and to the filters it was issued for, and expires after ${CURSOR_HOURS} hours: otherwise \`400 INVALID_CURSOR\`.` +
       scopeSentence('cases:read'),
     ...secured('cases:read'),
@@ -560,7 +580,7 @@ function registerDocument(registry: OpenAPIRegistry): void {
         name: 'invoiceRef',
         in: 'query',
         required: false,
-        description: `Look up the case with this invoiceRef (1 to ${MAX_INVOICE_REF_LENGTH} characters, not blank).`,
+        description: `Look up every case with this invoiceRef, withdrawn ones included (1 to ${MAX_INVOICE_REF_LENGTH} characters, not blank).`,
         schema: { type: 'string', minLength: 1, maxLength: MAX_INVOICE_REF_LENGTH },
         example: 'INV-2025-0042',
       },
@@ -832,6 +852,75 @@ function registerDocument(registry: OpenAPIRegistry): void {
       401: unauthorized,
       403: forbidden('cases:read'),
       404: problem(EVENT_NOT_FOUND_DETAIL, notFoundProblemSchema),
+      429: tooManyRequests,
+      500: internal,
+      503: unavailable,
+      default: otherProblem,
+    },
+  });
+
+  const withdrawn = {
+    ...example(caseViewSchema),
+    status: 'WITHDRAWN',
+    updatedAt: '2025-03-05T09:12:40.118Z',
+    statusHistory: [
+      { status: 'DRAFT', at: '2025-03-04T10:20:30.000Z' },
+      { status: 'WITHDRAWN', at: '2025-03-05T09:12:40.118Z', reason: 'Paid directly by the debtor' },
+    ],
+  };
+  registry.registerPath({
+    method: 'post',
+    path: '/api/v1/cases/{id}/withdraw',
+    operationId: 'withdrawCase',
+    tags: ['Cases'],
+    summary: 'Withdraw a case',
+    description:
+      'Withdraws one of your company\u2019s cases, from `DRAFT`, `READY` or `ON_HOLD`: it becomes `WITHDRAWN` for good, with an entry in `statusHistory` (and your `reason`, if given) and a `case.updated` event. A withdrawn case no longer holds its invoiceRef: the same invoiceRef can be submitted again and is created, not `DUPLICATE`; the look-up by invoiceRef then returns both cases. Withdrawing a case that is already withdrawn answers `200` with the case unchanged (safe to retry). The body is optional. A case of another company answers exactly like one that does not exist (`404`).' +
+      scopeSentence('cases:write'),
+    ...secured('cases:write'),
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'The case id, as returned in `created[].id`.',
+        schema: { type: 'string', pattern: CASE_ID_PATTERN.source },
+        example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+      },
+    ],
+    request: {
+      body: {
+        required: false,
+        content: {
+          'application/json': {
+            schema: withdrawRequestDocSchema,
+            examples: { reason: { summary: 'With a reason', value: { reason: 'Paid directly by the debtor' } } },
+          },
+        },
+      },
+    },
+    responses: {
+      200: json('The case, withdrawn (now or before).', caseViewSchema, { withdrawn: { summary: 'A withdrawn case', value: withdrawn } }),
+      400: problem(
+        'The body is not JSON, not an object, or a field breaks the rules; `errors` lists every problem.',
+        invalidRequestProblemSchema,
+        {},
+        {
+          reasonTooLong: {
+            summary: 'A reason that is too long',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              detail: 'The withdrawal request is invalid; see "errors" for every field to fix.',
+              errors: [{ field: 'reason', message: `reason must be at most ${MAX_WITHDRAW_REASON_LENGTH} characters` }],
+            },
+          },
+        },
+      ),
+      401: unauthorized,
+      403: forbidden('cases:write'),
+      404: problem('No case with this id exists for your company.', notFoundProblemSchema),
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
       429: tooManyRequests,
       500: internal,
       503: unavailable,

@@ -76,6 +76,17 @@ export function getCaseEvent(apiKey: string, caseId: string): APIGatewayProxyEve
   });
 }
 
+export function withdrawCaseEvent(apiKey: string, caseId: string, reason?: string): APIGatewayProxyEvent {
+  return apiEvent({
+    method: 'POST',
+    path: `/api/v1/cases/${caseId}/withdraw`,
+    resource: '/api/v1/cases/{id}/withdraw',
+    apiKey,
+    pathParameters: { id: caseId },
+    ...(reason === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ reason }) }),
+  });
+}
+
 export function listCasesEvent(apiKey: string, query: Record<string, string> = {}): APIGatewayProxyEvent {
   return apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', apiKey, query });
 }

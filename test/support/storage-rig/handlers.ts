@@ -4,6 +4,8 @@ import { buildCreateCasesHandler } from '../../../functions/create-cases.js';
 import { buildCreateUploadHandler } from '../../../functions/create-upload.js';
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
 import { buildListCasesHandler } from '../../../functions/list-cases.js';
+import { buildWithdrawCaseHandler } from '../../../functions/withdraw-case.js';
+import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';
@@ -39,6 +41,7 @@ export interface RecordedHandlers {
   listCases: Handler;
   createCases: Handler;
   createUpload: Handler;
+  withdrawCase: Handler;
 }
 
 /** The stand-in a client can be pointed at instead of the network (see memory-backend.ts). */
@@ -90,10 +93,15 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     keys: stores.keys,
     uploads: new UploadService({ signer: new PresignedUploadSigner(s3, cfg.bucketName), ttlSeconds: cfg.uploadUrlTtlSeconds }),
   });
+  const withdrawCase = buildWithdrawCaseHandler({
+    keys: stores.keys,
+    changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
+  });
   return {
     recorder,
     ddb,
     s3,
+    withdrawCase: withdrawCase as unknown as Handler,
     getCase: getCase as unknown as Handler,
     listCases: listCases as unknown as Handler,
     createCases: createCases as unknown as Handler,

@@ -18,7 +18,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  * UpdateItem (SET / ADD / REMOVE, if_not_exists, ReturnValues), DeleteItem, BatchGetItem (whole
  * items, projections ignored, nothing left unprocessed), TransactWriteItems,
  * with condition expressions (AND / OR / NOT, parentheses, comparisons, attribute_exists,
- * attribute_not_exists) and ReturnValuesOnConditionCheckFailure; and S3 PutObject / HeadObject.
+ * attribute_not_exists, map members read as `a.b`) and ReturnValuesOnConditionCheckFailure; and S3 PutObject / HeadObject.
  * Anything else answers a 400 so a gap cannot pass silently.
  */
 
@@ -55,7 +55,7 @@ type Token = { kind: 'name' | 'value' | 'ident' | 'op' | 'punct'; text: string }
 
 function tokenize(expression: string): Token[] {
   const tokens: Token[] = [];
-  const re = /\s*(?:(#[A-Za-z0-9_]+)|(:[A-Za-z0-9_]+)|([A-Za-z_][A-Za-z0-9_]*)|(<>|<=|>=|=|<|>|\+|-)|([(),]))/y;
+  const re = /\s*(?:(#[A-Za-z0-9_]+)|(:[A-Za-z0-9_]+)|([A-Za-z_][A-Za-z0-9_]*)|(<>|<=|>=|=|<|>|\+|-)|([(),.]))/y;
   let index = 0;
   while (index < expression.length) {
     if (/^\s*$/.test(expression.slice(index))) break;
@@ -100,8 +100,24 @@ class Parser {
     return this.i >= this.tokens.length;
   }
 
-  /** An attribute name (top-level only: the request paths never address nested attributes). */
+  /** A top-level attribute name (what update expressions write). */
   path(): string {
+    const [name, ...nested] = this.documentPath();
+    if (nested.length > 0) throw new Invalid('nested attribute paths are only read (in conditions), never written, by the request paths');
+    return name!;
+  }
+
+  /** An attribute path: a name, or map members after dots (a case change's condition reads `debtorVerification.status`). */
+  documentPath(): string[] {
+    const segments = [this.attributeName()];
+    while (this.peek()?.text === '.') {
+      this.i++;
+      segments.push(this.attributeName());
+    }
+    return segments;
+  }
+
+  private attributeName(): string {
     const t = this.next();
     if (t.kind === 'name') {
       const name = this.names?.[t.text];
@@ -119,8 +135,8 @@ class Parser {
       if (!(t.text in this.values)) throw new Invalid(`undefined attribute value ${t.text}`);
       return this.values[t.text];
     }
-    const name = this.path(); // read before the lookup: `item?.[...]` would skip it
-    return item?.[name];
+    const path = this.documentPath(); // read before the lookup: `item?.[...]` would skip it
+    return valueAt(item, path);
   }
 
   // condition := or
@@ -160,9 +176,9 @@ class Parser {
     if (t?.kind === 'ident' && (t.text === 'attribute_exists' || t.text === 'attribute_not_exists')) {
       this.i++;
       this.expect('(');
-      const name = this.path();
+      const path = this.documentPath();
       this.expect(')');
-      const exists = item !== undefined && item[name] !== undefined;
+      const exists = valueAt(item, path) !== undefined;
       return t.text === 'attribute_exists' ? exists : !exists;
     }
     const left = this.operand(item);
@@ -171,6 +187,16 @@ class Parser {
     const right = this.operand(item);
     return compare(left, op.text, right);
   }
+}
+
+/** The value at an attribute path, undefined when any step is missing or not a map. */
+function valueAt(item: Item | undefined, path: readonly string[]): unknown {
+  let value: unknown = item;
+  for (const name of path) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Set) return undefined;
+    value = (value as Item)[name];
+  }
+  return value;
 }
 
 function compare(left: unknown, op: string, right: unknown): boolean {

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { AppConfig } from '../../../lib/runtime/config.js';
-import { benchCases, createCasesEvent, createUploadEvent, getCaseEvent, lambdaContext, type Handler } from './events.js';
+import { benchCases, createCasesEvent, createUploadEvent, getCaseEvent, lambdaContext, withdrawCaseEvent, type Handler } from './events.js';
 import { BenchFixtures, recordedHandlers, type BenchPartner, type RecordedHandlers, type RequestHandlerLike } from './handlers.js';
 import type { DepthSummary } from './recorder.js';
 
@@ -11,7 +11,7 @@ import type { DepthSummary } from './recorder.js';
  * company with a key and 100 uploaded invoices, one existing case to read and one existing batch
  * of 100 cases to resubmit as duplicates.
  */
-export type ScenarioId = 'get' | 'create-1' | 'create-100' | 'create-100-key' | 'create-100-dup';
+export type ScenarioId = 'get' | 'create-1' | 'create-100' | 'create-100-key' | 'create-100-dup' | 'withdraw';
 
 export interface Scenario {
   id: ScenarioId;
@@ -20,8 +20,10 @@ export interface Scenario {
   depthTarget: number;
   /** What the design reaches (docs/design.md). */
   designDepth: number;
-  handler: keyof Pick<RecordedHandlers, 'getCase' | 'createCases'>;
-  event(rig: Rig, tag: string): ReturnType<typeof getCaseEvent>;
+  handler: keyof Pick<RecordedHandlers, 'getCase' | 'createCases' | 'withdrawCase'>;
+  /** Unrecorded set-up of one run (a case to withdraw): its answer is handed to `event`. */
+  prepare?(rig: Rig, tag: string): Promise<string>;
+  event(rig: Rig, tag: string, prepared?: string): ReturnType<typeof getCaseEvent>;
   check(result: APIGatewayProxyResult): void;
 }
 
@@ -97,6 +99,27 @@ export const SCENARIOS: readonly Scenario[] = [
     event: (rig) => createCasesEvent(rig.partner.apiKey, rig.duplicateCases),
     check: (r) => expectBatch(r, 200, 0, 100),
   },
+  {
+    id: 'withdraw',
+    label: 'POST /cases/{id}/withdraw',
+    // Issue 23: at most 2 round trips after the key. Design: the case read beside the key, then the one transaction.
+    depthTarget: 3,
+    designDepth: 2,
+    handler: 'withdrawCase',
+    prepare: async (rig, tag) => {
+      const created = await rig.handlers.createCases(
+        createCasesEvent(rig.partner.apiKey, benchCases(`${tag}-W`, 1, rig.partner.fileKeys)),
+        lambdaContext(),
+      );
+      expectBatch(created, 201, 1, 0);
+      return (JSON.parse(created.body) as { created: { id: string }[] }).created[0]!.id;
+    },
+    event: (rig, _tag, caseId) => withdrawCaseEvent(rig.partner.apiKey, caseId!, 'sent in error'),
+    check: (r) => {
+      if (r.statusCode !== 200 || (JSON.parse(r.body) as { status?: string }).status !== 'WITHDRAWN')
+        throw new Error(`unexpected withdraw response ${r.statusCode}: ${r.body.slice(0, 300)}`);
+    },
+  },
 ];
 
 export async function makeRig(name: string, cfg: AppConfig, backend?: RequestHandlerLike & { busyMs: number }): Promise<Rig> {
@@ -142,9 +165,11 @@ export interface MeasureOptions {
 /** Runs one request of the scenario with the recorder on; checks the response. */
 export async function measure(rig: Rig, scenario: Scenario, options: MeasureOptions = {}): Promise<Measurement> {
   const tag = `${rig.name}-${scenario.id}-${++rig.sequence}`;
+  // Before the key is warmed or cooled: the set-up's own requests use the key too.
+  const prepared = await scenario.prepare?.(rig, tag);
   if (options.warmKey ?? true) await rig.fixtures.warmKey(rig.partner.keyId);
   else await rig.fixtures.coolKey(rig.partner.keyId);
-  const event = scenario.event(rig, tag);
+  const event = scenario.event(rig, tag, prepared);
   const handler: Handler = rig.handlers[scenario.handler];
   rig.handlers.recorder.delayMs = options.delayMs ?? 0;
   rig.handlers.recorder.reset();

@@ -44,15 +44,15 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Six API functions, and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 7,
+      // Seven API functions, and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 8,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters.
       ApproximateNumberOfMessagesVisible: 3,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      Throttles: 6,
+      Throttles: 7,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -144,7 +144,7 @@ describe('alarms', () => {
     const targets = fnAlarms.map(
       (a) => `${a.Properties.MetricName as string} ${JSON.stringify((a.Properties.Dimensions as { Value: unknown }[])[0]?.Value)}`,
     );
-    for (const id of ['GetCase', 'CreateCases', 'CreateUpload']) {
+    for (const id of ['GetCase', 'CreateCases', 'CreateUpload', 'WithdrawCase']) {
       expect(targets.filter((t) => t.includes(`"${id}Function`))).toHaveLength(2);
     }
   });

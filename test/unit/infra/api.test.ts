@@ -18,7 +18,7 @@ function routes(context: Record<string, unknown> = {}): Record<string, string> {
 }
 
 describe('the REST API', () => {
-  it('exposes exactly the six v1 routes, each backed by its function', () => {
+  it('exposes exactly the seven v1 routes, each backed by its function', () => {
     expect(routes()).toEqual({
       'POST /api/v1/uploads': 'CreateUpload',
       'POST /api/v1/cases': 'CreateCases',
@@ -26,6 +26,7 @@ describe('the REST API', () => {
       'GET /api/v1/cases/{id}': 'GetCase',
       'GET /api/v1/events': 'ListEvents',
       'GET /api/v1/events/{id}': 'GetEvent',
+      'POST /api/v1/cases/{id}/withdraw': 'WithdrawCase',
     });
   });
 

@@ -2,7 +2,11 @@ import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { INDEX_PARTITIONS, PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
+import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
+import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
+import type { StoredCase } from '../../../lib/cases/case-record.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
@@ -21,7 +25,7 @@ import {
   type Statement,
 } from './synth.js';
 
-const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload', 'ListEvents', 'GetEvent'] as const;
+const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase'] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
@@ -47,16 +51,49 @@ const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOpe
   attributes: ['pk', 'sk', ...attributes],
   ...(enclosingOperation ? { enclosingOperation } : {}),
 });
-const update = (key: { pk: string; sk: string }, attributes: string[]): ItemRequest => ({
+const update = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:UpdateItem',
   leadingKeys: [key.pk],
   attributes: ['pk', 'sk', ...attributes],
+  ...(enclosingOperation ? { enclosingOperation } : {}),
 });
-const remove = (key: { pk: string; sk: string }): ItemRequest => ({
+const remove = (key: { pk: string; sk: string }, enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
   action: 'dynamodb:DeleteItem',
   leadingKeys: [key.pk],
   attributes: ['pk', 'sk'],
+  ...(enclosingOperation ? { enclosingOperation } : {}),
 });
+
+/** Every request withdraw-case sends for one withdrawal: the key's use, the case read, the one transaction. */
+async function withdrawRequests(mode: Mode): Promise<ItemRequest[]> {
+  const at = '2025-06-01T10:00:00.000Z';
+  const stored = {
+    caseId: CASE,
+    companyId: COMPANY,
+    mode,
+    reference: 'PC-1',
+    status: 'DRAFT',
+    recoveryGate: 'AWAITING_CONFIRMATION',
+    debtorName: 'Acme Widgets Ltd',
+    invoiceRef: 'INV-1',
+    invoiceRefKey: 'inv-1',
+    principalPence: 100,
+    currency: 'GBP',
+    createdAt: at,
+    updatedAt: at,
+    debtorVerification: { status: 'PENDING' },
+    statusHistory: [{ status: 'DRAFT', at }],
+  } as unknown as StoredCase;
+  const client = new RecordingClient((name) => (name === 'GetCommand' ? { Item: { ...keys.case(mode, CASE), ...stored } } : {}));
+  const ddb = client as unknown as DynamoDBDocumentClient;
+  await new DynamoApiKeyStore(ddb, 't').touch('k_1', at, '2025-06-01T09:59:00Z');
+  const withdrawn = await withdrawCaseFor(
+    { store: new DynamoCaseChangeStore(ddb, 't'), now: () => new Date('2025-06-01T10:05:00Z') },
+    { mode, companyId: COMPANY, caseId: CASE, reason: 'sent in error' },
+  );
+  expect(withdrawn.status).toBe('WITHDRAWN');
+  return client.requests;
+}
 
 /** Every request the real stores send while create-cases does its work, recorded instead of sent. */
 async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
@@ -128,13 +165,14 @@ describe('least-privilege IAM', () => {
     expect([...new Set(allowed)].sort()).toEqual([...PLATFORM_ACTIONS, 'dynamodb:GetItem', 'dynamodb:UpdateItem'].sort());
   });
 
-  it('list-cases may only read table items, query the case-list index, record API-key use and read the cursor secret', () => {
+  it('list-cases may only read API keys, query the case-list index and invoiceRef partitions, batch-read cases, record API-key use and read the cursor secret', () => {
     const allowed = policyOf('ListCases')
       .filter((s) => s.Effect === 'Allow')
       .flatMap(actionsOf);
     expect([...new Set(allowed)].sort()).toEqual(
       [
         ...PLATFORM_ACTIONS,
+        'dynamodb:BatchGetItem',
         'dynamodb:GetItem',
         'dynamodb:Query',
         'dynamodb:UpdateItem',
@@ -145,6 +183,14 @@ describe('least-privilege IAM', () => {
     const query = statementWithSid(policyOf('ListCases'), 'ListCasesByCompany');
     expect(query).toEqual({ Sid: 'ListCasesByCompany', Effect: 'Allow', Action: 'dynamodb:Query', Resource: expect.anything() });
     expect(Match.objectLike({ r: { 'Fn::Join': ['', [tableArn, '/index/gsi2']] } }).test({ r: query.Resource }).isSuccess).toBe(true);
+    // The look-up by invoiceRef: a Query of the table only on invoiceRef partitions (its guard and WITHDRAWN# items).
+    const lookUp = statementWithSid(policyOf('ListCases'), 'FindCasesByInvoiceRef');
+    expect(lookUp).toMatchObject({
+      Effect: 'Allow',
+      Action: 'dynamodb:Query',
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['INVREF#*'] } },
+    });
+    expect(Match.objectLike({ r: tableArn }).test({ r: lookUp.Resource }).isSuccess).toBe(true);
     const secret = policyOf('ListCases').filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
     expect(secret).toHaveLength(1);
     expect(secret[0]!.Resource).toEqual({ Ref: expect.stringMatching(/^CursorSecret/) });
@@ -183,7 +229,7 @@ describe('least-privilege IAM', () => {
     expect(policyOf('ListEvents').filter((s) => actionsOf(s).includes('dynamodb:Query'))).toEqual([query]);
   });
 
-  it('only the list functions may query an index, and no function may scan', () => {
+  it('only the list functions may query (list-cases: the case-list index and invoiceRef partitions of the table; list-events: the event list), and no function may scan', () => {
     for (const id of FUNCTIONS) {
       const allowed = policyOf(id)
         .filter((s) => s.Effect === 'Allow')
@@ -234,6 +280,7 @@ describe('least-privilege IAM', () => {
       for (const statement of policyOf(id)) {
         for (const action of actionsOf(statement)) expect(action).not.toContain('*');
         if (statement.Sid === 'ListCasesByCompany' || statement.Sid === 'ListEventsByCompany') continue; // checked above: gsi2 only
+        if (statement.Sid === 'FindCasesByInvoiceRef') continue; // checked above: the table, invoiceRef partitions only
         expect(JSON.stringify(statement.Resource)).not.toContain('/index');
         if (actionsOf(statement).some((a) => a.startsWith('dynamodb:'))) {
           expect(Match.objectLike({ r: tableArn }).test({ r: statement.Resource }).isSuccess).toBe(true);
@@ -335,7 +382,7 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['GetCase', 'ListCases', 'CreateUpload', 'ListEvents', 'GetEvent'] as const)(
+  it.each(['GetCase', 'ListCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase'] as const)(
     '%s may record API-key use exactly as the key store does it',
     async (id) => {
       const client = new RecordingClient();
@@ -360,15 +407,77 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
   });
 
   it.each(FUNCTIONS)(
-    '%s can never update or delete a case or an attestation audit record, nor create one outside the case transaction',
+    '%s can never delete a case or an attestation audit record, update one outside a transaction or beyond its lifecycle fields, nor create one outside the case transaction',
     (id) => {
       for (const key of [keys.case(m, CASE), keys.attestation(m, CASE)]) {
         expect(may(id, update(key, ['status']))).toBe('explicit-deny');
+        expect(may(id, update(key, ['principalPence'], 'TransactWriteItems'))).toBe('explicit-deny');
+        expect(may(id, update(key, ['status', 'debtorName'], 'TransactWriteItems'))).toBe('explicit-deny');
         expect(may(id, remove(key))).toBe('explicit-deny');
+        expect(may(id, remove(key, 'TransactWriteItems'))).toBe('explicit-deny');
         expect(may(id, put(key, ['attestedBy']))).toBe('explicit-deny');
       }
     },
   );
+
+  it('withdraw-case may send every request the real stores send for a withdrawal: key use, the case read, the case change, its event, the guard given up, the withdrawn case kept under its invoiceRef', async () => {
+    const requests = await withdrawRequests(m);
+    expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
+      'dynamodb:UpdateItem KEY#k_1',
+      `dynamodb:GetItem CASE#${seg}${CASE}`,
+      `dynamodb:UpdateItem in transaction CASE#${seg}${CASE}`,
+      expect.stringMatching(new RegExp(`^dynamodb:PutItem in transaction EVENT#${seg}evt_`)),
+      `dynamodb:DeleteItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
+      `dynamodb:PutItem in transaction INVREF#${seg}${COMPANY}#inv-1`,
+    ]);
+    for (const request of requests) expect({ request, decision: may('WithdrawCase', request) }).toEqual({ request, decision: 'allow' });
+    // No other partner function gains any of the withdrawal's writes.
+    for (const request of requests.filter((r) => r.enclosingOperation)) {
+      for (const id of ['GetCase', 'ListCases', 'CreateUpload', 'CreateCases'] as const) {
+        const decision = may(id, request);
+        // create-cases writes guards in its own transaction (any item of an INVREF# partition: IAM cannot see the sort key).
+        if (id === 'CreateCases' && request.action === 'dynamodb:PutItem' && request.leadingKeys[0]!.startsWith('INVREF#')) continue;
+        expect({ id, request, decision }).toEqual({ id, request, decision: expect.stringMatching(/deny$/) });
+      }
+    }
+  });
+
+  it('withdraw-case writes each part only inside a transaction, and never a guard, a case or an audit record of its own', async () => {
+    const requests = await withdrawRequests(m);
+    for (const request of requests.filter((r) => r.enclosingOperation)) {
+      const { enclosingOperation: _, ...alone } = request;
+      expect({ alone, decision: may('WithdrawCase', alone) }).toEqual({ alone, decision: expect.stringMatching(/deny$/) });
+    }
+    const guard = keys.invoiceRefGuard(m, COMPANY, 'inv-1');
+    // A guard (no withdrawnAt) cannot be written through the withdrawn-invoiceRef grant.
+    expect(
+      may('WithdrawCase', put(guard, ['type', 'companyId', 'invoiceRef', 'caseId', 'reference', 'createdAt'], 'TransactWriteItems')),
+    ).toBe('implicit-deny');
+    expect(may('WithdrawCase', put(guard, ['type', 'caseId', 'withdrawnAt', 'invoiceRef'], 'TransactWriteItems'))).toBe('implicit-deny');
+    for (const key of [keys.case(m, CASE), keys.attestation(m, CASE)]) {
+      expect(may('WithdrawCase', put(key, ['caseId'], 'TransactWriteItems'))).not.toBe('allow');
+    }
+    expect(may('WithdrawCase', put(keys.event(m, 'evt_1'), ['payload', 'secretHash'], 'TransactWriteItems'))).toBe('implicit-deny');
+    for (const key of [
+      keys.idempotencyClaim(m, COMPANY, 'idem-1'),
+      keys.company(COMPANY),
+      keys.caseReferenceCounter(),
+      keys.upload(FILE_KEY),
+    ]) {
+      expect(may('WithdrawCase', put(key, ['caseId'], 'TransactWriteItems'))).toBe('implicit-deny');
+      expect(may('WithdrawCase', remove(key, 'TransactWriteItems'))).toBe('implicit-deny');
+    }
+  });
+
+  it('list-cases batch-reads only cases (the look-up by invoiceRef), exactly as the lister does', async () => {
+    const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [{ caseId: CASE }] } : { Responses: {} }));
+    await new DynamoCaseLister(client as unknown as DynamoDBDocumentClient, 't').findByInvoiceRef(m, COMPANY, 'inv-1');
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:BatchGetItem CASE#${seg}${CASE}`]);
+    for (const request of client.requests) expect(may('ListCases', request)).toBe('allow');
+    for (const key of [keys.invoiceRefGuard(m, COMPANY, 'inv-1'), keys.idempotencyClaim(m, COMPANY, 'idem-1'), keys.apiKey('k_1')]) {
+      expect(may('ListCases', { action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] })).toBe('implicit-deny');
+    }
+  });
 
   it('create-cases creates cases, audit records, guards and case events only inside the case transaction; the others cannot at all', () => {
     for (const key of [keys.case(m, CASE), keys.attestation(m, CASE), keys.invoiceRefGuard(m, COMPANY, 'inv-1'), keys.event(m, EVENT)]) {
@@ -381,7 +490,7 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     expect(may('CreateCases', put(keys.event(m, EVENT), ['caseId', 'payload']))).toBe('implicit-deny');
   });
 
-  it('create-cases batch-reads invoiceRef guards and upload records only; the others cannot batch-read at all', () => {
+  it('create-cases batch-reads invoiceRef guards and upload records only; no other function may batch-read a guard', () => {
     const batchGet = (key: { pk: string; sk: string }): ItemRequest => ({
       action: 'dynamodb:BatchGetItem',
       leadingKeys: [key.pk],
@@ -397,7 +506,7 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     ]) {
       expect(may('CreateCases', batchGet(key))).toBe('implicit-deny');
     }
-    for (const id of ['GetCase', 'ListCases', 'CreateUpload'] as const)
+    for (const id of ['GetCase', 'ListCases', 'CreateUpload', 'WithdrawCase'] as const)
       expect(may(id, batchGet(keys.invoiceRefGuard('live', COMPANY, 'inv-1')))).toBe('implicit-deny');
   });
 
@@ -476,7 +585,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
   // stored idempotency responses.
   it.each([
     ['GetCase', ['apiKey', 'case']],
-    ['ListCases', ['apiKey', 'invoiceRefGuard', 'case']],
+    ['ListCases', ['apiKey']],
+    ['WithdrawCase', ['apiKey', 'case']],
     ['CreateUpload', ['apiKey']],
     ['CreateCases', ['apiKey', 'company']],
     ['GetEvent', ['apiKey', 'event']],

@@ -91,6 +91,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/ListCases/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListEvents/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/GetEvent/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/WithdrawCase/Role: AwsSolutions-IAM5[Resource::*]',
       ].sort(),
     );
     for (const reason of Object.values(acks)) expect(reason.length).toBeGreaterThan(40);
