@@ -10,6 +10,8 @@ import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
+  caseConfirmStatements,
+  itemReadStatements,
   caseListStatements,
   caseWriteStatements,
   invoiceCheckStatements,
@@ -48,7 +50,8 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
  *   function, which authenticates no one).
  */
-export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
+export type TableAccess =
+  'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads' | 'confirm-cases' | 'confirm-test-cases';
 
 /**
  * How a function may use the invoice bucket:
@@ -135,9 +138,14 @@ export class ApiFunction extends Construct {
 
   bindTable(table: ITable, access: TableAccess): void {
     const statements = [
-      ...(access === 'record-uploads' ? uploadRecordStatements(table) : apiKeyAuthenticationStatements(table, access)),
+      ...(access === 'record-uploads'
+        ? uploadRecordStatements(table)
+        : access === 'confirm-cases'
+          ? itemReadStatements(table, access)
+          : apiKeyAuthenticationStatements(table, access)),
       ...tableGuardrailStatements(table),
     ];
+    if (access === 'confirm-cases' || access === 'confirm-test-cases') statements.push(...caseConfirmStatements(table));
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     this.addStatements(statements);

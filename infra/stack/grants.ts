@@ -49,6 +49,8 @@ export const PARTITIONS = {
   referenceCounter: keys.caseReferenceCounter().pk,
   /** Upload records: one partition per invoice file. */
   upload: `${PARTITION_PREFIXES.upload}*`,
+  /** Case events (the outbox): each in a partition of its own. */
+  event: `${PARTITION_PREFIXES.event}*`,
 } as const;
 
 /**
@@ -78,6 +80,41 @@ export const WRITABLE_ATTRIBUTES = {
   referenceCounter: [PK, SK, 'sequence', 'type'],
   // A present record or a tombstone (lib/adapters/dynamodb/upload-records.ts), with its TTL.
   upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt', 'removedAt', 'sequencer', 'state', TTL_ATTRIBUTE],
+  // A case change (lib/adapters/dynamodb/case-change-store.ts): the lifecycle fields it sets and reads in its condition.
+  caseLifecycle: [PK, SK, 'status', 'recoveryGate', 'debtorVerification', 'statusHistory', 'updatedAt'],
+  // The confirmation record put beside it (a test one carries its test-data listing, gsi1).
+  confirmation: [
+    PK,
+    SK,
+    'type',
+    'caseId',
+    'companyId',
+    'mode',
+    'confirmedBy',
+    'confirmedAt',
+    'requestId',
+    'source',
+    'principal',
+    'eventId',
+    ...GSI1_ATTRIBUTES,
+  ],
+  // The event item (lib/adapters/dynamodb/event-items.ts): its fields, its listing (gsi2) and test-data listing (gsi1).
+  event: [
+    PK,
+    SK,
+    'type',
+    'eventId',
+    'eventType',
+    'companyId',
+    'caseId',
+    'mode',
+    'createdAt',
+    'payload',
+    TTL_ATTRIBUTE,
+    TABLE_DEFINITION.gsi2.partitionKey,
+    TABLE_DEFINITION.gsi2.sortKey,
+    ...GSI1_ATTRIBUTES,
+  ],
 } as const;
 
 const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
@@ -105,6 +142,9 @@ export const ITEM_READS = {
   read: [PARTITIONS.apiKey, PARTITIONS.case],
   'list-cases': [PARTITIONS.apiKey, PARTITIONS.invoiceRefGuard, PARTITIONS.case],
   'write-cases': [PARTITIONS.apiKey, PARTITIONS.company],
+  // Confirmation: the case it changes (the internal route has no API key to read).
+  'confirm-cases': [PARTITIONS.case],
+  'confirm-test-cases': [PARTITIONS.apiKey, PARTITIONS.case],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -155,11 +195,30 @@ export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
       },
     }),
     new PolicyStatement({
-      sid: 'NeverRewriteOrDeleteCasesOrAuditRecords',
+      sid: 'NeverDeleteCasesOrAuditRecords',
       effect: Effect.DENY,
-      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      actions: ['dynamodb:DeleteItem'],
       resources: [table.tableArn],
       conditions: touchingPartitions(PARTITIONS.case),
+    }),
+    // A case changes only through the lifecycle (case-change-store.ts): its lifecycle fields, in the
+    // transaction that also writes its event. Nothing else of a case or an audit record is ever updated.
+    new PolicyStatement({
+      sid: 'CasesChangeOnlyInLifecycleTransactions',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'CasesChangeOnlyTheirLifecycleFields',
+      effect: Effect.DENY,
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: {
+        ...touchingPartitions(PARTITIONS.case),
+        'ForAnyValue:StringNotEquals': { 'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.caseLifecycle] },
+      },
     }),
     new PolicyStatement({
       sid: 'CasesAndAuditRecordsOnlyInTheCaseTransaction',
@@ -248,6 +307,54 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
           'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.referenceCounter],
         },
       },
+    }),
+  ];
+}
+
+/**
+ * Reading what a function needs by GetItem (ITEM_READS) without an API key: the internal routes,
+ * whose callers API Gateway authorises with IAM.
+ */
+export function itemReadStatements(table: ITable, reads: keyof typeof ITEM_READS): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'ReadTableItems',
+      actions: ['dynamodb:GetItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(...ITEM_READS[reads]),
+    }),
+  ];
+}
+
+/**
+ * Confirming a case (confirm-cases, test-confirm-case), one TransactWriteItems per case
+ * (lib/adapters/dynamodb/case-change-store.ts), each part only inside such a transaction:
+ * - UpdateItem of the case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses any other);
+ * - PutItem of the confirmation record (`CASE#`, its own attributes only: a case or an audit
+ *   record has others, so neither can be created here);
+ * - PutItem of the `case.updated` event (`EVENT#`, the event item's attributes only).
+ * No DeleteItem: withdrawal's guard release is not needed to confirm.
+ */
+export function caseConfirmStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'ChangeCaseLifecycle',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteConfirmationRecords',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteCaseEvents',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
     }),
   ];
 }

@@ -58,6 +58,8 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   listCases: { table: 'list-cases', cursorSecret: true },
   createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
   createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+  confirmCases: { table: 'confirm-cases' },
+  testConfirmCase: { table: 'confirm-test-cases' },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {
