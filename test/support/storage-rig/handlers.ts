@@ -1,7 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildCreateCasesHandler } from '../../../functions/create-cases.js';
+import { buildConfirmCasesHandler } from '../../../functions/confirm-cases.js';
 import { buildCreateUploadHandler } from '../../../functions/create-upload.js';
+import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
 import { buildListCasesHandler } from '../../../functions/list-cases.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
@@ -39,6 +41,7 @@ export interface RecordedHandlers {
   listCases: Handler;
   createCases: Handler;
   createUpload: Handler;
+  confirmCases: Handler;
 }
 
 /** The stand-in a client can be pointed at instead of the network (see memory-backend.ts). */
@@ -90,10 +93,14 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     keys: stores.keys,
     uploads: new UploadService({ signer: new PresignedUploadSigner(s3, cfg.bucketName), ttlSeconds: cfg.uploadUrlTtlSeconds }),
   });
+  const confirmCases = buildConfirmCasesHandler({
+    changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
+  });
   return {
     recorder,
     ddb,
     s3,
+    confirmCases: confirmCases as unknown as Handler,
     getCase: getCase as unknown as Handler,
     listCases: listCases as unknown as Handler,
     createCases: createCases as unknown as Handler,
