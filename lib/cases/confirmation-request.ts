@@ -17,6 +17,12 @@ export const MAX_CONFIRMED_BY_NAME_LENGTH = 200;
 const FIELDS = ['companyId', 'caseIds', 'confirmedBy'] as const;
 const CONFIRMED_BY_FIELDS = ['name', 'email'] as const;
 
+/** C0 controls (U+0000–U+001F), DEL (U+007F) and C1 controls (U+0080–U+009F). */
+function isControlCharacter(char: string): boolean {
+  const code = char.charCodeAt(0);
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
+
 function required(field: string, kind: string) {
   return (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`);
 }
@@ -31,7 +37,7 @@ export const confirmedBySchema = /* @__PURE__ */ z.strictObject(
         error: `confirmedBy.name must be at most ${MAX_CONFIRMED_BY_NAME_LENGTH} characters`,
       })
       .refine(isWellFormedText, { error: 'confirmedBy.name must be valid Unicode text' })
-      .refine((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s), { error: 'confirmedBy.name must not contain control characters' }),
+      .refine((s) => ![...s].some(isControlCharacter), { error: 'confirmedBy.name must not contain control characters' }),
     email: z
       .string({ error: required('confirmedBy.email', 'a string') })
       .max(254, { error: 'confirmedBy.email must be at most 254 characters' })
