@@ -3,6 +3,7 @@ import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
 import { handler as listCasesHandler } from '../../functions/list-cases.js';
+import { handler as testConfirmCaseHandler } from '../../functions/test-confirm-case.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -135,12 +136,19 @@ describe('scopes in docs/openapi.json', () => {
     ['post', '/api/v1/cases', createCasesHandler, () => ({ body: JSON.stringify({ cases: [] }) })],
     ['get', '/api/v1/cases/{id}', getCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
     ['get', '/api/v1/cases', listCasesHandler, () => ({ query: { limit: '1' } })],
+    [
+      'post',
+      '/api/v1/test-helpers/cases/{id}/confirm',
+      testConfirmCaseHandler,
+      () => ({ pathParameters: { id: 'case_0000000000000000000000' } }),
+    ],
   ];
 
-  it('cover exactly the four routes', () => {
+  it('cover exactly the partner routes (the internal confirmations route is not in the partner document)', () => {
     const paths = contract().document.paths as Record<string, Record<string, unknown>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(documented.sort()).toEqual(operations.map(([method, path]) => `${method} ${path}`).sort());
+    expect(JSON.stringify(contract().document)).not.toContain('/internal/');
   });
 
   it.each(operations)('%s %s: x-required-scope is the scope the handler demands', async (method, resource, handler, extra) => {
