@@ -138,6 +138,6 @@ function confirmationItem(record: ConfirmationRecord): Record<string, AttributeV
       type: ITEM_TYPES.confirmation,
     }),
     ...attributeMap(flat),
-    confirmedBy: convertToAttr(confirmedBy, { removeUndefinedValues: true }),
+    confirmedBy: convertToAttr(confirmedBy),
   };
 }
