@@ -11,6 +11,7 @@ import * as z from 'zod';
 export const ERROR_CODES = [
   'UNAUTHENTICATED',
   'INSUFFICIENT_SCOPE',
+  'FORBIDDEN',
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'IDEMPOTENCY_KEY_REUSED',
@@ -87,6 +88,17 @@ export class InsufficientScopeError extends CodedError {
     super('INSUFFICIENT_SCOPE', `This API key does not hold the scope "${requiredScope}" that this operation requires.`, {
       extensions: { requiredScope },
     });
+  }
+}
+
+/**
+ * The caller is not one this route serves: on the internal route, a request that reached the
+ * function without an AWS IAM caller identity (API Gateway's AWS_IAM authorisation normally stops
+ * it first; the handler refuses it again, in depth).
+ */
+export class ForbiddenError extends CodedError {
+  constructor(detail: string) {
+    super('FORBIDDEN', detail);
   }
 }
 

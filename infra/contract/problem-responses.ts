@@ -38,6 +38,7 @@ export type GatewayResponseType =
   | 'RESOURCE_NOT_FOUND'
   | 'INVALID_SIGNATURE'
   | 'EXPIRED_TOKEN'
+  | 'ACCESS_DENIED'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
   | 'WAF_FILTERED'
@@ -51,6 +52,11 @@ const NOT_FOUND = {
   title: 'Not found',
   detail: 'No resource matches this path. Paths start with /api/v1/.',
 } as const;
+
+/** API Gateway refused an AWS_IAM request (problem-responses above). */
+const IAM_REFUSED = { status: 403, code: 'FORBIDDEN', title: 'Forbidden' } as const;
+const IAM_ADVICE =
+  'Internal routes (/internal/v1/) take AWS IAM signatures only (docs/internal-api.md); partner routes start with /api/v1/ and take an API key.';
 
 /**
  * Retrying after a 5xx is safe: POST /api/v1/cases replays its first answer for the same
@@ -73,10 +79,30 @@ export const PROBLEM_GATEWAY_RESPONSES: readonly ProblemGatewayResponse[] = [
   // 405 from the path's mock method (http-api.ts, METHOD_NOT_ALLOWED_RESPONSE below).
   { id: 'MissingAuthenticationToken', type: 'MISSING_AUTHENTICATION_TOKEN', ...NOT_FOUND },
   { id: 'ResourceNotFound', type: 'RESOURCE_NOT_FOUND', ...NOT_FOUND },
-  // No method uses IAM authorisation, so signature errors only arise when API Gateway tries to read
-  // "Authorization: Bearer ..." as a SigV4 header on an unmatched path: also a 404.
-  { id: 'InvalidSignature', type: 'INVALID_SIGNATURE', ...NOT_FOUND },
-  { id: 'ExpiredToken', type: 'EXPIRED_TOKEN', ...NOT_FOUND },
+  // The internal routes (AWS_IAM, route-table.ts) are the only methods API Gateway authorises
+  // itself. An unsigned request to one is a MISSING_AUTHENTICATION_TOKEN like an unknown path (one
+  // status per type for the whole API): a 404, so the route stays invisible to unsigned callers.
+  // A signature API Gateway refuses (malformed, such as a partner's "Authorization: Bearer ...";
+  // wrong; expired; or a principal IAM does not allow) is a 403. API Gateway also reads a Bearer
+  // header as a malformed signature on an unmatched path, which then answers this 403 too.
+  {
+    id: 'InvalidSignature',
+    type: 'INVALID_SIGNATURE',
+    ...IAM_REFUSED,
+    detail: `The Authorization header is not a valid AWS SigV4 signature for this request. ${IAM_ADVICE}`,
+  },
+  {
+    id: 'ExpiredToken',
+    type: 'EXPIRED_TOKEN',
+    ...IAM_REFUSED,
+    detail: `The AWS signature or security token has expired (a signature is valid for 15 minutes). ${IAM_ADVICE}`,
+  },
+  {
+    id: 'AccessDenied',
+    type: 'ACCESS_DENIED',
+    ...IAM_REFUSED,
+    detail: `The signing AWS principal is not allowed to invoke this route (execute-api:Invoke). ${IAM_ADVICE}`,
+  },
   {
     id: 'Throttled',
     type: 'THROTTLED',

@@ -18,7 +18,16 @@ export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
 export const LAMBDA_REQUEST_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /** The key of each function; also the key of the stack's `functions` and of the API's handlers. */
-export type ApiFunctionId = 'getCase' | 'listCases' | 'createCases' | 'createUpload' | 'listEvents' | 'getEvent' | 'withdrawCase';
+export type ApiFunctionId =
+  | 'getCase'
+  | 'listCases'
+  | 'createCases'
+  | 'createUpload'
+  | 'listEvents'
+  | 'getEvent'
+  | 'withdrawCase'
+  | 'confirmCases'
+  | 'testConfirmCase';
 
 export interface ApiFunctionSpec {
   /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
@@ -88,6 +97,21 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
     timeoutSeconds: 6,
     memorySetting: 'functionMemoryMb',
   },
+  // Up to 100 confirmations in parallel, each a read and a transaction (two round trips).
+  confirmCases: {
+    name: 'confirm-cases',
+    constructId: 'ConfirmCases',
+    entry: 'functions/confirm-cases.ts',
+    timeoutSeconds: 10,
+    memorySetting: 'functionMemoryMb',
+  },
+  testConfirmCase: {
+    name: 'test-confirm-case',
+    constructId: 'TestConfirmCase',
+    entry: 'functions/test-confirm-case.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
 };
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
@@ -123,6 +147,20 @@ export interface RouteSpec {
    * route table be read on its own, and a test holds the two equal.
    */
   scope?: Scope;
+  /**
+   * Who may call the route. `api-key` (the default): partners, with the key the handler checks;
+   * API Gateway lets every request through to it. `aws-iam`: internal callers only; API Gateway
+   * requires a SigV4 signature of a principal allowed `execute-api:Invoke` on the route (the
+   * method's AuthorizationType AWS_IAM; locally, infra/local verifies the signature), and such a
+   * route is not in the partner-facing OpenAPI document.
+   */
+  authorization?: RouteAuthorization;
+}
+
+export type RouteAuthorization = 'api-key' | 'aws-iam';
+
+export function authorizationOf(route: Pick<RouteSpec, 'authorization'>): RouteAuthorization {
+  return route.authorization ?? 'api-key';
 }
 
 export const ROUTE_TABLE: readonly RouteSpec[] = [
@@ -138,6 +176,20 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
     function: 'withdrawCase',
     operationName: 'WithdrawCase',
     scope: 'cases:write',
+  },
+  {
+    method: 'POST',
+    resource: '/api/v1/test-helpers/cases/{id}/confirm',
+    function: 'testConfirmCase',
+    operationName: 'TestConfirmCase',
+    scope: 'cases:write',
+  },
+  {
+    method: 'POST',
+    resource: '/internal/v1/confirmations',
+    function: 'confirmCases',
+    operationName: 'ConfirmCases',
+    authorization: 'aws-iam',
   },
 ];
 

@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { API_FUNCTIONS, memoryOf, ROUTE_TABLE, type ApiFunctionId, type RouteMethod } from '../contract/route-table.js';
+import {
+  API_FUNCTIONS,
+  authorizationOf,
+  memoryOf,
+  ROUTE_TABLE,
+  type ApiFunctionId,
+  type RouteAuthorization,
+  type RouteMethod,
+} from '../contract/route-table.js';
 import { DEFAULT_STACK_CONFIG, readStackConfig, type StageIndependentConfig } from '../contract/stack-config.js';
 import type { LambdaHandler } from './invoke-with-deadline.js';
 
@@ -20,6 +28,8 @@ export interface ApiRoute {
   /** The function's timeout: the context counts down from it, and overrunning it is a 502. */
   timeoutMs: number;
   memoryMb: number;
+  /** `aws-iam`: the local server verifies a SigV4 signature before the handler runs, as API Gateway does. */
+  authorization?: RouteAuthorization;
   load: () => Promise<LambdaHandler>;
 }
 
@@ -31,6 +41,8 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   listEvents: async () => (await import('../../functions/list-events.js')).handler as unknown as LambdaHandler,
   getEvent: async () => (await import('../../functions/get-event.js')).handler as unknown as LambdaHandler,
   withdrawCase: async () => (await import('../../functions/withdraw-case.js')).handler as unknown as LambdaHandler,
+  confirmCases: async () => (await import('../../functions/confirm-cases.js')).handler as unknown as LambdaHandler,
+  testConfirmCase: async () => (await import('../../functions/test-confirm-case.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {
@@ -58,6 +70,7 @@ export function apiRoutes(config: StageIndependentConfig = localStackConfig()): 
       functionName: fn.name,
       timeoutMs: fn.timeoutSeconds * 1000,
       memoryMb: memoryOf(fn, config),
+      authorization: authorizationOf(route),
       load: LOADERS[route.function],
     };
   });

@@ -4,8 +4,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayProblemResult, gatewayResponse, METHOD_NOT_ALLOWED_RESPONSE } from '../contract/problem-responses.js';
 import { LAMBDA_REQUEST_PAYLOAD_BYTES } from '../contract/route-table.js';
 import { findRoute, type ApiRoute, type LambdaHandler } from './api-routes.js';
+import { verifyExecuteApiSignature, type LocalIamCredential, type SignatureCheck } from './execute-api-signature.js';
 import { invokeWithDeadline } from './invoke-with-deadline.js';
-import { restApiEvent } from './lambda-events.js';
+import { restApiEvent, type RestEventOptions } from './lambda-events.js';
 
 /**
  * A thin HTTP server that turns each request into the API Gateway REST proxy event Lambda would
@@ -33,6 +34,11 @@ export interface LocalServerOptions {
   maxBodyBytes?: number;
   /** API Gateway's integration timeout; defaults to API_GATEWAY_INTEGRATION_TIMEOUT_MS (tests shorten it). */
   integrationTimeoutMs?: number;
+  /**
+   * The IAM credentials whose SigV4 signatures the internal (AWS_IAM) routes accept, and the
+   * region they must be scoped to. Without them every request to such a route is refused.
+   */
+  iam?: { credentials: readonly LocalIamCredential[]; region: string };
 }
 
 function isUtf8Text(buffer: Buffer): boolean {
@@ -52,6 +58,7 @@ export function toApiGatewayEvent(
   pathParameters: Record<string, string> | null,
   url: URL,
   requestId: string = randomUUID(),
+  iamIdentity?: RestEventOptions['iamIdentity'],
 ): APIGatewayProxyEvent {
   // Bytes that are not UTF-8 text arrive base64-encoded, as API Gateway passes binary payloads.
   const binary = body.length > 0 && !isUtf8Text(body);
@@ -70,7 +77,19 @@ export function toApiGatewayEvent(
     requestId,
     protocol: `HTTP/${req.httpVersion}`,
     domainName: req.headers.host ?? 'localhost',
+    ...(iamIdentity ? { iamIdentity } : {}),
   });
+}
+
+/** API Gateway's AWS_IAM check of a request to an internal route (execute-api-signature.ts). */
+function checkSignature(req: IncomingMessage, url: URL, body: Buffer, iam: LocalServerOptions['iam']): Promise<SignatureCheck> {
+  if (!iam) return Promise.resolve({ ok: false, type: 'ACCESS_DENIED', reason: 'no local IAM credentials are configured' });
+  const raw = req.url ?? '/';
+  const q = raw.indexOf('?');
+  return verifyExecuteApiSignature(
+    { method: req.method ?? 'GET', path: url.pathname, rawQuery: q === -1 ? '' : raw.slice(q + 1), headers: req.headersDistinct, body },
+    iam,
+  );
 }
 
 function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
@@ -204,8 +223,19 @@ export function createLocalServer(options: LocalServerOptions): Server {
           answerTooLarge(req, res, gatewayProblemResult(gatewayResponse('REQUEST_TOO_LARGE'), requestId));
           return done(413);
         }
+        let iamIdentity: RestEventOptions['iamIdentity'];
+        if (match.route.authorization === 'aws-iam') {
+          const check = await checkSignature(req, url, body, options.iam);
+          if (!check.ok) {
+            options.log?.(`${match.route.functionName} ${requestId}: refused before the function (${check.type}): ${check.reason}`);
+            const answer = gatewayProblemResult(gatewayResponse(check.type), requestId);
+            writeResult(res, answer);
+            return done(answer.statusCode);
+          }
+          iamIdentity = check.identity;
+        }
         const handler = await handlerFor(match.route);
-        const event = toApiGatewayEvent(req, body, match.route, match.pathParameters, url, requestId);
+        const event = toApiGatewayEvent(req, body, match.route, match.pathParameters, url, requestId, iamIdentity);
         const { outcome, result, failure } = await invokeWithDeadline(handler, event, {
           functionName: match.route.functionName,
           timeoutMs: match.route.timeoutMs,

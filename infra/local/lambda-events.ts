@@ -32,6 +32,8 @@ export interface RestEventOptions {
   domainName?: string;
   /** Epoch ms of the request (default now). */
   at?: number;
+  /** The IAM caller API Gateway verified (AWS_IAM methods); absent on partner routes. */
+  iamIdentity?: { userArn: string; accessKey: string; accountId: string; caller: string };
 }
 
 /**
@@ -98,11 +100,11 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
       protocol: options.protocol ?? 'HTTP/1.1',
       httpMethod: options.method,
       identity: {
-        accessKey: null,
-        accountId: null,
+        accessKey: options.iamIdentity?.accessKey ?? null,
+        accountId: options.iamIdentity?.accountId ?? null,
         apiKey: null,
         apiKeyId: null,
-        caller: null,
+        caller: options.iamIdentity?.caller ?? null,
         clientCert: null,
         cognitoAuthenticationProvider: null,
         cognitoAuthenticationType: null,
@@ -110,9 +112,9 @@ export function restApiEvent(options: RestEventOptions): APIGatewayProxyEvent {
         cognitoIdentityPoolId: null,
         principalOrgId: null,
         sourceIp: options.sourceIp ?? '203.0.113.7',
-        user: null,
+        user: options.iamIdentity?.caller ?? null,
         userAgent: options.userAgent ?? null,
-        userArn: null,
+        userArn: options.iamIdentity?.userArn ?? null,
       },
       path: `/${stage}${options.path}`,
       stage,

@@ -19,6 +19,8 @@ import { javaAvailable, localEnvironment, portInUse } from './stores.js';
 /** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
 export const DEMO_KEY_FILE = 'demo-api-key';
 export const DEMO_TEST_KEY_FILE = 'demo-test-api-key';
+/** This start's IAM credentials for the internal routes (mode 0600), as `export` lines a shell can source. */
+export const INTERNAL_CREDENTIALS_FILE = 'internal-iam-credentials';
 
 /**
  * The served OpenAPI document names this server, on its actual port, instead of the default
@@ -122,6 +124,10 @@ async function main(): Promise<void> {
     const { createLocalServer } = await import('./http-adapter.js');
     const { API_ROUTES } = await import('./api-routes.js');
     const { docsResponse, OPENAPI_ROUTE } = await import('./docs-routes.js');
+    const { newLocalIamCredential } = await import('./execute-api-signature.js');
+    // New for every start (never in the repository, never valid against another start); printed below.
+    const internalCredential = newLocalIamCredential();
+    const internalCredentialsFile = join(dataDir, INTERNAL_CREDENTIALS_FILE);
     const demo = await ensureDemoAccount();
     const keyFile = join(dataDir, DEMO_KEY_FILE);
     const testKeyFile = join(dataDir, DEMO_TEST_KEY_FILE);
@@ -136,11 +142,20 @@ async function main(): Promise<void> {
       }
     }
 
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(
+      internalCredentialsFile,
+      `export AWS_ACCESS_KEY_ID=${internalCredential.accessKeyId}\nexport AWS_SECRET_ACCESS_KEY=${internalCredential.secretAccessKey}\nexport AWS_REGION=${LOCAL_DEFAULTS.region}\n`,
+      { mode: 0o600 },
+    );
+    chmodSync(internalCredentialsFile, 0o600);
+
     const base = `http://localhost:${ports.apiPort}`;
     server = createLocalServer({
       routes: API_ROUTES,
       staticRoutes: [withLocalServer(docsResponse, OPENAPI_ROUTE, base)],
       log: (line) => console.log(line),
+      iam: { credentials: [internalCredential], region: LOCAL_DEFAULTS.region },
     });
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
@@ -186,6 +201,14 @@ async function main(): Promise<void> {
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write`);
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write --mode test`);
     }
+    console.log('');
+    console.log(`Internal routes (/internal/v1/, e.g. the dashboard's confirmations) take SigV4 signatures (service execute-api,`);
+    console.log(
+      `region ${LOCAL_DEFAULTS.region}) made with these credentials, new for this start and kept in ${internalCredentialsFile} (mode 0600):`,
+    );
+    console.log('');
+    console.log(`  export AWS_ACCESS_KEY_ID=${internalCredential.accessKeyId}`);
+    console.log(`  export AWS_SECRET_ACCESS_KEY=${internalCredential.secretAccessKey}`);
     console.log('');
     console.log('Ctrl-C stops everything.');
   } catch (error) {

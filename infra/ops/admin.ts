@@ -9,6 +9,7 @@
  *   key list --company ID
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
+ *   case confirm --company ID --case CASE_ID --by NAME [--email E] [--mode live|test]
  *
  * --key takes the key id or the full key; either way only the key id is ever printed.
  * Works against the local stack (DynamoDB Local of the running npm start of LOCAL_DATA_DIR, else
@@ -19,6 +20,8 @@
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
  * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
  */
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsError, AccountsService } from '../../lib/accounts/accounts-service.js';
@@ -30,6 +33,10 @@ import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-i
 import { parseScopeList } from '../../lib/auth/scopes.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { createDocumentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { DynamoCaseChangeStore } from '../../lib/adapters/dynamodb/case-change-store.js';
+import { CASE_ID_PATTERN } from '../../lib/cases/case-record.js';
+import { confirmCases } from '../../lib/cases/change-case.js';
+import { confirmedBySchema } from '../../lib/cases/confirmation-request.js';
 import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
 import { LOCAL_DEFAULTS, localPorts, withRunningStackPorts } from '../local/local-ports.js';
 
@@ -50,6 +57,10 @@ Usage: npm run admin -- <command> [options] [--json]
   key list --company ID
   key revoke --key KEY_ID        (or the full key: only its id is printed)
   key rotate --key KEY_ID
+  case confirm --company ID --case CASE_ID --by NAME [--email E] [--mode live|test]
+                                 (the confirmation the partner's dashboard makes, recorded with
+                                 source "operator"; default live; exit 1 when the case is not
+                                 found or not awaiting confirmation)
 
 Target: the local stack by default (the running npm start of LOCAL_DATA_DIR, default .local, on
 whatever ports it uses; else DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000); a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
@@ -164,6 +175,9 @@ async function run(argv: string[]): Promise<number> {
         scopes: { type: 'string' },
         key: { type: 'string' },
         mode: { type: 'string' },
+        case: { type: 'string' },
+        by: { type: 'string' },
+        email: { type: 'string' },
       },
     });
   } catch (error) {
@@ -187,11 +201,12 @@ async function run(argv: string[]): Promise<number> {
     'key list',
     'key revoke',
     'key rotate',
+    'case confirm',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
   // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
-  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key')[]> = {
+  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key' | 'case' | 'by')[]> = {
     'company create': ['name'],
     'company set-auto-attestation': ['company', 'enabled'],
     'company clear-test-data': ['company'],
@@ -199,13 +214,24 @@ async function run(argv: string[]): Promise<number> {
     'key list': ['company'],
     'key revoke': ['key'],
     'key rotate': ['key'],
+    'case confirm': ['company', 'case', 'by'],
   };
   for (const flag of required[command] ?? []) need(values[flag], flag);
   const keyId = command === 'key revoke' || command === 'key rotate' ? keyIdArgument(values.key) : undefined;
   if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
-  if (values.mode !== undefined && command !== 'key create') throw new UsageError('--mode is only for key create');
+  if (values.mode !== undefined && command !== 'key create' && command !== 'case confirm')
+    throw new UsageError('--mode is only for key create and case confirm');
+  for (const flag of ['case', 'by', 'email'] as const)
+    if (values[flag] !== undefined && command !== 'case confirm') throw new UsageError(`--${flag} is only for case confirm`);
+  if (command === 'case confirm') {
+    if (!CASE_ID_PATTERN.test(need(values.case, 'case'))) throw new UsageError('--case must be a case id (case_ and 22 letters or digits)');
+    const by = confirmedBySchema.shape.name.safeParse(values.by);
+    if (!by.success) throw new UsageError(`--by: ${by.error.issues[0]?.message ?? 'invalid'}`);
+    if (values.email !== undefined && !confirmedBySchema.shape.email.safeParse(values.email).success)
+      throw new UsageError('--email must be a valid e-mail address');
+  }
   if (values.mode !== undefined && !isMode(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`);
   if (command === 'key create') {
     try {
@@ -336,6 +362,37 @@ async function run(argv: string[]): Promise<number> {
         await accounts.revokeKey(keyId!);
         out(`Revoked key ${keyId}: it is refused from the next request on`, { keyId, revoked: true });
         break;
+      }
+      case 'case confirm': {
+        const mode = isMode(values.mode) ? values.mode : 'live';
+        const companyId = need(values.company, 'company');
+        const caseId = need(values.case, 'case');
+        const [outcome] = await confirmCases(
+          { store: new DynamoCaseChangeStore(client, cfg.tableName), now: () => new Date() },
+          {
+            mode,
+            companyId,
+            caseIds: [caseId],
+            confirmedBy: { name: need(values.by, 'by'), ...(values.email === undefined ? {} : { email: values.email }) },
+            requestId: `admin-${randomUUID()}`,
+            source: 'operator',
+            // Who ran the command, beside the name they gave (--by).
+            principal: `operator:${userInfo().username}`,
+          },
+        );
+        const result = outcome?.result ?? 'not_found';
+        const stored = outcome?.stored;
+        const state = stored ? { status: stored.status, recoveryGate: stored.recoveryGate } : {};
+        const human = {
+          confirmed: `Confirmed ${mode} case ${caseId} of ${companyId}: status ${stored?.status}, recoveryGate ${stored?.recoveryGate}`,
+          already_confirmed: `Case ${caseId} was already confirmed (status ${stored?.status}); nothing changed`,
+          not_awaiting: `Case ${caseId} is not awaiting confirmation (recoveryGate ${stored?.recoveryGate}, status ${stored?.status}); nothing changed`,
+          not_found: `No ${mode} case ${caseId} exists for company ${companyId}`,
+        }[result];
+        const refused = result === 'not_awaiting' || result === 'not_found';
+        if (refused && !values.json) console.error(human);
+        else out(human, { companyId, caseId, mode, result, ...state });
+        return refused ? 1 : 0;
       }
     }
     return 0;

@@ -10,6 +10,8 @@ import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
 import {
   apiKeyAuthenticationStatements,
+  caseConfirmStatements,
+  itemReadStatements,
   caseListStatements,
   caseWithdrawStatements,
   caseWriteStatements,
@@ -55,7 +57,16 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `list-events`: `authenticate` plus Query on gsi2's event-list partitions (`EVENTS#`) only.
  */
 export type TableAccess =
-  'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'withdraw-case' | 'record-uploads' | 'read-events' | 'list-events';
+  | 'authenticate'
+  | 'read'
+  | 'list-cases'
+  | 'write-cases'
+  | 'withdraw-case'
+  | 'record-uploads'
+  | 'read-events'
+  | 'list-events'
+  | 'confirm-cases'
+  | 'confirm-test-cases';
 
 /**
  * How a function may use the invoice bucket:
@@ -142,9 +153,14 @@ export class ApiFunction extends Construct {
 
   bindTable(table: ITable, access: TableAccess): void {
     const statements = [
-      ...(access === 'record-uploads' ? uploadRecordStatements(table) : apiKeyAuthenticationStatements(table, access)),
+      ...(access === 'record-uploads'
+        ? uploadRecordStatements(table)
+        : access === 'confirm-cases'
+          ? itemReadStatements(table, access)
+          : apiKeyAuthenticationStatements(table, access)),
       ...tableGuardrailStatements(table),
     ];
+    if (access === 'confirm-cases' || access === 'confirm-test-cases') statements.push(...caseConfirmStatements(table));
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     if (access === 'list-events') statements.push(...eventListStatements(table));

@@ -95,6 +95,22 @@ export const WRITABLE_ATTRIBUTES = {
   // A case change (lib/adapters/dynamodb/case-change-store.ts): the lifecycle fields it sets and
   // the ones its condition reads (`pk`, `status`, `recoveryGate`, `debtorVerification`).
   caseLifecycle: [PK, SK, 'status', 'recoveryGate', 'debtorVerification', 'statusHistory', 'updatedAt'],
+  // The confirmation record put beside it (a test one carries its test-data listing, gsi1).
+  confirmation: [
+    PK,
+    SK,
+    'type',
+    'caseId',
+    'companyId',
+    'mode',
+    'confirmedBy',
+    'confirmedAt',
+    'requestId',
+    'source',
+    'principal',
+    'eventId',
+    ...GSI1_ATTRIBUTES,
+  ],
   // The one event item shape (lib/adapters/dynamodb/event-items.ts): fields, its listing (gsi2), a test item's gsi1, its TTL.
   event: [
     PK,
@@ -147,6 +163,9 @@ export const ITEM_READS = {
   'read-events': [PARTITIONS.apiKey, PARTITIONS.event],
   'list-events': [PARTITIONS.apiKey],
   'withdraw-case': [PARTITIONS.apiKey, PARTITIONS.case],
+  // Confirmation: the case it changes (the internal route has no API key to read).
+  'confirm-cases': [PARTITIONS.case],
+  'confirm-test-cases': [PARTITIONS.apiKey, PARTITIONS.case],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -394,6 +413,54 @@ export function caseWithdrawStatements(table: ITable): PolicyStatement[] {
         'ForAnyValue:StringEquals': { 'dynamodb:Attributes': ['withdrawnAt'] },
         StringEquals: TRANSACTION,
       },
+    }),
+  ];
+}
+
+/**
+ * Reading what a function needs by GetItem (ITEM_READS) without an API key: the internal routes,
+ * whose callers API Gateway authorises with IAM.
+ */
+export function itemReadStatements(table: ITable, reads: keyof typeof ITEM_READS): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'ReadTableItems',
+      actions: ['dynamodb:GetItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(...ITEM_READS[reads]),
+    }),
+  ];
+}
+
+/**
+ * Confirming a case (confirm-cases, test-confirm-case), one TransactWriteItems per case
+ * (lib/adapters/dynamodb/case-change-store.ts), each part only inside such a transaction:
+ * - UpdateItem of the case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses any other);
+ * - PutItem of the confirmation record (`CASE#`, its own attributes only: a case or an audit
+ *   record has others, so neither can be created here);
+ * - PutItem of the `case.updated` event (`EVENT#`, the event item's attributes only).
+ * No DeleteItem: withdrawal's guard release is not needed to confirm.
+ */
+export function caseConfirmStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'ChangeCaseLifecycle',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteConfirmationRecords',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteCaseEvents',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
     }),
   ];
 }

@@ -23,7 +23,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { METHOD_NOT_ALLOWED_RESPONSE, PROBLEM_GATEWAY_RESPONSES, problemHeaders, problemTemplate } from '../contract/problem-responses.js';
-import { methodsOf, pathParametersOf, ROUTE_TABLE, routedResources, type ApiFunctionId } from '../contract/route-table.js';
+import { authorizationOf, methodsOf, pathParametersOf, ROUTE_TABLE, routedResources, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface PartnerApiProps {
   stageName: string;
@@ -195,7 +195,9 @@ export class PartnerApi extends Construct {
         const parameters = pathParametersOf(path);
         resource.addMethod(route.method, integrate(props.handlers[route.function]), {
           operationName: route.operationName,
-          authorizationType: AuthorizationType.NONE,
+          // Partner routes: the handler checks the API key. Internal routes: API Gateway checks the
+          // caller's SigV4 signature and execute-api:Invoke permission (no API key is involved).
+          authorizationType: authorizationOf(route) === 'aws-iam' ? AuthorizationType.IAM : AuthorizationType.NONE,
           requestParameters: parameters.length ? Object.fromEntries(parameters.map((p) => [`method.request.path.${p}`, true])) : undefined,
         });
       }
@@ -215,7 +217,7 @@ export class PartnerApi extends Construct {
     const reason =
       'Partners authenticate with API keys that the handlers verify (hashed key looked up by id in DynamoDB, ' +
       'per-route scopes, revocation effective on the next request); IAM, Cognito or a Lambda authorizer would ' +
-      'add a second key store or another Lambda hop without adding protection.';
+      'add a second key store or another Lambda hop without adding protection. The internal routes use AWS_IAM.';
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason }, { id: 'AwsSolutions-COG4', reason });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',

@@ -62,6 +62,8 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   listEvents: { table: 'list-events', cursorSecret: true },
   getEvent: { table: 'read-events' },
   withdrawCase: { table: 'withdraw-case' },
+  confirmCases: { table: 'confirm-cases' },
+  testConfirmCase: { table: 'confirm-test-cases' },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {

@@ -127,6 +127,8 @@ export interface ConfirmCommand {
   confirmedBy: ConfirmedBy;
   requestId: string;
   source: ConfirmationSource;
+  /** Recorded on each confirmation record (ConfirmationRecord.principal). */
+  principal?: string;
 }
 
 /** One confirmation per case id, in parallel; one outcome per id, in the order given. */
@@ -153,6 +155,7 @@ export async function confirmCases(
               confirmedAt: changed.at,
               requestId: command.requestId,
               source: command.source,
+              ...(command.principal === undefined ? {} : { principal: command.principal }),
               eventId: event.id,
             },
           }),

@@ -186,10 +186,13 @@ export interface CompanySettings {
   get(companyId: string, deadline?: Deadline): Promise<CompanyRecord | undefined>;
 }
 
-/** Who confirmed a case (spec rule 4: a confirmation made in the partner's dashboard). */
+/**
+ * Who confirmed a case (spec rule 4: a confirmation made in the partner's dashboard). The dashboard
+ * always names an e-mail address; an operator may not (`admin case confirm --email` is optional).
+ */
 export interface ConfirmedBy {
   name: string;
-  email: string;
+  email?: string;
 }
 
 /** Where a confirmation came from: the dashboard (internal route), an operator (admin CLI), or the test-mode helper route. */
@@ -204,6 +207,11 @@ export interface ConfirmationRecord {
   confirmedAt: string;
   requestId: string;
   source: ConfirmationSource;
+  /**
+   * The authenticated caller behind the confirmation, when there is one: the IAM principal's ARN
+   * that signed the dashboard's request, or `apiKey:<keyId>` for the test-mode helper.
+   */
+  principal?: string;
   /** The `case.updated` event written with it. */
   eventId: string;
 }

@@ -13,6 +13,7 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> = {
   UNAUTHENTICATED: { status: 401, title: 'Unauthenticated' },
   INSUFFICIENT_SCOPE: { status: 403, title: 'Insufficient scope' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, title: 'Idempotency key reused' },

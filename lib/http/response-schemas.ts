@@ -17,8 +17,12 @@ import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
 
 // ---- problem details (RFC 9457) ------------------------------------------------------------
 
-/** Codes the handlers send (lib/errors.ts), then those API Gateway and WAF send in front of them. */
-export const PROBLEM_CODES = [...ERROR_CODES, 'RATE_LIMITED', 'FORBIDDEN', 'GATEWAY_TIMEOUT'] as const;
+/**
+ * Codes the handlers send (lib/errors.ts), then those only API Gateway sends in front of them.
+ * `FORBIDDEN` is in lib/errors.ts: the internal route's handler sends it too (a request without an
+ * IAM caller), as WAF and API Gateway's signature checks do.
+ */
+export const PROBLEM_CODES = [...ERROR_CODES, 'RATE_LIMITED', 'GATEWAY_TIMEOUT'] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 export const problemCodeSchema = z.enum(PROBLEM_CODES).meta({

@@ -1,6 +1,7 @@
 import { CASES_PER_TRANSACTION } from '../../lib/adapters/dynamodb/case-writer.js';
 import { CASE_LIST_SHARDS } from '../../lib/adapters/dynamodb/table-keys.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { restApiEvent } from '../../infra/local/lambda-events.js';
 import { config } from '../../lib/runtime/config.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { benchCases, createCasesEvent, lambdaContext, listCasesEvent } from '../support/storage-rig/events.js';
@@ -197,6 +198,36 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
       depth: 3,
       path: 'GetItem → Query → BatchGetItem',
       byCommand: { 'dynamodb:GetItem': 1, 'dynamodb:Query': 1, 'dynamodb:BatchGetItem': 1 },
+    });
+  });
+
+  // One case: with several, each case's read and transaction run beside the others' (two round
+  // trips each), but the recorder's one timeline would chain one case's transaction after another's
+  // read that happened to end later (DynamoDB Local also runs transactions one at a time).
+  it('confirms a case in two round trips: the case read, then its transaction (no API key on the internal route)', async () => {
+    const res = await rig.handlers.createCases(
+      createCasesEvent(rig.partner.apiKey, benchCases(`confirm-${Date.now()}`, 1, rig.partner.fileKeys)),
+      lambdaContext(),
+    );
+    const ids = (JSON.parse(res.body) as { created: { id: string }[] }).created.map((c) => c.id);
+    expect(ids).toHaveLength(1);
+    const event = restApiEvent({
+      method: 'POST',
+      path: '/internal/v1/confirmations',
+      resource: '/internal/v1/confirmations',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ companyId: rig.partner.companyId, caseIds: ids, confirmedBy: { name: 'Depth', email: 'depth@example.com' } }),
+      iamIdentity: { userArn: 'arn:aws:iam::123456789012:role/dashboard', accessKey: 'AKIA', accountId: '123456789012', caller: 'AKIA' },
+    });
+    rig.handlers.recorder.reset();
+    const confirmed = await rig.handlers.confirmCases(event, lambdaContext());
+    expect(JSON.parse(confirmed.body)).toMatchObject({ results: ids.map((caseId) => ({ caseId, result: 'confirmed' })) });
+    const summary = rig.handlers.recorder.summary();
+    expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand, retries: summary.sdkRetries }).toEqual({
+      depth: 2,
+      path: 'GetItem → TransactWriteItems',
+      byCommand: { 'dynamodb:GetItem': 1, 'dynamodb:TransactWriteItems': 1 },
+      retries: 0,
     });
   });
 

@@ -929,11 +929,52 @@ function registerDocument(registry: OpenAPIRegistry): void {
   });
 }
 
+function registerTestHelpers(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'post',
+    path: '/api/v1/test-helpers/cases/{id}/confirm',
+    operationId: 'testConfirmCase',
+    tags: ['Test helpers'],
+    summary: 'Confirm a test case (test mode only)',
+    description:
+      'Test-mode keys only: makes the confirmation a user would make in your dashboard (spec rule 4) for one of your test cases, ' +
+      'so you can rehearse what follows: `recoveryGate` becomes `CONFIRMED`, `status` `READY` (or stays `DRAFT` while the debtor is ' +
+      'being verified), and one `case.updated` event is written. Answers the case record after the change, or as it is when there ' +
+      'was nothing to confirm (already confirmed, auto-attested or withdrawn). With a live key this route does not exist (`404`): ' +
+      'live cases are confirmed in your dashboard only. The confirmation is recorded as made by "test helper", with your key id.' +
+      scopeSentence('cases:write'),
+    ...secured('cases:write'),
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'The test case id, as returned in `created[].id`.',
+        schema: { type: 'string', pattern: CASE_ID_PATTERN.source },
+        example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+      },
+    ],
+    responses: {
+      200: json('The case after the confirmation.', caseViewSchema, {
+        confirmed: { summary: 'A confirmed test case', value: example(caseViewSchema) },
+      }),
+      401: unauthorized,
+      403: forbidden('cases:write'),
+      404: problem('No test case with this id exists for your company, or the key is a live-mode key.', notFoundProblemSchema),
+      429: tooManyRequests,
+      500: internal,
+      503: unavailable,
+      default: otherProblem,
+    },
+  });
+}
+
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
 export function buildOpenApiDocument(): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registerDocument(registry);
+  registerTestHelpers(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
@@ -957,6 +998,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         name: 'Events',
         description: `What happened to your cases: one event per creation and per change, kept ${EVENT_RETENTION_DAYS} days.`,
       },
+      { name: 'Test helpers', description: 'Test-mode keys only: make in the sandbox what other systems do to live cases.' },
     ],
   });
 }

@@ -1,11 +1,12 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildCreateCasesHandler } from '../../../functions/create-cases.js';
+import { buildConfirmCasesHandler } from '../../../functions/confirm-cases.js';
 import { buildCreateUploadHandler } from '../../../functions/create-upload.js';
+import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
 import { buildListCasesHandler } from '../../../functions/list-cases.js';
 import { buildWithdrawCaseHandler } from '../../../functions/withdraw-case.js';
-import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';
@@ -42,6 +43,7 @@ export interface RecordedHandlers {
   createCases: Handler;
   createUpload: Handler;
   withdrawCase: Handler;
+  confirmCases: Handler;
 }
 
 /** The stand-in a client can be pointed at instead of the network (see memory-backend.ts). */
@@ -97,11 +99,15 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     keys: stores.keys,
     changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
   });
+  const confirmCases = buildConfirmCasesHandler({
+    changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
+  });
   return {
     recorder,
     ddb,
     s3,
     withdrawCase: withdrawCase as unknown as Handler,
+    confirmCases: confirmCases as unknown as Handler,
     getCase: getCase as unknown as Handler,
     listCases: listCases as unknown as Handler,
     createCases: createCases as unknown as Handler,

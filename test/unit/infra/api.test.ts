@@ -18,7 +18,7 @@ function routes(context: Record<string, unknown> = {}): Record<string, string> {
 }
 
 describe('the REST API', () => {
-  it('exposes exactly the seven v1 routes, each backed by its function', () => {
+  it('exposes exactly the v1 routes and the internal confirmations route, each backed by its function', () => {
     expect(routes()).toEqual({
       'POST /api/v1/uploads': 'CreateUpload',
       'POST /api/v1/cases': 'CreateCases',
@@ -27,6 +27,8 @@ describe('the REST API', () => {
       'GET /api/v1/events': 'ListEvents',
       'GET /api/v1/events/{id}': 'GetEvent',
       'POST /api/v1/cases/{id}/withdraw': 'WithdrawCase',
+      'POST /api/v1/test-helpers/cases/{id}/confirm': 'TestConfirmCase',
+      'POST /internal/v1/confirmations': 'ConfirmCases',
     });
   });
 
@@ -46,17 +48,33 @@ describe('the REST API', () => {
     for (const route of ROUTE_TABLE) expect(targets[`${route.method} ${route.resource}`]).toBe(API_FUNCTIONS[route.function].constructId);
   });
 
-  it('integrates every route as a Lambda proxy, with no API Gateway authorizer or validator', () => {
+  it('integrates every route as a Lambda proxy, with no API Gateway authorizer or validator; partner routes are open to the handler, internal ones AWS_IAM', () => {
     const { template } = synth();
-    for (const { method } of methods(template).filter(({ method: m }) => m.Properties.HttpMethod !== 'ANY')) {
+    for (const { method, path } of methods(template).filter(({ method: m }) => m.Properties.HttpMethod !== 'ANY')) {
       expect(method.Properties).toMatchObject({
-        AuthorizationType: 'NONE',
+        AuthorizationType: path.startsWith('/internal/') ? 'AWS_IAM' : 'NONE',
         Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
       });
+      expect(method.Properties.ApiKeyRequired).not.toBe(true);
       expect(method.Properties.RequestValidatorId).toBeUndefined();
     }
     expect(Object.keys(resourcesOfType(template, 'AWS::ApiGateway::RequestValidator'))).toHaveLength(0);
     expect(Object.keys(resourcesOfType(template, 'AWS::ApiGateway::Authorizer'))).toHaveLength(0);
+  });
+
+  it('authorises the internal confirmations route with AWS IAM only: a partner API key can never reach its function', () => {
+    const { template } = synth();
+    const internal = methods(template).filter(({ path }) => path === '/internal/v1/confirmations');
+    const post = internal.find(({ method }) => method.Properties.HttpMethod === 'POST');
+    expect(post?.method.Properties).toMatchObject({ AuthorizationType: 'AWS_IAM', OperationName: 'ConfirmCases' });
+    expect(post?.method.Properties.AuthorizerId).toBeUndefined();
+    // The stage requires no API Gateway API key anywhere (partner keys are the handlers' own), and no usage plan hands one out.
+    expect(Object.keys(resourcesOfType(template, 'AWS::ApiGateway::ApiKey'))).toHaveLength(0);
+    expect(Object.keys(resourcesOfType(template, 'AWS::ApiGateway::UsagePlan'))).toHaveLength(0);
+    // The only other method on the path is the 405 mock: it never reaches a function.
+    expect(
+      internal.filter(({ method }) => method.Properties.HttpMethod !== 'POST').map(({ method }) => method.Properties.Integration.Type),
+    ).toEqual(['MOCK']);
   });
 
   it('is regional, named after the stack, and accepts no binary media types', () => {
@@ -275,7 +293,9 @@ describe("API Gateway's own errors", () => {
     ['DEFAULT_4XX', '400', 'INVALID_REQUEST', '/problems/invalid-request'],
     ['MISSING_AUTHENTICATION_TOKEN', '404', 'NOT_FOUND', '/problems/not-found'],
     ['RESOURCE_NOT_FOUND', '404', 'NOT_FOUND', '/problems/not-found'],
-    ['INVALID_SIGNATURE', '404', 'NOT_FOUND', '/problems/not-found'],
+    ['INVALID_SIGNATURE', '403', 'FORBIDDEN', '/problems/forbidden'],
+    ['EXPIRED_TOKEN', '403', 'FORBIDDEN', '/problems/forbidden'],
+    ['ACCESS_DENIED', '403', 'FORBIDDEN', '/problems/forbidden'],
     ['THROTTLED', '429', 'RATE_LIMITED', '/problems/rate-limited'],
     ['WAF_FILTERED', '403', 'FORBIDDEN', '/problems/forbidden'],
     ['REQUEST_TOO_LARGE', '413', 'PAYLOAD_TOO_LARGE', '/problems/payload-too-large'],

@@ -3,7 +3,17 @@ import { API_FUNCTIONS, memoryOf } from '../../../infra/contract/route-table.js'
 import { DEFAULT_STACK_CONFIG } from '../../../infra/contract/stack-config.js';
 import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
-const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase'] as const;
+const FUNCTIONS = [
+  'GetCase',
+  'ListCases',
+  'CreateCases',
+  'CreateUpload',
+  'ListEvents',
+  'GetEvent',
+  'WithdrawCase',
+  'ConfirmCases',
+  'TestConfirmCase',
+] as const;
 
 function functionResource(id: (typeof FUNCTIONS)[number], context: Record<string, unknown> = {}): Resource {
   const entries = Object.entries(resourcesOfType(synth(context).template, 'AWS::Lambda::Function')).filter(([logicalId]) =>
@@ -14,7 +24,7 @@ function functionResource(id: (typeof FUNCTIONS)[number], context: Record<string
 }
 
 describe('API functions', () => {
-  it('there are exactly seven API functions, one per route, the record-upload function, the debtor verifier and CDK’s bucket-notification handler', () => {
+  it('there are exactly nine API functions, one per route, the record-upload function, the debtor verifier and CDK’s bucket-notification handler', () => {
     const ids = Object.keys(resourcesOfType(synth().template, 'AWS::Lambda::Function')).map((id) =>
       id.replace(/Function[0-9A-F]{8}$|[0-9A-F]{8}$/, ''),
     );

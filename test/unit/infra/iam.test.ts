@@ -7,6 +7,7 @@ import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js'
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
+import { confirmCases } from '../../../lib/cases/change-case.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
 import type { NewCase } from '../../../lib/cases/ports.js';
 import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
@@ -25,7 +26,17 @@ import {
   type Statement,
 } from './synth.js';
 
-const FUNCTIONS = ['GetCase', 'ListCases', 'CreateCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase'] as const;
+const FUNCTIONS = [
+  'GetCase',
+  'ListCases',
+  'CreateCases',
+  'CreateUpload',
+  'ListEvents',
+  'GetEvent',
+  'WithdrawCase',
+  'ConfirmCases',
+  'TestConfirmCase',
+] as const;
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
@@ -149,6 +160,41 @@ async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
   ).write(newCase);
   await new DynamoUploadRecords(ddb, 't').recorded([FILE_KEY]);
   return [...client.requests, ...lost.requests];
+}
+
+/** Every request a confirmation sends (the change store's one transaction), recorded instead of sent. */
+async function confirmRequests(mode: Mode, debtorVerification?: StoredCase['debtorVerification']): Promise<ItemRequest[]> {
+  const client = new RecordingClient();
+  const store = new DynamoCaseChangeStore(client as unknown as DynamoDBDocumentClient, 't');
+  const at = '2025-06-01T10:00:00.000Z';
+  const stored = {
+    caseId: CASE,
+    companyId: COMPANY,
+    mode,
+    reference: 'PC-1',
+    status: 'DRAFT',
+    recoveryGate: 'AWAITING_CONFIRMATION',
+    invoiceRef: 'INV-1',
+    invoiceRefKey: 'inv-1',
+    principalPence: 100,
+    createdAt: at,
+    updatedAt: at,
+    ...(debtorVerification ? { debtorVerification, statusHistory: [{ status: 'DRAFT', at }] } : {}),
+  } as unknown as StoredCase;
+  const [outcome] = await confirmCases(
+    { store: { get: async () => stored, apply: (change) => store.apply(change) }, now: () => new Date('2025-06-01T11:00:00Z') },
+    {
+      mode,
+      companyId: COMPANY,
+      caseIds: [CASE],
+      confirmedBy: { name: 'Jane Smith', email: 'jane@example.com' },
+      requestId: 'r1',
+      source: 'dashboard',
+      principal: 'arn:aws:iam::123456789012:role/dashboard',
+    },
+  );
+  expect(outcome?.result).toBe('confirmed');
+  return client.requests;
 }
 
 describe('least-privilege IAM', () => {
@@ -382,7 +428,48 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['GetCase', 'ListCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase'] as const)(
+  it.each(['ConfirmCases', 'TestConfirmCase'] as const)(
+    '%s may send the confirmation transaction (case lifecycle fields, event, confirmation record), for a case stored before or after the lifecycle',
+    async (id) => {
+      for (const verification of [undefined, { status: 'PENDING' as const }]) {
+        const requests = await confirmRequests(m, verification);
+        expect(requests.map((r) => `${r.action}${r.enclosingOperation ? ' in transaction' : ''} ${r.leadingKeys[0]}`)).toEqual([
+          `dynamodb:UpdateItem in transaction CASE#${seg}${CASE}`,
+          expect.stringMatching(new RegExp(`^dynamodb:PutItem in transaction EVENT#${seg}evt_`)),
+          `dynamodb:PutItem in transaction CASE#${seg}${CASE}`,
+        ]);
+        for (const request of requests) expect({ request, decision: may(id, request) }).toEqual({ request, decision: 'allow' });
+      }
+    },
+  );
+
+  it.each(['ConfirmCases', 'TestConfirmCase'] as const)(
+    '%s cannot create a case, change a case beyond its lifecycle, change one outside a transaction, or touch a guard, a claim or a company',
+    (id) => {
+      const tx = 'TransactWriteItems' as const;
+      const caseKey = keys.case(m, CASE);
+      const refused: ItemRequest[] = [
+        put(caseKey, ['type', 'caseId', 'companyId', 'debtorName', 'principalPence'], tx),
+        { ...update(caseKey, ['principalPence', 'status']), enclosingOperation: tx },
+        update(caseKey, ['status', 'recoveryGate']),
+        remove(caseKey),
+        { ...remove(keys.invoiceRefGuard(m, COMPANY, 'inv-1')), enclosingOperation: tx },
+        put(keys.idempotencyClaim(m, COMPANY, 'idem-1'), ['state']),
+        put(keys.event(m, 'evt_1'), ['payload']),
+        { action: 'dynamodb:GetItem', leadingKeys: [keys.company(COMPANY).pk], attributes: ['pk', 'sk'] },
+      ];
+      for (const request of refused)
+        expect({ request, decision: may(id, request) }).toEqual({ request, decision: expect.not.stringMatching(/^allow$/) });
+    },
+  );
+
+  it('the internal confirm function reads no API key and records no key use: its callers are IAM principals', () => {
+    const keyRead: ItemRequest = { action: 'dynamodb:GetItem', leadingKeys: [keys.apiKey('k_1').pk], attributes: ['pk', 'sk'] };
+    expect(may('ConfirmCases', keyRead)).not.toBe('allow');
+    expect(may('TestConfirmCase', keyRead)).toBe('allow');
+  });
+
+  it.each(['GetCase', 'ListCases', 'CreateUpload', 'ListEvents', 'GetEvent', 'WithdrawCase', 'TestConfirmCase'] as const)(
     '%s may record API-key use exactly as the key store does it',
     async (id) => {
       const client = new RecordingClient();
@@ -397,7 +484,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
 
   it.each(FUNCTIONS)('%s can never create, delete or change an API key beyond its last use', (id) => {
     const key = keys.apiKey('k_1');
-    expect(may(id, update(key, ['lastUsedAt']))).toBe('allow');
+    // The internal confirm function's callers are IAM principals: it has no key to record the use of.
+    expect(may(id, update(key, ['lastUsedAt']))).toBe(id === 'ConfirmCases' ? 'implicit-deny' : 'allow');
     expect(may(id, update(key, ['revoked', 'revokedAt']))).toBe('explicit-deny');
     expect(may(id, update(key, ['scopes']))).toBe('explicit-deny');
     expect(may(id, update(key, ['lastUsedAt', 'secretHash']))).toBe('explicit-deny');

@@ -74,6 +74,8 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/Api/RestApi: AwsSolutions-APIG4',
         'PartnerCaseApi-dev/Api/RestApi: AwsSolutions-COG4',
         'PartnerCaseApi-dev/Api/RestApi: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        'PartnerCaseApi-dev/ConfirmCases/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/TestConfirmCase/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/invoices/*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/test-invoices/*]',

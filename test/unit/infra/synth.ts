@@ -82,7 +82,17 @@ export const actionsOf = (statement: Statement): string[] => (Array.isArray(stat
 /** Every policy statement attached to the role of the function whose construct id is given. */
 export function statementsOfFunction(
   synthesised: Synthesised,
-  functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload' | 'ListEvents' | 'GetEvent' | 'WithdrawCase' | 'RecordUpload',
+  functionId:
+    | 'GetCase'
+    | 'ListCases'
+    | 'CreateCases'
+    | 'CreateUpload'
+    | 'ListEvents'
+    | 'GetEvent'
+    | 'WithdrawCase'
+    | 'ConfirmCases'
+    | 'TestConfirmCase'
+    | 'RecordUpload',
 ): Statement[] {
   const { stack, template } = synthesised;
   const fn =
@@ -104,7 +114,16 @@ export function statementsOfFunction(
 /** The actions a function's role is granted, sorted and deduplicated. */
 export function actionsOfFunction(
   synthesised: Synthesised,
-  functionId: 'GetCase' | 'ListCases' | 'CreateCases' | 'CreateUpload' | 'ListEvents' | 'GetEvent' | 'WithdrawCase',
+  functionId:
+    | 'GetCase'
+    | 'ListCases'
+    | 'CreateCases'
+    | 'CreateUpload'
+    | 'ListEvents'
+    | 'GetEvent'
+    | 'WithdrawCase'
+    | 'ConfirmCases'
+    | 'TestConfirmCase',
 ): string[] {
   return [...new Set(statementsOfFunction(synthesised, functionId).flatMap(actionsOf))].sort();
 }
