@@ -41,6 +41,17 @@ const schema = z.object({
    */
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   CURSOR_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /**
+   * The key that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts): base64 of
+   * 32 bytes given directly (npm start, the tests), or the ARN of the Secrets Manager secret
+   * holding it (the stack). Only the functions that create or rotate secrets are given either.
+   */
+  WEBHOOK_SECRET_KEY: z.optional(
+    z.string().check(z.refine((v) => Buffer.from(v, 'base64').length === 32, { error: 'must be base64 of 32 bytes' })),
+  ),
+  WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
+  WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
 });
 
 export interface AppConfig {
@@ -54,6 +65,10 @@ export interface AppConfig {
   claimHorizonSeconds: number;
   cursorSecret: string | undefined;
   cursorSecretArn: string | undefined;
+  webhookSecretKey: string | undefined;
+  webhookSecretKeyArn: string | undefined;
+  /** npm start only: loopback webhook URLs accepted. */
+  webhookAllowLocalUrls: boolean;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -76,6 +91,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     claimHorizonSeconds: e.IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     cursorSecret: e.CURSOR_SECRET,
     cursorSecretArn: e.CURSOR_SECRET_ARN,
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY,
+    webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
+    webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }
