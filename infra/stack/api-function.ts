@@ -16,6 +16,8 @@ import {
   invoiceUploadStatements,
   tableGuardrailStatements,
   uploadRecordStatements,
+  webhookEndpointStatements,
+  type WebhookEndpointAccess,
 } from './grants.js';
 
 /**
@@ -48,7 +50,7 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const
  * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
  *   function, which authenticates no one).
  */
-export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads';
+export type TableAccess = 'authenticate' | 'read' | 'list-cases' | 'write-cases' | 'record-uploads' | WebhookEndpointAccess;
 
 /**
  * How a function may use the invoice bucket:
@@ -140,6 +142,7 @@ export class ApiFunction extends Construct {
     ];
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
+    if (access.startsWith('webhook-endpoints-')) statements.push(...webhookEndpointStatements(table, access as WebhookEndpointAccess));
     this.addStatements(statements);
   }
 
@@ -147,6 +150,12 @@ export class ApiFunction extends Construct {
   bindCursorSecret(secret: ISecret): void {
     secret.grantRead(this.role);
     this.function.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
+  }
+
+  /** The key that seals webhook endpoint secrets: read access to the one secret, and its ARN (never its value) in the environment. */
+  bindWebhookSecretKey(secret: ISecret): void {
+    secret.grantRead(this.role);
+    this.function.addEnvironment('WEBHOOK_SECRET_KEY_ARN', secret.secretArn);
   }
 
   bindInvoiceBucket(bucket: IBucket, access: InvoiceBucketAccess): void {

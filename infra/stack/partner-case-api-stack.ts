@@ -3,6 +3,7 @@ import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from '
 import { Construct } from 'constructs';
 import { ApiFunction, type InvoiceBucketAccess, type TableAccess } from './api-function.js';
 import { CursorSecret } from './cursor-secret.js';
+import { WebhookSecretKey } from './webhook-secret-key.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
@@ -51,6 +52,8 @@ export interface FunctionGrants {
   table: TableAccess;
   invoiceBucket?: InvoiceBucketAccess;
   cursorSecret?: true;
+  /** The key sealing webhook endpoint secrets (only the routes that make a secret). */
+  webhookSecretKey?: true;
 }
 
 export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>> = {
@@ -58,6 +61,12 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   listCases: { table: 'list-cases', cursorSecret: true },
   createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
   createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+  createWebhookEndpoint: { table: 'webhook-endpoints-create', webhookSecretKey: true },
+  listWebhookEndpoints: { table: 'webhook-endpoints-list' },
+  getWebhookEndpoint: { table: 'webhook-endpoints-read' },
+  updateWebhookEndpoint: { table: 'webhook-endpoints-change' },
+  deleteWebhookEndpoint: { table: 'webhook-endpoints-delete' },
+  rotateWebhookEndpointSecret: { table: 'webhook-endpoints-change', webhookSecretKey: true },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {
@@ -79,6 +88,7 @@ export class PartnerCaseApiStack extends Stack {
   /** Its asynchronous invocations' retries and on-failure queue. */
   readonly recordUploadDelivery: UploadRecordDelivery;
   readonly cursorSecret: CursorSecret;
+  readonly webhookSecretKey: WebhookSecretKey;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
@@ -127,10 +137,12 @@ export class PartnerCaseApiStack extends Stack {
     this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
     this.cursorSecret = new CursorSecret(this, 'CursorSecret');
+    this.webhookSecretKey = new WebhookSecretKey(this, 'WebhookSecretKey');
     for (const id of API_FUNCTION_IDS) {
       const grants = API_FUNCTION_GRANTS[id];
       this.functions[id].bindTable(table, grants.table);
       if (grants.cursorSecret) this.functions[id].bindCursorSecret(this.cursorSecret.secret);
+      if (grants.webhookSecretKey) this.functions[id].bindWebhookSecretKey(this.webhookSecretKey.secret);
       if (grants.invoiceBucket) this.functions[id].bindInvoiceBucket(invoiceBucket, grants.invoiceBucket);
     }
     // Each API function's Lambda, by function id: the API's integrations, the alarms and the dashboard.

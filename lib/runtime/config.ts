@@ -42,13 +42,11 @@ const schema = z.object({
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   CURSOR_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
   /**
-   * The key that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts): base64 of
-   * 32 bytes given directly (npm start, the tests), or the ARN of the Secrets Manager secret
+   * The key that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts): key material
+   * given directly (npm start, the tests), or the ARN of the Secrets Manager secret
    * holding it (the stack). Only the functions that create or rotate secrets are given either.
    */
-  WEBHOOK_SECRET_KEY: z.optional(
-    z.string().check(z.refine((v) => Buffer.from(v, 'base64').length === 32, { error: 'must be base64 of 32 bytes' })),
-  ),
+  WEBHOOK_SECRET_KEY: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),

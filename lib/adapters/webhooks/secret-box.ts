@@ -1,9 +1,9 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Envelope encryption of webhook endpoint secrets at rest (AES-256-GCM twice): each sealing makes
  * a fresh 256-bit data key, encrypts the plaintext with it, and stores the data key encrypted
- * ("wrapped") under the key-encryption key read from Secrets Manager (webhook-secret-key.ts). The
+ * ("wrapped") under the key-encryption key derived from key material in Secrets Manager (webhook-secret-key.ts). The
  * item's own key is the additional authenticated data of both layers, so a sealed value copied to
  * another endpoint (or another company's, or the other mode's) does not open.
  *
@@ -13,6 +13,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  */
 export const SECRET_BOX_VERSION = 1;
 export const KEY_BYTES = 32;
+/** At least this much key material (Secrets Manager generates 64 characters). */
+export const MIN_KEY_MATERIAL_BYTES = 32;
 const IV_BYTES = 12;
 
 export interface SealedValue {
@@ -43,9 +45,11 @@ function decrypt(key: Buffer, sealed: string, aad: Buffer): Buffer {
 export class SecretBox {
   private readonly kek: Buffer;
 
-  constructor(keyEncryptionKey: Uint8Array) {
-    if (keyEncryptionKey.length !== KEY_BYTES) throw new Error(`the webhook secret key must be ${KEY_BYTES} bytes`);
-    this.kek = Buffer.from(keyEncryptionKey);
+  /** The key-encryption key is derived from the key material (HKDF-SHA256), as the list cursors' key is from theirs. */
+  constructor(keyMaterial: Uint8Array) {
+    if (keyMaterial.length < MIN_KEY_MATERIAL_BYTES)
+      throw new Error(`the webhook secret key must be at least ${MIN_KEY_MATERIAL_BYTES} bytes`);
+    this.kek = Buffer.from(hkdfSync('sha256', keyMaterial, Buffer.alloc(0), 'partner-case-api webhook endpoint secrets v1', KEY_BYTES));
   }
 
   seal(plaintext: string, context: string): SealedValue {
