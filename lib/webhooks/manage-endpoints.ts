@@ -1,8 +1,9 @@
+import type * as z from 'zod';
 import type { Caller } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { randomBase62 } from '../random-id.js';
-import { bareHostname, checkEndpointUrl, refusedResolution, type EndpointUrlOptions } from './endpoint-url.js';
+import { bareHostname, checkEndpointUrl, isLocalDevelopmentUrl, refusedResolution, type EndpointUrlOptions } from './endpoint-url.js';
 import { classifyAddress } from './address-class.js';
 import type { HostResolver, WebhookEndpointStore } from './ports.js';
 import { generateEndpointSecret, rotateSecrets } from './signature.js';
@@ -14,6 +15,7 @@ import {
   type UpdateEndpointRequest,
   type WebhookEndpoint,
   type WebhookEndpointView,
+  type createdWebhookEndpointSchema,
 } from './webhook-endpoint.js';
 
 /**
@@ -47,6 +49,8 @@ export async function acceptableEndpointUrl(input: string, deps: Pick<EndpointMa
   const url = checkEndpointUrl(input, deps.urlOptions);
   const host = bareHostname(url);
   if (classifyAddress(host) !== 'not-an-ip-address') return url.href;
+  // npm start's own loopback URLs (the option is never set in a deployed stack): nothing to resolve.
+  if (deps.urlOptions?.allowLocalDevelopment && isLocalDevelopmentUrl(url)) return url.href;
   let addresses: string[];
   try {
     addresses = await deps.resolver(host);
@@ -64,7 +68,7 @@ export async function acceptableEndpointUrl(input: string, deps: Pick<EndpointMa
   return url.href;
 }
 
-export type CreatedEndpoint = WebhookEndpointView & { secret: string };
+export type CreatedEndpoint = z.infer<typeof createdWebhookEndpointSchema>;
 
 export async function createEndpoint(
   deps: EndpointManagementDeps,

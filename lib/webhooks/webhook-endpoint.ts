@@ -41,18 +41,58 @@ export interface WebhookEndpoint {
   version: number;
 }
 
-/** What partners see of an endpoint (never a secret). */
-export interface WebhookEndpointView {
-  id: string;
-  url: string;
-  events: SubscribableEventType[];
-  description: string;
-  status: EndpointStatus;
-  disabledReason?: string;
-  livemode: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+const EXAMPLE_ID = 'we_7Gk2mP9qR4sT8vW1xY3zA5';
+const EXAMPLE_AT = '2025-03-01T09:30:00.000Z';
+
+/** What partners see of an endpoint (never a secret). Documentation metadata only; the handlers build it with endpointView. */
+export const webhookEndpointViewSchema = /* @__PURE__ */ z
+  .object({
+    id: z.string().meta({ pattern: ENDPOINT_ID_PATTERN.source, example: EXAMPLE_ID }),
+    url: z.string().meta({ description: 'Where events are delivered (normalised).', example: 'https://hooks.partner.example/pca' }),
+    events: z.array(z.enum(SUBSCRIBABLE_EVENT_TYPES)).meta({ description: 'The event types delivered; `*` is every type.' }),
+    description: z.string().meta({ description: 'Your own note; empty when none was given.', example: 'Production receiver' }),
+    status: z.enum(ENDPOINT_STATUSES).meta({ description: 'Only `enabled` endpoints receive deliveries.' }),
+    disabledReason: z
+      .string()
+      .optional()
+      .meta({ description: 'Why the service disabled the endpoint (5 days of failed deliveries); absent otherwise.' }),
+    livemode: z.boolean().meta({ description: '`false` for an endpoint made with a test key: it receives test events only.' }),
+    createdAt: z.string().meta({ format: 'date-time', example: EXAMPLE_AT }),
+    updatedAt: z.string().meta({ format: 'date-time', example: EXAMPLE_AT }),
+  })
+  .meta({
+    id: 'WebhookEndpoint',
+    description: 'A webhook endpoint. Its signing secret is never shown here: only on creation and rotation.',
+    example: {
+      id: EXAMPLE_ID,
+      url: 'https://hooks.partner.example/pca',
+      events: ['case.created', 'case.updated'],
+      description: 'Production receiver',
+      status: 'enabled',
+      livemode: true,
+      createdAt: EXAMPLE_AT,
+      updatedAt: EXAMPLE_AT,
+    },
+  });
+export type WebhookEndpointView = z.infer<typeof webhookEndpointViewSchema>;
+
+const secretSchema = z.string().meta({
+  description:
+    'The signing secret (`whsec_` and base64 of 32 random bytes), for your Standard Webhooks library. Shown only in this response: store it now.',
+  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4T8dBGl2ZfM=',
+});
+
+export const createdWebhookEndpointSchema = /* @__PURE__ */ webhookEndpointViewSchema
+  .extend({ secret: secretSchema })
+  .meta({ id: 'CreatedWebhookEndpoint', description: 'The new endpoint, with its signing secret (shown this once).' });
+
+export const rotatedSecretSchema = /* @__PURE__ */ z
+  .object({ secret: secretSchema })
+  .meta({ id: 'RotatedWebhookSecret', description: 'The new signing secret. The previous one keeps signing beside it for 24 hours.' });
+
+export const webhookEndpointListSchema = /* @__PURE__ */ z
+  .object({ data: z.array(webhookEndpointViewSchema).meta({ description: `Newest first; at most ${MAX_ENDPOINTS_PER_MODE}.` }) })
+  .meta({ id: 'WebhookEndpointList' });
 
 export function endpointView(endpoint: WebhookEndpoint): WebhookEndpointView {
   return {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
@@ -181,7 +181,9 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
           },
         },
       ],
-      ClientRequestToken: createHash('sha256').update(`delete#${key.pk}#${key.sk}`).digest('hex').slice(0, 36),
+      // One token per delete request (its retries share it): a token derived from the key would make a later delete
+      // of the same id within 10 minutes a replay of the first, answered as a success.
+      ClientRequestToken: randomUUID(),
     });
     try {
       await withRetries((options) => this.client.send(command, options), deadline, this.policy);
