@@ -336,7 +336,7 @@ describe('the limit of 16 endpoints per company and mode', () => {
     expect((await remove(partner.apiKey, ids[0]!)).statusCode).toBe(204);
     expect((await create(partner.apiKey, valid)).statusCode).toBe(201);
     expect((await create(partner.apiKey, valid)).statusCode).toBe(409);
-  });
+  }, 60_000);
 
   it('holds under 20 concurrent creates: exactly 16 are created, the rest refused', async () => {
     const partner = await manager();

@@ -44,12 +44,12 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Four API functions, and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 5,
+      // Ten API functions (four for cases and uploads, six for webhook endpoints), and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 11,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       ApproximateNumberOfMessagesVisible: 1,
-      Throttles: 4,
+      Throttles: 10,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });

@@ -18,12 +18,18 @@ function routes(context: Record<string, unknown> = {}): Record<string, string> {
 }
 
 describe('the REST API', () => {
-  it('exposes exactly the four v1 routes, each backed by its function', () => {
+  it('exposes exactly the ten v1 routes, each backed by its function', () => {
     expect(routes()).toEqual({
       'POST /api/v1/uploads': 'CreateUpload',
       'POST /api/v1/cases': 'CreateCases',
       'GET /api/v1/cases': 'ListCases',
       'GET /api/v1/cases/{id}': 'GetCase',
+      'POST /api/v1/webhook-endpoints': 'CreateWebhookEndpoint',
+      'GET /api/v1/webhook-endpoints': 'ListWebhookEndpoints',
+      'GET /api/v1/webhook-endpoints/{id}': 'GetWebhookEndpoint',
+      'PATCH /api/v1/webhook-endpoints/{id}': 'UpdateWebhookEndpoint',
+      'DELETE /api/v1/webhook-endpoints/{id}': 'DeleteWebhookEndpoint',
+      'POST /api/v1/webhook-endpoints/{id}/rotate-secret': 'RotateWebhookEndpointSecret',
     });
   });
 

@@ -246,6 +246,7 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
       referenceCounter: [keys.caseReferenceCounter().pk],
       upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
+      webhookEndpoints: MODES.flatMap((m) => [keys.webhookEndpoint(m, COMPANY, 'we_1').pk, keys.webhookEndpointCounter(m, COMPANY).pk]),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -260,6 +261,7 @@ describe('the partition patterns come from the key design', () => {
       idempotencyClaim: 'IDEMPOTENCY#*',
       referenceCounter: 'COUNTER#CASE_REFERENCE',
       upload: 'UPLOAD#*',
+      webhookEndpoints: 'WHEP#*',
     });
   });
 });
