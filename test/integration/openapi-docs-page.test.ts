@@ -72,7 +72,7 @@ describe('the local server serves the contract', () => {
     await browser?.close();
   });
 
-  it('renders the four operations with their scopes', async () => {
+  it('renders every operation with its scope', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const foreign: string[] = [];
     page.on('response', (response) => {
@@ -84,7 +84,18 @@ describe('the local server serves the contract', () => {
     const operations = await page.$$eval('[data-section-id^="operation/"]', (sections) =>
       sections.map((s) => s.getAttribute('data-section-id')),
     );
-    expect(operations).toEqual(['operation/createUpload', 'operation/createCases', 'operation/listCases', 'operation/getCase']);
+    expect(operations).toEqual([
+      'operation/createUpload',
+      'operation/createCases',
+      'operation/listCases',
+      'operation/getCase',
+      'operation/createWebhookEndpoint',
+      'operation/listWebhookEndpoints',
+      'operation/getWebhookEndpoint',
+      'operation/updateWebhookEndpoint',
+      'operation/deleteWebhookEndpoint',
+      'operation/rotateWebhookEndpointSecret',
+    ]);
     const text = await page.locator('body').innerText();
     for (const expected of [
       'Request an invoice upload',
@@ -99,6 +110,7 @@ describe('the local server serves the contract', () => {
     }
     expect(text).toContain('Requires the scope cases:write');
     expect(text).toContain('Requires the scope cases:read');
+    expect(text).toContain('Requires the scope webhooks:manage');
     expect(foreign).toEqual([]);
     await page.locator('[data-section-id="operation/createCases"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: SCREENSHOT });
