@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'INVALID_CURSOR',
   'BATCH_EMPTY',
   'BATCH_TOO_LARGE',
+  'WEBHOOK_ENDPOINT_LIMIT_REACHED',
   'INTERNAL',
   'SERVICE_UNAVAILABLE',
 ] as const;
@@ -141,6 +142,17 @@ export class BatchTooLargeError extends CodedError {
     super('BATCH_TOO_LARGE', `"cases" holds ${count} cases; at most ${max} are accepted per request.`, {
       extensions: { maxCases: max, receivedCases: count },
     });
+  }
+}
+
+/** A company already has the most webhook endpoints one mode may hold (product rules "Webhooks"). */
+export class WebhookEndpointLimitError extends CodedError {
+  constructor(max: number) {
+    super(
+      'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+      `This company already has ${max} webhook endpoints in this mode, the most allowed. Delete one before creating another.`,
+      { extensions: { maxEndpoints: max } },
+    );
   }
 }
 

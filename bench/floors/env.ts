@@ -17,6 +17,9 @@ export function floorConfig(): AppConfig {
     claimHorizonSeconds: 20,
     cursorSecret: env.CURSOR_SECRET,
     cursorSecretArn: env.CURSOR_SECRET_ARN,
+    webhookSecretKey: env.WEBHOOK_SECRET_KEY,
+    webhookSecretKeyArn: env.WEBHOOK_SECRET_KEY_ARN,
+    webhookAllowLocalUrls: env.WEBHOOK_ALLOW_LOCAL_URLS === 'true',
     local: Boolean(env.DYNAMODB_ENDPOINT),
   };
 }

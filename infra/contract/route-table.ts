@@ -27,7 +27,13 @@ export type ApiFunctionId =
   | 'getEvent'
   | 'withdrawCase'
   | 'confirmCases'
-  | 'testConfirmCase';
+  | 'testConfirmCase'
+  | 'createWebhookEndpoint'
+  | 'listWebhookEndpoints'
+  | 'getWebhookEndpoint'
+  | 'updateWebhookEndpoint'
+  | 'deleteWebhookEndpoint'
+  | 'rotateWebhookEndpointSecret';
 
 export interface ApiFunctionSpec {
   /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
@@ -112,7 +118,36 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
     timeoutSeconds: 6,
     memorySetting: 'functionMemoryMb',
   },
+  // Webhook endpoint management (product rules "Webhooks"): a few small reads and writes each;
+  // creation and a URL change also resolve the URL's host name.
+  ...webhookEndpointFunctions(),
 };
+
+function webhookEndpointFunctions(): Record<
+  | 'createWebhookEndpoint'
+  | 'listWebhookEndpoints'
+  | 'getWebhookEndpoint'
+  | 'updateWebhookEndpoint'
+  | 'deleteWebhookEndpoint'
+  | 'rotateWebhookEndpointSecret',
+  ApiFunctionSpec
+> {
+  const spec = (name: string, constructId: string): ApiFunctionSpec => ({
+    name,
+    constructId,
+    entry: `functions/${name}.ts`,
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  });
+  return {
+    createWebhookEndpoint: spec('create-webhook-endpoint', 'CreateWebhookEndpoint'),
+    listWebhookEndpoints: spec('list-webhook-endpoints', 'ListWebhookEndpoints'),
+    getWebhookEndpoint: spec('get-webhook-endpoint', 'GetWebhookEndpoint'),
+    updateWebhookEndpoint: spec('update-webhook-endpoint', 'UpdateWebhookEndpoint'),
+    deleteWebhookEndpoint: spec('delete-webhook-endpoint', 'DeleteWebhookEndpoint'),
+    rotateWebhookEndpointSecret: spec('rotate-webhook-endpoint-secret', 'RotateWebhookEndpointSecret'),
+  };
+}
 
 export const API_FUNCTION_IDS = Object.keys(API_FUNCTIONS) as ApiFunctionId[];
 
@@ -133,7 +168,7 @@ export function memoryOf(fn: ApiFunctionSpec, config: Pick<StackConfig, ApiFunct
   return config[fn.memorySetting];
 }
 
-export type RouteMethod = 'GET' | 'POST';
+export type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface RouteSpec {
   method: RouteMethod;
@@ -191,7 +226,28 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
     operationName: 'ConfirmCases',
     authorization: 'aws-iam',
   },
+  ...webhookEndpointRoutes(),
 ];
+
+function webhookEndpointRoutes(): RouteSpec[] {
+  const collection = '/api/v1/webhook-endpoints';
+  const one = `${collection}/{id}`;
+  const scope: Scope = 'webhooks:manage';
+  return [
+    { method: 'POST', resource: collection, function: 'createWebhookEndpoint', operationName: 'CreateWebhookEndpoint', scope },
+    { method: 'GET', resource: collection, function: 'listWebhookEndpoints', operationName: 'ListWebhookEndpoints', scope },
+    { method: 'GET', resource: one, function: 'getWebhookEndpoint', operationName: 'GetWebhookEndpoint', scope },
+    { method: 'PATCH', resource: one, function: 'updateWebhookEndpoint', operationName: 'UpdateWebhookEndpoint', scope },
+    { method: 'DELETE', resource: one, function: 'deleteWebhookEndpoint', operationName: 'DeleteWebhookEndpoint', scope },
+    {
+      method: 'POST',
+      resource: `${one}/rotate-secret`,
+      function: 'rotateWebhookEndpointSecret',
+      operationName: 'RotateWebhookEndpointSecret',
+      scope,
+    },
+  ];
+}
 
 /** Every resource that has at least one method, in table order. */
 export function routedResources(routes: readonly Pick<RouteSpec, 'resource'>[] = ROUTE_TABLE): string[] {

@@ -43,6 +43,13 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   withdrawCase: async () => (await import('../../functions/withdraw-case.js')).handler as unknown as LambdaHandler,
   confirmCases: async () => (await import('../../functions/confirm-cases.js')).handler as unknown as LambdaHandler,
   testConfirmCase: async () => (await import('../../functions/test-confirm-case.js')).handler as unknown as LambdaHandler,
+  createWebhookEndpoint: async () => (await import('../../functions/create-webhook-endpoint.js')).handler as unknown as LambdaHandler,
+  listWebhookEndpoints: async () => (await import('../../functions/list-webhook-endpoints.js')).handler as unknown as LambdaHandler,
+  getWebhookEndpoint: async () => (await import('../../functions/get-webhook-endpoint.js')).handler as unknown as LambdaHandler,
+  updateWebhookEndpoint: async () => (await import('../../functions/update-webhook-endpoint.js')).handler as unknown as LambdaHandler,
+  deleteWebhookEndpoint: async () => (await import('../../functions/delete-webhook-endpoint.js')).handler as unknown as LambdaHandler,
+  rotateWebhookEndpointSecret: async () =>
+    (await import('../../functions/rotate-webhook-endpoint-secret.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {

@@ -7,7 +7,8 @@
  * Local (no Java process is left behind) and exits 0. `LOCAL_DATA_DIR` moves `.local/` elsewhere.
  * If an earlier start died hard and left its DynamoDB Local running, this start stops it first.
  */
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { StaticRoute } from './http-adapter.js';
@@ -85,6 +86,9 @@ async function main(): Promise<void> {
   }
 
   Object.assign(process.env, localEnvironment(ports), {
+    // npm start alone accepts webhook URLs on localhost / 127.0.0.1 (product rules "Webhooks"); said in its output below.
+    WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+    WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? localWebhookSecretKey(dataDir),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // Outside Lambda the tracer switches itself off; said here too so no X-Ray daemon is ever looked for.
@@ -174,6 +178,7 @@ async function main(): Promise<void> {
     console.log(
       `  Verifier        table stream + retry queue (SQS ${stores.verification.sqsEndpoint}) -> functions/verify-debtors.ts; live registry: Companies House stand-in ${stores.verification.registry.url} (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
     );
+    console.log('  Webhooks        endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)');
     if (!stores.loopbackOnly) {
       console.log(
         '  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.',
@@ -219,3 +224,16 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/**
+ * The key that seals webhook endpoint secrets locally: generated once and kept beside the data it
+ * seals (mode 0600), so endpoints created in an earlier run can still be rotated after a restart.
+ */
+function localWebhookSecretKey(dataDir: string): string {
+  const file = join(dataDir, 'webhook-secret-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString('base64url');
+  writeFileSync(file, key + '\n', { mode: 0o600 });
+  return key;
+}

@@ -20,6 +20,8 @@ import {
   invoiceUploadStatements,
   tableGuardrailStatements,
   uploadRecordStatements,
+  webhookEndpointStatements,
+  type WebhookEndpointAccess,
 } from './grants.js';
 
 /**
@@ -66,7 +68,8 @@ export type TableAccess =
   | 'read-events'
   | 'list-events'
   | 'confirm-cases'
-  | 'confirm-test-cases';
+  | 'confirm-test-cases'
+  | WebhookEndpointAccess;
 
 /**
  * How a function may use the invoice bucket:
@@ -165,6 +168,7 @@ export class ApiFunction extends Construct {
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     if (access === 'list-events') statements.push(...eventListStatements(table));
     if (access === 'withdraw-case') statements.push(...caseWithdrawStatements(table));
+    if (access.startsWith('webhook-endpoints-')) statements.push(...webhookEndpointStatements(table, access as WebhookEndpointAccess));
     this.addStatements(statements);
   }
 
@@ -172,6 +176,12 @@ export class ApiFunction extends Construct {
   bindCursorSecret(secret: ISecret): void {
     secret.grantRead(this.role);
     this.function.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
+  }
+
+  /** The key that seals webhook endpoint secrets: read access to the one secret, and its ARN (never its value) in the environment. */
+  bindWebhookSecretKey(secret: ISecret): void {
+    secret.grantRead(this.role);
+    this.function.addEnvironment('WEBHOOK_SECRET_KEY_ARN', secret.secretArn);
   }
 
   bindInvoiceBucket(bucket: IBucket, access: InvoiceBucketAccess): void {

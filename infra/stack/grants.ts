@@ -58,6 +58,8 @@ export const PARTITIONS = {
   upload: `${PARTITION_PREFIXES.upload}*`,
   /** Case events (the outbox): one partition per event, both modes. */
   event: `${PARTITION_PREFIXES.event}*`,
+  /** A company's webhook endpoints of one mode and their counter: one partition per company and mode. */
+  webhookEndpoints: `${PARTITION_PREFIXES.webhookEndpoints}*`,
 } as const;
 
 /** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the event list's shards, both modes. */
@@ -166,6 +168,13 @@ export const ITEM_READS = {
   // Confirmation: the case it changes (the internal route has no API key to read).
   'confirm-cases': [PARTITIONS.case],
   'confirm-test-cases': [PARTITIONS.apiKey, PARTITIONS.case],
+  // Webhook endpoint management: list (Query), create and delete (transactions) read only the key;
+  // get, update and rotate read the endpoint too.
+  'webhook-endpoints-list': [PARTITIONS.apiKey],
+  'webhook-endpoints-create': [PARTITIONS.apiKey],
+  'webhook-endpoints-read': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
+  'webhook-endpoints-change': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
+  'webhook-endpoints-delete': [PARTITIONS.apiKey],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -523,4 +532,52 @@ export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
       resources: [bucket.bucketArn],
     }),
   ];
+}
+
+export type WebhookEndpointAccess =
+  | 'webhook-endpoints-list'
+  | 'webhook-endpoints-create'
+  | 'webhook-endpoints-read'
+  | 'webhook-endpoints-change'
+  | 'webhook-endpoints-delete';
+
+/**
+ * Webhook endpoint management (lib/adapters/dynamodb/webhook-endpoint-store.ts), each function only
+ * what its route does, all on `WHEP#` partitions only:
+ * - list: Query of the table (no index);
+ * - create: PutItem of the endpoint and UpdateItem of the counter, only inside a transaction;
+ * - read (get): the GetItem of ITEM_READS only;
+ * - change (update, rotate): PutItem of the endpoint (conditional on its version);
+ * - delete: DeleteItem of the endpoint and UpdateItem of the counter, only inside a transaction.
+ * IAM cannot tie the partition to the caller's company (the use cases key every call by it).
+ */
+export function webhookEndpointStatements(table: ITable, access: WebhookEndpointAccess): PolicyStatement[] {
+  const resources = [table.tableArn];
+  const on = onPartitions(PARTITIONS.webhookEndpoints);
+  switch (access) {
+    case 'webhook-endpoints-list':
+      return [new PolicyStatement({ sid: 'QueryWebhookEndpoints', actions: ['dynamodb:Query'], resources, conditions: on })];
+    case 'webhook-endpoints-create':
+      return [
+        new PolicyStatement({
+          sid: 'CreateWebhookEndpoints',
+          actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          resources,
+          conditions: { ...on, StringEquals: TRANSACTION },
+        }),
+      ];
+    case 'webhook-endpoints-read':
+      return [];
+    case 'webhook-endpoints-change':
+      return [new PolicyStatement({ sid: 'ChangeWebhookEndpoints', actions: ['dynamodb:PutItem'], resources, conditions: on })];
+    case 'webhook-endpoints-delete':
+      return [
+        new PolicyStatement({
+          sid: 'DeleteWebhookEndpoints',
+          actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+          resources,
+          conditions: { ...on, StringEquals: TRANSACTION },
+        }),
+      ];
+  }
 }

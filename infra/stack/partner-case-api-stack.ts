@@ -3,6 +3,7 @@ import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from '
 import { Construct } from 'constructs';
 import { ApiFunction, type InvoiceBucketAccess, type TableAccess } from './api-function.js';
 import { CursorSecret } from './cursor-secret.js';
+import { WebhookSecretKey } from './webhook-secret-key.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
@@ -52,6 +53,8 @@ export interface FunctionGrants {
   table: TableAccess;
   invoiceBucket?: InvoiceBucketAccess;
   cursorSecret?: true;
+  /** The key sealing webhook endpoint secrets (only the routes that make a secret). */
+  webhookSecretKey?: true;
 }
 
 export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>> = {
@@ -64,6 +67,12 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   withdrawCase: { table: 'withdraw-case' },
   confirmCases: { table: 'confirm-cases' },
   testConfirmCase: { table: 'confirm-test-cases' },
+  createWebhookEndpoint: { table: 'webhook-endpoints-create', webhookSecretKey: true },
+  listWebhookEndpoints: { table: 'webhook-endpoints-list' },
+  getWebhookEndpoint: { table: 'webhook-endpoints-read' },
+  updateWebhookEndpoint: { table: 'webhook-endpoints-change' },
+  deleteWebhookEndpoint: { table: 'webhook-endpoints-delete' },
+  rotateWebhookEndpointSecret: { table: 'webhook-endpoints-change', webhookSecretKey: true },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {
@@ -86,6 +95,7 @@ export class PartnerCaseApiStack extends Stack {
   readonly recordUploadDelivery: UploadRecordDelivery;
   readonly debtorVerifier: DebtorVerifier;
   readonly cursorSecret: CursorSecret;
+  readonly webhookSecretKey: WebhookSecretKey;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
@@ -134,10 +144,12 @@ export class PartnerCaseApiStack extends Stack {
     this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
     this.cursorSecret = new CursorSecret(this, 'CursorSecret');
+    this.webhookSecretKey = new WebhookSecretKey(this, 'WebhookSecretKey');
     for (const id of API_FUNCTION_IDS) {
       const grants = API_FUNCTION_GRANTS[id];
       this.functions[id].bindTable(table, grants.table);
       if (grants.cursorSecret) this.functions[id].bindCursorSecret(this.cursorSecret.secret);
+      if (grants.webhookSecretKey) this.functions[id].bindWebhookSecretKey(this.webhookSecretKey.secret);
       if (grants.invoiceBucket) this.functions[id].bindInvoiceBucket(invoiceBucket, grants.invoiceBucket);
     }
     // Each API function's Lambda, by function id: the API's integrations, the alarms and the dashboard.

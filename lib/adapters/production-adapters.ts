@@ -14,6 +14,9 @@ import { DynamoUploadRecords } from './dynamodb/upload-records.js';
 import { RecordedInvoiceFiles } from './recorded-invoice-files.js';
 import { PresignedUploadSigner } from './s3/presigned-upload-signer.js';
 import { cursorSealerOnce } from './secrets/cursor-secret.js';
+import { secretBoxOnce } from './secrets/webhook-secret-key.js';
+import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
+import { systemResolver } from './webhooks/webhook-sender.js';
 import { s3Client } from './s3/s3-client.js';
 import { CompaniesHouseRegistry } from './companies-house/companies-house-registry.js';
 import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.js';
@@ -101,5 +104,21 @@ export function verificationAdapters(cfg: AppConfig = config(), registry: Regist
     changes: { ...caseChangeAdapters(cfg).changes, now },
     verifier: registryVerificationAdapters(cfg, registry),
     retries: new SqsVerificationRetries(sqsClient(cfg), cfg.verificationRetryQueueUrl, now),
+  };
+}
+
+/**
+ * The webhook endpoint routes: the endpoint store, the system resolver (the URL rules at creation),
+ * and the key that seals secrets only for the routes that make one (`withSecrets`: create, rotate).
+ * Loopback URLs are accepted only where the local server set WEBHOOK_ALLOW_LOCAL_URLS.
+ */
+export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { withSecrets?: boolean } = {}) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    store: new DynamoWebhookEndpointStore(client, cfg.tableName, options.withSecrets ? secretBoxOnce(cfg) : undefined),
+    resolver: systemResolver,
+    now: () => new Date(),
+    urlOptions: { allowLocalDevelopment: cfg.webhookAllowLocalUrls },
   };
 }

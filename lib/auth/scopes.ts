@@ -1,6 +1,6 @@
 import { InsufficientScopeError } from '../errors.js';
 
-/** Scopes a key can hold (spec 5). `webhooks:manage` is reserved: it grants no route today. */
+/** Scopes a key can hold (spec 5). `webhooks:manage` grants the webhook endpoint routes (product rules "Webhooks"). */
 export const SCOPES = ['cases:write', 'cases:read', 'webhooks:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 

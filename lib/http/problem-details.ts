@@ -23,6 +23,7 @@ const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> =
   INVALID_CURSOR: { status: 400, title: 'Invalid cursor' },
   BATCH_EMPTY: { status: 400, title: 'Batch empty' },
   BATCH_TOO_LARGE: { status: 400, title: 'Batch too large' },
+  WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
   INTERNAL: { status: 500, title: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 };

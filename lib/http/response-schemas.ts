@@ -135,6 +135,19 @@ export const notFoundProblemSchema = problem(
   { detail: 'No case with this id exists for your company.' },
 );
 
+export const webhookEndpointLimitProblemSchema = problem(
+  'WebhookEndpointLimitProblem',
+  'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+  409,
+  'Webhook endpoint limit reached',
+  'The company already has the most webhook endpoints one mode may hold; nothing was created.',
+  { maxEndpoints: z.int().meta({ description: 'The limit per company and mode.', example: 16 }) },
+  {
+    detail: 'This company already has 16 webhook endpoints in this mode, the most allowed. Delete one before creating another.',
+    maxEndpoints: 16,
+  },
+);
+
 export const invalidRequestProblemSchema = problem(
   'InvalidRequestProblem',
   'INVALID_REQUEST',

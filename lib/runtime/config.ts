@@ -47,6 +47,15 @@ const schema = z.object({
   /** The verification worker's retry queue (functions/verify-debtors.ts); other functions need none. */
   // Not z.url(): the local SQS names its queues `http://sqs.<region>.127.0.0.1:<port>/…`, which it refuses.
   VERIFICATION_RETRY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  /**
+   * The key that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts): key material
+   * given directly (npm start, the tests), or the ARN of the Secrets Manager secret
+   * holding it (the stack). Only the functions that create or rotate secrets are given either.
+   */
+  WEBHOOK_SECRET_KEY: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
+  WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
+  WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
 });
 
 export interface AppConfig {
@@ -63,6 +72,10 @@ export interface AppConfig {
   /** The verification worker's settings (functions/verify-debtors.ts); no other function reads them. */
   sqsEndpoint?: string | undefined;
   verificationRetryQueueUrl?: string | undefined;
+  webhookSecretKey: string | undefined;
+  webhookSecretKeyArn: string | undefined;
+  /** npm start only: loopback webhook URLs accepted. */
+  webhookAllowLocalUrls: boolean;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -87,6 +100,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cursorSecretArn: e.CURSOR_SECRET_ARN,
     sqsEndpoint: e.SQS_ENDPOINT,
     verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY,
+    webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
+    webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',
     local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
   };
 }

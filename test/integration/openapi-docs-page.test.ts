@@ -72,7 +72,7 @@ describe('the local server serves the contract', () => {
     await browser?.close();
   });
 
-  it('renders the four operations with their scopes', async () => {
+  it('renders every operation with its scope', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const foreign: string[] = [];
     page.on('response', (response) => {
@@ -90,6 +90,12 @@ describe('the local server serves the contract', () => {
       'operation/listCases',
       'operation/getCase',
       'operation/withdrawCase',
+      'operation/createWebhookEndpoint',
+      'operation/listWebhookEndpoints',
+      'operation/getWebhookEndpoint',
+      'operation/updateWebhookEndpoint',
+      'operation/deleteWebhookEndpoint',
+      'operation/rotateWebhookEndpointSecret',
     ]);
     const text = await page.locator('body').innerText();
     for (const expected of [
@@ -105,6 +111,7 @@ describe('the local server serves the contract', () => {
     }
     expect(text).toContain('Requires the scope cases:write');
     expect(text).toContain('Requires the scope cases:read');
+    expect(text).toContain('Requires the scope webhooks:manage');
     expect(foreign).toEqual([]);
     await page.locator('[data-section-id="operation/createCases"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: SCREENSHOT });

@@ -1,3 +1,9 @@
+import { handler as createWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
+import { handler as deleteWebhookEndpointHandler } from '../../functions/delete-webhook-endpoint.js';
+import { handler as getWebhookEndpointHandler } from '../../functions/get-webhook-endpoint.js';
+import { handler as listWebhookEndpointsHandler } from '../../functions/list-webhook-endpoints.js';
+import { handler as rotateWebhookEndpointSecretHandler } from '../../functions/rotate-webhook-endpoint-secret.js';
+import { handler as updateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
 import { readFileSync } from 'node:fs';
 import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
@@ -130,6 +136,8 @@ describe('docs/openapi.json', () => {
   });
 });
 
+const WEBHOOK_ENDPOINT_ID = 'we_0000000000000000000000';
+
 describe('scopes in docs/openapi.json', () => {
   const operations: [string, string, Invocable, () => Partial<Parameters<typeof apiEvent>[0]>][] = [
     [
@@ -149,6 +157,28 @@ describe('scopes in docs/openapi.json', () => {
       '/api/v1/test-helpers/cases/{id}/confirm',
       testConfirmCaseHandler,
       () => ({ pathParameters: { id: 'case_0000000000000000000000' } }),
+    ],
+    // A private IP literal is refused without a name to resolve; the other ids are answered 404.
+    [
+      'post',
+      '/api/v1/webhook-endpoints',
+      createWebhookEndpointHandler,
+      () => ({ body: JSON.stringify({ url: 'https://10.0.0.1/', events: ['*'] }) }),
+    ],
+    ['get', '/api/v1/webhook-endpoints', listWebhookEndpointsHandler, () => ({})],
+    ['get', '/api/v1/webhook-endpoints/{id}', getWebhookEndpointHandler, () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } })],
+    [
+      'patch',
+      '/api/v1/webhook-endpoints/{id}',
+      updateWebhookEndpointHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID }, body: JSON.stringify({ status: 'disabled' }) }),
+    ],
+    ['delete', '/api/v1/webhook-endpoints/{id}', deleteWebhookEndpointHandler, () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } })],
+    [
+      'post',
+      '/api/v1/webhook-endpoints/{id}/rotate-secret',
+      rotateWebhookEndpointSecretHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } }),
     ],
   ];
 
@@ -173,7 +203,7 @@ describe('scopes in docs/openapi.json', () => {
     const path = resource.replace('{id}', extra().pathParameters?.id ?? 'case_0000000000000000000000');
     const event = (apiKey: string) =>
       apiEvent({
-        method: method.toUpperCase() as 'GET' | 'POST',
+        method: method.toUpperCase() as 'GET' | 'POST' | 'PATCH' | 'DELETE',
         path,
         resource,
         headers: { ...bearer(apiKey), 'Content-Type': 'application/json' },
@@ -182,7 +212,7 @@ describe('scopes in docs/openapi.json', () => {
     const refused = parse(await checkedInvoke(handler, event(lacking.apiKey), lambdaContext()));
     expect({ status: refused.statusCode, requiredScope: refused.body.requiredScope }).toEqual({ status: 403, requiredScope: scope });
 
-    const holding = await newPartner([scope as 'cases:read' | 'cases:write']);
+    const holding = await newPartner([scope as 'cases:read' | 'cases:write' | 'webhooks:manage']);
     const passed = parse(await checkedInvoke(handler, event(holding.apiKey), lambdaContext()));
     expect(passed.statusCode).not.toBe(403);
   });

@@ -14,3 +14,5 @@ process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 // The list cursors' key, generated per worker like `npm start` does (never a fixed value in the repo).
 process.env.CURSOR_SECRET ??= randomBytes(32).toString('base64url');
+// The key that seals webhook endpoint secrets, likewise generated per worker.
+process.env.WEBHOOK_SECRET_KEY ??= randomBytes(32).toString('base64url');

@@ -15,6 +15,9 @@ describe('the configuration a function reads at cold start', () => {
       claimHorizonSeconds: 20,
       cursorSecret: undefined,
       cursorSecretArn: undefined,
+      webhookSecretKey: undefined,
+      webhookSecretKeyArn: undefined,
+      webhookAllowLocalUrls: false,
       local: false,
     });
   });

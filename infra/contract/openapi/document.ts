@@ -28,7 +28,20 @@ import {
   serviceUnavailableProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
+  webhookEndpointLimitProblemSchema,
 } from '../../../lib/http/response-schemas.js';
+import { MAX_ENDPOINT_URL_LENGTH } from '../../../lib/webhooks/endpoint-url.js';
+import {
+  createdWebhookEndpointSchema,
+  createEndpointRequestSchema,
+  ENDPOINT_ID_PATTERN,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_ENDPOINTS_PER_MODE,
+  rotatedSecretSchema,
+  updateEndpointRequestSchema,
+  webhookEndpointListSchema,
+  webhookEndpointViewSchema,
+} from '../../../lib/webhooks/webhook-endpoint.js';
 import type { Scope } from '../../../lib/auth/scopes.js';
 import { MAX_CASES_PER_REQUEST } from '../../../lib/cases/batch-size.js';
 import { caseInputSchema, MAX_INVOICE_REF_LENGTH } from '../../../lib/cases/case-input.js';
@@ -67,7 +80,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
     'upload invoices (`POST /api/v1/uploads`), create cases (`POST /api/v1/cases`) and withdraw them (`POST /api/v1/cases/{id}/withdraw`)',
   'cases:read':
     'read, list and look up cases (`GET /api/v1/cases/{id}`, `GET /api/v1/cases`) and read their events (`GET /api/v1/events`, `GET /api/v1/events/{id}`)',
-  'webhooks:manage': 'reserved for managing outbound webhooks (planned); grants no operation today',
+  'webhooks:manage': 'manage webhook endpoints (`/api/v1/webhook-endpoints`)',
 };
 
 const DESCRIPTION = `Partners upload invoice files, submit overdue business-to-business invoices as recovery cases in batches of up to ${MAX_CASES_PER_REQUEST}, read a case's status, and list or look up their cases.
@@ -224,6 +237,28 @@ export const withdrawRequestDocSchema = withdrawRequestSchema
     }),
   )
   .meta({ id: 'WithdrawRequest', description: 'Optional: the body may be left out. Unknown members are refused.' });
+const endpointRequestDocs = {
+  url: {
+    maxLength: MAX_ENDPOINT_URL_LENGTH,
+    description:
+      '`https://` only; no user info, no fragment; the host must be public (an IP literal or a name resolving to a private, loopback, link-local, CGNAT, multicast or unique-local address is refused).',
+    example: 'https://hooks.partner.example/pca',
+  },
+  events: { description: 'One or more of `case.created`, `case.updated`, `*` (every type), each at most once.', example: ['*'] },
+  description: { maxLength: MAX_DESCRIPTION_LENGTH, description: 'Your own note.', example: 'Production receiver' },
+};
+
+export const createEndpointRequestDocSchema = createEndpointRequestSchema
+  .extend(documented(createEndpointRequestSchema.shape, endpointRequestDocs))
+  .meta({ id: 'CreateWebhookEndpointRequest', description: 'Exactly these members; any other is refused.' });
+
+export const updateEndpointRequestDocSchema = z
+  .strictObject({
+    ...documented(createEndpointRequestSchema.shape, endpointRequestDocs),
+    status: updateEndpointRequestSchema.shape.status.meta({ description: '`disabled` stops deliveries; `enabled` resumes them.' }),
+  })
+  .partial()
+  .meta({ id: 'UpdateWebhookEndpointRequest', description: 'At least one member; the others are left as they are.' });
 
 // ---- shared responses --------------------------------------------------------------------------
 
@@ -969,12 +1004,143 @@ function registerTestHelpers(registry: OpenAPIRegistry): void {
   });
 }
 
+function registerWebhookEndpoints(registry: OpenAPIRegistry): void {
+  const scope: Scope = 'webhooks:manage';
+  const collection = '/api/v1/webhook-endpoints';
+  const one = `${collection}/{id}`;
+  const idParameter = {
+    name: 'id',
+    in: 'path' as const,
+    required: true,
+    description: 'The endpoint id, as returned on creation.',
+    schema: { type: 'string' as const, pattern: ENDPOINT_ID_PATTERN.source },
+    example: 'we_7Gk2mP9qR4sT8vW1xY3zA5',
+  };
+  const invalid = problem(
+    'The body breaks the rules, or the URL is refused (field `url`); `errors` lists every problem.',
+    invalidRequestProblemSchema,
+    {},
+    {
+      privateUrl: {
+        summary: 'A URL resolving to a private address',
+        value: {
+          ...example(invalidRequestProblemSchema),
+          detail: 'The webhook endpoint URL is not acceptable.',
+          errors: [
+            {
+              field: 'url',
+              message:
+                'url must reach a public address: hooks.example.com resolves to 10.0.0.5 is a private address, which cannot receive webhooks',
+            },
+          ],
+        },
+      },
+    },
+  );
+  const notFound = problem('No webhook endpoint with this id exists for your company in this mode.', notFoundProblemSchema);
+  const common = { 401: unauthorized, 403: forbidden(scope), 429: tooManyRequests, 500: internal, 503: unavailable, default: otherProblem };
+
+  registry.registerPath({
+    method: 'post',
+    path: collection,
+    operationId: 'createWebhookEndpoint',
+    tags: ['Webhooks'],
+    summary: 'Create a webhook endpoint',
+    description:
+      `Creates an endpoint and returns it with its signing \`secret\`, shown only here (and on rotation). At most ${MAX_ENDPOINTS_PER_MODE} endpoints per company and mode; an endpoint made with a test key receives test events only.` +
+      scopeSentence(scope),
+    ...secured(scope),
+    request: { body: { required: true, content: { 'application/json': { schema: createEndpointRequestDocSchema } } } },
+    responses: {
+      201: json('The endpoint, with its secret.', createdWebhookEndpointSchema, {
+        created: {
+          summary: 'A new endpoint',
+          value: { ...example(webhookEndpointViewSchema), secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4T8dBGl2ZfM=' },
+        },
+      }),
+      400: invalid,
+      409: problem(`The company already has ${MAX_ENDPOINTS_PER_MODE} endpoints in this mode.`, webhookEndpointLimitProblemSchema),
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
+      ...common,
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: collection,
+    operationId: 'listWebhookEndpoints',
+    tags: ['Webhooks'],
+    summary: 'List webhook endpoints',
+    description: "Every endpoint of your company in the key's mode, newest first, without secrets." + scopeSentence(scope),
+    ...secured(scope),
+    responses: { 200: json('The endpoints.', webhookEndpointListSchema), ...common },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: one,
+    operationId: 'getWebhookEndpoint',
+    tags: ['Webhooks'],
+    summary: 'Read a webhook endpoint',
+    description: 'One endpoint, without its secret.' + scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    responses: { 200: json('The endpoint.', webhookEndpointViewSchema), 404: notFound, ...common },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: one,
+    operationId: 'updateWebhookEndpoint',
+    tags: ['Webhooks'],
+    summary: 'Change a webhook endpoint',
+    description:
+      'Changes `url`, `events`, `description` or `status`; a new URL is checked as on creation. Enabling an endpoint the service disabled clears `disabledReason`.' +
+      scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    request: { body: { required: true, content: { 'application/json': { schema: updateEndpointRequestDocSchema } } } },
+    responses: {
+      200: json('The endpoint as changed.', webhookEndpointViewSchema),
+      400: invalid,
+      404: notFound,
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
+      ...common,
+    },
+  });
+  registry.registerPath({
+    method: 'delete',
+    path: one,
+    operationId: 'deleteWebhookEndpoint',
+    tags: ['Webhooks'],
+    summary: 'Delete a webhook endpoint',
+    description:
+      'Removes the endpoint and its secrets; no delivery follows, and it no longer counts against the limit.' + scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    responses: { 204: { description: 'Deleted.', headers: responseHeaders({}) }, 404: notFound, ...common },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: `${one}/rotate-secret`,
+    operationId: 'rotateWebhookEndpointSecret',
+    tags: ['Webhooks'],
+    summary: "Rotate a webhook endpoint's secret",
+    description:
+      'Makes a new signing secret and returns it (shown only here). For 24 hours every delivery carries a signature with the previous secret too, so you can switch without missing a verification.' +
+      scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    responses: { 200: json('The new secret.', rotatedSecretSchema), 404: notFound, ...common },
+  });
+}
+
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
 export function buildOpenApiDocument(): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registerDocument(registry);
   registerTestHelpers(registry);
+  registerWebhookEndpoints(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
@@ -999,6 +1165,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
         description: `What happened to your cases: one event per creation and per change, kept ${EVENT_RETENTION_DAYS} days.`,
       },
       { name: 'Test helpers', description: 'Test-mode keys only: make in the sandbox what other systems do to live cases.' },
+      {
+        name: 'Webhooks',
+        description: 'Endpoints that receive your case events, signed per Standard Webhooks. Test keys manage test endpoints only.',
+      },
     ],
   });
 }

@@ -24,6 +24,8 @@ import type { Mode } from '../../mode.js';
  * | Withdrawn case's ref | INVREF#<m><cid>#<normRef>| WITHDRAWN#<createdAt>#<caseId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
  * | Registry answer      | REGISTRY#PROFILE#<number>| PROFILE     | -                               | -                    |
  * | Registry rate window | REGISTRY#RATE            | WINDOW#<name>| -                              | -                    |
+ * | Webhook endpoint     | WHEP#<m><companyId>      | EP#<endpointId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk>            |
+ * | Webhook endpoint count | WHEP#<m><companyId>    | COUNT       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id. An event is
  * listed in its case's shard, so the events of one case are in one index partition.
@@ -85,6 +87,13 @@ import type { Mode } from '../../mode.js';
  * | A registry request's permit               | UpdateItem REGISTRY#RATE: ADD to the current slot, |
  * |                                           | conditional on the window's counts (no read first: |
  * |                                           | the last state seen, or the failed condition's)    |
+ * | Create a webhook endpoint (at most 16 per | TransactWriteItems: Put EP#<id> (attribute_not_    |
+ * |   company and mode, under any race)       | exists) + Update COUNT (endpointCount < 16, ADD 1) |
+ * | Delete a webhook endpoint                 | TransactWriteItems: Delete EP#<id> (attribute_     |
+ * |                                           | exists) + Update COUNT (ADD -1)                    |
+ * | List a company's webhook endpoints        | Query WHEP#<m><cid>, sk begins_with EP#, consistent|
+ * | Read / change one webhook endpoint        | GetItem WHEP#<m><cid> / EP#<id>, consistent; an    |
+ * |                                           | update is conditional on its `version`             |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
@@ -125,6 +134,7 @@ export const PARTITION_PREFIXES = {
   event: 'EVENT#',
   registryProfile: 'REGISTRY#PROFILE#',
   registryRate: 'REGISTRY#RATE',
+  webhookEndpoints: 'WHEP#',
 } as const;
 
 /** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
@@ -243,14 +253,31 @@ export const keys = {
   /** The gsi2sk bound of an instant in the event list (as `caseListBound`: the instant is a prefix of its own events' keys). */
   eventListBound: (instant: string): string => instant,
 
+  /**
+   * A company's webhook endpoints of one mode share one partition with their counter, so the
+   * limit's transaction and the list stay within it (16 small items; a partner's dashboard, not a
+   * hot path) and the company id in the key keeps tenancy in the key, like the mode.
+   */
+  webhookEndpoint: (mode: Mode, companyId: string, endpointId: string): ItemKey => ({
+    pk: keys.webhookEndpointPartition(mode, companyId),
+    sk: `${WEBHOOK_ENDPOINT_SK_PREFIX}${endpointId}`,
+  }),
+  webhookEndpointCounter: (mode: Mode, companyId: string): ItemKey => ({ pk: keys.webhookEndpointPartition(mode, companyId), sk: 'COUNT' }),
+  webhookEndpointPartition: (mode: Mode, companyId: string): string =>
+    `${PARTITION_PREFIXES.webhookEndpoints}${MODE_SEGMENT[mode]}${companyId}`,
+
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
   /** Whether a partition key is one of a test item (the mode segment follows the kind's prefix). */
   isTestPartition: (pk: string): boolean =>
-    [PARTITION_PREFIXES.case, PARTITION_PREFIXES.invoiceRefGuard, PARTITION_PREFIXES.idempotencyClaim, PARTITION_PREFIXES.event].some(
-      (prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`),
-    ),
+    [
+      PARTITION_PREFIXES.case,
+      PARTITION_PREFIXES.invoiceRefGuard,
+      PARTITION_PREFIXES.idempotencyClaim,
+      PARTITION_PREFIXES.event,
+      PARTITION_PREFIXES.webhookEndpoints,
+    ].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
 
@@ -285,7 +312,12 @@ export const ITEM_TYPES = {
   withdrawnInvoiceRef: 'WITHDRAWN_INVOICE_REF',
   registryProfile: 'REGISTRY_PROFILE',
   registryRateWindow: 'REGISTRY_RATE_WINDOW',
+  webhookEndpoint: 'WEBHOOK_ENDPOINT',
+  webhookEndpointCounter: 'WEBHOOK_ENDPOINT_COUNTER',
 } as const;
+
+/** The sort key prefix of a webhook endpoint in its company's endpoint partition. */
+export const WEBHOOK_ENDPOINT_SK_PREFIX = 'EP#';
 
 /** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */
 export const WITHDRAWN_SK_PREFIX = 'WITHDRAWN#';

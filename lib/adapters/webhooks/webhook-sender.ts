@@ -5,6 +5,7 @@ import { isIPv4 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { classifyAddress } from '../../webhooks/address-class.js';
 import { bareHostname, endpointUrlProblems, refusedResolution } from '../../webhooks/endpoint-url.js';
+import type { HostResolver } from '../../webhooks/ports.js';
 import { signatureHeaders } from '../../webhooks/signature.js';
 
 /**
@@ -35,8 +36,8 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 4_096;
 export const USER_AGENT = 'PartnerCaseAPI-Webhooks/1';
 
-/** Every address a host name resolves to (IPv4 and IPv6). */
-export type HostResolver = (hostname: string) => Promise<string[]>;
+// The port is the domain's (creation checks names through it too); re-exported for the sender's callers.
+export type { HostResolver };
 
 export const systemResolver: HostResolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((answer) => answer.address);

@@ -29,6 +29,12 @@ describe('the REST API', () => {
       'POST /api/v1/cases/{id}/withdraw': 'WithdrawCase',
       'POST /api/v1/test-helpers/cases/{id}/confirm': 'TestConfirmCase',
       'POST /internal/v1/confirmations': 'ConfirmCases',
+      'POST /api/v1/webhook-endpoints': 'CreateWebhookEndpoint',
+      'GET /api/v1/webhook-endpoints': 'ListWebhookEndpoints',
+      'GET /api/v1/webhook-endpoints/{id}': 'GetWebhookEndpoint',
+      'PATCH /api/v1/webhook-endpoints/{id}': 'UpdateWebhookEndpoint',
+      'DELETE /api/v1/webhook-endpoints/{id}': 'DeleteWebhookEndpoint',
+      'POST /api/v1/webhook-endpoints/{id}/rotate-secret': 'RotateWebhookEndpointSecret',
     });
   });
 

@@ -375,6 +375,7 @@ describe('the partition patterns come from the key design', () => {
       referenceCounter: [keys.caseReferenceCounter().pk],
       upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
       event: MODES.map((m) => keys.event(m, EVENT).pk),
+      webhookEndpoints: MODES.flatMap((m) => [keys.webhookEndpoint(m, COMPANY, 'we_1').pk, keys.webhookEndpointCounter(m, COMPANY).pk]),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -390,6 +391,7 @@ describe('the partition patterns come from the key design', () => {
       referenceCounter: 'COUNTER#CASE_REFERENCE',
       upload: 'UPLOAD#*',
       event: 'EVENT#*',
+      webhookEndpoints: 'WHEP#*',
     });
   });
 

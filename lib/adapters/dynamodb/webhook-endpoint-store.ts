@@ -1,0 +1,242 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { standaloneDeadline, type Deadline } from '../../deadline.js';
+import { WebhookEndpointLimitError } from '../../errors.js';
+import { storedMode, type Mode } from '../../mode.js';
+import type { WebhookEndpointStore } from '../../webhooks/ports.js';
+import type { EndpointSecret } from '../../webhooks/signature.js';
+import type { WebhookEndpoint } from '../../webhooks/webhook-endpoint.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import type { SealedValue, SecretBox } from '../webhooks/secret-box.js';
+import { ITEM_TYPES, keys, WEBHOOK_ENDPOINT_SK_PREFIX, type ItemKey } from './table-keys.js';
+
+/** The counter update is the second action of a create: its failed condition means "the limit is reached". */
+const COUNTER_ACTION = 1;
+const SECRETS_ATTRIBUTE = 'sealedSecrets';
+
+/**
+ * Webhook endpoints in the table (table-keys.ts: `WHEP#<m><companyId>` / `EP#<id>`, with the
+ * company-and-mode counter `COUNT` in the same partition).
+ *
+ * The limit under races: a create is one transaction of the endpoint's Put and the counter's
+ * Update `endpointCount < max`, so however many creates run at once, at most `max` commit (a
+ * count read first and checked after would let 20 concurrent creates all see 15). A delete takes
+ * the count down in the same transaction as the Delete. DynamoDB answers concurrent transactions on
+ * one counter with TransactionConflict, which the retry layer retries.
+ *
+ * Secrets: sealed (secret-box.ts) with the item's own key as context; reads that do not ask for
+ * secrets never project the sealed attribute, so list/get functions never hold it, and need no key.
+ */
+export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    /** Only the functions that create or rotate secrets are given the key (the others never touch a secret). */
+    private readonly secretBox?: (deadline?: Deadline) => Promise<SecretBox>,
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  async create(
+    endpoint: WebhookEndpoint,
+    secrets: readonly EndpointSecret[],
+    maxPerMode: number,
+    deadline: Deadline = standaloneDeadline(),
+  ): Promise<void> {
+    const { mode, companyId } = endpoint;
+    const counter = keys.webhookEndpointCounter(mode, companyId);
+    // A test counter carries its test-data listing too, so clear-test-data removes it with the endpoints.
+    const listing = keys.withTestDataListing(mode, companyId, counter) as Partial<Record<'gsi1pk' | 'gsi1sk', string>>;
+    const listed = listing.gsi1pk !== undefined && listing.gsi1sk !== undefined;
+    const input: TransactWriteCommandInput = {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: await this.item(endpoint, secrets, deadline),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: counter,
+            UpdateExpression: `SET #type = :type, companyId = :companyId, #mode = :mode${listed ? ', gsi1pk = :gsi1pk, gsi1sk = :gsi1sk' : ''} ADD endpointCount :one`,
+            ConditionExpression: 'attribute_not_exists(endpointCount) OR endpointCount < :max',
+            ExpressionAttributeNames: { '#type': 'type', '#mode': 'mode' },
+            ExpressionAttributeValues: {
+              ':type': ITEM_TYPES.webhookEndpointCounter,
+              ':companyId': companyId,
+              ':mode': mode,
+              ':one': 1,
+              ':max': maxPerMode,
+              ...(listed ? { ':gsi1pk': listing.gsi1pk, ':gsi1sk': listing.gsi1sk } : {}),
+            },
+          },
+        },
+      ],
+      // A retry of an attempt whose answer was lost is the same transaction to DynamoDB (10 minutes), not a second create.
+      ClientRequestToken: createHash('sha256').update(endpoint.endpointId).digest('hex').slice(0, 36),
+    };
+    try {
+      await withRetries((options) => this.client.send(new TransactWriteCommand(input), options), deadline, this.policy);
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if (
+        (error as { name?: string }).name === 'TransactionCanceledException' &&
+        reasons?.[COUNTER_ACTION]?.Code === 'ConditionalCheckFailed'
+      )
+        throw new WebhookEndpointLimitError(maxPerMode);
+      throw error;
+    }
+  }
+
+  async list(mode: Mode, companyId: string, deadline: Deadline = standaloneDeadline()): Promise<WebhookEndpoint[]> {
+    const endpoints: WebhookEndpoint[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const command = new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+        ExpressionAttributeValues: { ':pk': keys.webhookEndpointPartition(mode, companyId), ':sk': WEBHOOK_ENDPOINT_SK_PREFIX },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
+      const out = await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      for (const item of out.Items ?? []) endpoints.push(endpointOf(item));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return endpoints;
+  }
+
+  async get(
+    mode: Mode,
+    companyId: string,
+    endpointId: string,
+    deadline: Deadline = standaloneDeadline(),
+  ): Promise<WebhookEndpoint | undefined> {
+    const item = await this.read(keys.webhookEndpoint(mode, companyId, endpointId), deadline);
+    return item && endpointOf(item);
+  }
+
+  async getWithSecrets(mode: Mode, companyId: string, endpointId: string, deadline: Deadline = standaloneDeadline()) {
+    const key = keys.webhookEndpoint(mode, companyId, endpointId);
+    const item = await this.read(key, deadline);
+    if (!item) return undefined;
+    const box = await this.box(deadline);
+    const secrets = JSON.parse(box.open(item[SECRETS_ATTRIBUTE] as SealedValue, context(key))) as EndpointSecret[];
+    return { endpoint: endpointOf(item), secrets };
+  }
+
+  async update(
+    endpoint: WebhookEndpoint,
+    expectedVersion: number,
+    secrets: readonly EndpointSecret[] | undefined,
+    deadline: Deadline = standaloneDeadline(),
+  ): Promise<'updated' | 'stale' | 'gone'> {
+    const key = keys.webhookEndpoint(endpoint.mode, endpoint.companyId, endpoint.endpointId);
+    // Without new secrets the sealed ones are kept as stored: read them back untouched (the caller may hold no key to re-seal).
+    let item: Record<string, unknown>;
+    if (secrets) item = await this.item(endpoint, secrets, deadline);
+    else {
+      const stored = await this.read(key, deadline);
+      if (!stored) return 'gone';
+      item = { ...this.plainItem(endpoint), [SECRETS_ATTRIBUTE]: stored[SECRETS_ATTRIBUTE] };
+    }
+    const command = new PutCommand({
+      TableName: this.tableName,
+      Item: item,
+      ConditionExpression: 'attribute_exists(pk) AND version = :version',
+      ExpressionAttributeValues: { ':version': expectedVersion },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return 'updated';
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return error.Item ? 'stale' : 'gone';
+      throw error;
+    }
+  }
+
+  async delete(mode: Mode, companyId: string, endpointId: string, deadline: Deadline = standaloneDeadline()): Promise<boolean> {
+    const key = keys.webhookEndpoint(mode, companyId, endpointId);
+    const command = new TransactWriteCommand({
+      TransactItems: [
+        { Delete: { TableName: this.tableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: keys.webhookEndpointCounter(mode, companyId),
+            UpdateExpression: 'ADD endpointCount :minusOne',
+            ConditionExpression: 'endpointCount > :zero',
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+          },
+        },
+      ],
+      // One token per delete request (its retries share it): a token derived from the key would make a later delete
+      // of the same id within 10 minutes a replay of the first, answered as a success.
+      ClientRequestToken: randomUUID(),
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return true;
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if ((error as { name?: string }).name === 'TransactionCanceledException' && reasons?.[0]?.Code === 'ConditionalCheckFailed')
+        return false;
+      throw error;
+    }
+  }
+
+  private async read(key: ItemKey, deadline: Deadline): Promise<Record<string, unknown> | undefined> {
+    const command = new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true });
+    return (await withRetries((options) => this.client.send(command, options), deadline, this.policy)).Item;
+  }
+
+  private async box(deadline: Deadline): Promise<SecretBox> {
+    if (!this.secretBox) throw new Error('this function holds no webhook secret key');
+    return this.secretBox(deadline);
+  }
+
+  private plainItem(endpoint: WebhookEndpoint): Record<string, unknown> {
+    const key = keys.webhookEndpoint(endpoint.mode, endpoint.companyId, endpoint.endpointId);
+    return { ...keys.withTestDataListing(endpoint.mode, endpoint.companyId, key), type: ITEM_TYPES.webhookEndpoint, ...endpoint };
+  }
+
+  private async item(endpoint: WebhookEndpoint, secrets: readonly EndpointSecret[], deadline: Deadline): Promise<Record<string, unknown>> {
+    const key = keys.webhookEndpoint(endpoint.mode, endpoint.companyId, endpoint.endpointId);
+    const box = await this.box(deadline);
+    return { ...this.plainItem(endpoint), [SECRETS_ATTRIBUTE]: box.seal(JSON.stringify(secrets), context(key)) };
+  }
+}
+
+/** The sealing context: the item's key, so a sealed value opens only where it was written. */
+function context(key: ItemKey): string {
+  return `${key.pk}\u0000${key.sk}`;
+}
+
+function endpointOf(item: Record<string, unknown>): WebhookEndpoint {
+  const endpoint: WebhookEndpoint = {
+    endpointId: item.endpointId as string,
+    companyId: item.companyId as string,
+    mode: storedMode(item.mode),
+    url: item.url as string,
+    events: item.events as WebhookEndpoint['events'],
+    description: (item.description as string | undefined) ?? '',
+    status: item.status as WebhookEndpoint['status'],
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+    version: item.version as number,
+  };
+  if (typeof item.disabledReason === 'string') endpoint.disabledReason = item.disabledReason;
+  if (typeof item.failingSince === 'string') endpoint.failingSince = item.failingSince;
+  return endpoint;
+}
