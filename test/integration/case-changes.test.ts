@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { StoredCase } from '../../lib/cases/case-record.js';
-import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { toCaseView, type StoredCase } from '../../lib/cases/case-record.js';
+import { buildCaseEvent, type CaseEvent } from '../../lib/cases/case-lifecycle.js';
 import {
   confirmCases,
   recordDebtorVerification,
@@ -40,7 +40,7 @@ function memoryWorld(): World {
   return {
     writer,
     changes: writer,
-    eventsOf: async (stored) => writer.events.filter((e) => e.data.object.id === stored.caseId),
+    eventsOf: async (stored) => writer.events.filter((e) => e.type === 'case.updated' && e.data.object.id === stored.caseId),
   };
 }
 
@@ -122,7 +122,7 @@ function newCase(
     requestId: 'req-changes',
     sourceIp: '192.0.2.1',
   };
-  return { stored, audit } as NewCase;
+  return { stored, audit, event: buildCaseEvent(toCaseView(stored), at) };
 }
 
 const confirmedBy = { name: 'Dana Dashboard', email: 'dana@partner.example' };
@@ -289,6 +289,7 @@ describe.each([
     const c = newCase({ gate: 'AUTO_ATTESTED', debtorCompanyNo: UNANSWERED });
     delete c.stored.debtorVerification;
     delete c.stored.statusHistory;
+    c.event = buildCaseEvent(toCaseView(c.stored), c.stored.createdAt);
     await world.writer.writeAll([c]);
     const result = await recordDebtorVerification(deps, 'live', c.stored.caseId, {
       status: 'VERIFIED',

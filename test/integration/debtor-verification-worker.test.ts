@@ -229,6 +229,9 @@ describe('the debtor verification worker', () => {
   });
 
   it('keeps a case PENDING when the registry answers 503, and schedules its next attempt on the retry queue', async () => {
+    // This file's rate limiter has counted a permit at the 429 test's clock, two hours on: a worker whose clock is
+    // behind a counted slot waits for it, so this one's clock starts past that.
+    clock = Date.now() + 3 * 60 * 60 * 1000;
     const { partner, id } = await createCase('live', { debtorCompanyNo: '01000500' }, false);
     const before = Number(
       (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] })))

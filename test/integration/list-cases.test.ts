@@ -238,7 +238,21 @@ describe('list filters and bounds', () => {
   });
 
   it('filters by status', async () => {
-    expect((await walk(partner.apiKey, { status: 'DRAFT', limit: '50' })).ids).toEqual(idsWhere(() => true));
+    // The verification worker reads the table's stream and moves the auto-attested cases on to READY:
+    // wait until it has settled them all, then every case is in exactly one status's list.
+    const walks = async () => ({
+      draft: (await walk(partner.apiKey, { status: 'DRAFT', limit: '50' })).ids,
+      ready: (await walk(partner.apiKey, { status: 'READY', limit: '50' })).ids,
+    });
+    let seen = await walks();
+    for (let i = 0; i < 60 && seen.draft.length + seen.ready.length !== idsWhere(() => true).length; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      seen = await walks();
+    }
+    expect([...seen.draft, ...seen.ready].sort()).toEqual(idsWhere(() => true).sort());
+    expect(seen.draft).toEqual(idsWhere(() => true).filter((id) => seen.draft.includes(id)));
+    expect(seen.ready).toEqual(idsWhere(() => true).filter((id) => seen.ready.includes(id)));
+    expect(seen.draft.length).toBeGreaterThan(0);
   });
 
   it('shows cases stored before the lifecycle existed with its defaults: NOT_REQUESTED, and a history of DRAFT at creation', async () => {

@@ -94,9 +94,10 @@ export async function scanTable(): Promise<Record<string, unknown>[]> {
 }
 
 /** A company's stored events (both modes), each with its item's own attributes and the event it holds. */
+/** A company's `case.created` events as stored (the worker's `case.updated` ones, written as it settles cases, are left out). */
 export async function storedEvents(companyId: string): Promise<{ item: Record<string, unknown>; event: CaseEvent }[]> {
   return (await scanTable())
-    .filter((i) => i.type === ITEM_TYPES.event && i.companyId === companyId)
+    .filter((i) => i.type === ITEM_TYPES.event && i.companyId === companyId && i.eventType === 'case.created')
     .map((item) => ({ item, event: eventFromItem(item).event }));
 }
 
