@@ -696,9 +696,12 @@ try {
     cdkMemoryMb: { createCases: DEFAULT_STACK_CONFIG.createCasesMemoryMb, others: DEFAULT_STACK_CONFIG.functionMemoryMb },
   };
 
-  heading('6. Debtor verification: registry requests through the DynamoDB cache and rate limiter (simulated clock)');
-  const { verificationBench } = await import('./verification.js');
-  const verificationRows = await verificationBench(cfg);
+  heading(
+    '6. Debtor verification: registry requests through the DynamoDB cache and rate limiter (simulated clock); event → outcome latency',
+  );
+  const { verificationBench, verificationLatencyBench } = await import('./verification.js');
+  const { REGISTRY_DELAY_MS } = await import('./lib/local-stack.js');
+  const verificationRows = [...(await verificationBench(cfg)), ...(await verificationLatencyBench(cfg, REGISTRY_DELAY_MS))];
   table(
     ['figure', 'value', 'target', '', 'note'],
     verificationRows.map((r) => [r.figure, r.value, r.target, check('verification', r.figure, r.value, r.target, r.pass), r.note]),
