@@ -378,6 +378,30 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
 }
 
 /**
+ * What every case change writes (lib/adapters/dynamodb/case-change-store.ts), each only as a part of
+ * its TransactWriteItems: the case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses
+ * every other attribute and any update outside a transaction) and its `case.updated` event
+ * (`EVENT#`, the event item's attributes only). Withdraw and confirm add their own parts.
+ */
+function caseChangeStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'ChangeCaseLifecycle',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
+    }),
+    new PolicyStatement({
+      sid: 'WriteCaseEvents',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
+    }),
+  ];
+}
+
+/**
  * Withdrawing a case (withdraw-case only): the parts of the one TransactWriteItems of
  * lib/adapters/dynamodb/case-change-store.ts, each only as a part of such a transaction:
  * - UpdateItem of a case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses every other
@@ -394,18 +418,7 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
 export function caseWithdrawStatements(table: ITable): PolicyStatement[] {
   const resources = [table.tableArn];
   return [
-    new PolicyStatement({
-      sid: 'ChangeCaseLifecycle',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'WriteCaseEvents',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
-    }),
+    ...caseChangeStatements(table),
     new PolicyStatement({
       sid: 'ReleaseInvoiceRefGuards',
       actions: ['dynamodb:DeleteItem'],
@@ -453,23 +466,12 @@ export function itemReadStatements(table: ITable, reads: keyof typeof ITEM_READS
 export function caseConfirmStatements(table: ITable): PolicyStatement[] {
   const resources = [table.tableArn];
   return [
-    new PolicyStatement({
-      sid: 'ChangeCaseLifecycle',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
-    }),
+    ...caseChangeStatements(table),
     new PolicyStatement({
       sid: 'WriteConfirmationRecords',
       actions: ['dynamodb:PutItem'],
       resources,
       conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'WriteCaseEvents',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
     }),
   ];
 }
