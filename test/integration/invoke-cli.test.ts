@@ -92,7 +92,11 @@ describe('npm run invoke', () => {
       POWERTOOLS_METRICS_DISABLED: undefined,
     });
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 200, body: { status: 'DRAFT' } });
+    // The sample case cites a debtorCompanyNo: the verification worker (run by the global setup) may have moved it on already.
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      statusCode: 200,
+      body: { id: expect.any(String), status: expect.stringMatching(/^(DRAFT|ON_HOLD|READY)$/) },
+    });
     const logged = run.stderr
       .split('\n')
       .filter((line) => line.startsWith('{'))
