@@ -6,6 +6,9 @@ import { accounts, ddb, extraKey, newPartner, type Partner } from '../support/fi
 import { EVENT_ID_PATTERN } from '../../lib/cases/case-lifecycle.js';
 import { checkStorageInvariants, outcome, postCases, readCase, storedEvents, uploadInvoice, validCase } from '../support/cases.js';
 
+// Some tests read storage whole (the invariants scan the table, which every suite fills): give them room on a busy machine.
+jest.setTimeout(20_000);
+
 describe('creating cases', () => {
   let partner: Partner;
   let fileKey: string;

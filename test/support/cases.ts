@@ -1,8 +1,9 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreatedItem, RejectedItem } from '../../lib/cases/batch-result.js';
 import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
 import { eventFromItem } from '../../lib/adapters/dynamodb/event-items.js';
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { CASE_LIST_SHARDS, GSI2, ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { MODES } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import { handler as uploadHandler } from '../../functions/create-upload.js';
 import { handler as createHandler } from '../../functions/create-cases.js';
@@ -93,10 +94,32 @@ export async function scanTable(): Promise<Record<string, unknown>[]> {
   return items;
 }
 
-/** A company's stored events (both modes), each with its item's own attributes and the event it holds. */
-/** A company's `case.created` events as stored (the worker's `case.updated` ones, written as it settles cases, are left out). */
+/**
+ * A company's stored `case.created` events (both modes), each with its item's own attributes and
+ * the event it holds: its event list's index partitions, queried (a scan of the whole table grows
+ * with every suite's data). The worker's `case.updated` events, written as it settles cases, are left out.
+ */
 export async function storedEvents(companyId: string): Promise<{ item: Record<string, unknown>; event: CaseEvent }[]> {
-  return (await scanTable())
+  const items: Record<string, unknown>[] = [];
+  for (const mode of MODES) {
+    for (let shard = 0; shard < CASE_LIST_SHARDS; shard++) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const out = await ddb().send(
+          new QueryCommand({
+            TableName: config().tableName,
+            IndexName: GSI2,
+            KeyConditionExpression: 'gsi2pk = :pk',
+            ExpressionAttributeValues: { ':pk': keys.eventListPartition(mode, companyId, shard) },
+            ExclusiveStartKey: start,
+          }),
+        );
+        items.push(...(out.Items ?? []));
+        start = out.LastEvaluatedKey;
+      } while (start);
+    }
+  }
+  return items
     .filter((i) => i.type === ITEM_TYPES.event && i.companyId === companyId && i.eventType === 'case.created')
     .map((item) => ({ item, event: eventFromItem(item).event }));
 }
