@@ -110,7 +110,7 @@ describe('POST /internal/v1/confirmations (the handler, as API Gateway invokes i
   });
 
   it('keeps a confirmed case DRAFT while its debtor is still being verified (PENDING)', async () => {
-    const caseId = await createCase(partner, fileKey, { invoiceRef: 'CONF-PENDING-1', debtorCompanyNo: '01000001' });
+    const caseId = await createCase(partner, fileKey, { invoiceRef: 'CONF-PENDING-1', debtorCompanyNo: '01000408' });
     const res = await confirm({ companyId: partner.companyId, caseIds: [caseId], confirmedBy: CONFIRMED_BY });
     expect(res.body).toEqual({ results: [{ caseId, result: 'confirmed', status: 'DRAFT' }] });
     expect((await readCase(partner.apiKey, caseId)).body).toMatchObject({

@@ -163,7 +163,7 @@ describe('listing cases', () => {
   });
 
   it('carries each case\u2019s debtorVerification and statusHistory as GET does, in a page and in the invoiceRef look-up', async () => {
-    const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-LIFE-1', debtorCompanyNo: '01000001' })] });
+    const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-LIFE-1', debtorCompanyNo: '01000408' })] });
     const read = await readCase(partner.apiKey, outcome(res).created[0]!.id);
     expect(read.body).toMatchObject({
       status: 'DRAFT',

@@ -96,7 +96,8 @@ describe('reading a case', () => {
   });
 
   it.each([
-    ['with a debtorCompanyNo as PENDING', { debtorCompanyNo: '01000001' }, 'PENDING'],
+    // 01000408: the stand-in answers too late, so the worker (run by the global setup) leaves the case as stored.
+    ['with a debtorCompanyNo as PENDING', { debtorCompanyNo: '01000408' }, 'PENDING'],
     ['without one as NOT_REQUESTED', {}, 'NOT_REQUESTED'],
   ] as const)(
     'reads a case stored before the lifecycle existed (no debtorVerification, no statusHistory) %s, its history DRAFT at creation',
