@@ -129,7 +129,7 @@ describe('concurrent submissions', () => {
     expect(new Set(cases.map((c) => c.invoiceRef)).size).toBe(150);
     for (const c of cases) expect(createdBy.get(c.invoiceRef as string)?.id).toBe(c.caseId);
     expect((await checkStorageInvariants(new Set([partner.companyId]))).violations).toEqual([]);
-  });
+  }, 30_000); // 200 cases in conflicting transactions, beside the verification worker reading the same stream: not a timing target.
 
   it('let exactly one of 8 requests with one Idempotency-Key proceed', async () => {
     const key = `idem-race-${Date.now()}`;
