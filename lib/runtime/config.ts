@@ -54,6 +54,14 @@ const schema = z.object({
    */
   WEBHOOK_SECRET_KEY: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
+  /**
+   * The webhook delivery queues (docs/webhooks-design.md): the fast lane, the slow lane (failing
+   * endpoints and retries) and the dead-letter queue of failed deliveries. The fan-out, the
+   * delivery function and the redeliver route are given the ones they use; others none.
+   */
+  WEBHOOK_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  WEBHOOK_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  WEBHOOK_DEAD_LETTER_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
 });
@@ -72,6 +80,9 @@ export interface AppConfig {
   /** The verification worker's settings (functions/verify-debtors.ts); no other function reads them. */
   sqsEndpoint?: string | undefined;
   verificationRetryQueueUrl?: string | undefined;
+  webhookDeliveryQueueUrl?: string | undefined;
+  webhookSlowQueueUrl?: string | undefined;
+  webhookDeadLetterQueueUrl?: string | undefined;
   webhookSecretKey: string | undefined;
   webhookSecretKeyArn: string | undefined;
   /** npm start only: loopback webhook URLs accepted. */
@@ -100,6 +111,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cursorSecretArn: e.CURSOR_SECRET_ARN,
     sqsEndpoint: e.SQS_ENDPOINT,
     verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
+    webhookDeliveryQueueUrl: e.WEBHOOK_DELIVERY_QUEUE_URL,
+    webhookSlowQueueUrl: e.WEBHOOK_SLOW_QUEUE_URL,
+    webhookDeadLetterQueueUrl: e.WEBHOOK_DEAD_LETTER_QUEUE_URL,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',

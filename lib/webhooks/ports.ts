@@ -1,6 +1,8 @@
 import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
 import type { EndpointSecret } from './signature.js';
+import type { EndpointHealth } from './endpoint-health.js';
+import type { DeliveryAttempt, DeliveryJob, DeliveryKey, DeliveryStatus, WebhookDelivery } from './webhook-delivery.js';
 import type { WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
@@ -39,6 +41,65 @@ export interface WebhookEndpointStore {
   ): Promise<'updated' | 'stale' | 'gone'>;
   /** Removes the endpoint and its secrets; false when it did not exist. */
   delete(mode: Mode, companyId: string, endpointId: string, deadline?: Deadline): Promise<boolean>;
+  /**
+   * Records a scheduled delivery's effect on the endpoint's health (endpoint-health.ts):
+   * `failingSince` set or cleared and, when `disable` is given, status `disabled` with the reason.
+   * Not conditional on `version`: a delivery's outcome never waits for a partner's PATCH. A change of
+   * `failingSince` alone leaves `version` as it is (a PATCH in flight then writes the value it read,
+   * at worst restarting the 5-day count); disabling increments it, so a PATCH in flight is stale
+   * and reads the disabled endpoint again. Conditional on the endpoint still existing (`gone`) and,
+   * to disable, on it still being enabled (`unchanged`).
+   */
+  recordHealth(
+    mode: Mode,
+    companyId: string,
+    endpointId: string,
+    health: EndpointHealth,
+    disable?: { disabledReason: string },
+  ): Promise<'recorded' | 'unchanged' | 'gone'>;
+}
+
+/**
+ * The delivery log (webhook-delivery.ts): one record per delivery in its endpoint's partition,
+ * newest first by createdAt, expiring 30 days after it. Reads are strongly consistent.
+ */
+export interface WebhookDeliveryStore {
+  /**
+   * Creates the delivery's record as `pending` with no attempts, unless a record with its key
+   * exists: then nothing is written. Answers the record as stored either way (a stream record
+   * delivered twice finds the first copy's record).
+   */
+  start(delivery: WebhookDelivery, deadline?: Deadline): Promise<WebhookDelivery>;
+  get(key: DeliveryKey, deadline?: Deadline): Promise<WebhookDelivery | undefined>;
+  /**
+   * Appends one attempt and sets the status (and nextAttemptAt while pending), if the record still
+   * has `attemptsBefore` attempts and is `pending`: `stale` when another receiver of the same
+   * message recorded first (the caller then reads the record again), `gone` when it expired.
+   */
+  recordAttempt(
+    key: DeliveryKey,
+    attemptsBefore: number,
+    attempt: DeliveryAttempt,
+    next: { status: DeliveryStatus; nextAttemptAt?: string },
+    deadline?: Deadline,
+  ): Promise<'recorded' | 'stale' | 'gone'>;
+  /** An endpoint's deliveries, newest first; `after` is the last key of the previous page. */
+  listPage(
+    mode: Mode,
+    endpointId: string,
+    page: { limit: number; after?: DeliveryKey },
+    deadline?: Deadline,
+  ): Promise<{ deliveries: WebhookDelivery[]; last?: DeliveryKey }>;
+}
+
+/**
+ * The delivery queues (SQS): `fast` for endpoints whose deliveries succeed, `slow` for endpoints
+ * with a failing run (`failingSince` set) and for every retry, so that a failing or hanging
+ * endpoint only ever occupies the slow lane's consumers (docs/webhooks-design.md, "No
+ * head-of-line blocking"). `delaySeconds` at most 900 (SQS's limit).
+ */
+export interface DeliveryQueue {
+  enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
 }
 
 /**

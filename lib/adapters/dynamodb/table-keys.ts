@@ -26,6 +26,7 @@ import type { Mode } from '../../mode.js';
  * | Registry rate window | REGISTRY#RATE            | WINDOW#<name>| -                              | -                    |
  * | Webhook endpoint     | WHEP#<m><companyId>      | EP#<endpointId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk>            |
  * | Webhook endpoint count | WHEP#<m><companyId>    | COUNT       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Webhook delivery     | WHD#<m><endpointId>      | <createdAt>#<deliveryId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id. An event is
  * listed in its case's shard, so the events of one case are in one index partition.
@@ -94,6 +95,11 @@ import type { Mode } from '../../mode.js';
  * | List a company's webhook endpoints        | Query WHEP#<m><cid>, sk begins_with EP#, consistent|
  * | Read / change one webhook endpoint        | GetItem WHEP#<m><cid> / EP#<id>, consistent; an    |
  * |                                           | update is conditional on its `version`             |
+ * | Start a webhook delivery (once per event  | PutItem WHD#<m><endpointId> / <createdAt>#<id>     |
+ * |   and endpoint, however often fanned out) | (attribute_not_exists), the id derived from both   |
+ * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |
+ * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
+ * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
@@ -135,6 +141,7 @@ export const PARTITION_PREFIXES = {
   registryProfile: 'REGISTRY#PROFILE#',
   registryRate: 'REGISTRY#RATE',
   webhookEndpoints: 'WHEP#',
+  webhookDeliveries: 'WHD#',
 } as const;
 
 /** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
@@ -266,6 +273,19 @@ export const keys = {
   webhookEndpointPartition: (mode: Mode, companyId: string): string =>
     `${PARTITION_PREFIXES.webhookEndpoints}${MODE_SEGMENT[mode]}${companyId}`,
 
+  /**
+   * A webhook delivery's log record: each endpoint's deliveries one partition, sorted by createdAt
+   * (a scheduled delivery's is its event's, so every copy of a stream record names the same item),
+   * so the log is one descending Query. An endpoint's partition takes about 1,000 writes a second,
+   * three per delivery at most when the first attempt succeeds: far beyond one receiver's rate.
+   */
+  webhookDelivery: (key: { mode: Mode; endpointId: string; createdAt: string; deliveryId: string }): ItemKey => ({
+    pk: keys.webhookDeliveryPartition(key.mode, key.endpointId),
+    sk: `${key.createdAt}#${key.deliveryId}`,
+  }),
+  webhookDeliveryPartition: (mode: Mode, endpointId: string): string =>
+    `${PARTITION_PREFIXES.webhookDeliveries}${MODE_SEGMENT[mode]}${endpointId}`,
+
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
@@ -277,6 +297,7 @@ export const keys = {
       PARTITION_PREFIXES.idempotencyClaim,
       PARTITION_PREFIXES.event,
       PARTITION_PREFIXES.webhookEndpoints,
+      PARTITION_PREFIXES.webhookDeliveries,
     ].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
@@ -314,6 +335,7 @@ export const ITEM_TYPES = {
   registryRateWindow: 'REGISTRY_RATE_WINDOW',
   webhookEndpoint: 'WEBHOOK_ENDPOINT',
   webhookEndpointCounter: 'WEBHOOK_ENDPOINT_COUNTER',
+  webhookDelivery: 'WEBHOOK_DELIVERY',
 } as const;
 
 /** The sort key prefix of a webhook endpoint in its company's endpoint partition. */

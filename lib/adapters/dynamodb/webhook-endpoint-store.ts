@@ -5,12 +5,14 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
 import { WebhookEndpointLimitError } from '../../errors.js';
 import { storedMode, type Mode } from '../../mode.js';
+import type { EndpointHealth } from '../../webhooks/endpoint-health.js';
 import type { WebhookEndpointStore } from '../../webhooks/ports.js';
 import type { EndpointSecret } from '../../webhooks/signature.js';
 import type { WebhookEndpoint } from '../../webhooks/webhook-endpoint.js';
@@ -192,6 +194,54 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
       if ((error as { name?: string }).name === 'TransactionCanceledException' && reasons?.[0]?.Code === 'ConditionalCheckFailed')
         return false;
+      throw error;
+    }
+  }
+
+  async recordHealth(
+    mode: Mode,
+    companyId: string,
+    endpointId: string,
+    health: EndpointHealth,
+    disable?: { disabledReason: string },
+  ): Promise<'recorded' | 'unchanged' | 'gone'> {
+    const deadline = standaloneDeadline();
+    const names: Record<string, string> = { '#failingSince': 'failingSince' };
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    let condition = 'attribute_exists(pk)';
+    if (health.failingSince !== undefined) {
+      sets.push('#failingSince = :failingSince');
+      values[':failingSince'] = health.failingSince;
+    }
+    if (disable) {
+      sets.push('#status = :disabled', 'disabledReason = :reason', 'updatedAt = :now');
+      names['#status'] = 'status';
+      values[':disabled'] = 'disabled';
+      values[':enabled'] = 'enabled';
+      values[':reason'] = disable.disabledReason;
+      values[':now'] = new Date().toISOString();
+      values[':one'] = 1;
+      condition += ' AND #status = :enabled';
+    }
+    const update =
+      (sets.length > 0 ? `SET ${sets.join(', ')}` : '') +
+      (health.failingSince === undefined ? ' REMOVE #failingSince' : '') +
+      (disable ? ' ADD version :one' : '');
+    const command = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keys.webhookEndpoint(mode, companyId, endpointId),
+      UpdateExpression: update.trim(),
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return 'recorded';
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return error.Item ? 'unchanged' : 'gone';
       throw error;
     }
   }
