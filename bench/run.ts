@@ -107,6 +107,13 @@ console.log('Starting DynamoDB Local (in memory) and s3rver on free ports...');
 
 const stack = await startLocalStack();
 Object.assign(process.env, stack.env);
+
+/** Waits for the local consumers to finish the work earlier sections left them, and says how long that took. */
+async function waitForQuiet(before: string): Promise<void> {
+  const started = performance.now();
+  await stack.quiet();
+  console.log(`  (local consumers drained before ${before} in ${Math.round(performance.now() - started)} ms)`);
+}
 /** The store stand-in's worker (section 2), stopped however the run ends. */
 let standIn: { close(): Promise<void> } | undefined;
 try {
@@ -144,6 +151,7 @@ try {
   // ---------------------------------------------------------------------------------------
   // 2. Latency against the floor: the store stand-in on its own thread, DELAY_MS per storage call.
 
+  await waitForQuiet('section 2');
   console.log(`Section 2: ${RUNS} runs of each request with ${DELAY_MS} ms per storage call (store stand-in on its own thread)...`);
   const backend = new RemoteBackend();
   standIn = backend;
@@ -463,6 +471,7 @@ try {
   // ---------------------------------------------------------------------------------------
   // 3. CPU per case.
 
+  await waitForQuiet('section 3');
   console.log('\nSection 3: create handler over in-memory stores...');
   const rig = await cpuRig();
   const plan = [
@@ -517,6 +526,7 @@ try {
   // ---------------------------------------------------------------------------------------
   // 4. Cold start and 5. memory.
 
+  await waitForQuiet('section 4');
   console.log('\nSection 4: bundling like the CDK stack and starting fresh processes...');
   const bundleDir = join(TMP, 'bundles');
   const functions = [
@@ -562,6 +572,7 @@ try {
     }
   }
 
+  await waitForQuiet('section 5');
   console.log('Section 5: peak RSS of 100-case creates in a fresh process...');
   const createBundle = variants.find((v) => v.name === 'create-cases')!.bundle;
   const memoryEvents = Array.from({ length: 6 }, (_, i) =>

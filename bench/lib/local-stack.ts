@@ -10,6 +10,13 @@ export interface LocalStack {
   env: Record<string, string>;
   dynamoEndpoint: string;
   s3Endpoint: string;
+  /**
+   * Resolves when the local world's asynchronous consumers have handled everything written so far
+   * (the verification worker behind DynamoDB Local's stream). Timed sections wait for it first: in
+   * AWS those consumers run on other machines, here they share the bench's two cores, and thousands
+   * of stream records left by section 1 would otherwise be served during section 2's measurements.
+   */
+  quiet(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -20,5 +27,11 @@ export async function startLocalStack(): Promise<LocalStack> {
   // The verifier's registry (the Companies House stand-in) answers in 50 ms, as issue 23's latency row asks.
   const stores = await startLocalStores({ registryDelayMs: REGISTRY_DELAY_MS });
   const env = localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port });
-  return { env, dynamoEndpoint: stores.dynamoEndpoint, s3Endpoint: stores.s3Endpoint, stop: () => stores.stop() };
+  return {
+    env,
+    dynamoEndpoint: stores.dynamoEndpoint,
+    s3Endpoint: stores.s3Endpoint,
+    quiet: () => stores.verification.streamDrained(),
+    stop: () => stores.stop(),
+  };
 }
