@@ -1,4 +1,4 @@
-import { startLocalStores } from '../../infra/local/start-local-stores.js';
+import { startLocalStores, type LocalStores } from '../../infra/local/start-local-stores.js';
 import { localEnvironment } from '../../infra/local/stores.js';
 
 /**
@@ -8,6 +8,8 @@ import { localEnvironment } from '../../infra/local/stores.js';
  */
 export interface LocalStack {
   env: Record<string, string>;
+  /** The local stores and engines themselves (queue depths, stream drained). */
+  stores: LocalStores;
   dynamoEndpoint: string;
   s3Endpoint: string;
   stop(): Promise<void>;
@@ -19,6 +21,13 @@ export const REGISTRY_DELAY_MS = 50;
 export async function startLocalStack(): Promise<LocalStack> {
   // The verifier's registry (the Companies House stand-in) answers in 50 ms, as issue 23's latency row asks.
   const stores = await startLocalStores({ registryDelayMs: REGISTRY_DELAY_MS });
-  const env = localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port });
-  return { env, dynamoEndpoint: stores.dynamoEndpoint, s3Endpoint: stores.s3Endpoint, stop: () => stores.stop() };
+  const env = {
+    ...localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port }),
+    // The webhook engines' queues and sealing key (bench/webhooks.ts creates endpoints the engines deliver to).
+    SQS_ENDPOINT: stores.sqs.endpoint,
+    WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+    WEBHOOK_SECRET_KEY: stores.webhooks.secretKey,
+    WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+  };
+  return { env, stores, dynamoEndpoint: stores.dynamoEndpoint, s3Endpoint: stores.s3Endpoint, stop: () => stores.stop() };
 }

@@ -28,7 +28,10 @@ export interface ReceivedDelivery {
 }
 
 export interface SignedWebhookReceiverOptions {
-  /** The endpoint's secrets (`whsec_…`); a delivery verifies when one of them verifies it. */
+  /**
+   * The endpoint's secrets (`whsec_…`); a delivery verifies when one of them verifies it. Read at
+   * each delivery, so a caller may add the secret once the endpoint pointing here exists.
+   */
   secrets: readonly string[];
   /** 0 or absent: a free port. */
   port?: number;
@@ -46,7 +49,6 @@ export interface SignedWebhookReceiver {
 }
 
 export async function startSignedWebhookReceiver(options: SignedWebhookReceiverOptions): Promise<SignedWebhookReceiver> {
-  const verifiers = options.secrets.map((secret) => new Webhook(secret));
   const received: ReceivedDelivery[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -61,7 +63,7 @@ export async function startSignedWebhookReceiver(options: SignedWebhookReceiverO
       };
       let verified = false;
       let error: string | undefined;
-      for (const verifier of verifiers) {
+      for (const verifier of options.secrets.map((secret) => new Webhook(secret))) {
         try {
           verifier.verify(body, headers);
           verified = true;

@@ -5,6 +5,7 @@ import { LOCAL_DEFAULTS } from './local-ports.js';
 import { ensureTable, freePort, localUploadRecorder, startDynamoLocal, startLocalS3 } from './stores.js';
 import { startLocalSqs, type LocalSqs } from './local-sqs.js';
 import { startVerificationEngines, type VerificationEngines } from './verification-engines.js';
+import { startWebhookEngines, type WebhookEngines } from './webhook-engines.js';
 
 /**
  * The one "start the local stores" sequence, used by `npm start` (infra/local/main.ts), the jest
@@ -12,7 +13,9 @@ import { startVerificationEngines, type VerificationEngines } from './verificati
  * object events recording uploads as S3's notification does in AWS (functions/record-upload.ts),
  * the table created or brought up to date, and the debtor verifier's engines (the table's stream
  * and the retry queue feeding functions/verify-debtors.ts, the Companies House stand-in as the live
- * registry: verification-engines.ts), all on one local SQS (local-sqs.ts). If any step fails,
+ * registry: verification-engines.ts) and webhook delivery's (the same stream feeding the fan-out,
+ * the two delivery lanes feeding the delivery function: webhook-engines.ts), all on one local SQS
+ * (local-sqs.ts). If any step fails,
  * whatever had started is stopped before the error is passed on.
  */
 export interface LocalStoresOptions {
@@ -27,6 +30,8 @@ export interface LocalStoresOptions {
   /** The Companies House stand-in's port (a free one when left out) and a delay before each answer (the bench). */
   registryPort?: number;
   registryDelayMs?: number;
+  /** The key that seals webhook endpoint secrets (WEBHOOK_SECRET_KEY); a fresh one when left out. */
+  webhookSecretKey?: string;
 }
 
 export interface LocalStores {
@@ -40,6 +45,8 @@ export interface LocalStores {
   sqs: LocalSqs;
   /** The verifier's engines: the retry queue, the registry stand-in. */
   verification: VerificationEngines;
+  /** Webhook delivery's engines: the delivery lanes and their dead-letter queue, the sealing key. */
+  webhooks: WebhookEngines;
   /** Stops both stores (and removes a temporary object directory). */
   stop(): Promise<void>;
 }
@@ -71,9 +78,10 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
   }
   let sqs: LocalSqs | undefined;
   let verification: VerificationEngines | undefined;
+  let webhooks: WebhookEngines | undefined;
   const stopEngines = async () => {
     // The engines first: they write to the table and read the queues.
-    await verification?.stop();
+    await Promise.all([verification?.stop(), webhooks?.stop()]);
     await sqs?.stop();
   };
   try {
@@ -85,6 +93,7 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
       registryPort: options.registryPort,
       registryDelayMs: options.registryDelayMs,
     });
+    webhooks = await startWebhookEngines({ dynamoEndpoint: dynamo.value.endpoint, sqs, secretKey: options.webhookSecretKey });
   } catch (error) {
     await stopEngines();
     await stop();
@@ -95,5 +104,5 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
     await stopEngines();
     await stop();
   };
-  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, sqs, verification, stop: stopAll };
+  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, sqs, verification, webhooks, stop: stopAll };
 }
