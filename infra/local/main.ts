@@ -211,13 +211,16 @@ async function main(): Promise<void> {
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write --mode test`);
     }
     console.log('');
-    console.log('Watch deliveries on a local receiver: create a test endpoint pointing at it (the answer shows its secret once),');
-    console.log('then start the receiver with that secret in another terminal; every delivery prints with its webhook-id:');
+    console.log('Watch webhook deliveries on a local receiver: a test key that may manage webhooks, a test endpoint pointing at');
+    console.log('the receiver (the answer shows its secret once), then the receiver with that secret in another terminal:');
     console.log('');
     console.log(
-      `  curl -s ${base}/api/v1/webhook-endpoints -H "Authorization: Bearer $TEST_API_KEY" -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:4010/","events":["*"]}'`,
+      `  export HOOKS_KEY=$(${adminPrefix}npm run -s admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write,webhooks:manage --mode test --json | node -p 'JSON.parse(require("fs").readFileSync(0)).apiKey')`,
     );
-    console.log('  npm run webhook-receiver -- --secret whsec_… --port 4010');
+    console.log(
+      `  curl -s ${base}/api/v1/webhook-endpoints -H "Authorization: Bearer $HOOKS_KEY" -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:4010/","events":["*"]}'`,
+    );
+    console.log('  npm run webhook-receiver -- --secret whsec_... --port 4010');
     console.log('');
     console.log(`Internal routes (/internal/v1/, e.g. the dashboard's confirmations) take SigV4 signatures (service execute-api,`);
     console.log(
