@@ -107,3 +107,34 @@ export interface DeliveryQueue {
  * `all: true`: `systemResolver` in lib/adapters/webhooks/webhook-sender.ts). A name that does not resolve throws.
  */
 export type HostResolver = (hostname: string) => Promise<string[]>;
+
+/** One signed attempt to send (the sender signs `payload` as it is, with every secret given). */
+export interface OutgoingWebhook {
+  url: string;
+  /** The event id: the webhook-id of every attempt of this delivery. */
+  eventId: string;
+  /** The event JSON, sent byte for byte. */
+  payload: string;
+  /** The endpoint's signing secrets at this moment (signature.ts `signingSecrets`). */
+  secrets: readonly string[];
+}
+
+/** How one attempt went: any 2xx within the timeout is `delivered`; everything else has `error`. */
+export interface SentWebhook {
+  /** When the attempt started (ISO 8601). */
+  at: string;
+  delivered: boolean;
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+  /** The address connected to, for operators' logs (not for partners). */
+  address?: string;
+}
+
+/**
+ * Sends one attempt (lib/adapters/webhooks/webhook-sender.ts `WebhookSender`: SSRF-safe, signed,
+ * 10 s). Never throws for what a receiver or the network does: that is an outcome with `error`.
+ */
+export interface WebhookAttemptSender {
+  send(attempt: OutgoingWebhook): Promise<SentWebhook>;
+}
