@@ -98,8 +98,10 @@ export interface WebhookDeliveryStore {
  * endpoint only ever occupies the slow lane's consumers (docs/webhooks-design.md, "No
  * head-of-line blocking"). `delaySeconds` at most 900 (SQS's limit).
  */
+export type DeliveryLane = 'fast' | 'slow';
+
 export interface DeliveryQueue {
-  enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
+  enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
 }
 
 /**
