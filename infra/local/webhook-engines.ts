@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { webhookDeliveryAdapters } from '../../lib/adapters/production-adapters.js';
+import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-adapters.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { maxAttempts } from '../../lib/webhooks/retry-schedule.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
@@ -110,9 +110,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
     });
-    const adapters = webhookDeliveryAdapters(cfg);
-    const fanOut = buildFanOutWebhookEventsHandler(adapters);
-    const deliver = buildDeliverWebhooksHandler(adapters);
+    const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(cfg));
+    const deliver = buildDeliverWebhooksHandler(webhookDeliveryAdapters(cfg));
 
     const stream: StreamPoller = await startStreamPoller({
       endpoint: options.dynamoEndpoint,

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
 import { buildDeleteWebhookEndpointHandler } from '../../functions/delete-webhook-endpoint.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
-import { webhookDeliveryAdapters } from '../../lib/adapters/production-adapters.js';
+import { webhookFanOutAdapters } from '../../lib/adapters/production-adapters.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
@@ -195,7 +195,7 @@ describe('webhook delivery, end to end', () => {
         },
       ],
     };
-    const fanOut = buildFanOutWebhookEventsHandler(webhookDeliveryAdapters(config()));
+    const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(config()));
     await fanOut(record, streamContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 }));
     await fanOut(record, streamContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 }));
 
