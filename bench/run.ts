@@ -12,6 +12,9 @@
  *   5. Memory                 peak RSS of a 100-case create in a fresh process
  *   6. Debtor verification    registry requests through the shared cache and rate limiter
  *                             (bench/verification.ts; runs alone with `npx tsx bench/verification.ts`)
+ *   7. Webhooks               event → delivery latency, isolation beside a hanging endpoint, signed
+ *                             deliveries per second, on the local engines (bench/webhooks.ts; runs
+ *                             alone with `npx tsx bench/webhooks.ts`)
  *
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
@@ -719,6 +722,16 @@ try {
     ['l', 'r', 'r', 'l', 'l'],
   );
   results.verification = verificationRows;
+
+  heading('7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)');
+  const { webhooksBench } = await import('./webhooks.js');
+  const webhookRows = await webhooksBench(cfg);
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    webhookRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+  results.webhooks = webhookRows;
   closeRig(local);
 } finally {
   await standIn?.close();

@@ -1,4 +1,4 @@
-import { startLocalStores } from '../../infra/local/start-local-stores.js';
+import { startLocalStores, type LocalStores } from '../../infra/local/start-local-stores.js';
 import { localEnvironment } from '../../infra/local/stores.js';
 
 /**
@@ -8,11 +8,13 @@ import { localEnvironment } from '../../infra/local/stores.js';
  */
 export interface LocalStack {
   env: Record<string, string>;
+  /** The local stores and engines themselves (queue depths, stream drained). */
+  stores: LocalStores;
   dynamoEndpoint: string;
   s3Endpoint: string;
   /**
    * Resolves when the local world's asynchronous consumers have handled everything written so far
-   * (the verification worker behind DynamoDB Local's stream). Timed sections wait for it first: in
+   * (the verification worker and the webhook fan-out behind DynamoDB Local's stream). Timed sections wait for it first: in
    * AWS those consumers run on other machines, here they share the bench's two cores, and thousands
    * of stream records left by section 1 would otherwise be served during section 2's measurements.
    */
@@ -26,12 +28,23 @@ export const REGISTRY_DELAY_MS = 50;
 export async function startLocalStack(): Promise<LocalStack> {
   // The verifier's registry (the Companies House stand-in) answers in 50 ms, as issue 23's latency row asks.
   const stores = await startLocalStores({ registryDelayMs: REGISTRY_DELAY_MS });
-  const env = localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port });
+  const env = {
+    ...localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port }),
+    // The webhook engines' queues and sealing key (bench/webhooks.ts creates endpoints the engines deliver to).
+    SQS_ENDPOINT: stores.sqs.endpoint,
+    WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+    WEBHOOK_SECRET_KEY: stores.webhooks.secretKey,
+    WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+  };
   return {
     env,
+    stores,
     dynamoEndpoint: stores.dynamoEndpoint,
     s3Endpoint: stores.s3Endpoint,
-    quiet: () => stores.verification.streamDrained(),
+    // Both stream readers: the verification worker and the webhook fan-out.
+    quiet: async () => {
+      await Promise.all([stores.verification.streamDrained(), stores.webhooks.streamDrained()]);
+    },
     stop: () => stores.stop(),
   };
 }

@@ -122,6 +122,8 @@ async function main(): Promise<void> {
     // Their data under dataDir: dynamoDir (above) and the objects in its s3/.
     starting = startLocalStores({ dynamoPort: ports.dynamoPort, s3Port: ports.s3Port, dataDir });
     const stores = await starting;
+    // The API's handlers (the redeliver route) enqueue on the webhook engines' fast lane.
+    Object.assign(process.env, { SQS_ENDPOINT: stores.sqs.endpoint, WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl });
 
     // Handlers read their configuration when loaded: import them only now.
     const { ensureDemoAccount } = await import('./demo-account.js');
@@ -178,7 +180,9 @@ async function main(): Promise<void> {
     console.log(
       `  Verifier        table stream + retry queue (SQS ${stores.verification.sqsEndpoint}) -> functions/verify-debtors.ts; live registry: Companies House stand-in ${stores.verification.registry.url} (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
     );
-    console.log('  Webhooks        endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)');
+    console.log(
+      `  Webhooks        table stream -> fan-out -> delivery lanes (SQS ${stores.sqs.endpoint}) -> functions/deliver-webhooks.ts; endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)`,
+    );
     if (!stores.loopbackOnly) {
       console.log(
         '  Note: this Java cannot run the loopback launcher (no jdk.compiler module), so DynamoDB Local listens on every interface.',
@@ -206,6 +210,17 @@ async function main(): Promise<void> {
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write`);
       console.log(`  ${adminPrefix}npm run admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write --mode test`);
     }
+    console.log('');
+    console.log('Watch webhook deliveries on a local receiver: a test key that may manage webhooks, a test endpoint pointing at');
+    console.log('the receiver (the answer shows its secret once), then the receiver with that secret in another terminal:');
+    console.log('');
+    console.log(
+      `  export HOOKS_KEY=$(${adminPrefix}npm run -s admin -- key create --company ${demo.companyId} --scopes cases:read,cases:write,webhooks:manage --mode test --json | node -p 'JSON.parse(require("fs").readFileSync(0)).apiKey')`,
+    );
+    console.log(
+      `  curl -s ${base}/api/v1/webhook-endpoints -H "Authorization: Bearer $HOOKS_KEY" -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:4010/","events":["*"]}'`,
+    );
+    console.log('  npm run webhook-receiver -- --secret whsec_... --port 4010');
     console.log('');
     console.log(`Internal routes (/internal/v1/, e.g. the dashboard's confirmations) take SigV4 signatures (service execute-api,`);
     console.log(

@@ -7,6 +7,14 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
  * the messages that succeeded and leaves the ones named in `batchItemFailures` (or the whole batch
  * when the handler throws) to come back after their visibility timeout, until the queue's redrive
  * policy moves them to its dead-letter queue.
+ *
+ * Several batches are in flight at once, as with the event source mapping, which starts reading
+ * five batches at a time with five concurrent invocations, adds up to 300 more per minute while
+ * messages keep coming, and stops at the mapping's maximum concurrency (at least 2): `concurrency`
+ * is that maximum. Here the poller starts min(5, concurrency) receive loops, adds up to 5 a second
+ * (300 a minute) while every loop is busy in the handler, and lets the added ones go after a receive
+ * that found nothing. So one batch whose handler hangs (a webhook receiver that never answers)
+ * holds one loop, as it holds one invocation in AWS, and the other batches go on.
  */
 export interface QueuePollerOptions {
   client: SQSClient;
@@ -18,11 +26,19 @@ export interface QueuePollerOptions {
   batchSize?: number;
   /** Long-poll wait per receive, in seconds. */
   waitSeconds?: number;
+  /** Batches handled at once, at most (the mapping's maximum concurrency); 1 when left out. */
+  concurrency?: number;
 }
 
 export interface QueuePoller {
+  /** Receive loops running now (between min(5, concurrency) and concurrency). */
+  readonly loops: number;
   stop(): Promise<void>;
 }
+
+/** The event source mapping's batches in flight when a queue becomes active, and how many it may add per second (300 a minute). */
+export const ESM_INITIAL_BATCHES = 5;
+export const ESM_SCALE_UP_PER_SECOND = 5;
 
 export function lambdaSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
@@ -46,9 +62,34 @@ export function lambdaSqsRecord(message: Message, queueArn: string, region: stri
 
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   const waitSeconds = options.waitSeconds ?? 1;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const initial = Math.min(ESM_INITIAL_BATCHES, concurrency);
   let stopped = false;
+  let loops = 0;
+  let busy = 0;
+  const running = new Set<Promise<void>>();
   const abort = new AbortController();
-  const loop = (async () => {
+
+  async function handle(messages: Message[]): Promise<void> {
+    const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));
+    let failed: Set<string>;
+    try {
+      const response = await options.handler({ Records: records });
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch {
+      failed = new Set(records.map((r) => r.messageId));
+    }
+    const done = records.filter((r) => !failed.has(r.messageId));
+    if (done.length > 0)
+      await options.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+        }),
+      );
+  }
+
+  async function loop(): Promise<void> {
     while (!stopped) {
       try {
         const out = await options.client.send(
@@ -61,35 +102,54 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
           { abortSignal: abort.signal },
         );
         const messages = out.Messages ?? [];
-        if (messages.length === 0) continue;
-        const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));
-        let failed: Set<string>;
-        try {
-          const response = await options.handler({ Records: records });
-          failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-        } catch {
-          failed = new Set(records.map((r) => r.messageId));
+        if (messages.length === 0) {
+          // Scaled back down once the queue is quiet, as the mapping is.
+          if (loops > initial) return;
+          continue;
         }
-        const done = records.filter((r) => !failed.has(r.messageId));
-        if (done.length > 0)
-          await options.client.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: options.queueUrl,
-              Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
-            }),
-          );
+        busy++;
+        try {
+          await handle(messages);
+        } finally {
+          busy--;
+        }
       } catch (error) {
         if (stopped) break;
         console.error(`queue poller: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
-  })();
+  }
+
+  function spawn(): void {
+    loops++;
+    const run = loop().finally(() => {
+      loops--;
+      running.delete(run);
+    });
+    running.add(run);
+  }
+
+  for (let i = 0; i < initial; i++) spawn();
+  // Every loop busy in the handler: messages may be waiting with nobody to receive them.
+  const scaler =
+    concurrency > initial
+      ? setInterval(() => {
+          if (stopped || busy < loops) return;
+          for (let i = 0; i < ESM_SCALE_UP_PER_SECOND && loops < concurrency; i++) spawn();
+        }, 1000)
+      : undefined;
+  scaler?.unref();
+
   return {
+    get loops() {
+      return loops;
+    },
     stop: async () => {
       stopped = true;
+      if (scaler) clearInterval(scaler);
       abort.abort();
-      await loop;
+      await Promise.all([...running]);
     },
   };
 }

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import { ensureTable, freePort, localUploadRecorder, startDynamoLocal, startLocalS3 } from './stores.js';
+import { startLocalSqs, type LocalSqs } from './local-sqs.js';
 import { startVerificationEngines, type VerificationEngines } from './verification-engines.js';
+import { startWebhookEngines, type WebhookEngines } from './webhook-engines.js';
 
 /**
  * The one "start the local stores" sequence, used by `npm start` (infra/local/main.ts), the jest
@@ -11,8 +13,10 @@ import { startVerificationEngines, type VerificationEngines } from './verificati
  * object events recording uploads as S3's notification does in AWS (functions/record-upload.ts),
  * the table created or brought up to date, and the debtor verifier's engines (the table's stream
  * and the retry queue feeding functions/verify-debtors.ts, the Companies House stand-in as the live
- * registry: verification-engines.ts). If any step fails, whatever had started is stopped before
- * the error is passed on.
+ * registry: verification-engines.ts) and webhook delivery's (the same stream feeding the fan-out,
+ * the two delivery lanes feeding the delivery function: webhook-engines.ts), all on one local SQS
+ * (local-sqs.ts). If any step fails,
+ * whatever had started is stopped before the error is passed on.
  */
 export interface LocalStoresOptions {
   /** Ports to listen on; a free port each when left out. */
@@ -26,6 +30,8 @@ export interface LocalStoresOptions {
   /** The Companies House stand-in's port (a free one when left out) and a delay before each answer (the bench). */
   registryPort?: number;
   registryDelayMs?: number;
+  /** The key that seals webhook endpoint secrets (WEBHOOK_SECRET_KEY); a fresh one when left out. */
+  webhookSecretKey?: string;
 }
 
 export interface LocalStores {
@@ -35,8 +41,12 @@ export interface LocalStores {
   s3Endpoint: string;
   /** False only when Java cannot run the loopback launcher (see startDynamoLocal). */
   loopbackOnly: boolean;
-  /** The verifier's engines: the local SQS, the retry queue, the registry stand-in. */
+  /** The local SQS (fauxqs) every engine's queues live on. */
+  sqs: LocalSqs;
+  /** The verifier's engines: the retry queue, the registry stand-in. */
   verification: VerificationEngines;
+  /** Webhook delivery's engines: the delivery lanes and their dead-letter queue, the sealing key. */
+  webhooks: WebhookEngines;
   /** Stops both stores (and removes a temporary object directory). */
   stop(): Promise<void>;
 }
@@ -66,23 +76,33 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
     await stop();
     throw dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason;
   }
-  let verification: VerificationEngines;
+  let sqs: LocalSqs | undefined;
+  let verification: VerificationEngines | undefined;
+  let webhooks: WebhookEngines | undefined;
+  const stopEngines = async () => {
+    // The engines first: they write to the table and read the queues.
+    await Promise.all([verification?.stop(), webhooks?.stop()]);
+    await sqs?.stop();
+  };
   try {
     await ensureTable(dynamo.value.endpoint, LOCAL_DEFAULTS.tableName);
+    sqs = await startLocalSqs();
     verification = await startVerificationEngines({
       dynamoEndpoint: dynamo.value.endpoint,
+      sqs,
       registryPort: options.registryPort,
       registryDelayMs: options.registryDelayMs,
     });
+    webhooks = await startWebhookEngines({ dynamoEndpoint: dynamo.value.endpoint, sqs, secretKey: options.webhookSecretKey });
   } catch (error) {
+    await stopEngines();
     await stop();
     throw error;
   }
   const endpoints = { dynamoEndpoint: dynamo.value.endpoint, s3Endpoint: s3.value.endpoint };
   const stopAll = async () => {
-    // The engines first: they write to the table.
-    await verification.stop();
+    await stopEngines();
     await stop();
   };
-  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, verification, stop: stopAll };
+  return { dynamoPort, s3Port, ...endpoints, loopbackOnly: dynamo.value.loopbackOnly, sqs, verification, webhooks, stop: stopAll };
 }

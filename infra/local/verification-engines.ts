@@ -1,5 +1,3 @@
-import { resolve } from 'node:path';
-import { createRequire } from 'node:module';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
@@ -10,14 +8,15 @@ import { buildVerifyDebtorsHandler } from '../../functions/verify-debtors.js';
 import { startCompaniesHouseStandIn, STAND_IN_API_KEY, type CompaniesHouseStandIn } from './companies-house-stand-in.js';
 import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
+import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
 import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * The debtor verifier's engines in the local world, as the stack runs them in AWS
  * (infra/stack/debtor-verifier.ts): the worker (functions/verify-debtors.ts) fed by DynamoDB
- * Local's stream (stream-poller.ts) and by its retry queue on an in-process SQS (fauxqs 1.9, with
- * a dead-letter queue after 5 receives; queue-poller.ts), the live registry being the Companies
+ * Local's stream (stream-poller.ts) and by its retry queue on the local SQS (local-sqs.ts, shared
+ * with the webhook engines; a dead-letter queue after 5 receives; queue-poller.ts), the live registry being the Companies
  * House stand-in (companies-house-stand-in.ts, key `local-companies-house-key`). Started by
  * start-local-stores.ts, so `npm start`, the integration tests and the bench all run them.
  */
@@ -28,21 +27,13 @@ export const RETRY_MAX_RECEIVES = 5;
 
 export interface VerificationEnginesOptions {
   dynamoEndpoint: string;
+  /** The local SQS its queues are created on (started and stopped by the caller). */
+  sqs: LocalSqs;
   tableName?: string;
   /** The stand-in's port (0 or absent: a free one). */
   registryPort?: number;
   /** Every registry answer waits this long (the bench: 50 ms). */
   registryDelayMs?: number;
-}
-
-interface FauxqsServer {
-  readonly port: number;
-  createQueue(name: string, options?: { region?: string; attributes?: Record<string, string> }): { queueUrl: string; queueArn: string };
-  inspectQueue(
-    name: string,
-    options?: { region?: string },
-  ): { messages: { ready: unknown[]; delayed: unknown[]; inflight: unknown[] } } | undefined;
-  stop(): Promise<void>;
 }
 
 export interface VerificationEngines {
@@ -56,15 +47,6 @@ export interface VerificationEngines {
   stop(): Promise<void>;
 }
 
-// fauxqs is an ES module exporting only an `import` condition: load its file directly (Node 20.19+
-// loads ES modules through require), which also works in jest's global setup.
-const require = createRequire(resolve('package.json'));
-function loadFauxqs(): {
-  startFauxqs(options: { port: number; logger: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer>;
-} {
-  return require(resolve('node_modules/fauxqs/dist/app.js')) as ReturnType<typeof loadFauxqs>;
-}
-
 export async function startVerificationEngines(options: VerificationEnginesOptions): Promise<VerificationEngines> {
   const region = LOCAL_DEFAULTS.region;
   const tableName = options.tableName ?? LOCAL_DEFAULTS.tableName;
@@ -73,20 +55,13 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
     for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
   };
   try {
-    const sqs = await loadFauxqs().startFauxqs({ port: 0, logger: false, host: '127.0.0.1', defaultRegion: region });
-    stoppers.push(() => sqs.stop());
-    const sqsEndpoint = `http://127.0.0.1:${sqs.port}`;
-    const dlq = sqs.createQueue(RETRY_DLQ_NAME, { region });
+    const sqs = options.sqs;
+    const sqsEndpoint = sqs.endpoint;
+    const dlq = sqs.createQueue(RETRY_DLQ_NAME);
     const queue = sqs.createQueue(RETRY_QUEUE_NAME, {
-      region,
-      attributes: {
-        VisibilityTimeout: '30',
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(RETRY_MAX_RECEIVES) }),
-      },
+      VisibilityTimeout: '30',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(RETRY_MAX_RECEIVES) }),
     });
-
-    // As fauxqs names it (`http://sqs.<region>.127.0.0.1:<port>/…`): requests go to SQS_ENDPOINT, and
-    // fauxqs finds the queue by this whole URL.
     const retryQueueUrl = queue.queueUrl;
 
     const registry = await startCompaniesHouseStandIn({ port: options.registryPort ?? 0, delayMs: options.registryDelayMs });
@@ -123,15 +98,11 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       client.destroy();
     });
 
-    const depth = (name: string) => {
-      const messages = sqs.inspectQueue(name, { region })?.messages;
-      return messages ? messages.ready.length + messages.delayed.length + messages.inflight.length : 0;
-    };
     return {
       sqsEndpoint,
       retryQueueUrl,
       registry,
-      retryQueueDepth: () => ({ retries: depth(RETRY_QUEUE_NAME), deadLetters: depth(RETRY_DLQ_NAME) }),
+      retryQueueDepth: () => ({ retries: sqs.depth(RETRY_QUEUE_NAME), deadLetters: sqs.depth(RETRY_DLQ_NAME) }),
       streamDrained: () => stream.drained(),
       stop: stopAll,
     };

@@ -23,7 +23,7 @@ export default async function globalSetup(): Promise<void> {
   const { startLocalStores } = await import('../../infra/local/start-local-stores.js');
   const { LOCAL_DEFAULTS } = await import('../../infra/local/local-ports.js');
   // In memory, on free ports; uploads recorded as S3's notification records them in AWS.
-  const stores = await startLocalStores();
+  const stores = await startLocalStores({ webhookSecretKey: process.env.WEBHOOK_SECRET_KEY });
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_DEFAULTS.tableName,
     BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
@@ -36,6 +36,13 @@ export default async function globalSetup(): Promise<void> {
     SQS_ENDPOINT: stores.verification.sqsEndpoint,
     VERIFICATION_RETRY_QUEUE_URL: stores.verification.retryQueueUrl,
     COMPANIES_HOUSE_BASE_URL: stores.verification.registry.url,
+    // Webhook delivery's engines run here too (infra/local/webhook-engines.ts): the workers seal
+    // endpoint secrets with the key they open them with, and the redeliver route enqueues on the fast lane.
+    WEBHOOK_SECRET_KEY: stores.webhooks.secretKey,
+    WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+    // For tests that run the fan-out or the delivery function themselves (a replayed stream record).
+    WEBHOOK_SLOW_QUEUE_URL: stores.webhooks.slowQueueUrl,
+    WEBHOOK_DEAD_LETTER_QUEUE_URL: stores.webhooks.deadLetterQueueUrl,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

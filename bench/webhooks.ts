@@ -1,0 +1,273 @@
+/**
+ * Bench section 7: webhook delivery on the local engines (issue 24), the same ones `npm start` and
+ * the tests run (infra/local/webhook-engines.ts, started by startLocalStores): events written as the
+ * create path writes them (case + `case.created` event in one transaction), read from DynamoDB
+ * Local's stream by the fan-out, delivered from the local SQS by the delivery function to receivers
+ * on loopback that verify every signature with standardwebhooks (infra/local/signed-webhook-receiver.ts).
+ * Every time is measured at the receiver: its clock when the request's body arrived, minus the
+ * event's createdAt (set before the write, so the write is counted too). One process, one clock.
+ *
+ *   a. event written → first delivery attempt received, p50 (target ≤ 1 s) and p95 (≤ 3 s): 40
+ *      events, 8 a second apart, to one endpoint
+ *   b. isolation: the same with a second endpoint of the same company hanging past the sender's
+ *      10 s timeout on every attempt → the healthy endpoint's p95 ≤ 1.2 × its p95 in (a)
+ *   c. throughput: a burst of events to three endpoints → signed deliveries per second received,
+ *      from the first write to the last delivery (target ≥ 100)
+ *
+ * Run alone: `npx tsx bench/webhooks.ts` (starts its own local stores); `npm run bench` runs it as
+ * section 7. Neither writes results here: the caller records the rows.
+ */
+import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
+import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
+import { DynamoWebhookEndpointStore } from '../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { secretBoxOnce } from '../lib/adapters/secrets/webhook-secret-key.js';
+import { systemResolver } from '../lib/adapters/webhooks/webhook-sender.js';
+import { buildCaseEvent } from '../lib/cases/case-lifecycle.js';
+import { toCaseView, type StoredCase } from '../lib/cases/case-record.js';
+import type { NewCase } from '../lib/cases/ports.js';
+import { randomBase62 } from '../lib/random-id.js';
+import type { AppConfig } from '../lib/runtime/config.js';
+import { createEndpoint } from '../lib/webhooks/manage-endpoints.js';
+import { startSignedWebhookReceiver, type ReceivedDelivery, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
+
+export interface WebhookRow {
+  figure: string;
+  value: number;
+  target: string;
+  pass: boolean;
+  note: string;
+}
+
+const ROUNDS = 5;
+const PER_ROUND = 8;
+const BURST_CASES = Math.max(100, Number(process.env.BENCH_WEBHOOK_BURST ?? 200));
+const BURST_ENDPOINTS = 3;
+
+/** A live case without a debtor company number (no verification, so no case.updated), as the create path stores it. */
+function plainCase(companyId: string): NewCase {
+  const at = new Date().toISOString();
+  const caseId = `case_${randomBase62(22)}`;
+  const invoiceRef = `WHB-${randomBase62(10)}`;
+  const stored: StoredCase = {
+    caseId,
+    companyId,
+    reference: `PC-${randomBase62(6).toUpperCase()}`,
+    status: 'DRAFT',
+    recoveryGate: 'AWAITING_CONFIRMATION',
+    currency: 'GBP',
+    createdAt: at,
+    updatedAt: at,
+    createdByKeyId: 'KeyBenchBenchBen',
+    requestId: `bench-${randomBase62(8)}`,
+    mode: 'live',
+    debtorVerification: { status: 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at }],
+    debtorName: 'Bench Debtor Limited',
+    debtorEmail: 'ap@debtor.example',
+    invoiceRef,
+    invoiceRefKey: invoiceRef.toLowerCase(),
+    invoiceDate: '2025-01-10',
+    dueDate: '2025-02-10',
+    principalPence: 125_050,
+    invoiceFileKey: `invoices/${companyId}/${randomBase62(32)}.pdf`,
+  };
+  const audit = { caseId, companyId, mode: 'live' as const, b2b: true, under10k: true, within6years: true, undisputed: true };
+  return {
+    stored,
+    audit: { ...audit, attestedBy: 'Bench', attestedAt: at, keyId: 'KeyBenchBenchBen', requestId: stored.requestId, sourceIp: '192.0.2.1' },
+    event: buildCaseEvent(toCaseView(stored), at),
+  };
+}
+
+function percentile(sorted: number[], q: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function webhooksBench(cfg: AppConfig, log: (line: string) => void = console.log): Promise<WebhookRow[]> {
+  const client = createDocumentClient(cfg);
+  const writer = new DynamoCaseWriter(client, cfg.tableName);
+  const endpoints = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
+  const receivers: SignedWebhookReceiver[] = [];
+  const hangingSockets = new Set<import('node:net').Socket>();
+  const rows: WebhookRow[] = [];
+
+  /** A company of its own, with a receiver per endpoint; `hanging` endpoints get a receiver that never answers. */
+  async function world(healthy: number, hanging = 0) {
+    const companyId = `cmp_${randomBase62(16)}`;
+    const caller = { companyId, keyId: 'KeyBenchBenchBen', scopes: ['webhooks:manage' as const], mode: 'live' as const };
+    const deps = { store: endpoints, resolver: systemResolver, now: () => new Date(), urlOptions: { allowLocalDevelopment: true } };
+    const healthyReceivers: SignedWebhookReceiver[] = [];
+    for (let i = 0; i < healthy + hanging; i++) {
+      // The secret is known only once the endpoint exists: the receiver starts first on a port of
+      // its own, then learns the secret (verification happens after the body arrives).
+      const secrets: string[] = [];
+      const isHanging = i >= healthy;
+      const receiver = isHanging ? await hangingReceiver() : await startSignedWebhookReceiver({ secrets });
+      const created = await createEndpoint(deps, caller, { url: `${receiver.url}/hooks`, events: ['case.created'] });
+      secrets.push(created.secret);
+      receivers.push(receiver);
+      if (!isHanging) healthyReceivers.push(receiver);
+    }
+    return { companyId, healthyReceivers };
+  }
+
+  /** A receiver that reads the request and never answers (the sender gives up at 10 s). */
+  async function hangingReceiver(): Promise<SignedWebhookReceiver> {
+    const http = await import('node:http');
+    const server = http.createServer((req) => req.resume());
+    server.on('connection', (socket) => {
+      hangingSockets.add(socket);
+      socket.on('close', () => hangingSockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as import('node:net').AddressInfo).port;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      received: [],
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  async function write(cases: NewCase[]): Promise<void> {
+    const outcomes = await writer.writeAll(cases);
+    if (outcomes.some((o) => o.kind !== 'created')) throw new Error(`bench cases not created: ${JSON.stringify(outcomes)}`);
+  }
+
+  /** Latencies (ms) of the first attempt per event at a receiver, waiting up to `ms` for all of them. */
+  async function firstAttempts(receiver: SignedWebhookReceiver, eventIds: Set<string>, ms: number): Promise<ReceivedDelivery[]> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const first = new Map<string, ReceivedDelivery>();
+      for (const d of receiver.received) if (eventIds.has(d.webhookId) && !first.has(d.webhookId)) first.set(d.webhookId, d);
+      if (first.size === eventIds.size || Date.now() > end) return [...first.values()];
+      await sleep(50);
+    }
+  }
+
+  /** The trickle of (a) and (b): ROUNDS rounds of PER_ROUND events a second apart; latencies at the first healthy receiver. */
+  async function trickle(companyId: string, receiver: SignedWebhookReceiver) {
+    const eventIds = new Set<string>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const cases = Array.from({ length: PER_ROUND }, () => plainCase(companyId));
+      for (const c of cases) eventIds.add(c.event.id);
+      await write(cases);
+      await sleep(1_000);
+    }
+    const got = await firstAttempts(receiver, eventIds, 30_000);
+    const latencies = got.map((d) => d.receivedAt - Date.parse(d.eventCreatedAt!)).sort((a, b) => a - b);
+    return {
+      latencies,
+      missing: eventIds.size - got.length,
+      unverified: got.filter((d) => !d.verified).length,
+      p50: latencies.length ? percentile(latencies, 0.5) : NaN,
+      p95: latencies.length ? percentile(latencies, 0.95) : NaN,
+    };
+  }
+
+  try {
+    // A warm-up event: the first delivery pays for the functions' first storage calls.
+    {
+      const w = await world(1);
+      const warm = plainCase(w.companyId);
+      await write([warm]);
+      await firstAttempts(w.healthyReceivers[0]!, new Set([warm.event.id]), 15_000);
+    }
+
+    // a. Event written → first attempt received.
+    const a = await (async () => {
+      const w = await world(1);
+      return trickle(w.companyId, w.healthyReceivers[0]!);
+    })();
+    log(
+      `a. event → first attempt: p50 ${a.p50} ms, p95 ${a.p95} ms over ${a.latencies.length} events (${a.missing} missing, ${a.unverified} unverified)`,
+    );
+    const aNote = `${a.latencies.length} events, ${PER_ROUND} a second for ${ROUNDS} s, one endpoint; at the receiver, its clock minus the event's createdAt; ${a.missing} missing, ${a.unverified} signatures unverified`;
+    rows.push({
+      figure: 'event written → first delivery attempt received, p50 (ms)',
+      value: a.p50,
+      target: '≤ 1000',
+      pass: a.p50 <= 1000 && a.missing === 0 && a.unverified === 0,
+      note: aNote,
+    });
+    rows.push({
+      figure: 'event written → first delivery attempt received, p95 (ms)',
+      value: a.p95,
+      target: '≤ 3000',
+      pass: a.p95 <= 3000 && a.missing === 0 && a.unverified === 0,
+      note: aNote,
+    });
+
+    // b. The same beside an endpoint that hangs on every attempt.
+    const b = await (async () => {
+      const w = await world(1, 1);
+      return trickle(w.companyId, w.healthyReceivers[0]!);
+    })();
+    const bound = Math.round(1.2 * a.p95);
+    log(
+      `b. beside a hanging endpoint: healthy p50 ${b.p50} ms, p95 ${b.p95} ms over ${b.latencies.length} events (bound 1.2 × ${a.p95} = ${bound} ms; ${b.missing} missing)`,
+    );
+    rows.push({
+      figure: "isolation: healthy endpoint's p95 event → delivery beside one hanging on every attempt (ms)",
+      value: b.p95,
+      target: `≤ 1.2 × ${a.p95} = ${bound}`,
+      pass: b.p95 <= bound && b.missing === 0 && b.unverified === 0,
+      note: `p50 ${b.p50} ms; the same trickle as (a) to two endpoints of one company, the other never answering (10 s timeout, then retries on the slow lane); ${b.missing} missing`,
+    });
+
+    // c. Throughput: a burst to three endpoints.
+    {
+      const w = await world(BURST_ENDPOINTS);
+      const cases = Array.from({ length: BURST_CASES }, () => plainCase(w.companyId));
+      const eventIds = new Set(cases.map((c) => c.event.id));
+      const started = Date.now();
+      // The create route writes at most 100 cases per request: the burst arrives as such requests, at once.
+      await Promise.all(Array.from({ length: Math.ceil(cases.length / 100) }, (_, i) => write(cases.slice(i * 100, i * 100 + 100))));
+      const got = await Promise.all(w.healthyReceivers.map((r) => firstAttempts(r, eventIds, 60_000)));
+      const all = got.flat();
+      const last = Math.max(...all.map((d) => d.receivedAt));
+      const seconds = (last - started) / 1000;
+      const expected = BURST_CASES * BURST_ENDPOINTS;
+      const verified = all.filter((d) => d.verified).length;
+      const perSecond = Math.round(verified / seconds);
+      log(
+        `c. burst: ${verified} signed deliveries verified of ${expected} in ${seconds.toFixed(2)} s from the first write to the last delivery: ${perSecond}/s`,
+      );
+      rows.push({
+        figure: 'throughput: signed deliveries received per second',
+        value: perSecond,
+        target: '≥ 100',
+        pass: perSecond >= 100 && verified === expected,
+        note: `${BURST_CASES} events × ${BURST_ENDPOINTS} endpoints = ${expected} deliveries, ${verified} verified by the receiver, ${seconds.toFixed(2)} s from the first write to the last delivery`,
+      });
+    }
+  } finally {
+    for (const socket of hangingSockets) socket.destroy();
+    await Promise.all(receivers.map((r) => r.close()));
+    client.destroy();
+  }
+  return rows;
+}
+
+// Run alone: its own local stores and engines, the rows printed.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  const { startLocalStack } = await import('./lib/local-stack.js');
+  const stack = await startLocalStack();
+  try {
+    Object.assign(process.env, stack.env);
+    const { loadConfig } = await import('../lib/runtime/config.js');
+    const rows = await webhooksBench(loadConfig(stack.env));
+    for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
+  } finally {
+    await stack.stop();
+  }
+}

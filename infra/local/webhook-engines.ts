@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-adapters.js';
+import { loadConfig } from '../../lib/runtime/config.js';
+import { maxAttempts } from '../../lib/webhooks/retry-schedule.js';
+// Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
+import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
+import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { lambdaContext } from './lambda-events.js';
+import { LOCAL_DEFAULTS } from './local-ports.js';
+import type { LocalSqs } from './local-sqs.js';
+import { startQueuePoller, type QueuePoller } from './queue-poller.js';
+import { startStreamPoller, type StreamPoller } from './stream-poller.js';
+
+/**
+ * Webhook delivery's engines in the local world, as the stack runs them in AWS
+ * (docs/webhooks-design.md): the fan-out (functions/fan-out-webhook-events.ts) fed by DynamoDB
+ * Local's stream, as a second reader of the same stream beside the verifier's (AWS allows two
+ * readers per shard), and the delivery function (functions/deliver-webhooks.ts) fed by both
+ * delivery lanes on the local SQS (local-sqs.ts), each with a dead-letter queue by redrive as the
+ * stack's. Started by start-local-stores.ts, so `npm start`, the integration tests and the bench all
+ * run them. The sender accepts loopback receivers here (WEBHOOK_ALLOW_LOCAL_URLS): these engines
+ * only ever run locally.
+ */
+export const WEBHOOK_QUEUE_NAMES = {
+  fast: 'webhook-deliveries',
+  slow: 'webhook-deliveries-slow',
+  deadLetter: 'webhook-deliveries-dlq',
+} as const;
+
+/**
+ * As the stack's queues (the same values as DELIVERY_LANES and DELIVERY_FUNCTION_TIMEOUT_SECONDS in
+ * infra/stack/webhook-delivery.ts, which the local world may not import): a message received more
+ * often than every attempt the retry schedule can make, plus a margin for crashed or throttled
+ * invocations (which count too), goes to the DLQ; the visibility timeout is six times the delivery
+ * function's 30 s timeout, so a message is not received again while its first invocation still
+ * runs; 14 days' retention, since retries go on for 3 to 3½ days.
+ */
+export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 30;
+export const WEBHOOK_QUEUE_SETTINGS = {
+  maxReceiveCount: maxAttempts() + 10,
+  visibilityTimeoutSeconds: 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  retentionSeconds: 14 * 24 * 60 * 60,
+  batchSize: 10,
+} as const;
+
+/**
+ * Batches in flight at once per lane, at most (the event source mapping's maximum concurrency):
+ * the fast lane scales like Lambda's (5 at first, then up to 5 more a second while all are busy;
+ * uncapped in AWS, 20 here on a laptop), the slow lane, where failing and hanging endpoints wait,
+ * is capped as the stack caps it (SLOW_LANE.maxConcurrency) so it never takes the capacity the fast
+ * lane needs.
+ */
+export const WEBHOOK_LANE_CONCURRENCY = { fast: 20, slow: 5 } as const;
+
+export interface WebhookEnginesOptions {
+  dynamoEndpoint: string;
+  sqs: LocalSqs;
+  tableName?: string;
+  /** The key that seals endpoint secrets: the one the API routes seal with. A fresh one when left out. */
+  secretKey?: string;
+}
+
+export interface WebhookEngines {
+  deliveryQueueUrl: string;
+  slowQueueUrl: string;
+  deadLetterQueueUrl: string;
+  /** The key the delivery function opens endpoint secrets with (WEBHOOK_SECRET_KEY for the API routes). */
+  secretKey: string;
+  /** Messages on each queue: waiting, delayed and in flight. */
+  queueDepth(): { fast: number; slow: number; deadLetters: number };
+  /** Resolves when every stream record written before the call has been fanned out. */
+  streamDrained(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWebhookEngines(options: WebhookEnginesOptions): Promise<WebhookEngines> {
+  const region = LOCAL_DEFAULTS.region;
+  const tableName = options.tableName ?? LOCAL_DEFAULTS.tableName;
+  const secretKey = options.secretKey ?? randomBytes(32).toString('base64url');
+  const sqs = options.sqs;
+  const stoppers: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    const dlq = sqs.createQueue(WEBHOOK_QUEUE_NAMES.deadLetter, {
+      MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
+    });
+    const laneAttributes = {
+      VisibilityTimeout: String(WEBHOOK_QUEUE_SETTINGS.visibilityTimeoutSeconds),
+      MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(WEBHOOK_QUEUE_SETTINGS.maxReceiveCount) }),
+    };
+    const fast = sqs.createQueue(WEBHOOK_QUEUE_NAMES.fast, laneAttributes);
+    const slow = sqs.createQueue(WEBHOOK_QUEUE_NAMES.slow, laneAttributes);
+
+    // The functions' own configuration, as the stack gives it (lib/runtime/config.ts), pointed at the local stores.
+    const cfg = loadConfig({
+      TABLE_NAME: tableName,
+      BUCKET_NAME: LOCAL_DEFAULTS.bucketName,
+      AWS_REGION: region,
+      DYNAMODB_ENDPOINT: options.dynamoEndpoint,
+      SQS_ENDPOINT: sqs.endpoint,
+      WEBHOOK_DELIVERY_QUEUE_URL: fast.queueUrl,
+      WEBHOOK_SLOW_QUEUE_URL: slow.queueUrl,
+      WEBHOOK_DEAD_LETTER_QUEUE_URL: dlq.queueUrl,
+      WEBHOOK_SECRET_KEY: secretKey,
+      WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+    });
+    const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(cfg));
+    const deliver = buildDeliverWebhooksHandler(webhookDeliveryAdapters(cfg));
+
+    const stream: StreamPoller = await startStreamPoller({
+      endpoint: options.dynamoEndpoint,
+      region,
+      tableName,
+      handler: (event: DynamoDBStreamEvent) => fanOut(event, lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 })),
+    });
+    stoppers.push(() => stream.stop());
+
+    // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
+    const client = new SQSClient({ region, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
+    const invokeDeliver = (event: SQSEvent) =>
+      deliver(event, lambdaContext({ functionName: 'deliver-webhooks', timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000 }));
+    const pollers: QueuePoller[] = (['fast', 'slow'] as const).map((lane) =>
+      startQueuePoller({
+        client,
+        queueUrl: (lane === 'fast' ? fast : slow).queueUrl,
+        queueArn: (lane === 'fast' ? fast : slow).queueArn,
+        region,
+        handler: invokeDeliver,
+        batchSize: WEBHOOK_QUEUE_SETTINGS.batchSize,
+        concurrency: WEBHOOK_LANE_CONCURRENCY[lane],
+      }),
+    );
+    stoppers.push(async () => {
+      await Promise.all(pollers.map((p) => p.stop()));
+      client.destroy();
+    });
+
+    return {
+      deliveryQueueUrl: fast.queueUrl,
+      slowQueueUrl: slow.queueUrl,
+      deadLetterQueueUrl: dlq.queueUrl,
+      secretKey,
+      queueDepth: () => ({
+        fast: sqs.depth(WEBHOOK_QUEUE_NAMES.fast),
+        slow: sqs.depth(WEBHOOK_QUEUE_NAMES.slow),
+        deadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.deadLetter),
+      }),
+      streamDrained: () => stream.drained(),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

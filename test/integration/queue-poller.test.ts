@@ -1,0 +1,133 @@
+import {
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { randomBase62 } from '../../lib/random-id.js';
+import { startQueuePoller, type QueuePoller } from '../../infra/local/queue-poller.js';
+
+/**
+ * The local stand-in for Lambda's SQS event source mapping (infra/local/queue-poller.ts) on the
+ * local SQS the global setup runs (fauxqs), and the two behaviours of fauxqs the webhook delivery
+ * engine relies on (a retry is a ChangeMessageVisibility; a message received too often goes to the
+ * dead-letter queue). Each test has queues of its own.
+ */
+jest.setTimeout(30_000);
+
+const region = process.env.AWS_REGION!;
+const sqs = new SQSClient({ region, endpoint: process.env.SQS_ENDPOINT, credentials: LOCAL_CREDENTIALS });
+
+async function newQueue(attributes: Record<string, string> = {}): Promise<{ url: string; arn: string }> {
+  const created = await sqs.send(new CreateQueueCommand({ QueueName: `poller-${randomBase62(10)}`, Attributes: attributes }));
+  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl, AttributeNames: ['QueueArn'] }));
+  return { url: created.QueueUrl!, arn: out.Attributes!.QueueArn! };
+}
+
+async function until(probe: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return true;
+}
+
+/** A handler that never finishes a message whose body starts with `hang` until released, and records the rest. */
+function hangingHandler() {
+  const handled: string[] = [];
+  const hanging: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const handler = async (event: SQSEvent) => {
+    for (const record of event.Records) {
+      if (record.body.startsWith('hang')) {
+        hanging.push(record.body);
+        await released;
+      }
+      handled.push(record.body);
+    }
+  };
+  return { handler, handled, hanging, release };
+}
+
+describe('the local SQS event source mapping', () => {
+  const pollers: QueuePoller[] = [];
+  const releases: (() => void)[] = [];
+  afterEach(async () => {
+    for (const release of releases.splice(0)) release();
+    await Promise.all(pollers.splice(0).map((p) => p.stop()));
+  });
+
+  async function poller(concurrency: number | undefined) {
+    const queue = await newQueue();
+    const h = hangingHandler();
+    releases.push(h.release);
+    pollers.push(
+      startQueuePoller({ client: sqs, queueUrl: queue.url, queueArn: queue.arn, region, handler: h.handler, batchSize: 1, concurrency }),
+    );
+    const send = (body: string) => sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }));
+    return { ...h, send };
+  }
+
+  test('a batch whose handler hangs does not hold up the next message: five batches are in flight at once, as Lambda starts', async () => {
+    const p = await poller(5);
+    await p.send('hang-1');
+    expect(await until(() => p.hanging.length === 1, 5_000)).toBe(true);
+    await p.send('next');
+    expect(await until(() => p.handled.includes('next'), 3_000)).toBe(true);
+  });
+
+  test('while every batch in flight hangs, the poller adds more, up to its maximum concurrency', async () => {
+    const p = await poller(8);
+    for (let i = 1; i <= 5; i++) await p.send(`hang-${i}`);
+    expect(await until(() => p.hanging.length === 5, 5_000)).toBe(true);
+    await p.send('next');
+    expect(await until(() => p.handled.includes('next'), 4_000)).toBe(true);
+  });
+
+  test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {
+    const p = await poller(2);
+    await p.send('hang-1');
+    await p.send('hang-2');
+    expect(await until(() => p.hanging.length === 2, 5_000)).toBe(true);
+    await p.send('next');
+    expect(await until(() => p.handled.includes('next'), 2_500)).toBe(false);
+    p.release();
+    expect(await until(() => p.handled.includes('next'), 4_000)).toBe(true);
+  });
+});
+
+describe('the local SQS (fauxqs)', () => {
+  test('a message made invisible by ChangeMessageVisibility comes back when that time is up, and after maxReceiveCount receives goes to the dead-letter queue', async () => {
+    const dlq = await newQueue();
+    const queue = await newQueue({
+      VisibilityTimeout: '30',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: '2' }),
+    });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
+    const receive = (url: string, wait = 1) =>
+      sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: wait, MessageSystemAttributeNames: ['All'] }));
+
+    const first = (await receive(queue.url)).Messages![0]!;
+    await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queue.url, ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 2 }));
+    // Not back before the 2 s (the queue's own 30 s no longer applies)…
+    const started = Date.now();
+    expect((await receive(queue.url, 1)).Messages ?? []).toHaveLength(0);
+    // …and back soon after.
+    let second;
+    while (!second && Date.now() - started < 6_000) second = (await receive(queue.url, 1)).Messages?.[0];
+    expect(second?.Body).toBe('job');
+    expect(second?.Attributes?.ApproximateReceiveCount).toBe('2');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+
+    await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queue.url, ReceiptHandle: second!.ReceiptHandle, VisibilityTimeout: 0 }));
+    // A third receive would exceed maxReceiveCount: SQS moves the message instead of handing it out.
+    expect((await receive(queue.url, 1)).Messages ?? []).toHaveLength(0);
+    expect((await receive(dlq.url, 2)).Messages?.[0]?.Body).toBe('job');
+  });
+});
