@@ -39,7 +39,7 @@ type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][
  * `WITHDRAWN#` item of its invoiceRef. A run that stops part-way (a crash, throttling that
  * outlasts the retries) leaves whole cases, never a guard without its case, a case without its
  * guard, or an event without its case, and running the command again clears the rest.
- * Idempotency-Key claims stand alone and go in batches afterwards.
+ * Idempotency-Key claims and webhook delivery records stand alone and go in batches afterwards.
  */
 export class DynamoTestModeItemStore implements TestModeItemStore {
   constructor(
@@ -129,7 +129,9 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
       );
     } catch (error) {
       if (error instanceof ServiceUnavailableError)
-        throw new Error(`test Idempotency-Key claims were not all deleted (throttled); run the command again`, { cause: error });
+        throw new Error(`test Idempotency-Key claims or webhook deliveries were not all deleted (throttled); run the command again`, {
+          cause: error,
+        });
       throw error;
     }
   }
@@ -148,6 +150,8 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
  */
 function groupByCase(companyId: string, items: readonly Listed[]): { cases: Target[][]; claims: ItemKey[] } {
   const byCase = new Map<string, Map<string, Target>>();
+  // Claims and delivery records name no case and stand alone; a test world may hold thousands of
+  // delivery records, which batches of 25 clear far faster than one transaction each.
   const claims: ItemKey[] = [];
   const add = (group: string, target: Target) => {
     const keysOfGroup = byCase.get(group) ?? new Map<string, Target>();
@@ -155,7 +159,7 @@ function groupByCase(companyId: string, items: readonly Listed[]): { cases: Targ
     byCase.set(group, keysOfGroup);
   };
   for (const item of items) {
-    if (item.type === ITEM_TYPES.idempotencyClaim) claims.push({ pk: item.pk, sk: item.sk });
+    if (item.type === ITEM_TYPES.idempotencyClaim || item.type === ITEM_TYPES.webhookDelivery) claims.push({ pk: item.pk, sk: item.sk });
     else if (typeof item.caseId === 'string') {
       const caseId = item.caseId;
       add(caseId, { pk: item.pk, sk: item.sk, ...(item.type === ITEM_TYPES.invoiceRefGuard ? { onlyIfNamesCase: caseId } : {}) });

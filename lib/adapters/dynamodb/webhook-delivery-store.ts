@@ -1,0 +1,194 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { standaloneDeadline, type Deadline } from '../../deadline.js';
+import { storedMode, type Mode } from '../../mode.js';
+import type { WebhookDeliveryStore } from '../../webhooks/ports.js';
+import {
+  DELIVERY_RETENTION_SECONDS,
+  type DeliveryAttempt,
+  type DeliveryKey,
+  type DeliveryStatus,
+  type WebhookDelivery,
+} from '../../webhooks/webhook-delivery.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { ITEM_TYPES, keys } from './table-keys.js';
+
+/**
+ * The delivery log in the table (table-keys.ts: `WHD#<m><endpointId>` / `<createdAt>#<deliveryId>`),
+ * one item per delivery with its attempts inline (at most 19: retry-schedule.ts `maxAttempts()`, each
+ * a few dozen bytes, so an item stays far under 400 KB).
+ *
+ * - `start` is a conditional Put (`attribute_not_exists`): every copy of a stream record and every
+ *   redelivered queue message names the same key, so the log has one record per delivery.
+ * - `recordAttempt` is an Update conditional on the record being `pending` with exactly
+ *   `attemptsBefore` attempts: two receivers of one message (SQS is at-least-once) cannot both
+ *   append, and a retry whose first answer was lost finds its own attempt already there.
+ * - Expired records (`ttl` past: DynamoDB deletes them up to days late) read as gone everywhere.
+ */
+export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly now: () => Date = () => new Date(),
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  async start(delivery: WebhookDelivery, deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery> {
+    const key = keys.webhookDelivery(delivery);
+    const record: WebhookDelivery = { ...delivery, status: 'pending', attempts: [] };
+    delete record.nextAttemptAt;
+    const command = new PutCommand({
+      TableName: this.tableName,
+      Item: {
+        ...keys.withTestDataListing(delivery.mode, delivery.companyId, key),
+        type: ITEM_TYPES.webhookDelivery,
+        ...record,
+        ttl: ttlOf(delivery.createdAt),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return record;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Started before (another copy of the message, or this call's own first attempt whose answer was lost).
+      const stored = await this.read(key, deadline);
+      if (stored) return stored;
+      throw new Error(`delivery ${delivery.deliveryId} exists but has expired`, { cause: error });
+    }
+  }
+
+  async get(key: DeliveryKey, deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery | undefined> {
+    return this.read(keys.webhookDelivery(key), deadline);
+  }
+
+  async recordAttempt(
+    key: DeliveryKey,
+    attemptsBefore: number,
+    attempt: DeliveryAttempt,
+    next: { status: DeliveryStatus; nextAttemptAt?: string },
+    deadline: Deadline = standaloneDeadline(),
+  ): Promise<'recorded' | 'stale' | 'gone'> {
+    const itemKey = keys.webhookDelivery(key);
+    const values: Record<string, unknown> = {
+      ':attempt': [attempt],
+      ':status': next.status,
+      ':pending': 'pending',
+      ':before': attemptsBefore,
+      ':updatedAt': this.now().toISOString(),
+      ':nowSeconds': Math.floor(this.now().getTime() / 1000),
+    };
+    const pending = next.status === 'pending' && next.nextAttemptAt !== undefined;
+    if (pending) values[':nextAttemptAt'] = next.nextAttemptAt;
+    const command = new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKey,
+      UpdateExpression:
+        'SET attempts = list_append(attempts, :attempt), #status = :status, updatedAt = :updatedAt' +
+        (pending ? ', nextAttemptAt = :nextAttemptAt' : ' REMOVE nextAttemptAt'),
+      ConditionExpression: 'attribute_exists(pk) AND #ttl > :nowSeconds AND #status = :pending AND size(attempts) = :before',
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+      ExpressionAttributeValues: values,
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return 'recorded';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const stored = await this.read(itemKey, deadline);
+      if (!stored) return 'gone';
+      // A retry of this very update whose first answer was lost: the attempt is there, recorded by us.
+      const mine = stored.attempts[attemptsBefore];
+      if (stored.attempts.length === attemptsBefore + 1 && mine && sameAttempt(mine, attempt) && stored.status === next.status)
+        return 'recorded';
+      return 'stale';
+    }
+  }
+
+  async listPage(
+    mode: Mode,
+    endpointId: string,
+    page: { limit: number; after?: DeliveryKey },
+    deadline: Deadline = standaloneDeadline(),
+  ): Promise<{ deliveries: WebhookDelivery[]; last?: DeliveryKey }> {
+    const deliveries: WebhookDelivery[] = [];
+    let startKey: Record<string, unknown> | undefined = page.after ? { ...keys.webhookDelivery(page.after) } : undefined;
+    let more = false;
+    // Expired records are the oldest (ttl follows createdAt), so they gather at the end of the walk; a page is
+    // filled past them only when the partition ends there.
+    do {
+      const command = new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(mode, endpointId) },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: page.limit - deliveries.length + 1,
+        ExclusiveStartKey: startKey,
+      });
+      const out = await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      for (const item of out.Items ?? []) {
+        if (this.expired(item)) continue;
+        if (deliveries.length === page.limit) {
+          more = true;
+          break;
+        }
+        deliveries.push(deliveryOf(item));
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (!more && startKey);
+    const lastDelivery = deliveries.at(-1);
+    return more && lastDelivery ? { deliveries, last: keyOf(lastDelivery) } : { deliveries };
+  }
+
+  private async read(key: { pk: string; sk: string }, deadline: Deadline): Promise<WebhookDelivery | undefined> {
+    const command = new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true });
+    const item = (await withRetries((options) => this.client.send(command, options), deadline, this.policy)).Item;
+    return item && !this.expired(item) ? deliveryOf(item) : undefined;
+  }
+
+  private expired(item: Record<string, unknown>): boolean {
+    return typeof item.ttl === 'number' && item.ttl <= Math.floor(this.now().getTime() / 1000);
+  }
+}
+
+/** Epoch seconds at which DynamoDB may delete the record: 30 days after its createdAt. */
+export function ttlOf(createdAt: string): number {
+  return Math.floor(Date.parse(createdAt) / 1000) + DELIVERY_RETENTION_SECONDS;
+}
+
+function sameAttempt(a: DeliveryAttempt, b: DeliveryAttempt): boolean {
+  return a.at === b.at && a.statusCode === b.statusCode && a.durationMs === b.durationMs && a.error === b.error;
+}
+
+function keyOf(delivery: WebhookDelivery): DeliveryKey {
+  return { mode: delivery.mode, endpointId: delivery.endpointId, createdAt: delivery.createdAt, deliveryId: delivery.deliveryId };
+}
+
+function deliveryOf(item: Record<string, unknown>): WebhookDelivery {
+  const delivery: WebhookDelivery = {
+    mode: storedMode(item.mode),
+    endpointId: item.endpointId as string,
+    createdAt: item.createdAt as string,
+    deliveryId: item.deliveryId as string,
+    kind: item.kind as WebhookDelivery['kind'],
+    companyId: item.companyId as string,
+    eventId: item.eventId as string,
+    eventType: item.eventType as string,
+    status: item.status as DeliveryStatus,
+    attempts: ((item.attempts as Record<string, unknown>[] | undefined) ?? []).map(attemptOf),
+    updatedAt: item.updatedAt as string,
+  };
+  if (typeof item.nextAttemptAt === 'string') delivery.nextAttemptAt = item.nextAttemptAt;
+  return delivery;
+}
+
+function attemptOf(stored: Record<string, unknown>): DeliveryAttempt {
+  return {
+    at: stored.at as string,
+    ...(typeof stored.statusCode === 'number' ? { statusCode: stored.statusCode } : {}),
+    durationMs: stored.durationMs as number,
+    ...(typeof stored.error === 'string' ? { error: stored.error } : {}),
+  };
+}

@@ -1,0 +1,93 @@
+import {
+  ChangeMessageVisibilityCommand,
+  SendMessageBatchCommand,
+  type BatchResultErrorEntry,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { DeliveryQueue } from '../../webhooks/ports.js';
+import type { DeliveryJob } from '../../webhooks/webhook-delivery.js';
+import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
+import { MAX_SQS_DELAY_SECONDS } from './verification-retry-queue.js';
+
+/** SendMessageBatch takes at most 10 entries. */
+export const SQS_BATCH_SIZE = 10;
+
+export type DeliveryLane = 'fast' | 'slow';
+
+export interface DeliveryQueueUrls {
+  fast: string;
+  slow: string;
+  /** Only the delivery function moves messages there. */
+  deadLetter?: string | undefined;
+}
+
+/**
+ * The webhook delivery queues (SQS; locally fauxqs): the fast and slow lanes and the dead-letter
+ * queue (docs/webhooks-design.md "The contract of the delivery engine"). Messages are the
+ * `DeliveryJob` JSON, sent in batches of ten.
+ *
+ * Never a silent drop: SendMessageBatch answers 200 even when some entries failed, so the failed
+ * entries are sent again (those SQS blames on the service) under the retry layer's backoff, and
+ * any entry still not accepted, or refused as the sender's fault, makes `enqueue` throw. The caller
+ * (a stream batch, a queue message, a redeliver request) then fails as a whole and is retried;
+ * the entries that did go are harmless to send twice (the delivery record makes a copy a no-op).
+ */
+export class SqsWebhookDeliveryQueue implements DeliveryQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly urls: DeliveryQueueUrls,
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
+    await this.sendAll(this.urls[lane], jobs, Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))));
+  }
+
+  /** A delivery given up (failed): its job kept for operators in the dead-letter queue, which an alarm watches. */
+  async deadLetter(jobs: readonly DeliveryJob[]): Promise<void> {
+    if (!this.urls.deadLetter) throw new Error('Invalid configuration: WEBHOOK_DEAD_LETTER_QUEUE_URL is required to give deliveries up');
+    await this.sendAll(this.urls.deadLetter, jobs, 0);
+  }
+
+  /**
+   * Makes a received message invisible for `seconds` (a retry on the slow lane): it comes back
+   * then, and no consumer sees it meanwhile. SQS counts at most 12 h from the message's receipt.
+   */
+  async changeVisibility(lane: DeliveryLane, receiptHandle: string, seconds: number): Promise<void> {
+    const command = new ChangeMessageVisibilityCommand({
+      QueueUrl: this.urls[lane],
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
+    });
+    await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+  }
+
+  private async sendAll(queueUrl: string, jobs: readonly DeliveryJob[], delaySeconds: number): Promise<void> {
+    const batches: DeliveryJob[][] = [];
+    for (let i = 0; i < jobs.length; i += SQS_BATCH_SIZE) batches.push(jobs.slice(i, i + SQS_BATCH_SIZE));
+    await Promise.all(batches.map((batch) => this.sendBatch(queueUrl, batch, delaySeconds)));
+  }
+
+  private async sendBatch(queueUrl: string, jobs: readonly DeliveryJob[], delaySeconds: number): Promise<void> {
+    let entries: SendMessageBatchRequestEntry[] = jobs.map((job, i) => ({
+      Id: String(i),
+      MessageBody: JSON.stringify(job),
+      ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+    }));
+    for (let attempt = 1; ; attempt++) {
+      const command = new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries });
+      const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      const failed: BatchResultErrorEntry[] = out.Failed ?? [];
+      if (failed.length === 0) return;
+      const refused = failed.filter((f) => f.SenderFault);
+      if (refused.length > 0 || attempt >= this.policy.maxAttempts)
+        throw new Error(
+          `SQS did not accept ${failed.length} of ${entries.length} delivery jobs: ${failed.map((f) => `${f.Code ?? '?'} ${f.Message ?? ''}`.trim()).join('; ')}`,
+        );
+      const again = new Set(failed.map((f) => f.Id));
+      entries = entries.filter((entry) => again.has(entry.Id));
+      await sleep(backoffMs(attempt, this.policy));
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
+import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import type { Mode } from '../../lib/mode.js';
+import { randomBase62 } from '../../lib/random-id.js';
+import { config } from '../../lib/runtime/config.js';
+import type { WebhookDeliveryStore } from '../../lib/webhooks/ports.js';
+import {
+  DELIVERY_RETENTION_SECONDS,
+  deliveryKeyOf,
+  newRedeliveryId,
+  scheduledDeliveryId,
+  type WebhookDelivery,
+} from '../../lib/webhooks/webhook-delivery.js';
+import { faultyDocumentClient } from '../support/faulty-client.js';
+import { ddb } from '../support/fixtures.js';
+import { MemoryWebhookDeliveryStore } from '../support/memory-webhooks.js';
+
+/**
+ * The delivery log's port contract (lib/webhooks/ports.ts `WebhookDeliveryStore`): one suite, run
+ * against the in-memory store of the fast tier and the DynamoDB adapter on DynamoDB Local, as
+ * port-contracts.test.ts does for the case ports. Each world hands out several stores over one
+ * log (two Lambda instances handling copies of one message).
+ */
+type World = () => WebhookDeliveryStore;
+
+const memoryWorld = (): World => {
+  const store = new MemoryWebhookDeliveryStore();
+  return () => store;
+};
+const dynamoWorld = (): World => () => new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName);
+
+function delivery(overrides: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  const endpointId = overrides.endpointId ?? `we_${randomBase62(22)}`;
+  const eventId = overrides.eventId ?? `evt_${randomBase62(22)}`;
+  const createdAt = overrides.createdAt ?? new Date().toISOString();
+  return {
+    mode: 'live',
+    endpointId,
+    createdAt,
+    deliveryId: scheduledDeliveryId(endpointId, eventId),
+    kind: 'scheduled',
+    companyId: `co_${randomBase62(12)}`,
+    eventId,
+    eventType: 'case.created',
+    status: 'pending',
+    attempts: [],
+    updatedAt: createdAt,
+    ...overrides,
+  };
+}
+
+const failedAttempt = (at: string) => ({ at, statusCode: 503, durationMs: 12, error: 'status 503' });
+
+describe.each([
+  ['in memory', memoryWorld],
+  ['on DynamoDB Local', dynamoWorld],
+])('the delivery log (%s)', (_name, makeWorld) => {
+  let store: World;
+  beforeEach(() => {
+    store = makeWorld();
+  });
+
+  it('starting a delivery twice keeps one record, and the second start answers the first one as stored', async () => {
+    const d = delivery();
+    const first = await store().start(d);
+    await store().recordAttempt(deliveryKeyOf(d), 0, failedAttempt(d.createdAt), { status: 'pending', nextAttemptAt: d.createdAt });
+    const second = await store().start({ ...d, updatedAt: new Date().toISOString() });
+    expect(first).toMatchObject({ status: 'pending', attempts: [] });
+    expect(second.attempts).toHaveLength(1);
+    const { deliveries } = await store().listPage('live', d.endpointId, { limit: 10 });
+    expect(deliveries.map((x) => x.deliveryId)).toEqual([d.deliveryId]);
+  });
+
+  it('two receivers of one message record the same attempt count at once: one is recorded, the other is stale', async () => {
+    const d = delivery();
+    await store().start(d);
+    const key = deliveryKeyOf(d);
+    const outcomes = await Promise.all([
+      store().recordAttempt(key, 0, { at: '2026-03-01T09:00:00.000Z', statusCode: 200, durationMs: 5 }, { status: 'delivered' }),
+      store().recordAttempt(key, 0, { at: '2026-03-01T09:00:00.001Z', statusCode: 200, durationMs: 6 }, { status: 'delivered' }),
+    ]);
+    expect([...outcomes].sort()).toEqual(['recorded', 'stale']);
+    const stored = await store().get(key);
+    expect(stored).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] });
+    expect(stored!.attempts).toHaveLength(1);
+    // Settled: no further attempt is recorded, whatever count it names.
+    expect(await store().recordAttempt(key, 1, failedAttempt(d.createdAt), { status: 'failed' })).toBe('stale');
+  });
+
+  it('records attempts oldest first with nextAttemptAt while pending, and drops nextAttemptAt once settled', async () => {
+    const d = delivery();
+    await store().start(d);
+    const key = deliveryKeyOf(d);
+    expect(await store().recordAttempt(key, 0, failedAttempt('2026-03-01T09:00:00.000Z'), { status: 'pending', nextAttemptAt: 'x1' })).toBe(
+      'recorded',
+    );
+    expect((await store().get(key))!.nextAttemptAt).toBe('x1');
+    expect(await store().recordAttempt(key, 1, failedAttempt('2026-03-01T09:00:05.000Z'), { status: 'failed' })).toBe('recorded');
+    const stored = (await store().get(key))!;
+    expect(stored.status).toBe('failed');
+    expect(stored.nextAttemptAt).toBeUndefined();
+    expect(stored.attempts.map((a) => a.at)).toEqual(['2026-03-01T09:00:00.000Z', '2026-03-01T09:00:05.000Z']);
+    expect(stored.attempts[0]).toEqual(failedAttempt('2026-03-01T09:00:00.000Z'));
+  });
+
+  it('lists an endpoint’s deliveries newest first, page by page, and nothing of another endpoint or mode', async () => {
+    const endpointId = `we_${randomBase62(22)}`;
+    // Recent (within the 30 days kept), whole seconds apart.
+    const base = Date.now() - 60_000;
+    const made = Array.from({ length: 7 }, (_, i) => delivery({ endpointId, createdAt: new Date(base + i * 1000).toISOString() }));
+    // Two deliveries at the same instant (a redelivery beside the scheduled one) are ordered by id.
+    made.push(delivery({ endpointId, createdAt: made[6]!.createdAt, deliveryId: newRedeliveryId(), kind: 'redelivery' }));
+    await Promise.all(made.map((d) => store().start(d)));
+    await store().start(delivery({ createdAt: made[3]!.createdAt }));
+    await store().start(delivery({ endpointId, mode: 'test' as Mode, createdAt: made[3]!.createdAt }));
+
+    const seen: string[] = [];
+    let after;
+    for (let pages = 0; pages < 10; pages++) {
+      const page: Awaited<ReturnType<WebhookDeliveryStore['listPage']>> = await store().listPage('live', endpointId, {
+        limit: 3,
+        ...(after ? { after } : {}),
+      });
+      seen.push(...page.deliveries.map((d) => d.deliveryId));
+      if (!page.last) break;
+      expect(page.deliveries).toHaveLength(3);
+      after = page.last;
+    }
+    const expected = [...made]
+      .sort((a, b) => (`${a.createdAt}#${a.deliveryId}` < `${b.createdAt}#${b.deliveryId}` ? 1 : -1))
+      .map((d) => d.deliveryId);
+    expect(seen).toEqual(expected);
+    // A page that ends exactly with the log says there is no next one.
+    expect((await store().listPage('live', endpointId, { limit: 8 })).last).toBeUndefined();
+  });
+
+  it('a delivery past its 30 days, or never started, is gone: not read, not listed, no attempt recorded', async () => {
+    const old = delivery({ createdAt: new Date(Date.now() - (DELIVERY_RETENTION_SECONDS + 60) * 1000).toISOString() });
+    await store().start(old);
+    const key = deliveryKeyOf(old);
+    expect(await store().get(key)).toBeUndefined();
+    expect(await store().recordAttempt(key, 0, failedAttempt(old.createdAt), { status: 'failed' })).toBe('gone');
+    expect((await store().listPage('live', old.endpointId, { limit: 10 })).deliveries).toEqual([]);
+    const never = delivery();
+    expect(await store().get(deliveryKeyOf(never))).toBeUndefined();
+    expect(await store().recordAttempt(deliveryKeyOf(never), 0, failedAttempt(never.createdAt), { status: 'failed' })).toBe('gone');
+  });
+});
+
+describe('the delivery log on DynamoDB', () => {
+  const store = () => new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName);
+
+  it('keeps a delivery 30 days after its createdAt (ttl) and types it, and lists a test delivery as test data', async () => {
+    const companyId = `co_${randomBase62(12)}`;
+    const live = delivery({ companyId });
+    const test = delivery({ companyId, mode: 'test' });
+    await store().start(live);
+    await store().start(test);
+    const read = async (d: WebhookDelivery) =>
+      (await ddb().send(new GetCommand({ TableName: config().tableName, Key: keys.webhookDelivery(d) }))).Item!;
+    const [liveItem, testItem] = [await read(live), await read(test)];
+    expect(liveItem).toMatchObject({
+      type: ITEM_TYPES.webhookDelivery,
+      ttl: Math.floor(Date.parse(live.createdAt) / 1000) + DELIVERY_RETENTION_SECONDS,
+    });
+    expect(liveItem.gsi1pk).toBeUndefined();
+    expect(testItem.gsi1pk).toBe(keys.testDataIndexPk(companyId));
+  });
+
+  it('an attempt recorded whose answer was lost is recorded once, and reported recorded (not stale) to the sender that retried it', async () => {
+    let lost = 0;
+    const { client } = faultyDocumentClient({
+      decide: (name) => (name === 'UpdateItemCommand' && lost++ === 0 ? 'lost-response' : undefined),
+    });
+    const faulty = new DynamoWebhookDeliveryStore(client, config().tableName);
+    const d = delivery();
+    await faulty.start(d);
+    const attempt = { at: new Date().toISOString(), statusCode: 204, durationMs: 9 };
+    expect(await faulty.recordAttempt(deliveryKeyOf(d), 0, attempt, { status: 'delivered' })).toBe('recorded');
+    expect(lost).toBe(2);
+    expect((await store().get(deliveryKeyOf(d)))!.attempts).toEqual([attempt]);
+  });
+
+  it('a start whose answer was lost answers the record it wrote', async () => {
+    let lost = 0;
+    const { client } = faultyDocumentClient({
+      decide: (name) => (name === 'PutItemCommand' && lost++ === 0 ? 'lost-response' : undefined),
+    });
+    const d = delivery();
+    expect(await new DynamoWebhookDeliveryStore(client, config().tableName).start(d)).toMatchObject({
+      deliveryId: d.deliveryId,
+      attempts: [],
+    });
+    expect(lost).toBe(2);
+  });
+
+  it('company clear-test-data removes test delivery records and leaves live ones', async () => {
+    const companyId = `co_${randomBase62(12)}`;
+    const endpointId = `we_${randomBase62(22)}`;
+    const tests = Array.from({ length: 30 }, () => delivery({ companyId, endpointId, mode: 'test' }));
+    const live = delivery({ companyId, endpointId });
+    await Promise.all([...tests, live].map((d) => store().start(d)));
+    expect((await store().listPage('test', endpointId, { limit: 100 })).deliveries).toHaveLength(30);
+
+    expect(await new DynamoTestModeItemStore(ddb(), config().tableName).clearTestItems(companyId)).toBe(30);
+    expect((await store().listPage('test', endpointId, { limit: 100 })).deliveries).toEqual([]);
+    expect((await store().listPage('live', endpointId, { limit: 100 })).deliveries.map((d) => d.deliveryId)).toEqual([live.deliveryId]);
+  }, 30_000);
+});

@@ -1,0 +1,162 @@
+import type { Mode } from '../../lib/mode.js';
+import type { EndpointHealth } from '../../lib/webhooks/endpoint-health.js';
+import type { DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from '../../lib/webhooks/ports.js';
+import type { EndpointSecret } from '../../lib/webhooks/signature.js';
+import {
+  DELIVERY_RETENTION_SECONDS,
+  type DeliveryAttempt,
+  type DeliveryJob,
+  type DeliveryKey,
+  type DeliveryStatus,
+  type WebhookDelivery,
+} from '../../lib/webhooks/webhook-delivery.js';
+import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
+
+/**
+ * In-memory webhook ports for the fast use-case tier. The delivery store runs the same port
+ * contract suite as the DynamoDB adapter (test/integration/webhook-delivery-port-contracts.test.ts).
+ */
+const keyString = (key: DeliveryKey) => `${key.mode}\u0000${key.endpointId}\u0000${key.createdAt}#${key.deliveryId}`;
+const copy = <T>(value: T): T => structuredClone(value);
+
+export class MemoryWebhookDeliveryStore implements WebhookDeliveryStore {
+  readonly records = new Map<string, WebhookDelivery>();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  private live(key: DeliveryKey): WebhookDelivery | undefined {
+    const found = this.records.get(keyString(key));
+    if (!found) return undefined;
+    const expiresAt = Date.parse(found.createdAt) + DELIVERY_RETENTION_SECONDS * 1000;
+    return expiresAt <= this.now().getTime() ? undefined : found;
+  }
+
+  async start(delivery: WebhookDelivery): Promise<WebhookDelivery> {
+    const existing = this.records.get(keyString(delivery));
+    if (existing) {
+      const current = this.live(delivery);
+      if (!current) throw new Error(`delivery ${delivery.deliveryId} exists but has expired`);
+      return copy(current);
+    }
+    const record: WebhookDelivery = { ...copy(delivery), status: 'pending', attempts: [] };
+    delete record.nextAttemptAt;
+    this.records.set(keyString(delivery), record);
+    return copy(record);
+  }
+
+  async get(key: DeliveryKey): Promise<WebhookDelivery | undefined> {
+    const found = this.live(key);
+    return found && copy(found);
+  }
+
+  async recordAttempt(
+    key: DeliveryKey,
+    attemptsBefore: number,
+    attempt: DeliveryAttempt,
+    next: { status: DeliveryStatus; nextAttemptAt?: string },
+  ): Promise<'recorded' | 'stale' | 'gone'> {
+    // Yield first, as a storage call would: two concurrent callers both get here before either writes.
+    await Promise.resolve();
+    const found = this.live(key);
+    if (!found) return 'gone';
+    if (found.status !== 'pending' || found.attempts.length !== attemptsBefore) return 'stale';
+    found.attempts.push(copy(attempt));
+    found.status = next.status;
+    found.updatedAt = this.now().toISOString();
+    if (next.status === 'pending' && next.nextAttemptAt !== undefined) found.nextAttemptAt = next.nextAttemptAt;
+    else delete found.nextAttemptAt;
+    return 'recorded';
+  }
+
+  async listPage(
+    mode: Mode,
+    endpointId: string,
+    page: { limit: number; after?: DeliveryKey },
+  ): Promise<{ deliveries: WebhookDelivery[]; last?: DeliveryKey }> {
+    const sortKey = (d: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>) => `${d.createdAt}#${d.deliveryId}`;
+    const after = page.after ? sortKey(page.after) : undefined;
+    const all = [...this.records.values()]
+      .filter((d) => d.mode === mode && d.endpointId === endpointId && this.live(d) !== undefined)
+      .filter((d) => after === undefined || sortKey(d) < after)
+      .sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : -1));
+    const deliveries = all.slice(0, page.limit).map(copy);
+    const last = deliveries.at(-1);
+    return all.length > page.limit && last
+      ? { deliveries, last: { mode: last.mode, endpointId: last.endpointId, createdAt: last.createdAt, deliveryId: last.deliveryId } }
+      : { deliveries };
+  }
+}
+
+/** The delivery queues as lists: what was enqueued to each lane, with its delay. */
+export class MemoryDeliveryQueue implements DeliveryQueue {
+  readonly sent: { lane: 'fast' | 'slow'; job: DeliveryJob; delaySeconds: number }[] = [];
+
+  async enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
+    for (const job of jobs) this.sent.push({ lane, job: copy(job), delaySeconds });
+  }
+}
+
+/** Endpoints with their secrets, for the delivery use cases (endpoint management has its own DynamoDB tests). */
+export class MemoryWebhookEndpointStore implements WebhookEndpointStore {
+  readonly endpoints = new Map<string, { endpoint: WebhookEndpoint; secrets: EndpointSecret[] }>();
+  readonly healthWrites: { endpointId: string; health: EndpointHealth; disable?: { disabledReason: string } }[] = [];
+
+  private static key(mode: Mode, companyId: string, endpointId: string) {
+    return `${mode}\u0000${companyId}\u0000${endpointId}`;
+  }
+
+  put(endpoint: WebhookEndpoint, secrets: EndpointSecret[] = []): void {
+    this.endpoints.set(MemoryWebhookEndpointStore.key(endpoint.mode, endpoint.companyId, endpoint.endpointId), {
+      endpoint: copy(endpoint),
+      secrets: copy(secrets),
+    });
+  }
+
+  async create(endpoint: WebhookEndpoint, secrets: readonly EndpointSecret[]): Promise<void> {
+    this.put(endpoint, [...secrets]);
+  }
+
+  async list(mode: Mode, companyId: string): Promise<WebhookEndpoint[]> {
+    return [...this.endpoints.values()]
+      .map((e) => e.endpoint)
+      .filter((e) => e.mode === mode && e.companyId === companyId)
+      .map(copy);
+  }
+
+  async get(mode: Mode, companyId: string, endpointId: string): Promise<WebhookEndpoint | undefined> {
+    const found = this.endpoints.get(MemoryWebhookEndpointStore.key(mode, companyId, endpointId));
+    return found && copy(found.endpoint);
+  }
+
+  async getWithSecrets(mode: Mode, companyId: string, endpointId: string) {
+    const found = this.endpoints.get(MemoryWebhookEndpointStore.key(mode, companyId, endpointId));
+    return found && copy(found);
+  }
+
+  async update(endpoint: WebhookEndpoint, expectedVersion: number, secrets: readonly EndpointSecret[] | undefined) {
+    const found = this.endpoints.get(MemoryWebhookEndpointStore.key(endpoint.mode, endpoint.companyId, endpoint.endpointId));
+    if (!found) return 'gone' as const;
+    if (found.endpoint.version !== expectedVersion) return 'stale' as const;
+    this.put(endpoint, secrets ? [...secrets] : found.secrets);
+    return 'updated' as const;
+  }
+
+  async delete(mode: Mode, companyId: string, endpointId: string): Promise<boolean> {
+    return this.endpoints.delete(MemoryWebhookEndpointStore.key(mode, companyId, endpointId));
+  }
+
+  async recordHealth(mode: Mode, companyId: string, endpointId: string, health: EndpointHealth, disable?: { disabledReason: string }) {
+    const found = this.endpoints.get(MemoryWebhookEndpointStore.key(mode, companyId, endpointId));
+    if (!found) return 'gone' as const;
+    if (disable && found.endpoint.status !== 'enabled') return 'unchanged' as const;
+    this.healthWrites.push({ endpointId, health: copy(health), ...(disable ? { disable } : {}) });
+    if (health.failingSince === undefined) delete found.endpoint.failingSince;
+    else found.endpoint.failingSince = health.failingSince;
+    if (disable) {
+      found.endpoint.status = 'disabled';
+      found.endpoint.disabledReason = disable.disabledReason;
+      found.endpoint.version++;
+    }
+    return 'recorded' as const;
+  }
+}
