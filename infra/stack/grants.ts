@@ -182,7 +182,8 @@ export const ITEM_READS = {
   // (tenancy: the log of a foreign endpoint is not found); redeliver reads the endpoint and the event.
   'webhook-endpoints-ping': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
   'webhook-deliveries-list': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
-  'webhook-deliveries-redeliver': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints, PARTITIONS.event],
+  // Its delivery record's start reads the record back when a retried Put finds it written (the first answer lost).
+  'webhook-deliveries-redeliver': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints, PARTITIONS.event, PARTITIONS.webhookDeliveries],
 } as const satisfies Record<string, readonly string[]>;
 
 /**

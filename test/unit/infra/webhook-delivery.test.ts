@@ -1,11 +1,14 @@
 import type { CfnElement } from 'aws-cdk-lib';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoWebhookDeliveryStore } from '../../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { SecretBox } from '../../../lib/adapters/webhooks/secret-box.js';
 import { MODES } from '../../../lib/mode.js';
 import { maxAttempts } from '../../../lib/webhooks/retry-schedule.js';
 import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
+import { scheduledDeliveryId, type WebhookDelivery } from '../../../lib/webhooks/webhook-delivery.js';
 import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS,
   DELIVERY_LANES,
@@ -315,11 +318,54 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     );
   });
 
-  it('the delivery function may read events and delivery records and write delivery records, and nothing of cases, keys or claims', () => {
+  it('the delivery function may start a delivery record, read it and record attempts exactly as the delivery store does, and nothing of cases, keys or claims', async () => {
+    const createdAt = '2026-03-01T09:00:00.000Z';
+    const record: WebhookDelivery = {
+      mode: m,
+      endpointId: 'we_1',
+      createdAt,
+      deliveryId: scheduledDeliveryId('we_1', 'evt_1'),
+      kind: 'scheduled',
+      companyId: COMPANY,
+      eventId: 'evt_1',
+      eventType: 'case.created',
+      status: 'pending',
+      attempts: [],
+      updatedAt: createdAt,
+    };
+    const stored = { ...keys.webhookDelivery(record), ...record, ttl: 4_000_000_000 };
+    // The start finds the record there (a stream record delivered twice) and reads it; an attempt is recorded
+    // once pending, once failing for good, and once stale (read again).
+    const conflict = () => {
+      throw new ConditionalCheckFailedException({ message: 'condition', $metadata: {} });
+    };
+    let updates = 0;
+    const client = new RecordingClient((name) => {
+      if (name === 'PutCommand') conflict();
+      if (name === 'UpdateCommand' && ++updates === 3) conflict();
+      return name === 'GetCommand' ? { Item: stored } : {};
+    });
+    const store = new DynamoWebhookDeliveryStore(client as unknown as DynamoDBDocumentClient, 't', () => new Date('2026-03-01T09:00:05Z'));
+    await store.start(record);
+    const attempt = { at: '2026-03-01T09:00:01.000Z', statusCode: 503, durationMs: 40, error: 'status 503' };
+    await store.recordAttempt(record, 0, attempt, { status: 'pending', nextAttemptAt: '2026-03-01T09:00:06.000Z' });
+    await store.recordAttempt(record, 1, attempt, { status: 'failed' });
+    await store.recordAttempt(record, 2, attempt, { status: 'delivered' });
+    await store.get(record);
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([
+      `dynamodb:PutItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+    ]);
+    for (const request of client.requests)
+      expect({ request, decision: decide(deliverPolicy(), request) }).toEqual({ request, decision: 'allow' });
+
     const get = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: [] });
-    const whd = keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' });
     expect(decide(deliverPolicy(), get(keys.event(m, 'evt_1').pk))).toBe('allow');
-    expect(decide(deliverPolicy(), get(whd.pk))).toBe('allow');
     for (const pk of [
       keys.case(m, 'case_1').pk,
       keys.apiKey('k_1').pk,
@@ -330,14 +376,17 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     expect(
       decide(deliverPolicy(), {
         action: 'dynamodb:PutItem',
-        leadingKeys: [whd.pk],
+        leadingKeys: [stored.pk],
         attributes: ['pk', 'sk', 'status', 'attempts', 'secretHash'],
       }),
     ).toBe('implicit-deny');
     expect(
       decide(deliverPolicy(), { action: 'dynamodb:PutItem', leadingKeys: [keys.event(m, 'evt_1').pk], attributes: ['pk', 'sk'] }),
     ).toBe('implicit-deny');
-    expect(decide(deliverPolicy(), { action: 'dynamodb:DeleteItem', leadingKeys: [whd.pk], attributes: ['pk', 'sk'] })).toBe(
+    expect(decide(deliverPolicy(), { action: 'dynamodb:DeleteItem', leadingKeys: [stored.pk], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(decide(deliverPolicy(), { action: 'dynamodb:Query', leadingKeys: [stored.pk], attributes: [], select: 'ALL_ATTRIBUTES' })).toBe(
       'implicit-deny',
     );
   });
