@@ -290,9 +290,15 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     const store = new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't', async () => box);
     const read = await store.getWithSecrets(m, COMPANY, 'we_1');
     expect(read?.secrets.map((s) => s.secret)).toEqual(['whsec_AAAA']);
-    await store.recordHealth(m, COMPANY, 'we_1', { failingSince: '2026-03-01T10:00:00.000Z' });
-    await store.recordHealth(m, COMPANY, 'we_1', {});
-    await store.recordHealth(m, COMPANY, 'we_1', { failingSince: '2026-03-01T10:00:00.000Z' }, { disabledReason: 'failing for 5 days' });
+    await store.recordHealth(m, COMPANY, 'we_1', { status: 'enabled', failingSince: '2026-03-01T10:00:00.000Z' });
+    await store.recordHealth(m, COMPANY, 'we_1', { status: 'enabled' });
+    await store.recordHealth(
+      m,
+      COMPANY,
+      'we_1',
+      { status: 'enabled', failingSince: '2026-03-01T10:00:00.000Z' },
+      { disabledReason: 'failing for 5 days' },
+    );
     expect(client.requests.map((r) => r.action)).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
