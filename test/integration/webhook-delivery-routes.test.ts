@@ -1,15 +1,21 @@
 import { Webhook } from 'standardwebhooks';
 import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
+import { buildListWebhookDeliveriesHandler } from '../../functions/list-webhook-deliveries.js';
 import { buildPingWebhookEndpointHandler } from '../../functions/ping-webhook-endpoint.js';
+import { buildRedeliverWebhookEventHandler } from '../../functions/redeliver-webhook-event.js';
 import { buildUpdateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
+import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { cursorSealerOnce } from '../../lib/adapters/secrets/cursor-secret.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
 import type { Scope } from '../../lib/auth/scopes.js';
 import type { Mode } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import { webhookPingEventSchema } from '../../lib/webhooks/ping-event.js';
-import type { HostResolver } from '../../lib/webhooks/ports.js';
+import type { DeliveryQueue, HostResolver } from '../../lib/webhooks/ports.js';
+import { deliveryJobSchema, newRedeliveryId, type DeliveryJob, type WebhookDelivery } from '../../lib/webhooks/webhook-delivery.js';
+import { postCases, storedEvents, uploadInvoice, validCase } from '../support/cases.js';
 import { checkedInvoke } from '../support/contract.js';
 import { apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, stores, type Partner } from '../support/fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -239,5 +245,266 @@ describe('pinging a webhook endpoint', () => {
     expect(res.statusCode).toBe(403);
     expect(res.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: 'webhooks:manage' });
     expect(receiver.received).toHaveLength(0);
+  });
+});
+
+/** The fast lane as the route sees it: what was queued, in order (the SQS adapter has its own tests). */
+class RecordingQueue implements DeliveryQueue {
+  readonly sent: { lane: 'fast' | 'slow'; job: DeliveryJob }[] = [];
+  async enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[]): Promise<void> {
+    for (const job of jobs) this.sent.push({ lane, job });
+  }
+}
+
+const deliveries = new DynamoWebhookDeliveryStore(ddb(), cfg.tableName);
+
+function redeliverHandler(queue: DeliveryQueue) {
+  return buildRedeliverWebhookEventHandler({ keys: base.keys, endpoints: plainEndpoints, events: base.events, deliveries, queue, now });
+}
+const listHandler = buildListWebhookDeliveriesHandler({
+  keys: base.keys,
+  endpoints: plainEndpoints,
+  deliveries,
+  cursors: cursorSealerOnce(cfg),
+});
+
+async function redeliver(apiKey: string, id: string, body: unknown, queue: DeliveryQueue) {
+  const event = apiEvent({
+    method: 'POST',
+    path: `${COLLECTION}/${id}/redeliver`,
+    resource: `${COLLECTION}/{id}/redeliver`,
+    pathParameters: { id },
+    headers: { ...bearer(apiKey), ...json },
+    body: JSON.stringify(body),
+  });
+  return parse(await checkedInvoke(redeliverHandler(queue), event, lambdaContext()));
+}
+
+async function listDeliveries(apiKey: string, id: string, query: Record<string, string> = {}) {
+  const event = apiEvent({
+    method: 'GET',
+    path: `${COLLECTION}/${id}/deliveries`,
+    resource: `${COLLECTION}/{id}/deliveries`,
+    pathParameters: { id },
+    query,
+    headers: bearer(apiKey),
+  });
+  return parse(await checkedInvoke(listHandler, event, lambdaContext()));
+}
+
+/** Creates one case with the key and answers the id of its case.created event. */
+async function caseCreatedEventId(apiKey: string, companyId: string, livemode: boolean): Promise<string> {
+  const before = new Set((await storedEvents(companyId)).map((e) => e.event.id));
+  const res = await postCases(apiKey, { cases: [validCase(await uploadInvoice(apiKey))] });
+  if (res.statusCode !== 201) throw new Error(`case creation failed: ${res.statusCode} ${JSON.stringify(res.body)}`);
+  const created = (await storedEvents(companyId)).find((e) => !before.has(e.event.id) && e.event.livemode === livemode);
+  if (!created) throw new Error('no case.created event was stored');
+  return created.event.id;
+}
+
+const HOOK_URL = 'https://hooks.partner.example/pca';
+
+describe('redelivering an event', () => {
+  let partner: Partner;
+  let endpointId: string;
+  let eventId: string;
+  let queue: RecordingQueue;
+  beforeEach(async () => {
+    partner = await manager();
+    endpointId = (await createEndpoint(partner.apiKey, HOOK_URL)).id;
+    eventId = await caseCreatedEventId(partner.apiKey, partner.companyId, true);
+    queue = new RecordingQueue();
+  });
+
+  it('answers 202 with the new pending delivery, stores it in the log and queues its job on the fast lane', async () => {
+    const res = await redeliver(partner.apiKey, endpointId, { eventId }, queue);
+
+    expect(res.statusCode).toBe(202);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^wd_[0-9A-Za-z]{22}$/),
+      eventId,
+      eventType: 'case.created',
+      status: 'pending',
+      attempts: [],
+    });
+    expect(queue.sent).toHaveLength(1);
+    const { lane, job } = queue.sent[0]!;
+    expect(lane).toBe('fast');
+    expect(deliveryJobSchema.parse(job)).toEqual({
+      v: 1,
+      kind: 'redelivery',
+      deliveryId: res.body.id,
+      endpointId,
+      eventId,
+      eventType: 'case.created',
+      companyId: partner.companyId,
+      mode: 'live',
+      createdAt: expect.any(String),
+    });
+    const stored = await deliveries.get({ mode: 'live', endpointId, createdAt: job.createdAt, deliveryId: job.deliveryId });
+    expect(stored).toMatchObject({ kind: 'redelivery', status: 'pending', attempts: [], eventId, companyId: partner.companyId });
+  });
+
+  it('makes a new delivery each time it is asked (two redeliveries, two ids, two jobs)', async () => {
+    const first = await redeliver(partner.apiKey, endpointId, { eventId }, queue);
+    const second = await redeliver(partner.apiKey, endpointId, { eventId }, queue);
+    expect(first.body.id).not.toBe(second.body.id);
+    expect(queue.sent.map((s) => s.job.deliveryId)).toEqual([first.body.id, second.body.id]);
+  });
+
+  it('answers 404 naming an unknown event, and queues nothing', async () => {
+    const unknown = 'evt_0000000000000000000000';
+    const res = await redeliver(partner.apiKey, endpointId, { eventId: unknown }, queue);
+    expect(res.statusCode).toBe(404);
+    expect(res.body).toMatchObject({ code: 'NOT_FOUND', detail: expect.stringContaining(unknown) });
+    expect(queue.sent).toHaveLength(0);
+  });
+
+  it("answers 404 for the company's own test-mode event redelivered to a live endpoint, and for another company's event", async () => {
+    const testKey = await extraKey(partner.companyId, ['cases:read', 'cases:write'], 'test');
+    const testEventId = await caseCreatedEventId(testKey, partner.companyId, false);
+    const stranger = await manager();
+    const strangersEventId = await caseCreatedEventId(stranger.apiKey, stranger.companyId, true);
+
+    for (const foreign of [testEventId, strangersEventId]) {
+      const res = await redeliver(partner.apiKey, endpointId, { eventId: foreign }, queue);
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toMatchObject({ code: 'NOT_FOUND', detail: expect.stringContaining(foreign) });
+    }
+    expect(queue.sent).toHaveLength(0);
+  });
+
+  it('answers 409 WEBHOOK_ENDPOINT_DISABLED for a disabled endpoint, and queues nothing', async () => {
+    await setStatus(partner.apiKey, endpointId, 'disabled');
+    const res = await redeliver(partner.apiKey, endpointId, { eventId }, queue);
+    expect(res.statusCode).toBe(409);
+    expect(res.body).toMatchObject({ code: 'WEBHOOK_ENDPOINT_DISABLED', status: 409 });
+    expect(queue.sent).toHaveLength(0);
+    expect((await listDeliveries(partner.apiKey, endpointId)).body.data).toEqual([]);
+  });
+
+  it("answers 404 for another company's endpoint and the other mode's", async () => {
+    const stranger = await manager();
+    const testKey = await extraKey(partner.companyId, ['webhooks:manage'], 'test');
+    for (const apiKey of [stranger.apiKey, testKey]) {
+      const res = await redeliver(apiKey, endpointId, { eventId }, queue);
+      expect(res.statusCode).toBe(404);
+    }
+    expect(queue.sent).toHaveLength(0);
+  });
+
+  it('refuses a body without a well-formed eventId, naming every field (400)', async () => {
+    const missing = await redeliver(partner.apiKey, endpointId, {}, queue);
+    expect(missing.statusCode).toBe(400);
+    expect(missing.body.errors).toEqual([{ field: 'eventId', message: 'eventId is required' }]);
+
+    const bad = await redeliver(partner.apiKey, endpointId, { eventId: 'case_1', also: true }, queue);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body.errors).toEqual(
+      expect.arrayContaining([
+        { field: 'eventId', message: expect.stringContaining('eventId must be an event id') },
+        { field: 'also', message: 'unknown field; the allowed fields are eventId' },
+      ]),
+    );
+    expect(queue.sent).toHaveLength(0);
+  });
+
+  it("requires webhooks:manage (403 for the same company's cases key)", async () => {
+    const res = await redeliver(await extraKey(partner.companyId, ['cases:read', 'cases:write']), endpointId, { eventId }, queue);
+    expect(res.statusCode).toBe(403);
+    expect(queue.sent).toHaveLength(0);
+  });
+});
+
+describe('reading the delivery log', () => {
+  let partner: Partner;
+  let endpointId: string;
+  beforeEach(async () => {
+    partner = await manager();
+    endpointId = (await createEndpoint(partner.apiKey, HOOK_URL)).id;
+  });
+
+  async function seed(count: number): Promise<WebhookDelivery[]> {
+    const start = Date.now() - 60 * 60 * 1000;
+    const seeded: WebhookDelivery[] = [];
+    for (let i = 0; i < count; i++) {
+      // Two share each createdAt, so the id must break the tie.
+      const createdAt = new Date(start + Math.floor(i / 2) * 1000).toISOString();
+      const delivery: WebhookDelivery = {
+        mode: 'live',
+        endpointId,
+        createdAt,
+        deliveryId: newRedeliveryId(),
+        kind: 'redelivery',
+        companyId: partner.companyId,
+        eventId: `evt_${String(i).padStart(22, '0')}`,
+        eventType: 'case.updated',
+        status: 'pending',
+        attempts: [],
+        updatedAt: createdAt,
+      };
+      seeded.push(await deliveries.start(delivery));
+    }
+    return seeded;
+  }
+
+  it('pages newest first with limit and cursor, every delivery once', async () => {
+    const seeded = await seed(7);
+    // Storage's order: the sort key `<createdAt>#<id>` compared byte by byte, descending.
+    const sortKey = (d: WebhookDelivery) => `${d.createdAt}#${d.deliveryId}`;
+    const expected = [...seeded].sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : -1)).map((d) => d.deliveryId);
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await listDeliveries(partner.apiKey, endpointId, { limit: '3', ...(cursor ? { cursor } : {}) });
+      expect(res.statusCode).toBe(200);
+      const data = res.body.data as { id: string; status: string; attempts: unknown[] }[];
+      expect(data.length).toBeLessThanOrEqual(3);
+      seen.push(...data.map((d) => d.id));
+      cursor = (res.body.nextCursor as string | null) ?? undefined;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen).toEqual(expected);
+    expect(pages).toBe(3);
+  });
+
+  it('shows a redelivery as pending with its attempts, once the route made it', async () => {
+    const eventId = await caseCreatedEventId(partner.apiKey, partner.companyId, true);
+    const made = await redeliver(partner.apiKey, endpointId, { eventId }, new RecordingQueue());
+    const res = await listDeliveries(partner.apiKey, endpointId);
+    expect(res.body).toEqual({ data: [made.body], nextCursor: null });
+  });
+
+  it("answers 404 for another company's endpoint and for the other mode's, whatever the log holds", async () => {
+    await seed(1);
+    const stranger = await manager();
+    const testKey = await extraKey(partner.companyId, ['webhooks:manage'], 'test');
+    for (const apiKey of [stranger.apiKey, testKey]) {
+      const res = await listDeliveries(apiKey, endpointId);
+      expect(res.statusCode).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it("refuses another endpoint's cursor with INVALID_CURSOR", async () => {
+    await seed(3);
+    const first = await listDeliveries(partner.apiKey, endpointId, { limit: '1' });
+    const other = (await createEndpoint(partner.apiKey, HOOK_URL)).id;
+    const res = await listDeliveries(partner.apiKey, other, { cursor: first.body.nextCursor as string });
+    expect(res.statusCode).toBe(400);
+    expect(res.body.code).toBe('INVALID_CURSOR');
+  });
+
+  it('refuses an unknown query parameter and a bad limit (400 naming both)', async () => {
+    const res = await listDeliveries(partner.apiKey, endpointId, { limit: '0', status: 'failed' });
+    expect(res.statusCode).toBe(400);
+    expect((res.body.errors as { field: string }[]).map((e) => e.field).sort()).toEqual(['limit', 'status']);
+  });
+
+  it("requires webhooks:manage (403 for the same company's cases key)", async () => {
+    const res = await listDeliveries(await extraKey(partner.companyId, ['cases:read']), endpointId);
+    expect(res.statusCode).toBe(403);
   });
 });
