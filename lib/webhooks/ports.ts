@@ -107,3 +107,28 @@ export interface DeliveryQueue {
  * `all: true`: `systemResolver` in lib/adapters/webhooks/webhook-sender.ts). A name that does not resolve throws.
  */
 export type HostResolver = (hostname: string) => Promise<string[]>;
+
+/** One signed attempt to send a payload to an endpoint's URL (lib/adapters/webhooks/webhook-sender.ts is the SSRF-safe one). */
+export interface OutboundAttempt {
+  url: string;
+  /** The webhook-id of the attempt: the event's id. */
+  eventId: string;
+  /** The JSON sent as it is. */
+  payload: string;
+  /** The secrets that sign it now (signature.ts `signingSecrets`). */
+  secrets: readonly string[];
+}
+
+/** What an attempt came to; never a thrown error for anything the receiver or the network did. */
+export interface OutboundAttemptOutcome {
+  at: string;
+  delivered: boolean;
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+}
+
+/** Sends one attempt at once (the ping route; the delivery function sends through the same adapter). */
+export interface AttemptSender {
+  send(attempt: OutboundAttempt): Promise<OutboundAttemptOutcome>;
+}
