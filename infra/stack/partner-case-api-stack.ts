@@ -76,12 +76,11 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   updateWebhookEndpoint: { table: 'webhook-endpoints-change' },
   deleteWebhookEndpoint: { table: 'webhook-endpoints-delete' },
   rotateWebhookEndpointSecret: { table: 'webhook-endpoints-change', webhookSecretKey: true },
-  // Placeholders so the route table compiles (branch routes); branch stack owns the real grants: ping reads
-  // the endpoint with its secrets; redeliver reads the endpoint and the event, writes a WHD# record and
-  // sends to the fast lane; the delivery log reads the endpoint, queries WHD# and opens cursors.
-  pingWebhookEndpoint: { table: 'webhook-endpoints-read', webhookSecretKey: true },
-  redeliverWebhookEvent: { table: 'webhook-endpoints-read' },
-  listWebhookDeliveries: { table: 'webhook-endpoints-read', cursorSecret: true },
+  // Ping reads the endpoint with its secrets and signs; redeliver reads the endpoint and the event, writes a WHD#
+  // record and sends to the fast lane; the delivery log reads the endpoint, queries WHD# and opens cursors.
+  pingWebhookEndpoint: { table: 'webhook-endpoints-ping', webhookSecretKey: true },
+  redeliverWebhookEvent: { table: 'webhook-deliveries-redeliver', webhookRedeliveries: true },
+  listWebhookDeliveries: { table: 'webhook-deliveries-list', cursorSecret: true },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {

@@ -44,8 +44,8 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Fifteen API functions (six for webhook endpoints), and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 16,
+      // Eighteen API functions (nine for webhooks), and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 19,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters;
@@ -58,7 +58,7 @@ describe('alarms', () => {
       WebhookAttemptFailed: 1,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      Throttles: 15,
+      Throttles: 18,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });

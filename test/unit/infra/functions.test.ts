@@ -35,6 +35,9 @@ describe('API functions', () => {
       'UpdateWebhookEndpoint',
       'DeleteWebhookEndpoint',
       'RotateWebhookEndpointSecret',
+      'PingWebhookEndpoint',
+      'RedeliverWebhookEvent',
+      'ListWebhookDeliveries',
     ];
     expect(ids.sort()).toEqual(
       [
@@ -172,9 +175,14 @@ describe('API functions', () => {
         })
         .map(([logicalId]) => logicalId)
         .sort();
-    expect(readersOf('CursorSecret')).toEqual([expect.stringMatching(/^ListCasesRole/), expect.stringMatching(/^ListEventsRole/)]);
+    expect(readersOf('CursorSecret')).toEqual([
+      expect.stringMatching(/^ListCasesRole/),
+      expect.stringMatching(/^ListEventsRole/),
+      expect.stringMatching(/^ListWebhookDeliveriesRole/),
+    ]);
     expect(readersOf('WebhookSecretKey')).toEqual([
       expect.stringMatching(/^CreateWebhookEndpointRole/),
+      expect.stringMatching(/^PingWebhookEndpointRole/),
       expect.stringMatching(/^RotateWebhookEndpointSecretRole/),
       // The delivery function signs every attempt with the endpoint's secrets.
       expect.stringMatching(/^WebhookDeliveryDeliverRole/),

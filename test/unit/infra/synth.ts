@@ -76,7 +76,10 @@ export type WebhookFunctionId =
   | 'GetWebhookEndpoint'
   | 'UpdateWebhookEndpoint'
   | 'DeleteWebhookEndpoint'
-  | 'RotateWebhookEndpointSecret';
+  | 'RotateWebhookEndpointSecret'
+  | 'PingWebhookEndpoint'
+  | 'RedeliverWebhookEvent'
+  | 'ListWebhookDeliveries';
 
 export interface Statement {
   Sid?: string;

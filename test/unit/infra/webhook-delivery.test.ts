@@ -18,7 +18,7 @@ import {
 } from '../../../infra/stack/webhook-delivery.js';
 import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
-import { actionsOf, PLATFORM_ACTIONS, resourcesOfType, synth, type Resource, type Statement } from './synth.js';
+import { actionsOf, PLATFORM_ACTIONS, resourcesOfType, statementsOfFunction, synth, type Resource, type Statement } from './synth.js';
 
 /** Webhook delivery in the stack: the lanes, the dead-letter queue, both functions, their event sources, rights and alarms. */
 const synthesised = synth();
@@ -451,5 +451,62 @@ describe('the webhook functions\u2019 other rights', () => {
     ]);
     const secret = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
     expect(secret.map((s) => s.Resource)).toEqual([{ Ref: idOf(stack.webhookSecretKey.secret) }]);
+  });
+});
+
+describe.each(MODES)('the ping, redeliver and delivery-log routes in %s mode', (m) => {
+  const policy = (id: 'PingWebhookEndpoint' | 'RedeliverWebhookEvent' | 'ListWebhookDeliveries') => statementsOfFunction(synthesised, id);
+  const whd = keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk;
+  const endpointPk = keys.webhookEndpoint(m, COMPANY, 'we_1').pk;
+  const get = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: [] });
+
+  it('ping may read the endpoint (with its secrets) and the key that opens them, and write nothing but the API key\u2019s last use', () => {
+    expect(decide(policy('PingWebhookEndpoint'), get(endpointPk))).toBe('allow');
+    expect(decide(policy('PingWebhookEndpoint'), get(keys.event(m, 'evt_1').pk))).toBe('implicit-deny');
+    expect(decide(policy('PingWebhookEndpoint'), { action: 'dynamodb:PutItem', leadingKeys: [whd], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(sqsRights(policy('PingWebhookEndpoint'))).toEqual({});
+    expect(JSON.stringify(policy('PingWebhookEndpoint'))).toContain('WebhookSecretKey');
+  });
+
+  it('redeliver may read the endpoint and the event, start a delivery record, and send to the fast lane only', () => {
+    for (const pk of [endpointPk, keys.event(m, 'evt_1').pk, whd]) expect(decide(policy('RedeliverWebhookEvent'), get(pk))).toBe('allow');
+    expect(
+      decide(policy('RedeliverWebhookEvent'), {
+        action: 'dynamodb:PutItem',
+        leadingKeys: [whd],
+        attributes: ['pk', 'sk', 'status', 'attempts'],
+      }),
+    ).toBe('allow');
+    expect(
+      decide(policy('RedeliverWebhookEvent'), { action: 'dynamodb:UpdateItem', leadingKeys: [whd], attributes: ['pk', 'sk', 'status'] }),
+    ).toBe('implicit-deny');
+    const fast = [idOf(delivery.fastLane)];
+    expect(sqsRights(policy('RedeliverWebhookEvent'))).toEqual({
+      'sqs:GetQueueAttributes': fast,
+      'sqs:GetQueueUrl': fast,
+      'sqs:SendMessage': fast,
+    });
+    expect(JSON.stringify(policy('RedeliverWebhookEvent'))).not.toContain('WebhookSecretKey');
+  });
+
+  it('the delivery log may read the endpoint and query its delivery records, and write nothing but the API key\u2019s last use', () => {
+    expect(decide(policy('ListWebhookDeliveries'), get(endpointPk))).toBe('allow');
+    expect(
+      decide(policy('ListWebhookDeliveries'), { action: 'dynamodb:Query', leadingKeys: [whd], attributes: [], select: 'ALL_ATTRIBUTES' }),
+    ).toBe('allow');
+    expect(
+      decide(policy('ListWebhookDeliveries'), {
+        action: 'dynamodb:Query',
+        leadingKeys: [endpointPk],
+        attributes: [],
+        select: 'ALL_ATTRIBUTES',
+      }),
+    ).toBe('implicit-deny');
+    expect(decide(policy('ListWebhookDeliveries'), { action: 'dynamodb:PutItem', leadingKeys: [whd], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(sqsRights(policy('ListWebhookDeliveries'))).toEqual({});
   });
 });
