@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'BATCH_EMPTY',
   'BATCH_TOO_LARGE',
   'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+  'WEBHOOK_ENDPOINT_DISABLED',
   'INTERNAL',
   'SERVICE_UNAVAILABLE',
 ] as const;
@@ -152,6 +153,19 @@ export class WebhookEndpointLimitError extends CodedError {
       'WEBHOOK_ENDPOINT_LIMIT_REACHED',
       `This company already has ${max} webhook endpoints in this mode, the most allowed. Delete one before creating another.`,
       { extensions: { maxEndpoints: max } },
+    );
+  }
+}
+
+/**
+ * A redelivery was asked of a disabled endpoint (product rules "Webhooks"): nothing was queued.
+ * Enabling it (PATCH `status: enabled`) comes first; a ping still reaches a disabled endpoint, to check a fix.
+ */
+export class WebhookEndpointDisabledError extends CodedError {
+  constructor(endpointId: string) {
+    super(
+      'WEBHOOK_ENDPOINT_DISABLED',
+      `The webhook endpoint ${endpointId} is disabled, so nothing was redelivered. Enable it (PATCH its status to "enabled") first; a ping reaches it meanwhile.`,
     );
   }
 }

@@ -33,7 +33,10 @@ export type ApiFunctionId =
   | 'getWebhookEndpoint'
   | 'updateWebhookEndpoint'
   | 'deleteWebhookEndpoint'
-  | 'rotateWebhookEndpointSecret';
+  | 'rotateWebhookEndpointSecret'
+  | 'pingWebhookEndpoint'
+  | 'redeliverWebhookEvent'
+  | 'listWebhookDeliveries';
 
 export interface ApiFunctionSpec {
   /** The name the local tools report (context.functionName, log lines, `npm run invoke -- <name>`). */
@@ -121,6 +124,31 @@ export const API_FUNCTIONS: Readonly<Record<ApiFunctionId, ApiFunctionSpec>> = {
   // Webhook endpoint management (product rules "Webhooks"): a few small reads and writes each;
   // creation and a URL change also resolve the URL's host name.
   ...webhookEndpointFunctions(),
+  // The ping waits for the receiver: the sender's 10 s for the whole attempt, plus opening the
+  // endpoint's secrets (the sealing key is read once per cold start) and the answer.
+  pingWebhookEndpoint: {
+    name: 'ping-webhook-endpoint',
+    constructId: 'PingWebhookEndpoint',
+    entry: 'functions/ping-webhook-endpoint.ts',
+    timeoutSeconds: 15,
+    memorySetting: 'functionMemoryMb',
+  },
+  // Two reads in parallel, one SQS message, one conditional write.
+  redeliverWebhookEvent: {
+    name: 'redeliver-webhook-event',
+    constructId: 'RedeliverWebhookEvent',
+    entry: 'functions/redeliver-webhook-event.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
+  // One read of the endpoint and one Query of its delivery log.
+  listWebhookDeliveries: {
+    name: 'list-webhook-deliveries',
+    constructId: 'ListWebhookDeliveries',
+    entry: 'functions/list-webhook-deliveries.ts',
+    timeoutSeconds: 6,
+    memorySetting: 'functionMemoryMb',
+  },
 };
 
 function webhookEndpointFunctions(): Record<
@@ -246,6 +274,9 @@ function webhookEndpointRoutes(): RouteSpec[] {
       operationName: 'RotateWebhookEndpointSecret',
       scope,
     },
+    { method: 'POST', resource: `${one}/ping`, function: 'pingWebhookEndpoint', operationName: 'PingWebhookEndpoint', scope },
+    { method: 'POST', resource: `${one}/redeliver`, function: 'redeliverWebhookEvent', operationName: 'RedeliverWebhookEvent', scope },
+    { method: 'GET', resource: `${one}/deliveries`, function: 'listWebhookDeliveries', operationName: 'ListWebhookDeliveries', scope },
   ];
 }
 

@@ -50,6 +50,9 @@ const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
   deleteWebhookEndpoint: async () => (await import('../../functions/delete-webhook-endpoint.js')).handler as unknown as LambdaHandler,
   rotateWebhookEndpointSecret: async () =>
     (await import('../../functions/rotate-webhook-endpoint-secret.js')).handler as unknown as LambdaHandler,
+  pingWebhookEndpoint: async () => (await import('../../functions/ping-webhook-endpoint.js')).handler as unknown as LambdaHandler,
+  redeliverWebhookEvent: async () => (await import('../../functions/redeliver-webhook-event.js')).handler as unknown as LambdaHandler,
+  listWebhookDeliveries: async () => (await import('../../functions/list-webhook-deliveries.js')).handler as unknown as LambdaHandler,
 };
 
 export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {

@@ -168,7 +168,8 @@ export class ApiFunction extends Construct {
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     if (access === 'list-events') statements.push(...eventListStatements(table));
     if (access === 'withdraw-case') statements.push(...caseWithdrawStatements(table));
-    if (access.startsWith('webhook-endpoints-')) statements.push(...webhookEndpointStatements(table, access as WebhookEndpointAccess));
+    if (access.startsWith('webhook-endpoints-') || access.startsWith('webhook-deliveries-'))
+      statements.push(...webhookEndpointStatements(table, access as WebhookEndpointAccess));
     this.addStatements(statements);
   }
 

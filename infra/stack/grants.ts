@@ -9,6 +9,7 @@ import {
   TABLE_DEFINITION,
   TTL_ATTRIBUTE,
 } from '../../lib/adapters/dynamodb/table-keys.js';
+import { ENDPOINT_VIEW_ATTRIBUTES } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { MODES } from '../../lib/mode.js';
 
@@ -60,6 +61,8 @@ export const PARTITIONS = {
   event: `${PARTITION_PREFIXES.event}*`,
   /** A company's webhook endpoints of one mode and their counter: one partition per company and mode. */
   webhookEndpoints: `${PARTITION_PREFIXES.webhookEndpoints}*`,
+  /** An endpoint's delivery log (one partition per endpoint and mode). */
+  webhookDeliveries: `${PARTITION_PREFIXES.webhookDeliveries}*`,
 } as const;
 
 /** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the event list's shards, both modes. */
@@ -175,6 +178,12 @@ export const ITEM_READS = {
   'webhook-endpoints-read': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
   'webhook-endpoints-change': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
   'webhook-endpoints-delete': [PARTITIONS.apiKey],
+  // Ping reads the endpoint with its sealed secrets (it signs); the delivery log reads the endpoint
+  // (tenancy: the log of a foreign endpoint is not found); redeliver reads the endpoint and the event.
+  'webhook-endpoints-ping': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
+  'webhook-deliveries-list': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
+  // Its delivery record's start reads the record back when a retried Put finds it written (the first answer lost).
+  'webhook-deliveries-redeliver': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints, PARTITIONS.event, PARTITIONS.webhookDeliveries],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -541,7 +550,10 @@ export type WebhookEndpointAccess =
   | 'webhook-endpoints-create'
   | 'webhook-endpoints-read'
   | 'webhook-endpoints-change'
-  | 'webhook-endpoints-delete';
+  | 'webhook-endpoints-delete'
+  | 'webhook-endpoints-ping'
+  | 'webhook-deliveries-list'
+  | 'webhook-deliveries-redeliver';
 
 /**
  * Webhook endpoint management (lib/adapters/dynamodb/webhook-endpoint-store.ts), each function only
@@ -558,7 +570,28 @@ export function webhookEndpointStatements(table: ITable, access: WebhookEndpoint
   const on = onPartitions(PARTITIONS.webhookEndpoints);
   switch (access) {
     case 'webhook-endpoints-list':
-      return [new PolicyStatement({ sid: 'QueryWebhookEndpoints', actions: ['dynamodb:Query'], resources, conditions: on })];
+      return [queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpoints')];
+    // Ping: the GetItem of ITEM_READS (the endpoint with its sealed secrets) and the key (bindWebhookSecretKey), nothing else.
+    case 'webhook-endpoints-ping':
+      return [];
+    case 'webhook-deliveries-list':
+      return [
+        new PolicyStatement({
+          sid: 'QueryWebhookDeliveries',
+          actions: ['dynamodb:Query'],
+          resources,
+          conditions: onPartitions(PARTITIONS.webhookDeliveries),
+        }),
+      ];
+    case 'webhook-deliveries-redeliver':
+      return [
+        new PolicyStatement({
+          sid: 'StartWebhookRedeliveries',
+          actions: ['dynamodb:PutItem'],
+          resources,
+          conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
+        }),
+      ];
     case 'webhook-endpoints-create':
       return [
         new PolicyStatement({
@@ -582,4 +615,107 @@ export function webhookEndpointStatements(table: ITable, access: WebhookEndpoint
         }),
       ];
   }
+}
+
+/**
+ * The attributes of a delivery record (lib/adapters/dynamodb/webhook-delivery-store.ts): what its
+ * PutItem writes (the record with its test-data listing and TTL) and what recording an attempt sets
+ * or reads in its condition. A write naming anything else is refused.
+ */
+export const WEBHOOK_DELIVERY_ATTRIBUTES = [
+  PK,
+  SK,
+  ...GSI1_ATTRIBUTES,
+  'type',
+  'kind',
+  'deliveryId',
+  'endpointId',
+  'companyId',
+  'eventId',
+  'eventType',
+  'mode',
+  'createdAt',
+  'status',
+  'attempts',
+  'nextAttemptAt',
+  'updatedAt',
+  TTL_ATTRIBUTE,
+] as const;
+
+/**
+ * What recording a delivery's effect on its endpoint may change (WebhookEndpointStore.recordHealth):
+ * the health fields, and `pk`/`status` its condition reads. Never the URL, the events or the sealed
+ * secrets: the delivery function cannot redirect an endpoint or replace its secrets.
+ */
+export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [PK, SK, 'failingSince', 'status', 'disabledReason', 'updatedAt', 'version'] as const;
+
+/**
+ * A Query of endpoint partitions that can return every endpoint attribute except the sealed
+ * secrets: the request must name what it reads (`Select` SPECIFIC_ATTRIBUTES, the only value a
+ * ProjectionExpression allows) and name only ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A
+ * Query without a projection asks for ALL_ATTRIBUTES and is refused; one projecting
+ * `sealedSecrets` names an attribute outside the list and is refused. This is AWS's documented
+ * pattern for attribute-level read access (IAM user guide, "Amazon DynamoDB: Allows access to
+ * specific attributes"); test/unit/infra/iam.test.ts evaluates the store's real Query against it.
+ */
+function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStatement {
+  return new PolicyStatement({
+    sid,
+    actions: ['dynamodb:Query'],
+    resources: [table.tableArn],
+    conditions: {
+      ...onPartitions(PARTITIONS.webhookEndpoints),
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ENDPOINT_VIEW_ATTRIBUTES] },
+      StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+    },
+  });
+}
+
+/**
+ * The fan-out (functions/fan-out-webhook-events.ts, on the table's stream): it reads the event from
+ * the stream record itself, so its only table right is the Query of a company's endpoints of one
+ * mode, without their secrets (queryEndpointsWithoutSecrets). It sends to the delivery lanes
+ * (webhook-delivery.ts grants those on the queues).
+ */
+export function webhookFanOutStatements(table: ITable): PolicyStatement[] {
+  return [queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets')];
+}
+
+/**
+ * The delivery function (functions/deliver-webhooks.ts, on both delivery lanes), each right on its
+ * own partitions:
+ * - GetItem of the event (`EVENT#`: the stored bytes it sends) and of the endpoint (`WHEP#`, with
+ *   its sealed secrets; the key to open them is bindWebhookSecretKey's);
+ * - UpdateItem of the endpoint's health attributes only (WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES);
+ * - GetItem, PutItem and UpdateItem of delivery records (`WHD#`), of their attributes only.
+ * No Query, no DeleteItem, no PutItem of an endpoint, nothing of cases, keys or claims.
+ */
+export function webhookDeliveryStatements(table: ITable): PolicyStatement[] {
+  const resources = [table.tableArn];
+  return [
+    new PolicyStatement({
+      sid: 'ReadEventsAndEndpoints',
+      actions: ['dynamodb:GetItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.event, PARTITIONS.webhookEndpoints),
+    }),
+    new PolicyStatement({
+      sid: 'RecordEndpointHealth',
+      actions: ['dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.webhookEndpoints), ...writingOnly(WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES) },
+    }),
+    new PolicyStatement({
+      sid: 'ReadWebhookDeliveries',
+      actions: ['dynamodb:GetItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.webhookDeliveries),
+    }),
+    new PolicyStatement({
+      sid: 'WriteWebhookDeliveries',
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
+    }),
+  ];
 }

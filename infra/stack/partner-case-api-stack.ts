@@ -10,6 +10,7 @@ import { PartnerApi } from './http-api.js';
 import { ServiceDashboard } from './service-dashboard.js';
 import { UploadRecordDelivery } from './upload-record-delivery.js';
 import { DebtorVerifier } from './debtor-verifier.js';
+import { WebhookDelivery } from './webhook-delivery.js';
 import { functionEnvironment, SERVICE_METRICS, type StackConfig } from '../contract/stack-config.js';
 import {
   API_FUNCTIONS,
@@ -53,8 +54,10 @@ export interface FunctionGrants {
   table: TableAccess;
   invoiceBucket?: InvoiceBucketAccess;
   cursorSecret?: true;
-  /** The key sealing webhook endpoint secrets (only the routes that make a secret). */
+  /** The key sealing webhook endpoint secrets (only the routes that make or use a secret). */
   webhookSecretKey?: true;
+  /** Sending new deliveries to the fast delivery lane (the redeliver route). */
+  webhookRedeliveries?: true;
 }
 
 export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>> = {
@@ -73,6 +76,11 @@ export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>
   updateWebhookEndpoint: { table: 'webhook-endpoints-change' },
   deleteWebhookEndpoint: { table: 'webhook-endpoints-delete' },
   rotateWebhookEndpointSecret: { table: 'webhook-endpoints-change', webhookSecretKey: true },
+  // Ping reads the endpoint with its secrets and signs; redeliver reads the endpoint and the event, writes a WHD#
+  // record and sends to the fast lane; the delivery log reads the endpoint, queries WHD# and opens cursors.
+  pingWebhookEndpoint: { table: 'webhook-endpoints-ping', webhookSecretKey: true },
+  redeliverWebhookEvent: { table: 'webhook-deliveries-redeliver', webhookRedeliveries: true },
+  listWebhookDeliveries: { table: 'webhook-deliveries-list', cursorSecret: true },
 };
 
 export interface PartnerCaseApiStackProps extends StackProps {
@@ -94,6 +102,8 @@ export class PartnerCaseApiStack extends Stack {
   /** Its asynchronous invocations' retries and on-failure queue. */
   readonly recordUploadDelivery: UploadRecordDelivery;
   readonly debtorVerifier: DebtorVerifier;
+  /** Webhook fan-out from the stream, the delivery lanes and their function. */
+  readonly webhookDelivery: WebhookDelivery;
   readonly cursorSecret: CursorSecret;
   readonly webhookSecretKey: WebhookSecretKey;
   readonly firewall: ApiFirewall | undefined;
@@ -185,6 +195,18 @@ export class PartnerCaseApiStack extends Stack {
       logRetention: config.logRetentionDays,
     });
 
+    // Case events fanned out to partners' webhook endpoints and delivered from SQS (docs/webhooks-design.md).
+    this.webhookDelivery = new WebhookDelivery(this, 'WebhookDelivery', {
+      table,
+      projectRoot,
+      environment,
+      logRetention: config.logRetentionDays,
+      secretKey: this.webhookSecretKey.secret,
+    });
+    for (const id of API_FUNCTION_IDS) {
+      if (API_FUNCTION_GRANTS[id].webhookRedeliveries) this.webhookDelivery.grantEnqueueRedelivery(this.functions[id]);
+    }
+
     this.api = new PartnerApi(this, 'Api', {
       stageName: config.stageName,
       throttleRate: config.throttleRate,
@@ -224,6 +246,7 @@ export class PartnerCaseApiStack extends Stack {
     });
     this.recordUploadDelivery.addAlarms(this.alarms);
     this.debtorVerifier.addAlarms(this.alarms);
+    this.webhookDelivery.addAlarms(this.alarms);
 
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       dashboardName: this.stackName,
@@ -236,6 +259,7 @@ export class PartnerCaseApiStack extends Stack {
       alarms: this.alarms.alarms,
     });
     this.dashboard.dashboard.addWidgets(...this.recordUploadDelivery.widgets());
+    this.dashboard.dashboard.addWidgets(...this.webhookDelivery.widgets());
 
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,

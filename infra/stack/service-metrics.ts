@@ -50,3 +50,30 @@ export function wafMetric(
     ...options,
   });
 }
+
+/**
+ * What the delivery function (functions/deliver-webhooks.ts) publishes, per attempt or outcome, with
+ * the service dimension only: `WebhookDelivered` (an attempt answered 2xx), `WebhookAttemptFailed`
+ * (any other attempt), `WebhookDeliveryFailed` (a delivery gave up after 3 days: status `failed`,
+ * dead-letter queue), `WebhookEndpointDisabled` (the 5-day rule disabled an endpoint).
+ */
+export const WEBHOOK_METRIC_NAMES = {
+  delivered: 'WebhookDelivered',
+  attemptFailed: 'WebhookAttemptFailed',
+  deliveryFailed: 'WebhookDeliveryFailed',
+  endpointDisabled: 'WebhookEndpointDisabled',
+} as const;
+
+export type WebhookMetric = keyof typeof WEBHOOK_METRIC_NAMES;
+
+/** One of the delivery function's metrics, summed per period. */
+export function webhookMetric(metric: WebhookMetric, options: MetricOptions = {}): Metric {
+  return new Metric({
+    namespace: SERVICE_METRICS.namespace,
+    metricName: WEBHOOK_METRIC_NAMES[metric],
+    dimensionsMap: { service: SERVICE_METRICS.service },
+    statistic: 'Sum',
+    period: METRIC_PERIOD,
+    ...options,
+  });
+}

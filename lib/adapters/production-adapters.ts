@@ -17,8 +17,6 @@ import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { secretBoxOnce } from './secrets/webhook-secret-key.js';
 import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
-import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
-import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import { s3Client } from './s3/s3-client.js';
 import { CompaniesHouseRegistry } from './companies-house/companies-house-registry.js';
 import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.js';
@@ -27,6 +25,9 @@ import { DynamoRegistryRateLimiter } from './dynamodb/registry-rate-limiter.js';
 import { registryApiKeyOnce, type RegistryKeyConfig } from './secrets/registry-api-key.js';
 import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
 import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
+import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
+import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
+import type { DeliveryQueue } from '../webhooks/ports.js';
 
 /**
  * The composition root of a deployed (or `npm start`) process: every port bound to its DynamoDB
@@ -155,6 +156,19 @@ export function webhookFanOutAdapters(cfg: AppConfig = config()) {
 }
 
 /**
+ * The ping route: the endpoint store that opens secrets (the ping is signed with them) and the
+ * SSRF-safe sender; loopback URLs only where the local server set WEBHOOK_ALLOW_LOCAL_URLS.
+ */
+export function webhookPingAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    store: new DynamoWebhookEndpointStore(documentClient(cfg), cfg.tableName, secretBoxOnce(cfg)),
+    sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+    now: () => new Date(),
+  };
+}
+
+/**
  * The webhook delivery function (functions/deliver-webhooks.ts): endpoints with their secrets
  * (the sealing key read once per process), the events' stored payloads, the delivery log, the
  * SSRF-safe sender (loopback receivers only where npm start set WEBHOOK_ALLOW_LOCAL_URLS), and the
@@ -174,5 +188,44 @@ export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
     },
     messages,
     laneOf: (eventSourceArn: string) => messages.laneOf(eventSourceArn),
+  };
+}
+
+/**
+ * The redeliver route: endpoints (no secrets), the event reader, the delivery log, and the fast
+ * lane only (WEBHOOK_DELIVERY_QUEUE_URL): a redelivery is always queued there. The queue is built on
+ * first use, so a process without the URL fails the request that needs it, naming the variable.
+ */
+export function webhookRedeliveryAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  let queue: SqsWebhookDeliveryQueue | undefined;
+  const fastLane: DeliveryQueue = {
+    enqueue: (lane, jobs, delaySeconds) => {
+      if (lane !== 'fast') throw new Error(`the redeliver route enqueues on the fast lane only, not ${lane}`);
+      if (cfg.webhookDeliveryQueueUrl === undefined)
+        throw new Error('Invalid configuration: WEBHOOK_DELIVERY_QUEUE_URL is required by the redeliver route');
+      // The slow lane's URL is not this function's: it never sends there (checked above).
+      queue ??= new SqsWebhookDeliveryQueue(sqsClient(cfg), { fast: cfg.webhookDeliveryQueueUrl, slow: cfg.webhookDeliveryQueueUrl });
+      return queue.enqueue('fast', jobs, delaySeconds);
+    },
+  };
+  return {
+    ...tableAdapters(cfg),
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName),
+    queue: fastLane,
+    now: () => new Date(),
+  };
+}
+
+/** The delivery log route: endpoints (no secrets), the delivery log, and the list cursors' key (read once per process). */
+export function webhookDeliveryLogAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName),
+    cursors: cursorSealerOnce(cfg),
+    now: () => new Date(),
   };
 }

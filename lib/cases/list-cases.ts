@@ -113,7 +113,8 @@ export type MultiValueQueryParameters = Record<string, string[] | undefined> | n
  * than silently taking one. `createdBefore` must be later than `createdFrom`. Every problem is
  * reported at once, as one InvalidRequestError.
  */
-export function parseQueryParameters<Output extends { createdFrom?: string; createdBefore?: string }>(
+// Every list has a limit and a cursor (naming them keeps the constraint from being a weak type a list without dates could not meet).
+export function parseQueryParameters<Output extends { limit?: number; cursor?: string; createdFrom?: string; createdBefore?: string }>(
   single: QueryParameters,
   multi: MultiValueQueryParameters,
   parameters: readonly string[],

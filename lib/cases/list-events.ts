@@ -90,7 +90,8 @@ export interface ListEventsDeps {
   now: () => Date;
 }
 
-const visibleTo = (caller: Pick<Caller, 'companyId' | 'mode'>, found: StoredEvent, now: Date) =>
+/** Whether a stored event is the caller's to see: its company's, its mode's, and within its 30 days (webhook redelivery asks too). */
+export const eventVisibleTo = (caller: Pick<Caller, 'companyId' | 'mode'>, found: StoredEvent, now: Date) =>
   found.companyId === caller.companyId && found.mode === caller.mode && isRetained(found.event.createdAt, now);
 
 /** A page of the caller's events; the cursor is sealed to this company, mode and these filters. */
@@ -118,7 +119,7 @@ export async function listEvents(
     deadline,
   );
   // The tenancy and retention rules are kept here too, whatever a key scheme or a key condition says.
-  const data = page.events.filter((e) => visibleTo(caller, e, now)).map((e) => e.event);
+  const data = page.events.filter((e) => eventVisibleTo(caller, e, now)).map((e) => e.event);
   return { data, nextCursor: page.next ? deps.cursors.seal({ ...binding, position: page.next }, now) : null };
 }
 
@@ -133,6 +134,6 @@ export function eventIdToRead(id: string | undefined): string | undefined {
  * parallel with authentication.
  */
 export function authoriseEventRead(caller: Pick<Caller, 'companyId' | 'mode'>, found: StoredEvent | undefined, now: Date): CaseEvent {
-  if (!found || !visibleTo(caller, found, now)) throw new NotFoundError(EVENT_NOT_FOUND_DETAIL);
+  if (!found || !eventVisibleTo(caller, found, now)) throw new NotFoundError(EVENT_NOT_FOUND_DETAIL);
   return found.event;
 }

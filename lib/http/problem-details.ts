@@ -24,6 +24,7 @@ const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> =
   BATCH_EMPTY: { status: 400, title: 'Batch empty' },
   BATCH_TOO_LARGE: { status: 400, title: 'Batch too large' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
+  WEBHOOK_ENDPOINT_DISABLED: { status: 409, title: 'Webhook endpoint disabled' },
   INTERNAL: { status: 500, title: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 };

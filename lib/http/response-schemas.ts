@@ -148,6 +148,19 @@ export const webhookEndpointLimitProblemSchema = problem(
   },
 );
 
+export const webhookEndpointDisabledProblemSchema = problem(
+  'WebhookEndpointDisabledProblem',
+  'WEBHOOK_ENDPOINT_DISABLED',
+  409,
+  'Webhook endpoint disabled',
+  'The endpoint is disabled, so nothing was redelivered; enable it first (a ping still reaches it).',
+  {},
+  {
+    detail:
+      'The webhook endpoint we_7Gk2mP9qR4sT8vW1xY3zA5 is disabled, so nothing was redelivered. Enable it (PATCH its status to "enabled") first; a ping reaches it meanwhile.',
+  },
+);
+
 export const invalidRequestProblemSchema = problem(
   'InvalidRequestProblem',
   'INVALID_REQUEST',

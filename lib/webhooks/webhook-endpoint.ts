@@ -159,7 +159,8 @@ export type UpdateEndpointRequest = z.infer<typeof updateEndpointRequestSchema>;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-function parseWith<T>(schema: z.ZodType<T>, fields: readonly string[], body: unknown): Parsed<T> {
+/** A body checked against a strict schema: every problem as a field error, unknown fields named with the allowed ones. */
+export function parseWith<T>(schema: z.ZodType<T>, fields: readonly string[], body: unknown): Parsed<T> {
   const result = schema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
   const errors: FieldError[] = [];

@@ -5,15 +5,23 @@ import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
 import { handler as withdrawHandler } from '../../functions/withdraw-case.js';
+import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
+import { buildDeleteWebhookEndpointHandler } from '../../functions/delete-webhook-endpoint.js';
+import { buildGetWebhookEndpointHandler } from '../../functions/get-webhook-endpoint.js';
+import { buildListWebhookEndpointsHandler } from '../../functions/list-webhook-endpoints.js';
+import { buildRotateWebhookEndpointSecretHandler } from '../../functions/rotate-webhook-endpoint-secret.js';
+import { buildUpdateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
+import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { ITEM_READS } from '../../infra/stack/grants.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { config } from '../../lib/runtime/config.js';
 import type { Mode } from '../../lib/mode.js';
 import { checkedInvoke } from '../support/contract.js';
 import { outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';
-import { apiEvent, bearer, lambdaContext, newPartner, parse } from '../support/fixtures.js';
+import { apiEvent, bearer, ddb, lambdaContext, newPartner, parse, stores } from '../support/fixtures.js';
 import { decide, itemRequestsOf, type ItemRequest } from '../unit/infra/dynamodb-iam.js';
-import { statementsOfFunction, synth } from '../unit/infra/synth.js';
+import { statementsOfFunction, synth, type WebhookFunctionId } from '../unit/infra/synth.js';
 
 /**
  * The real handlers against the local table, every request they send recorded on its way out (the
@@ -40,7 +48,10 @@ async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> 
 }
 
 const synthesised = synth();
-type FunctionId = 'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents' | 'WithdrawCase';
+/** The six endpoint-management functions (ping, redeliver and the delivery log are not driven here yet). */
+type EndpointFunctionId = Exclude<WebhookFunctionId, 'PingWebhookEndpoint' | 'RedeliverWebhookEvent' | 'ListWebhookDeliveries'>;
+type FunctionId =
+  'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents' | 'WithdrawCase' | EndpointFunctionId;
 const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   GetCase: 'read',
   ListCases: 'list-cases',
@@ -49,7 +60,34 @@ const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
   GetEvent: 'read-events',
   ListEvents: 'list-events',
   WithdrawCase: 'withdraw-case',
+  CreateWebhookEndpoint: 'webhook-endpoints-create',
+  ListWebhookEndpoints: 'webhook-endpoints-list',
+  GetWebhookEndpoint: 'webhook-endpoints-read',
+  UpdateWebhookEndpoint: 'webhook-endpoints-change',
+  DeleteWebhookEndpoint: 'webhook-endpoints-delete',
+  RotateWebhookEndpointSecret: 'webhook-endpoints-change',
 };
+
+/**
+ * The six endpoint handlers as their modules wire them (a store without the key for list, get,
+ * update and delete; with it for create and rotate), on the process's one DocumentClient, with
+ * names resolving to a public address (the URL rules resolve a name at creation and change).
+ */
+function webhookHandlers() {
+  const cfg = config();
+  const plain = new DynamoWebhookEndpointStore(ddb(), cfg.tableName);
+  const sealing = new DynamoWebhookEndpointStore(ddb(), cfg.tableName, secretBoxOnce(cfg));
+  const keys = stores().keys;
+  const manage = { keys, resolver: async () => ['93.184.216.34'], now: () => new Date() };
+  return {
+    CreateWebhookEndpoint: buildCreateWebhookEndpointHandler({ ...manage, store: sealing }),
+    ListWebhookEndpoints: buildListWebhookEndpointsHandler({ keys, store: plain }),
+    GetWebhookEndpoint: buildGetWebhookEndpointHandler({ keys, store: plain }),
+    UpdateWebhookEndpoint: buildUpdateWebhookEndpointHandler({ ...manage, store: plain }),
+    DeleteWebhookEndpoint: buildDeleteWebhookEndpointHandler({ keys, store: plain }),
+    RotateWebhookEndpointSecret: buildRotateWebhookEndpointSecretHandler({ keys, store: sealing, now: () => new Date() }),
+  };
+}
 const FUNCTION_IDS = Object.keys(ACCESS) as FunctionId[];
 
 /** IAM's StringLike over one partition pattern. */
@@ -70,6 +108,12 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
     GetEvent: [],
     ListEvents: [],
     WithdrawCase: [],
+    CreateWebhookEndpoint: [],
+    ListWebhookEndpoints: [],
+    GetWebhookEndpoint: [],
+    UpdateWebhookEndpoint: [],
+    DeleteWebhookEndpoint: [],
+    RotateWebhookEndpointSecret: [],
   };
 
   beforeAll(async () => {
@@ -140,7 +184,40 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
       const withdrawn = parse(await checkedInvoke(withdrawHandler, event, lambdaContext()));
       expect({ status: withdrawn.statusCode, caseStatus: withdrawn.body.status }).toEqual({ status: 200, caseStatus: 'WITHDRAWN' });
     });
-    // Eleven round trips through the handlers; the machine may be busy.
+
+    // The six webhook endpoint routes, each through its handler as wired: create, list, get, change, rotate, delete.
+    const manager = await newPartner(['webhooks:manage'], { mode });
+    const h = webhookHandlers();
+    const collection = '/api/v1/webhook-endpoints';
+    const call = async (id: EndpointFunctionId, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => {
+      const endpointId = path.split('/')[4];
+      const resource = path.replace(/\/we_[0-9A-Za-z]+/, '/{id}');
+      const event = apiEvent({
+        method,
+        path,
+        resource,
+        ...(endpointId ? { pathParameters: { id: endpointId } } : {}),
+        headers: { ...bearer(manager.apiKey), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      let status = 0;
+      let answer: Record<string, unknown> = {};
+      sent[id] = await requestsOf(async () => {
+        const result = await checkedInvoke(h[id], event, lambdaContext());
+        status = result.statusCode;
+        answer = result.body ? (JSON.parse(result.body) as Record<string, unknown>) : {};
+      });
+      return { status, answer };
+    };
+    const created = await call('CreateWebhookEndpoint', 'POST', collection, { url: 'https://hooks.partner.example/in', events: ['*'] });
+    expect(created.status).toBe(201);
+    const one = `${collection}/${created.answer.id as string}`;
+    expect((await call('ListWebhookEndpoints', 'GET', collection)).status).toBe(200);
+    expect((await call('GetWebhookEndpoint', 'GET', one)).status).toBe(200);
+    expect((await call('UpdateWebhookEndpoint', 'PATCH', one, { description: 'changed' })).status).toBe(200);
+    expect((await call('RotateWebhookEndpointSecret', 'POST', `${one}/rotate-secret`)).status).toBe(200);
+    expect((await call('DeleteWebhookEndpoint', 'DELETE', one)).status).toBe(204);
+    // Seventeen round trips through the handlers; the machine may be busy.
   }, 60_000);
 
   it.each<FunctionId>(FUNCTION_IDS)('%s: every item request it sent is allowed', (id) => {

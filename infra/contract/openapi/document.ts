@@ -28,8 +28,15 @@ import {
   serviceUnavailableProblemSchema,
   unauthenticatedProblemSchema,
   unsupportedMediaTypeProblemSchema,
+  webhookEndpointDisabledProblemSchema,
   webhookEndpointLimitProblemSchema,
 } from '../../../lib/http/response-schemas.js';
+import { DELIVERY_LIST_PARAMETERS, webhookDeliveryListSchema } from '../../../lib/webhooks/list-deliveries.js';
+import { WEBHOOK_PING_EVENT_TYPE, webhookPingEventSchema, webhookPingResultSchema } from '../../../lib/webhooks/ping-event.js';
+import { redeliverRequestSchema } from '../../../lib/webhooks/redeliver-event.js';
+import { DELIVERY_RETENTION_SECONDS, webhookDeliveryViewSchema } from '../../../lib/webhooks/webhook-delivery.js';
+import { DELIVERY_TIMEOUT_MS } from '../../../lib/adapters/webhooks/webhook-sender.js';
+import { RETRY_WINDOW_SECONDS } from '../../../lib/webhooks/retry-schedule.js';
 import { MAX_ENDPOINT_URL_LENGTH } from '../../../lib/webhooks/endpoint-url.js';
 import {
   createdWebhookEndpointSchema,
@@ -259,6 +266,12 @@ export const updateEndpointRequestDocSchema = z
   })
   .partial()
   .meta({ id: 'UpdateWebhookEndpointRequest', description: 'At least one member; the others are left as they are.' });
+
+export const redeliverRequestDocSchema = redeliverRequestSchema.meta({
+  id: 'RedeliverWebhookEventRequest',
+  description: 'Exactly this member; any other is refused.',
+  example: { eventId: 'evt_5Fg7Hj9Kl2Mn4Pq6Rs8Tu0' },
+});
 
 // ---- shared responses --------------------------------------------------------------------------
 
@@ -1132,6 +1145,211 @@ function registerWebhookEndpoints(registry: OpenAPIRegistry): void {
     parameters: [idParameter],
     responses: { 200: json('The new secret.', rotatedSecretSchema), 404: notFound, ...common },
   });
+
+  registry.registerPath({
+    method: 'post',
+    path: `${one}/ping`,
+    operationId: 'pingWebhookEndpoint',
+    tags: ['Webhooks'],
+    summary: 'Ping a webhook endpoint',
+    description:
+      `Sends one \`${WEBHOOK_PING_EVENT_TYPE}\` event to the endpoint now, signed like every delivery (with both secrets during a rotation), and answers with what happened: \`delivered\` is \`true\` for a 2xx within ${DELIVERY_TIMEOUT_MS / 1000} seconds. ` +
+      'A ping is sent once and never retried, is not in the delivery log, and leaves the endpoint\u2019s health alone (it neither counts towards nor ends a run of failures). A disabled endpoint is pinged too: check your fix, then enable it.' +
+      scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    responses: {
+      200: json('What the ping came to (also when your receiver failed: see `delivered`).', webhookPingResultSchema, {
+        delivered: { summary: 'Your receiver answered 200', value: { delivered: true, statusCode: 200, durationMs: 84 } },
+        failed: {
+          summary: 'Nothing listened',
+          value: { delivered: false, durationMs: 3, error: 'ECONNREFUSED: connect ECONNREFUSED 93.184.216.34:443' },
+        },
+      }),
+      404: notFound,
+      ...common,
+    },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: `${one}/redeliver`,
+    operationId: 'redeliverWebhookEvent',
+    tags: ['Webhooks'],
+    summary: 'Redeliver an event',
+    description:
+      'Delivers one of your events to the endpoint again, as a new delivery with its own id in the delivery log, retried like any other. The event must be your company\u2019s, of the endpoint\u2019s mode, and not older than ' +
+      `${EVENT_RETENTION_DAYS} days; the endpoint must be enabled. Its \`webhook-id\` is the event id, as on the first delivery, so a receiver that deduplicates sees it as a repeat.` +
+      scopeSentence(scope),
+    ...secured(scope),
+    parameters: [idParameter],
+    request: { body: { required: true, content: { 'application/json': { schema: redeliverRequestDocSchema } } } },
+    responses: {
+      202: json('The new delivery, pending.', webhookDeliveryViewSchema, {
+        queued: {
+          summary: 'Queued',
+          value: {
+            id: 'wd_3Hq8LmN2pR7sT1vW5xY9zA',
+            eventId: 'evt_5Fg7Hj9Kl2Mn4Pq6Rs8Tu0',
+            eventType: 'case.updated',
+            status: 'pending',
+            attempts: [],
+          },
+        },
+      }),
+      400: problem('The body breaks the rules; `errors` lists every problem.', invalidRequestProblemSchema),
+      404: problem(
+        'No webhook endpoint with this id, or no event with this `eventId`, exists for your company in this mode (events are kept 30 days).',
+        notFoundProblemSchema,
+        {},
+        {
+          unknownEvent: {
+            summary: 'An unknown event',
+            value: {
+              ...example(notFoundProblemSchema),
+              detail: 'No event evt_5Fg7Hj9Kl2Mn4Pq6Rs8Tu0 exists for your company in this mode (events are kept 30 days).',
+            },
+          },
+        },
+      ),
+      409: problem('The endpoint is disabled: enable it first.', webhookEndpointDisabledProblemSchema),
+      413: payloadTooLarge,
+      415: unsupportedMediaType,
+      ...common,
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${one}/deliveries`,
+    operationId: 'listWebhookDeliveries',
+    tags: ['Webhooks'],
+    summary: 'List an endpoint\u2019s deliveries',
+    description:
+      `The endpoint\u2019s delivery log, newest first, a page at a time: one delivery per event and endpoint (however often the event reached the queue), plus one per redelivery, each with its attempts (\`at\`, \`statusCode\` when one came, \`durationMs\`, \`error\`). Kept ${DELIVERY_RETENTION_SECONDS / 86_400} days. ` +
+      `Paging as for \`GET /api/v1/events\`: pass \`nextCursor\` as \`cursor\`; a cursor is bound to your company, the key\u2019s mode and this endpoint and expires after ${CURSOR_HOURS} hours (else \`400 INVALID_CURSOR\`).` +
+      scopeSentence(scope),
+    ...secured(scope),
+    parameters: [
+      idParameter,
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Deliveries per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
+        schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `nextCursor` of the previous page, unchanged.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      200: json('A page of deliveries.', webhookDeliveryListSchema),
+      400: problem(
+        'A query parameter or the cursor was refused.',
+        listCasesBadRequestSchema,
+        {},
+        {
+          invalidRequest: {
+            summary: 'An unknown parameter',
+            value: {
+              ...example(invalidRequestProblemSchema),
+              detail: 'The query string is invalid; see "errors" for every parameter to fix.',
+              errors: [
+                {
+                  field: 'status',
+                  message: `status is not a query parameter of this operation; use ${DELIVERY_LIST_PARAMETERS.join(', ')}`,
+                },
+              ],
+            },
+          },
+          invalidCursor: { summary: 'An expired cursor', value: example(invalidCursorProblemSchema) },
+        },
+      ),
+      404: notFound,
+      ...common,
+    },
+  });
+}
+
+/**
+ * The `webhooks` section (OpenAPI 3.1): what a partner's receiver is sent, with the payload schemas
+ * the code builds and checks events with (lib/cases/case-lifecycle.ts, lib/webhooks/ping-event.ts).
+ */
+function registerWebhooks(registry: OpenAPIRegistry): void {
+  const header = (name: string, description: string, exampleValue: string) => ({
+    name,
+    in: 'header' as const,
+    required: true,
+    description,
+    schema: { type: 'string' as const },
+    example: exampleValue,
+  });
+  const headers = [
+    header(
+      'webhook-id',
+      'The event id: the same on every attempt and on a redelivery. Deduplicate on it (delivery is at least once, in no guaranteed order).',
+      'evt_5Fg7Hj9Kl2Mn4Pq6Rs8Tu0',
+    ),
+    header(
+      'webhook-timestamp',
+      'The attempt\u2019s time, in Unix seconds. Refuse a timestamp far from your clock (the libraries allow 5 minutes).',
+      '1740821400',
+    ),
+    header(
+      'webhook-signature',
+      'Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per current secret (two for 24 hours after a rotation). Verify with a Standard Webhooks library and your `whsec_` secret.',
+      'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    ),
+  ];
+  const variant = (type: string) => {
+    const found = caseEventSchema.options.find((option) => option.shape.type.value === type);
+    if (!found) throw new Error(`no event schema of type ${type}`);
+    return found;
+  };
+  const acknowledged = {
+    200: {
+      description: `Any 2xx within ${DELIVERY_TIMEOUT_MS / 1000} seconds acknowledges the event. Anything else, or no answer in time, is a failed attempt: a case event is retried with backoff for at least ${RETRY_WINDOW_SECONDS / 86_400} days, a ping is not. Redirects are not followed.`,
+    },
+  };
+  const deliveredEvents: { type: string; summary: string; description: string; schema: z.ZodType }[] = [
+    {
+      type: 'case.created',
+      summary: 'A case was created',
+      description: 'One per case created. `data.object` is the case as `GET /api/v1/cases/{id}` returned it right after.',
+      schema: variant('case.created'),
+    },
+    {
+      type: 'case.updated',
+      summary: 'A case changed',
+      description:
+        'One per change of a case\u2019s `status`, `recoveryGate` or `debtorVerification`; `data.previousAttributes` holds the changed fields\u2019 earlier values. Compare `createdAt` to order events.',
+      schema: variant('case.updated'),
+    },
+    {
+      type: WEBHOOK_PING_EVENT_TYPE,
+      summary: 'A ping you asked for',
+      description: 'Sent only by `POST /api/v1/webhook-endpoints/{id}/ping`, once, never retried.',
+      schema: webhookPingEventSchema,
+    },
+  ];
+  for (const event of deliveredEvents) {
+    registry.registerWebhook({
+      method: 'post',
+      path: event.type,
+      operationId: `webhook_${event.type.replace('.', '_')}`,
+      tags: ['Webhooks'],
+      summary: event.summary,
+      description: `${event.description} Signed per Standard Webhooks; endpoints of a test key receive test events (\`livemode: false\`) only.`,
+      // Your receiver's own: it authenticates us by the signature, not by a credential we send.
+      security: [],
+      parameters: headers,
+      request: { body: { required: true, content: { 'application/json': { schema: event.schema } } } },
+      responses: acknowledged,
+    });
+  }
 }
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -1141,6 +1359,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   registerDocument(registry);
   registerTestHelpers(registry);
   registerWebhookEndpoints(registry);
+  registerWebhooks(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

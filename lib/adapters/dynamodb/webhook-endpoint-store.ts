@@ -25,6 +25,37 @@ const COUNTER_ACTION = 1;
 const SECRETS_ATTRIBUTE = 'sealedSecrets';
 
 /**
+ * Every attribute of an endpoint item except its sealed secrets: what a read that needs no secret
+ * projects, so the function never receives them (and IAM can refuse it anything more:
+ * infra/stack/grants.ts grants the list and the fan-out a Query of these attributes only).
+ */
+export const ENDPOINT_VIEW_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'gsi1pk',
+  'gsi1sk',
+  'type',
+  'endpointId',
+  'companyId',
+  'mode',
+  'url',
+  'events',
+  'description',
+  'status',
+  'disabledReason',
+  'failingSince',
+  'createdAt',
+  'updatedAt',
+  'version',
+] as const;
+
+/** The projection of ENDPOINT_VIEW_ATTRIBUTES, every name a placeholder (several are reserved words). */
+const VIEW_PROJECTION = {
+  ProjectionExpression: ENDPOINT_VIEW_ATTRIBUTES.map((_, i) => `#v${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(ENDPOINT_VIEW_ATTRIBUTES.map((name, i) => [`#v${i}`, name])),
+};
+
+/**
  * Webhook endpoints in the table (table-keys.ts: `WHEP#<m><companyId>` / `EP#<id>`, with the
  * company-and-mode counter `COUNT` in the same partition).
  *
@@ -34,8 +65,9 @@ const SECRETS_ATTRIBUTE = 'sealedSecrets';
  * the count down in the same transaction as the Delete. DynamoDB answers concurrent transactions on
  * one counter with TransactionConflict, which the retry layer retries.
  *
- * Secrets: sealed (secret-box.ts) with the item's own key as context; reads that do not ask for
- * secrets never project the sealed attribute, so list/get functions never hold it, and need no key.
+ * Secrets: sealed (secret-box.ts) with the item's own key as context; the list projects every
+ * attribute but the sealed one (ENDPOINT_VIEW_ATTRIBUTES), so the list and the fan-out never
+ * receive it, and need no key.
  */
 export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
   constructor(
@@ -108,6 +140,7 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
         ExpressionAttributeValues: { ':pk': keys.webhookEndpointPartition(mode, companyId), ':sk': WEBHOOK_ENDPOINT_SK_PREFIX },
+        ...VIEW_PROJECTION,
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       });

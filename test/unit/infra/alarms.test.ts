@@ -44,15 +44,21 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Fifteen API functions (six for webhook endpoints), and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 16,
+      // Eighteen API functions (nine for webhooks), and record-upload (with its dropped events, lost events and queue depth).
+      Errors: 19,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
-      // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters.
-      ApproximateNumberOfMessagesVisible: 3,
+      // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters;
+      // the webhook fan-out's on-failure queue and the delivery dead letters.
+      ApproximateNumberOfMessagesVisible: 5,
+      // The oldest pending webhook delivery per endpoint class: fast lane (healthy), slow lane (failing).
+      ApproximateAgeOfOldestMessage: 2,
+      // The webhook failure rate: failed attempts over all attempts.
+      WebhookDelivered: 1,
+      WebhookAttemptFailed: 1,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      Throttles: 15,
+      Throttles: 18,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -219,7 +225,7 @@ const titled = (widgets: Widget[], title: string): Widget => {
 const metricNamesOf = (widget: Widget): string[] => ((widget.properties.metrics ?? []) as unknown[][]).map((m) => m[1] as string);
 
 describe('the dashboard of the partner path', () => {
-  it('shows requests, 4XX/5XX, latency p50 and p99, cases, failed writes, rejections by code, every throttle and the upload records', () => {
+  it('shows requests, 4XX/5XX, latency p50 and p99, cases, failed writes, rejections by code, every throttle, the upload records and webhook delivery', () => {
     expect(dashboardWidgets().map((w) => w.properties.title)).toEqual([
       'Alarms',
       'Requests',
@@ -234,6 +240,9 @@ describe('the dashboard of the partner path', () => {
       'Throttles: DynamoDB',
       'Upload records: record-upload',
       'Upload records: failed events waiting',
+      'Webhooks: outcomes',
+      'Webhooks: oldest pending delivery (s)',
+      'Webhooks: queues',
     ]);
   });
 

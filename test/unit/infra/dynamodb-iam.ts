@@ -3,10 +3,15 @@ import type { Statement } from './synth.js';
 
 /**
  * Just enough of IAM's evaluation to answer "may this role send this DynamoDB item request?" for
- * the statements the stack writes: Allow/Deny, actions, and conditions on dynamodb:LeadingKeys,
- * dynamodb:Attributes and dynamodb:EnclosingOperation with the operators grants.ts uses. An
- * explicit Deny wins; otherwise some Allow must match; anything else is an implicit deny. An
- * operator this evaluator does not know fails the test rather than guessing.
+ * the statements the stack writes: Allow/Deny, actions, the table or an index as resource, and
+ * conditions on dynamodb:LeadingKeys, dynamodb:Attributes, dynamodb:Select and
+ * dynamodb:EnclosingOperation with the operators grants.ts uses. An explicit Deny wins; otherwise
+ * some Allow must match; anything else is an implicit deny. An operator this evaluator does not
+ * know fails the test rather than guessing.
+ *
+ * A Query is one request: its partition (the key condition's `pk`) as LeadingKeys, the names its
+ * ProjectionExpression reads as Attributes and `Select` SPECIFIC_ATTRIBUTES, or, without a
+ * projection, no Attributes and `Select` ALL_ATTRIBUTES (DynamoDB's default for a table Query).
  */
 export interface ItemRequest {
   action:
@@ -15,10 +20,15 @@ export interface ItemRequest {
     | 'dynamodb:PutItem'
     | 'dynamodb:UpdateItem'
     | 'dynamodb:DeleteItem'
-    | 'dynamodb:ConditionCheckItem';
+    | 'dynamodb:ConditionCheckItem'
+    | 'dynamodb:Query';
   leadingKeys: string[];
   attributes: string[];
   enclosingOperation?: 'TransactWriteItems';
+  /** A read's Select (Query only here). */
+  select?: 'ALL_ATTRIBUTES' | 'SPECIFIC_ATTRIBUTES';
+  /** The index a Query reads; absent for the table. */
+  index?: string;
 }
 
 export type Decision = 'allow' | 'explicit-deny' | 'implicit-deny';
@@ -36,12 +46,16 @@ function contextValues(request: ItemRequest, key: string): string[] | undefined 
   if (key === 'dynamodb:LeadingKeys') return request.leadingKeys;
   if (key === 'dynamodb:Attributes') return request.attributes;
   if (key === 'dynamodb:EnclosingOperation') return request.enclosingOperation === undefined ? undefined : [request.enclosingOperation];
+  if (key === 'dynamodb:Select') return request.select === undefined ? undefined : [request.select];
   throw new Error(`unknown condition key ${key}`);
 }
 
 function conditionHolds(operator: string, key: string, expected: string[], request: ItemRequest): boolean {
-  const [qualifier, base] = operator.includes(':') ? (operator.split(':') as [string, string]) : [undefined, operator];
+  const [qualifier, named] = operator.includes(':') ? (operator.split(':') as [string, string]) : [undefined, operator];
+  const ifExists = named.endsWith('IfExists');
+  const base = ifExists ? named.slice(0, -'IfExists'.length) : named;
   const values = contextValues(request, key);
+  if (ifExists && values === undefined) return true;
   const match = (value: string): boolean => {
     if (base === 'StringLike') return expected.some((p) => like(p, value));
     if (base === 'StringEquals') return expected.includes(value);
@@ -59,6 +73,9 @@ function conditionHolds(operator: string, key: string, expected: string[], reque
 function statementMatches(statement: Statement, request: ItemRequest): boolean {
   const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
   if (!actions.includes(request.action)) return false;
+  // The table's ARN, or an index's (`<table ARN>/index/<name>`): a statement names one or the other.
+  const onIndex = JSON.stringify(statement.Resource).includes('/index/');
+  if (onIndex !== (request.index !== undefined)) return false;
   for (const [operator, entries] of Object.entries(statement.Condition ?? {})) {
     for (const [key, expected] of Object.entries(entries as Record<string, string | string[]>)) {
       if (!conditionHolds(operator, key, Array.isArray(expected) ? expected : [expected], request)) return false;
@@ -74,6 +91,10 @@ export function decide(statements: Statement[], request: ItemRequest): Decision 
 }
 
 type Input = Record<string, unknown> & {
+  IndexName?: string;
+  KeyConditionExpression?: string;
+  ProjectionExpression?: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
   Item?: Record<string, unknown>;
   Key?: Record<string, unknown>;
   UpdateExpression?: string;
@@ -144,16 +165,35 @@ export function itemRequest(commandName: string, input: Input, enclosingOperatio
 
 type Command = { constructor: { name: string }; input: Input & { TransactItems?: Record<string, Input>[] } };
 
-/** Commands that are not item requests (IAM authorises them as Query or Scan, not evaluated here). */
-const NOT_ITEM_REQUESTS = new Set(['QueryCommand', 'ScanCommand']);
+/** The IAM request context of a DocumentClient Query: its partition, and what it projects (module header). */
+export function queryRequest(input: Input): ItemRequest {
+  const names = input.ExpressionAttributeNames ?? {};
+  const partition = /(?:^|\s)(#?\w+)\s*=\s*(:\w+)/.exec(input.KeyConditionExpression ?? '');
+  if (!partition) throw new Error(`no partition in ${input.KeyConditionExpression}`);
+  const projected = input.ProjectionExpression?.split(',').map((name) => {
+    const token = name.trim();
+    return token.startsWith('#') ? (names[token] ?? token) : token;
+  });
+  return {
+    action: 'dynamodb:Query',
+    leadingKeys: [String(input.ExpressionAttributeValues?.[partition[2] as string])],
+    attributes: projected ? [...new Set(projected)].sort() : [],
+    select: projected ? 'SPECIFIC_ATTRIBUTES' : 'ALL_ATTRIBUTES',
+    ...(input.IndexName ? { index: input.IndexName } : {}),
+  };
+}
+
+/** Commands that are not item requests (Scan: no function may scan, and none is evaluated here). */
+const NOT_ITEM_REQUESTS = new Set(['ScanCommand']);
 
 /**
- * The item requests IAM authorises for one DocumentClient command: one for a single-item command,
- * one per key of a batch read, one per part of a transaction; none for a query.
+ * The requests IAM authorises for one DocumentClient command: one for a single-item command or a
+ * query, one per key of a batch read, one per part of a transaction.
  */
 export function itemRequestsOf(command: Command): ItemRequest[] {
   const name = command.constructor.name;
   if (NOT_ITEM_REQUESTS.has(name)) return [];
+  if (name === 'QueryCommand') return [queryRequest(command.input)];
   if (name === 'BatchGetCommand') {
     // IAM authorises a batch read key by key, each against the BatchGetItem action.
     const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};

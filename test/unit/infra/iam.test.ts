@@ -376,6 +376,9 @@ describe('the partition patterns come from the key design', () => {
       upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
       event: MODES.map((m) => keys.event(m, EVENT).pk),
       webhookEndpoints: MODES.flatMap((m) => [keys.webhookEndpoint(m, COMPANY, 'we_1').pk, keys.webhookEndpointCounter(m, COMPANY).pk]),
+      webhookDeliveries: MODES.map(
+        (m) => keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
+      ),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -392,6 +395,7 @@ describe('the partition patterns come from the key design', () => {
       upload: 'UPLOAD#*',
       event: 'EVENT#*',
       webhookEndpoints: 'WHEP#*',
+      webhookDeliveries: 'WHD#*',
     });
   });
 
@@ -560,10 +564,13 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     }
   });
 
-  it('list-cases batch-reads only cases (the look-up by invoiceRef), exactly as the lister does', async () => {
+  it('list-cases queries the invoiceRef\u2019s partition and batch-reads only cases (the look-up by invoiceRef), exactly as the lister does', async () => {
     const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [{ caseId: CASE }] } : { Responses: {} }));
     await new DynamoCaseLister(client as unknown as DynamoDBDocumentClient, 't').findByInvoiceRef(m, COMPANY, 'inv-1');
-    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([`dynamodb:BatchGetItem CASE#${seg}${CASE}`]);
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([
+      `dynamodb:Query INVREF#${seg}${COMPANY}#inv-1`,
+      `dynamodb:BatchGetItem CASE#${seg}${CASE}`,
+    ]);
     for (const request of client.requests) expect(may('ListCases', request)).toBe('allow');
     for (const key of [keys.invoiceRefGuard(m, COMPANY, 'inv-1'), keys.idempotencyClaim(m, COMPANY, 'idem-1'), keys.apiKey('k_1')]) {
       expect(may('ListCases', { action: 'dynamodb:BatchGetItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] })).toBe('implicit-deny');

@@ -69,6 +69,18 @@ export function onlyResource(template: Template, type: string): Resource {
   return found[0] as Resource;
 }
 
+/** The webhook routes' functions, by construct id (infra/contract/route-table.ts). */
+export type WebhookFunctionId =
+  | 'CreateWebhookEndpoint'
+  | 'ListWebhookEndpoints'
+  | 'GetWebhookEndpoint'
+  | 'UpdateWebhookEndpoint'
+  | 'DeleteWebhookEndpoint'
+  | 'RotateWebhookEndpointSecret'
+  | 'PingWebhookEndpoint'
+  | 'RedeliverWebhookEvent'
+  | 'ListWebhookDeliveries';
+
 export interface Statement {
   Sid?: string;
   Effect: string;
@@ -92,7 +104,8 @@ export function statementsOfFunction(
     | 'WithdrawCase'
     | 'ConfirmCases'
     | 'TestConfirmCase'
-    | 'RecordUpload',
+    | 'RecordUpload'
+    | WebhookFunctionId,
 ): Statement[] {
   const { stack, template } = synthesised;
   const fn =

@@ -1,0 +1,281 @@
+import { Duration } from 'aws-cdk-lib';
+import {
+  ComparisonOperator,
+  GraphWidget,
+  MathExpression,
+  type IMetric,
+  type IWidget,
+  type Metric,
+  type MetricOptions,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Validations } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { maxAttempts, RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
+import type { ServiceAlarms } from './alarms.js';
+import { ApiFunction } from './api-function.js';
+import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements } from './grants.js';
+import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
+
+/**
+ * Webhook delivery in AWS (docs/webhooks-design.md, "The contract of the delivery engine"; the local
+ * world runs the same handlers from infra/local on fauxqs and DynamoDB Local's stream):
+ *
+ * - the fan-out function on the table's stream, filtered to INSERTs of event items, in batches,
+ *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
+ *   on-failure queue whose depth pages; it sends one message per (event, endpoint) to a lane;
+ * - two delivery lanes (SQS): `fast` for endpoints whose deliveries succeed, `slow` for endpoints
+ *   with a failing run and for every retry; one delivery function consumes both, the slow lane's
+ *   event source mapping capped at SLOW_LANE.maxConcurrency concurrent invocations, so failing or
+ *   hanging endpoints can never take the concurrency the fast lane needs (no head-of-line blocking
+ *   across endpoint classes);
+ * - the dead-letter queue: a delivery that gave up (`failed`) is sent there by the function, and a
+ *   message SQS received more than maxAttempts() + 10 times (crashes) is moved there by the redrive
+ *   policy; its depth pages.
+ *
+ * Rights (grants.ts): the fan-out queries endpoints without their secrets and sends to both lanes;
+ * the delivery function reads events and endpoints (with secrets, and the key that opens them),
+ * records endpoint health and delivery records, consumes both lanes (the event source mappings),
+ * sends to the slow lane and the dead-letter queue. Nothing else.
+ */
+export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
+export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
+
+export const FAN_OUT_STREAM = {
+  batchSize: 100,
+  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
+  retryAttempts: 10,
+  /** The stream keeps records 24 h; an event not fanned out within 6 h goes to the on-failure queue to be replayed. */
+  maxRecordAgeHours: 6,
+} as const;
+
+/** One attempt is bounded by the sender's 10 s; a batch's ten sends run concurrently, plus the reads and writes around them. */
+export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 30;
+
+export const DELIVERY_LANES = {
+  batchSize: 10,
+  /**
+   * AWS's advice for an SQS event source: the queue's visibility timeout at least six times the
+   * function's timeout, so a batch throttled and retried by Lambda does not reappear while in
+   * flight (Lambda developer guide, "Creating and configuring an Amazon SQS event source mapping").
+   * A retry sets its own visibility (ChangeMessageVisibility), so this applies to a receive only.
+   */
+  visibilityTimeoutSeconds: 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  /** Retries run 3 to 3½ days (retry-schedule.ts); SQS's default 4 days is too close, 14 is its maximum. */
+  retentionDays: 14,
+  /**
+   * Receives before SQS moves a message to the dead-letter queue: above the most attempts a
+   * delivery can make, with a margin for receives that made no attempt (a crash, a throttle).
+   */
+  maxReceiveCount: maxAttempts() + 10,
+} as const;
+
+export const SLOW_LANE = {
+  /** Concurrent invocations the slow lane's event source mapping may use (2 at least, AWS's minimum). */
+  maxConcurrency: 5,
+} as const;
+
+/**
+ * Alarm thresholds. Failure rate: the share of attempts that failed in a period with at least
+ * FAILURE_RATE_MIN_ATTEMPTS attempts. Fast lane: its messages are first attempts to healthy
+ * endpoints, taken within a second; one a minute old means the consumers are not keeping up.
+ * Slow lane: a delivery's last attempt is 3 to 3½ days after its first (retry-schedule.ts), so a
+ * message older than 4 days outlived its schedule. SQS leaves a message received 3 times or more
+ * out of this metric (it points at the oldest one received fewer times), so it watches deliveries
+ * early in their retries; the dead-letter alarm watches their end.
+ */
+export const WEBHOOK_ALARMS = {
+  failureRate: 0.25,
+  failureRateMinAttempts: 20,
+  fastLaneAgeSeconds: 60,
+  slowLaneAgeSeconds: RETRY_WINDOW_SECONDS + 24 * 60 * 60,
+} as const;
+
+export interface WebhookDeliveryProps {
+  table: ITable;
+  projectRoot: string;
+  environment: Record<string, string>;
+  logRetention: RetentionDays;
+  /** The key that opens endpoint secrets (webhook-secret-key.ts). */
+  secretKey: ISecret;
+}
+
+export class WebhookDelivery extends Construct {
+  readonly fanOut: ApiFunction;
+  readonly deliver: ApiFunction;
+  /** Endpoints whose deliveries succeed (`WEBHOOK_DELIVERY_QUEUE_URL`). */
+  readonly fastLane: Queue;
+  /** Endpoints with a failing run, and every retry (`WEBHOOK_SLOW_QUEUE_URL`). */
+  readonly slowLane: Queue;
+  /** Deliveries that gave up, and messages received too often (`WEBHOOK_DEAD_LETTER_QUEUE_URL`). */
+  readonly deadLetters: Queue;
+  /** Stream records the fan-out could not process. */
+  readonly failedStreamRecords: Queue;
+
+  constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
+    super(scope, id);
+    const { table } = props;
+    const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+    const retentionPeriod = Duration.days(DELIVERY_LANES.retentionDays);
+
+    this.deadLetters = new Queue(this, 'DeadLetters', { ...queueDefaults, retentionPeriod });
+    const lane = (laneId: string) =>
+      new Queue(this, laneId, {
+        ...queueDefaults,
+        retentionPeriod,
+        visibilityTimeout: Duration.seconds(DELIVERY_LANES.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: DELIVERY_LANES.maxReceiveCount },
+      });
+    this.fastLane = lane('FastLane');
+    this.slowLane = lane('SlowLane');
+    this.failedStreamRecords = new Queue(this, 'FailedStreamRecords', { ...queueDefaults, retentionPeriod });
+    Validations.of(this.failedStreamRecords).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "This queue is itself the fan-out stream mapping's on-failure destination; an operator inspects and replays it.",
+    });
+
+    const lanes = {
+      WEBHOOK_DELIVERY_QUEUE_URL: this.fastLane.queueUrl,
+      WEBHOOK_SLOW_QUEUE_URL: this.slowLane.queueUrl,
+    };
+
+    this.fanOut = new ApiFunction(this, 'FanOut', {
+      entry: `${props.projectRoot}/${FAN_OUT_WEBHOOK_EVENTS_ENTRY}`,
+      projectRoot: props.projectRoot,
+      description: 'Webhook fan-out: one delivery message per (event, endpoint) from the table stream',
+      memorySize: 512,
+      timeout: Duration.seconds(60),
+      environment: { ...props.environment, ...lanes },
+      logRetention: props.logRetention,
+    });
+    for (const statement of [...webhookFanOutStatements(table), ...tableGuardrailStatements(table)])
+      this.fanOut.role.addToPrincipalPolicy(statement);
+    this.fastLane.grantSendMessages(this.fanOut.role);
+    this.slowLane.grantSendMessages(this.fanOut.role);
+    this.fanOut.function.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: FAN_OUT_STREAM.batchSize,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: FAN_OUT_STREAM.retryAttempts,
+        maxRecordAge: Duration.hours(FAN_OUT_STREAM.maxRecordAgeHours),
+        onFailure: new SqsDlq(this.failedStreamRecords),
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { type: { S: FilterRule.isEqual(ITEM_TYPES.event) } } },
+          }),
+        ],
+      }),
+    );
+
+    this.deliver = new ApiFunction(this, 'Deliver', {
+      entry: `${props.projectRoot}/${DELIVER_WEBHOOKS_ENTRY}`,
+      projectRoot: props.projectRoot,
+      description: 'Webhook delivery: signed attempts from the fast and slow delivery lanes',
+      memorySize: 512,
+      timeout: Duration.seconds(DELIVERY_FUNCTION_TIMEOUT_SECONDS),
+      environment: { ...props.environment, ...lanes, WEBHOOK_DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl },
+      logRetention: props.logRetention,
+    });
+    for (const statement of [...webhookDeliveryStatements(table), ...tableGuardrailStatements(table)])
+      this.deliver.role.addToPrincipalPolicy(statement);
+    this.deliver.bindWebhookSecretKey(props.secretKey);
+    // The event source mappings consume both lanes (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
+    // GetQueueAttributes); the function changes a retry's visibility and moves deliveries on.
+    this.slowLane.grantSendMessages(this.deliver.role);
+    this.deadLetters.grantSendMessages(this.deliver.role);
+    const fromLane = { batchSize: DELIVERY_LANES.batchSize, maxBatchingWindow: Duration.seconds(0), reportBatchItemFailures: true };
+    this.deliver.function.addEventSource(new SqsEventSource(this.fastLane, fromLane));
+    this.deliver.function.addEventSource(new SqsEventSource(this.slowLane, { ...fromLane, maxConcurrency: SLOW_LANE.maxConcurrency }));
+  }
+
+  /** The redeliver route: it sends a new delivery to the fast lane, and is given its URL. */
+  grantEnqueueRedelivery(fn: ApiFunction): void {
+    this.fastLane.grantSendMessages(fn.role);
+    fn.function.addEnvironment('WEBHOOK_DELIVERY_QUEUE_URL', this.fastLane.queueUrl);
+  }
+
+  /** The age of the oldest pending delivery of an endpoint class: healthy endpoints (fast lane) or failing ones (slow lane). */
+  oldestPending(endpointClass: 'healthy' | 'failing', options: MetricOptions = {}): Metric {
+    const queue = endpointClass === 'healthy' ? this.fastLane : this.slowLane;
+    return queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: METRIC_PERIOD, ...options });
+  }
+
+  /** The share of attempts that failed, in periods with enough attempts to mean something. */
+  failureRate(): IMetric {
+    return new MathExpression({
+      label: 'failed share of webhook attempts',
+      expression: `IF(delivered + failed >= ${WEBHOOK_ALARMS.failureRateMinAttempts}, failed / (delivered + failed), 0)`,
+      usingMetrics: { delivered: webhookMetric('delivered'), failed: webhookMetric('attemptFailed') },
+      period: METRIC_PERIOD,
+    });
+  }
+
+  addAlarms(alarms: Pick<ServiceAlarms, 'add'>): void {
+    const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
+    const depth = (queue: Queue) => queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: METRIC_PERIOD });
+    alarms.add('WebhookDeadLetters', depth(this.deadLetters), {
+      ...first,
+      description:
+        'Webhooks: deliveries failed for 3 days (or crashed repeatedly) and are in the dead-letter queue; see docs/operations.md.',
+    });
+    alarms.add('WebhookFanOutFailedStreamRecords', depth(this.failedStreamRecords), {
+      ...first,
+      description: 'Webhooks: events the fan-out could not process are in its on-failure queue; no delivery was scheduled for them.',
+    });
+    alarms.add('WebhookFailureRate', this.failureRate(), {
+      threshold: WEBHOOK_ALARMS.failureRate,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      description:
+        `Webhooks: more than ${WEBHOOK_ALARMS.failureRate * 100}% of delivery attempts failed in 2 of 3 five-minute periods ` +
+        `(periods with at least ${WEBHOOK_ALARMS.failureRateMinAttempts} attempts).`,
+    });
+    alarms.add('WebhookFastLaneAge', this.oldestPending('healthy'), {
+      threshold: WEBHOOK_ALARMS.fastLaneAgeSeconds,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      description: `Webhooks: a delivery to a healthy endpoint has waited more than ${WEBHOOK_ALARMS.fastLaneAgeSeconds} s for 15 minutes.`,
+    });
+    alarms.add('WebhookSlowLaneAge', this.oldestPending('failing'), {
+      threshold: WEBHOOK_ALARMS.slowLaneAgeSeconds,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      description: 'Webhooks: a delivery to a failing endpoint is pending longer than its retry schedule allows (4 days).',
+    });
+  }
+
+  /** The dashboard row: outcomes, the oldest pending delivery per endpoint class, the queues that page. */
+  widgets(): IWidget[] {
+    const period = METRIC_PERIOD;
+    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 8, height: 6, period });
+    return [
+      graph('Webhooks: outcomes', [
+        webhookMetric('delivered', { label: 'delivered' }),
+        webhookMetric('attemptFailed', { label: 'attempt failed' }),
+        webhookMetric('deliveryFailed', { label: 'delivery failed (gave up)' }),
+        webhookMetric('endpointDisabled', { label: 'endpoint disabled' }),
+      ]),
+      graph('Webhooks: oldest pending delivery (s)', [
+        this.oldestPending('healthy', { label: 'healthy endpoints (fast lane)' }),
+        this.oldestPending('failing', { label: 'failing endpoints (slow lane)' }),
+      ]),
+      graph('Webhooks: queues', [
+        this.deadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'dead letters' }),
+        this.failedStreamRecords.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fan-out failures' }),
+        this.fastLane.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fast lane visible' }),
+        this.slowLane.metricApproximateNumberOfMessagesNotVisible({ statistic: 'Maximum', period, label: 'slow lane waiting' }),
+      ]),
+    ];
+  }
+}

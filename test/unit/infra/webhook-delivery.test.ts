@@ -1,0 +1,512 @@
+import type { CfnElement } from 'aws-cdk-lib';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoWebhookDeliveryStore } from '../../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { SecretBox } from '../../../lib/adapters/webhooks/secret-box.js';
+import { MODES } from '../../../lib/mode.js';
+import { maxAttempts } from '../../../lib/webhooks/retry-schedule.js';
+import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
+import { scheduledDeliveryId, type WebhookDelivery } from '../../../lib/webhooks/webhook-delivery.js';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  DELIVERY_LANES,
+  FAN_OUT_STREAM,
+  SLOW_LANE,
+  WEBHOOK_ALARMS,
+} from '../../../infra/stack/webhook-delivery.js';
+import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
+import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
+import { actionsOf, PLATFORM_ACTIONS, resourcesOfType, statementsOfFunction, synth, type Resource, type Statement } from './synth.js';
+
+/** Webhook delivery in the stack: the lanes, the dead-letter queue, both functions, their event sources, rights and alarms. */
+const synthesised = synth();
+const { stack, template } = synthesised;
+const delivery = stack.webhookDelivery;
+
+const logicalIdOf = (element: CfnElement): string => stack.resolve(stack.getLogicalId(element)) as string;
+const idOf = (construct: { node: { defaultChild?: unknown } }) => logicalIdOf(construct.node.defaultChild as CfnElement);
+const queue = (q: { node: { defaultChild?: unknown } }): Resource => resourcesOfType(template, 'AWS::SQS::Queue')[idOf(q)]!;
+const fn = (f: { function: { node: { defaultChild?: unknown } } }): Resource =>
+  resourcesOfType(template, 'AWS::Lambda::Function')[idOf(f.function)]!;
+
+function mappingsOf(f: { function: { node: { defaultChild?: unknown } } }): Resource[] {
+  return Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')).filter(
+    (m) => (m.Properties.FunctionName as { Ref: string }).Ref === idOf(f.function),
+  );
+}
+
+function statementsOf(f: { role: { node: { defaultChild?: unknown } } }): Statement[] {
+  const roleId = idOf(f.role);
+  return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
+    .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+function alarm(id: string): Resource {
+  const found = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).filter(
+    (a) => a.Properties.AlarmName === `PartnerCaseApi-dev-${id}`,
+  );
+  if (found.length !== 1) throw new Error(`expected one alarm ${id}, found ${found.length}`);
+  return found[0] as Resource;
+}
+
+/** The queues (by logical id) a statement names, as `Fn::GetAtt [id, 'Arn']`. */
+const queuesNamed = (statement: Statement): string[] =>
+  (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).map(
+    (r) => (r as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+  );
+
+/** Each SQS action a role holds, with the queues it holds it on. */
+function sqsRights(statements: Statement[]): Record<string, string[]> {
+  const rights: Record<string, string[]> = {};
+  for (const s of statements.filter((s) => s.Effect === 'Allow')) {
+    for (const action of actionsOf(s).filter((a) => a.startsWith('sqs:'))) {
+      rights[action] = [...new Set([...(rights[action] ?? []), ...queuesNamed(s)])].sort();
+    }
+  }
+  return rights;
+}
+
+describe('the webhook delivery lanes', () => {
+  it('keep messages 14 days (retries run 3½ days), encrypted, TLS only, redriven to the dead-letter queue above the most attempts a delivery makes', () => {
+    const dlq = idOf(delivery.deadLetters);
+    expect(DELIVERY_LANES.maxReceiveCount).toBe(maxAttempts() + 10);
+    for (const lane of [delivery.fastLane, delivery.slowLane]) {
+      expect(queue(lane).Properties).toMatchObject({
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: DELIVERY_LANES.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: maxAttempts() + 10 },
+      });
+    }
+    for (const q of [delivery.deadLetters, delivery.failedStreamRecords]) {
+      expect(queue(q).Properties).toMatchObject({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+      expect(queue(q).Properties.RedrivePolicy).toBeUndefined();
+    }
+    const policies = Object.values(resourcesOfType(template, 'AWS::SQS::QueuePolicy'));
+    for (const q of [delivery.fastLane, delivery.slowLane, delivery.deadLetters, delivery.failedStreamRecords]) {
+      const policy = policies.find((p) => JSON.stringify(p.Properties.Queues).includes(idOf(q)));
+      expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    }
+  });
+
+  it('give a receive six times the delivery function\u2019s timeout (AWS\u2019s advice for SQS event sources), which leaves room for one 10 s attempt per message', () => {
+    expect(fn(delivery.deliver).Properties.Timeout).toBe(DELIVERY_FUNCTION_TIMEOUT_SECONDS);
+    expect(DELIVERY_FUNCTION_TIMEOUT_SECONDS).toBeGreaterThanOrEqual(20);
+    expect(DELIVERY_LANES.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS);
+  });
+
+  it('are both consumed by the delivery function, ten messages at a time, at once, with partial batch responses; the slow lane\u2019s concurrency capped', () => {
+    const mappings = mappingsOf(delivery.deliver);
+    expect(mappings).toHaveLength(2);
+    const on = (q: { node: { defaultChild?: unknown } }) =>
+      mappings.find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(idOf(q)))!.Properties;
+    for (const lane of [delivery.fastLane, delivery.slowLane]) {
+      expect(on(lane)).toMatchObject({
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 0,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    }
+    expect(on(delivery.slowLane).ScalingConfig).toEqual({ MaximumConcurrency: SLOW_LANE.maxConcurrency });
+    expect(on(delivery.fastLane).ScalingConfig).toBeUndefined();
+  });
+
+  it('are fed by the fan-out from INSERTs of event items on the table\u2019s stream, bisecting, with partial failures, bounded retries and age, and an on-failure queue', () => {
+    const [stream, ...others] = mappingsOf(delivery.fanOut);
+    expect(others).toEqual([]);
+    expect(stream!.Properties).toMatchObject({
+      BatchSize: FAN_OUT_STREAM.batchSize,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: FAN_OUT_STREAM.retryAttempts,
+      MaximumRecordAgeInSeconds: FAN_OUT_STREAM.maxRecordAgeHours * 3600,
+      StartingPosition: 'TRIM_HORIZON',
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [idOf(delivery.failedStreamRecords), 'Arn'] } } },
+    });
+    expect(JSON.stringify(stream!.Properties.EventSourceArn)).toContain('StreamArn');
+    const filters = (stream!.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map((f) => JSON.parse(f.Pattern));
+    expect(filters).toEqual([{ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['EVENT'] } } } }]);
+  });
+
+  it('give each function the queue URLs the contract names, and the delivery function the key that opens endpoint secrets', () => {
+    const env = (r: Resource) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const ref = (q: { node: { defaultChild?: unknown } }) => ({ Ref: idOf(q) });
+    expect(env(fn(delivery.fanOut))).toMatchObject({
+      WEBHOOK_DELIVERY_QUEUE_URL: ref(delivery.fastLane),
+      WEBHOOK_SLOW_QUEUE_URL: ref(delivery.slowLane),
+    });
+    expect(env(fn(delivery.fanOut)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
+    expect(env(fn(delivery.fanOut)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
+    expect(env(fn(delivery.deliver))).toMatchObject({
+      WEBHOOK_DELIVERY_QUEUE_URL: ref(delivery.fastLane),
+      WEBHOOK_SLOW_QUEUE_URL: ref(delivery.slowLane),
+      WEBHOOK_DEAD_LETTER_QUEUE_URL: ref(delivery.deadLetters),
+      WEBHOOK_SECRET_KEY_ARN: { Ref: idOf(stack.webhookSecretKey.secret) },
+    });
+  });
+});
+
+describe('webhook alarms and the dashboard row', () => {
+  it('page on dead letters and on events the fan-out could not process, at the first message', () => {
+    for (const [id, q] of [
+      ['WebhookDeadLetters', delivery.deadLetters],
+      ['WebhookFanOutFailedStreamRecords', delivery.failedStreamRecords],
+    ] as const) {
+      expect(alarm(id).Properties).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(q), 'QueueName'] } }],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    }
+  });
+
+  it('page when a quarter of delivery attempts fail, over the metrics the delivery function publishes, in periods with enough attempts', () => {
+    const props = alarm('WebhookFailureRate').Properties;
+    expect(props).toMatchObject({
+      Threshold: WEBHOOK_ALARMS.failureRate,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+    });
+    const queries = props.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: Record<string, unknown>; Stat: string } }[];
+    expect(queries.find((q) => q.Expression)?.Expression).toBe('IF(delivered + failed >= 20, failed / (delivered + failed), 0)');
+    const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
+    const service = [{ Name: 'service', Value: 'partner-case-api' }];
+    expect(byId.delivered).toEqual({
+      Metric: { Namespace: 'PartnerCaseApi', MetricName: 'WebhookDelivered', Dimensions: service },
+      Period: 300,
+      Stat: 'Sum',
+    });
+    expect(byId.failed).toEqual({
+      Metric: { Namespace: 'PartnerCaseApi', MetricName: 'WebhookAttemptFailed', Dimensions: service },
+      Period: 300,
+      Stat: 'Sum',
+    });
+  });
+
+  it('page on the age of the oldest pending delivery per endpoint class: healthy (fast lane) and failing (slow lane)', () => {
+    for (const [id, q, threshold] of [
+      ['WebhookFastLaneAge', delivery.fastLane, WEBHOOK_ALARMS.fastLaneAgeSeconds],
+      ['WebhookSlowLaneAge', delivery.slowLane, WEBHOOK_ALARMS.slowLaneAgeSeconds],
+    ] as const) {
+      expect(alarm(id).Properties).toMatchObject({
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Statistic: 'Maximum',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(q), 'QueueName'] } }],
+        Threshold: threshold,
+      });
+    }
+    // The slow lane holds deliveries for up to 3½ days by design: only beyond that is one stuck.
+    expect(WEBHOOK_ALARMS.slowLaneAgeSeconds).toBeGreaterThan(3.5 * 24 * 3600);
+  });
+
+  it('the dashboard has a webhook row: outcomes, the oldest pending delivery per endpoint class, the queues', () => {
+    const dashboard = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'))[0]!;
+    const body = JSON.stringify(stack.resolve(dashboard.Properties.DashboardBody));
+    for (const text of [
+      'Webhooks: outcomes',
+      'WebhookDelivered',
+      'WebhookAttemptFailed',
+      'WebhookDeliveryFailed',
+      'WebhookEndpointDisabled',
+      'Webhooks: oldest pending delivery (s)',
+      'healthy endpoints (fast lane)',
+      'failing endpoints (slow lane)',
+      'ApproximateAgeOfOldestMessage',
+    ])
+      expect(body).toContain(text);
+  });
+});
+
+const COMPANY = 'co_7f3a';
+const box = new SecretBox(Buffer.alloc(32, 7));
+
+function endpoint(mode: (typeof MODES)[number]): WebhookEndpoint {
+  return {
+    endpointId: 'we_1',
+    companyId: COMPANY,
+    mode,
+    url: 'https://hooks.partner.example/in',
+    events: ['*'],
+    description: '',
+    status: 'enabled',
+    createdAt: '2026-03-01T09:00:00.000Z',
+    updatedAt: '2026-03-01T09:00:00.000Z',
+    version: 1,
+  };
+}
+
+/** A stored endpoint item with its sealed secrets, as the store writes it. */
+async function storedItem(mode: (typeof MODES)[number]): Promise<Record<string, unknown>> {
+  const client = new RecordingClient();
+  let written: Record<string, unknown> = {};
+  const capturing = {
+    send: (command: { input: { TransactItems: { Put?: { Item: Record<string, unknown> } }[] } }) => {
+      written = command.input.TransactItems[0]!.Put!.Item;
+      return client.send(command as never);
+    },
+  };
+  await new DynamoWebhookEndpointStore(capturing as unknown as DynamoDBDocumentClient, 't', async () => box).create(
+    endpoint(mode),
+    [{ secret: 'whsec_AAAA', createdAt: '2026-03-01T09:00:00.000Z' }],
+    16,
+  );
+  return written;
+}
+
+const fanOutPolicy = () => statementsOf(delivery.fanOut);
+const deliverPolicy = () => statementsOf(delivery.deliver);
+
+describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as IAM evaluates them', (m) => {
+  it('the fan-out may query a company\u2019s endpoints exactly as the store does, without their sealed secrets, and nothing else of the table', async () => {
+    const item = await storedItem(m);
+    const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [item] } : {}));
+    const listed = await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
+    expect(listed.map((e) => e.endpointId)).toEqual(['we_1']);
+    expect(client.requests).toHaveLength(1);
+    const [query] = client.requests as [ItemRequest];
+    expect(query).toMatchObject({ action: 'dynamodb:Query', leadingKeys: [keys.webhookEndpointPartition(m, COMPANY)] });
+    expect(query.attributes).not.toContain('sealedSecrets');
+    expect(decide(fanOutPolicy(), query)).toBe('allow');
+    // The whole item (no projection: ALL_ATTRIBUTES), or one projecting the secrets, is refused.
+    const { attributes: _, ...whole } = query;
+    expect(decide(fanOutPolicy(), { ...whole, attributes: [], select: 'ALL_ATTRIBUTES' })).toBe('implicit-deny');
+    expect(decide(fanOutPolicy(), { ...query, attributes: [...query.attributes, 'sealedSecrets'] })).toBe('implicit-deny');
+    // Another kind of partition, any item request.
+    expect(decide(fanOutPolicy(), { ...query, leadingKeys: [keys.case(m, 'case_1').pk] })).toBe('implicit-deny');
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const) {
+      expect(decide(fanOutPolicy(), { action, leadingKeys: [keys.webhookEndpoint(m, COMPANY, 'we_1').pk], attributes: ['pk', 'sk'] })).toBe(
+        'implicit-deny',
+      );
+    }
+  });
+
+  it('the delivery function may read an endpoint with its secrets and record its health exactly as the store does, and change nothing else of it', async () => {
+    const item = await storedItem(m);
+    const client = new RecordingClient((name) => (name === 'GetCommand' ? { Item: item } : {}));
+    const store = new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't', async () => box);
+    const read = await store.getWithSecrets(m, COMPANY, 'we_1');
+    expect(read?.secrets.map((s) => s.secret)).toEqual(['whsec_AAAA']);
+    await store.recordHealth(m, COMPANY, 'we_1', { status: 'enabled', failingSince: '2026-03-01T10:00:00.000Z' });
+    await store.recordHealth(m, COMPANY, 'we_1', { status: 'enabled' });
+    await store.recordHealth(
+      m,
+      COMPANY,
+      'we_1',
+      { status: 'enabled', failingSince: '2026-03-01T10:00:00.000Z' },
+      { disabledReason: 'failing for 5 days' },
+    );
+    expect(client.requests.map((r) => r.action)).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:UpdateItem',
+    ]);
+    for (const request of client.requests)
+      expect({ request, decision: decide(deliverPolicy(), request) }).toEqual({ request, decision: 'allow' });
+    const key = keys.webhookEndpoint(m, COMPANY, 'we_1');
+    const change = (attributes: string[]): ItemRequest => ({
+      action: 'dynamodb:UpdateItem',
+      leadingKeys: [key.pk],
+      attributes: ['pk', 'sk', ...attributes],
+    });
+    for (const attribute of ['url', 'events', 'sealedSecrets', 'companyId'])
+      expect(decide(deliverPolicy(), change(['failingSince', attribute]))).toBe('implicit-deny');
+    expect(decide(deliverPolicy(), change([...WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES]))).toBe('allow');
+    expect(decide(deliverPolicy(), { action: 'dynamodb:PutItem', leadingKeys: [key.pk], attributes: ['pk', 'sk', 'url'] })).toBe(
+      'implicit-deny',
+    );
+    expect(decide(deliverPolicy(), { action: 'dynamodb:DeleteItem', leadingKeys: [key.pk], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+  });
+
+  it('the delivery function may start a delivery record, read it and record attempts exactly as the delivery store does, and nothing of cases, keys or claims', async () => {
+    const createdAt = '2026-03-01T09:00:00.000Z';
+    const record: WebhookDelivery = {
+      mode: m,
+      endpointId: 'we_1',
+      createdAt,
+      deliveryId: scheduledDeliveryId('we_1', 'evt_1'),
+      kind: 'scheduled',
+      companyId: COMPANY,
+      eventId: 'evt_1',
+      eventType: 'case.created',
+      status: 'pending',
+      attempts: [],
+      updatedAt: createdAt,
+    };
+    const stored = { ...keys.webhookDelivery(record), ...record, ttl: 4_000_000_000 };
+    // The start finds the record there (a stream record delivered twice) and reads it; an attempt is recorded
+    // once pending, once failing for good, and once stale (read again).
+    const conflict = () => {
+      throw new ConditionalCheckFailedException({ message: 'condition', $metadata: {} });
+    };
+    let updates = 0;
+    const client = new RecordingClient((name) => {
+      if (name === 'PutCommand') conflict();
+      if (name === 'UpdateCommand' && ++updates === 3) conflict();
+      return name === 'GetCommand' ? { Item: stored } : {};
+    });
+    const store = new DynamoWebhookDeliveryStore(client as unknown as DynamoDBDocumentClient, 't', () => new Date('2026-03-01T09:00:05Z'));
+    await store.start(record);
+    const attempt = { at: '2026-03-01T09:00:01.000Z', statusCode: 503, durationMs: 40, error: 'status 503' };
+    await store.recordAttempt(record, 0, attempt, { status: 'pending', nextAttemptAt: '2026-03-01T09:00:06.000Z' });
+    await store.recordAttempt(record, 1, attempt, { status: 'failed' });
+    await store.recordAttempt(record, 2, attempt, { status: 'delivered' });
+    await store.get(record);
+    expect(client.requests.map((r) => `${r.action} ${r.leadingKeys[0]}`)).toEqual([
+      `dynamodb:PutItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:UpdateItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+      `dynamodb:GetItem ${stored.pk}`,
+    ]);
+    for (const request of client.requests)
+      expect({ request, decision: decide(deliverPolicy(), request) }).toEqual({ request, decision: 'allow' });
+
+    const get = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: [] });
+    expect(decide(deliverPolicy(), get(keys.event(m, 'evt_1').pk))).toBe('allow');
+    for (const pk of [
+      keys.case(m, 'case_1').pk,
+      keys.apiKey('k_1').pk,
+      keys.idempotencyClaim(m, COMPANY, 'i').pk,
+      keys.company(COMPANY).pk,
+    ])
+      expect(decide(deliverPolicy(), get(pk))).toBe('implicit-deny');
+    expect(
+      decide(deliverPolicy(), {
+        action: 'dynamodb:PutItem',
+        leadingKeys: [stored.pk],
+        attributes: ['pk', 'sk', 'status', 'attempts', 'secretHash'],
+      }),
+    ).toBe('implicit-deny');
+    expect(
+      decide(deliverPolicy(), { action: 'dynamodb:PutItem', leadingKeys: [keys.event(m, 'evt_1').pk], attributes: ['pk', 'sk'] }),
+    ).toBe('implicit-deny');
+    expect(decide(deliverPolicy(), { action: 'dynamodb:DeleteItem', leadingKeys: [stored.pk], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(decide(deliverPolicy(), { action: 'dynamodb:Query', leadingKeys: [stored.pk], attributes: [], select: 'ALL_ATTRIBUTES' })).toBe(
+      'implicit-deny',
+    );
+  });
+
+  it('both functions carry the guardrail: never an API key beyond its last use, never a case created, changed or deleted', () => {
+    for (const policy of [fanOutPolicy(), deliverPolicy()]) {
+      const caseKey = keys.case(m, 'case_1');
+      expect(decide(policy, { action: 'dynamodb:DeleteItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk'] })).toBe('explicit-deny');
+      expect(decide(policy, { action: 'dynamodb:UpdateItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk', 'status'] })).toBe(
+        'explicit-deny',
+      );
+      expect(decide(policy, { action: 'dynamodb:PutItem', leadingKeys: [keys.apiKey('k').pk], attributes: ['pk', 'sk'] })).toBe(
+        'explicit-deny',
+      );
+    }
+  });
+});
+
+describe('the webhook functions\u2019 other rights', () => {
+  it('the fan-out may send to both lanes (and its stream mapping to its on-failure queue), read the stream, and nothing else: no secret, no dead-letter queue, no consuming', () => {
+    const statements = fanOutPolicy();
+    const sends = [idOf(delivery.fastLane), idOf(delivery.slowLane), idOf(delivery.failedStreamRecords)].sort();
+    expect(sqsRights(statements)).toEqual({ 'sqs:GetQueueAttributes': sends, 'sqs:GetQueueUrl': sends, 'sqs:SendMessage': sends });
+    const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
+    expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+      'dynamodb:Query',
+    ]);
+    // The stream rights are on the table's stream only.
+    for (const s of statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))
+      expect(JSON.stringify(s.Resource)).toContain('StreamArn');
+  });
+
+  it('the delivery function consumes both lanes (its event source mappings), sends only to the slow lane and the dead-letter queue, and reads only the secret key', () => {
+    const statements = deliverPolicy();
+    const [fast, slow, dlq] = [idOf(delivery.fastLane), idOf(delivery.slowLane), idOf(delivery.deadLetters)];
+    const lanes = [fast, slow].sort();
+    expect(sqsRights(statements)).toEqual({
+      'sqs:ReceiveMessage': lanes,
+      'sqs:ChangeMessageVisibility': lanes,
+      'sqs:DeleteMessage': lanes,
+      'sqs:GetQueueAttributes': [fast, slow, dlq].sort(),
+      'sqs:GetQueueUrl': [fast, slow, dlq].sort(),
+      'sqs:SendMessage': [slow, dlq].sort(),
+    });
+    const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
+    expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+    ]);
+    const secret = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(secret.map((s) => s.Resource)).toEqual([{ Ref: idOf(stack.webhookSecretKey.secret) }]);
+  });
+});
+
+describe.each(MODES)('the ping, redeliver and delivery-log routes in %s mode', (m) => {
+  const policy = (id: 'PingWebhookEndpoint' | 'RedeliverWebhookEvent' | 'ListWebhookDeliveries') => statementsOfFunction(synthesised, id);
+  const whd = keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk;
+  const endpointPk = keys.webhookEndpoint(m, COMPANY, 'we_1').pk;
+  const get = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: [] });
+
+  it('ping may read the endpoint (with its secrets) and the key that opens them, and write nothing but the API key\u2019s last use', () => {
+    expect(decide(policy('PingWebhookEndpoint'), get(endpointPk))).toBe('allow');
+    expect(decide(policy('PingWebhookEndpoint'), get(keys.event(m, 'evt_1').pk))).toBe('implicit-deny');
+    expect(decide(policy('PingWebhookEndpoint'), { action: 'dynamodb:PutItem', leadingKeys: [whd], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(sqsRights(policy('PingWebhookEndpoint'))).toEqual({});
+    expect(JSON.stringify(policy('PingWebhookEndpoint'))).toContain('WebhookSecretKey');
+  });
+
+  it('redeliver may read the endpoint and the event, start a delivery record, and send to the fast lane only', () => {
+    for (const pk of [endpointPk, keys.event(m, 'evt_1').pk, whd]) expect(decide(policy('RedeliverWebhookEvent'), get(pk))).toBe('allow');
+    expect(
+      decide(policy('RedeliverWebhookEvent'), {
+        action: 'dynamodb:PutItem',
+        leadingKeys: [whd],
+        attributes: ['pk', 'sk', 'status', 'attempts'],
+      }),
+    ).toBe('allow');
+    expect(
+      decide(policy('RedeliverWebhookEvent'), { action: 'dynamodb:UpdateItem', leadingKeys: [whd], attributes: ['pk', 'sk', 'status'] }),
+    ).toBe('implicit-deny');
+    const fast = [idOf(delivery.fastLane)];
+    expect(sqsRights(policy('RedeliverWebhookEvent'))).toEqual({
+      'sqs:GetQueueAttributes': fast,
+      'sqs:GetQueueUrl': fast,
+      'sqs:SendMessage': fast,
+    });
+    expect(JSON.stringify(policy('RedeliverWebhookEvent'))).not.toContain('WebhookSecretKey');
+  });
+
+  it('the delivery log may read the endpoint and query its delivery records, and write nothing but the API key\u2019s last use', () => {
+    expect(decide(policy('ListWebhookDeliveries'), get(endpointPk))).toBe('allow');
+    expect(
+      decide(policy('ListWebhookDeliveries'), { action: 'dynamodb:Query', leadingKeys: [whd], attributes: [], select: 'ALL_ATTRIBUTES' }),
+    ).toBe('allow');
+    expect(
+      decide(policy('ListWebhookDeliveries'), {
+        action: 'dynamodb:Query',
+        leadingKeys: [endpointPk],
+        attributes: [],
+        select: 'ALL_ATTRIBUTES',
+      }),
+    ).toBe('implicit-deny');
+    expect(decide(policy('ListWebhookDeliveries'), { action: 'dynamodb:PutItem', leadingKeys: [whd], attributes: ['pk', 'sk'] })).toBe(
+      'implicit-deny',
+    );
+    expect(sqsRights(policy('ListWebhookDeliveries'))).toEqual({});
+  });
+});
