@@ -673,12 +673,29 @@ function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStateme
 
 /**
  * The fan-out (functions/fan-out-webhook-events.ts, on the table's stream): it reads the event from
- * the stream record itself, so its only table right is the Query of a company's endpoints of one
- * mode, without their secrets (queryEndpointsWithoutSecrets). It sends to the delivery lanes
- * (webhook-delivery.ts grants those on the queues).
+ * the stream record itself; its table rights are the Query of a company's endpoints of one mode,
+ * without their secrets (queryEndpointsWithoutSecrets), and the start of each delivery record
+ * (`WHD#`: a conditional PutItem of the record's attributes only, and the GetItem that reads back a
+ * record a replayed stream record finds started). It sends to the delivery lanes (webhook-delivery.ts
+ * grants those on the queues).
  */
 export function webhookFanOutStatements(table: ITable): PolicyStatement[] {
-  return [queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets')];
+  const resources = [table.tableArn];
+  return [
+    queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets'),
+    new PolicyStatement({
+      sid: 'StartWebhookDeliveries',
+      actions: ['dynamodb:PutItem'],
+      resources,
+      conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
+    }),
+    new PolicyStatement({
+      sid: 'ReadStartedWebhookDeliveries',
+      actions: ['dynamodb:GetItem'],
+      resources,
+      conditions: onPartitions(PARTITIONS.webhookDeliveries),
+    }),
+  ];
 }
 
 /**

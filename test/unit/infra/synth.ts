@@ -105,13 +105,19 @@ export function statementsOfFunction(
     | 'ConfirmCases'
     | 'TestConfirmCase'
     | 'RecordUpload'
+    | 'WebhookFanOut'
+    | 'WebhookDeliver'
     | WebhookFunctionId,
 ): Statement[] {
   const { stack, template } = synthesised;
   const fn =
     functionId === 'RecordUpload'
       ? stack.recordUpload
-      : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+      : functionId === 'WebhookFanOut'
+        ? stack.webhookDelivery.fanOut
+        : functionId === 'WebhookDeliver'
+          ? stack.webhookDelivery.deliver
+          : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
   const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
   if (!role) throw new Error(`no role for ${functionId}`);

@@ -412,16 +412,19 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
 });
 
 describe('the webhook functions\u2019 other rights', () => {
-  it('the fan-out may send to both lanes (and its stream mapping to its on-failure queue), read the stream, and nothing else: no secret, no dead-letter queue, no consuming', () => {
+  it('the fan-out may send to both lanes (and its stream mapping to its on-failure queue), read the stream, start delivery records, and nothing else: no secret, no dead-letter queue, no consuming', () => {
     const statements = fanOutPolicy();
     const sends = [idOf(delivery.fastLane), idOf(delivery.slowLane), idOf(delivery.failedStreamRecords)].sort();
     expect(sqsRights(statements)).toEqual({ 'sqs:GetQueueAttributes': sends, 'sqs:GetQueueUrl': sends, 'sqs:SendMessage': sends });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
       'dynamodb:DescribeStream',
+      // The delivery record's start (PutItem) and its read-back after a replayed stream record (GetItem), on WHD# only.
+      'dynamodb:GetItem',
       'dynamodb:GetRecords',
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
+      'dynamodb:PutItem',
       'dynamodb:Query',
     ]);
     // The stream rights are on the table's stream only.

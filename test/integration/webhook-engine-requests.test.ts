@@ -1,0 +1,171 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
+import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
+import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
+import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
+import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
+import type { CaseView } from '../../lib/cases/case-record.js';
+import type { Mode } from '../../lib/mode.js';
+import { randomBase62 } from '../../lib/random-id.js';
+import { config } from '../../lib/runtime/config.js';
+import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
+import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import { generateEndpointSecret } from '../../lib/webhooks/signature.js';
+import type { DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { lambdaContext } from '../support/fixtures.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { decide, itemRequestsOf, type ItemRequest } from '../unit/infra/dynamodb-iam.js';
+import { statementsOfFunction, synth } from '../unit/infra/synth.js';
+
+/**
+ * The webhook fan-out and delivery functions as the stack runs them, every item request they send
+ * recorded on its way out (the process's one DocumentClient) and judged against the synthesised
+ * policy of the function that sent it: a replayed stream record, a first attempt that fails (the
+ * endpoint's failing run starts), a retry that succeeds (the run cleared), and five days of
+ * failures that disable the endpoint. The stores as production-adapters.ts wires them: the fan-out's
+ * endpoint store holds no sealing key.
+ */
+const recorded: ItemRequest[] = [];
+const client = documentClient(config());
+const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
+Reflect.set(client, 'send', (...args: unknown[]): Promise<unknown> => {
+  recorded.push(...itemRequestsOf(args[0] as Parameters<typeof itemRequestsOf>[0]));
+  return send(...args);
+});
+
+async function requestsOf(step: () => Promise<unknown>): Promise<ItemRequest[]> {
+  recorded.length = 0;
+  await step();
+  return [...recorded];
+}
+
+let clock = new Date();
+const now = () => clock;
+
+class RecordingMessages implements DeliveryMessages {
+  readonly enqueued: DeliveryJob[] = [];
+  async enqueue(_lane: DeliveryLane, jobs: readonly DeliveryJob[]) {
+    this.enqueued.push(...jobs);
+  }
+  async deadLetter() {}
+  async changeVisibility() {}
+}
+
+const FAST_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries';
+const SLOW_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries-slow';
+
+function sqsEvent(job: DeliveryJob, arn: string): SQSEvent {
+  return {
+    Records: [
+      {
+        messageId: `m-${randomBase62(8)}`,
+        receiptHandle: 'rh',
+        body: JSON.stringify(job),
+        attributes: {} as never,
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: arn,
+        awsRegion: 'eu-west-2',
+      },
+    ],
+  };
+}
+
+let receiver: WebhookReceiver;
+let statuses: number[] = [];
+beforeAll(async () => {
+  receiver = await startWebhookReceiver({ handler: (_req, res) => res.writeHead(statuses.shift() ?? 200).end() });
+});
+afterAll(() => receiver.close());
+
+const synthesised = synth();
+
+describe.each<Mode>(['live', 'test'])('the webhook engine functions send only item requests their roles allow, %s mode', (mode) => {
+  const sent = { WebhookFanOut: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[] };
+
+  beforeAll(async () => {
+    const cfg = config();
+    const messages = new RecordingMessages();
+    const sealing = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+      queue: messages,
+      now,
+    });
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: sealing,
+        events: new DynamoEventStore(client, cfg.tableName),
+        deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+        random: () => 0.5,
+      },
+      messages,
+      laneOf: (arn) => (arn === FAST_ARN ? 'fast' : 'slow'),
+    });
+
+    const companyId = `co_${randomBase62(12)}`;
+    const at = clock.toISOString();
+    await sealing.create(
+      {
+        endpointId: `we_${randomBase62(22)}`,
+        companyId,
+        mode,
+        url: receiver.url,
+        events: ['*'],
+        description: '',
+        status: 'enabled',
+        createdAt: at,
+        updatedAt: at,
+        version: 1,
+      },
+      [{ secret: generateEndpointSecret(), createdAt: at }],
+      16,
+    );
+    const view = { id: `case_${randomBase62(22)}`, status: 'DRAFT', createdAt: at, updatedAt: at } as unknown as CaseView;
+    const item = eventItem(buildCaseEvent(view, at), companyId, mode);
+    await client.send(new PutCommand({ TableName: cfg.tableName, Item: unmarshall(item) }));
+    const stream: DynamoDBStreamEvent = {
+      Records: [{ eventName: 'INSERT', dynamodb: { NewImage: item as never, SequenceNumber: '1' }, eventSource: 'aws:dynamodb' }],
+    };
+
+    // The fan-out, and the same stream record again (the record's Put finds it: read back).
+    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    const job = messages.enqueued[0]!;
+    // A first attempt that fails, a retry that succeeds; then, for a second event, five days of failures.
+    statuses = [503, 200];
+    sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(job, FAST_ARN), lambdaContext() as never))));
+    clock = new Date(clock.getTime() + 10_000);
+    sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(job, SLOW_ARN), lambdaContext() as never))));
+    const second = eventItem(buildCaseEvent(view, clock.toISOString()), companyId, mode);
+    await client.send(new PutCommand({ TableName: cfg.tableName, Item: unmarshall(second) }));
+    messages.enqueued.length = 0;
+    await fanOut(
+      { Records: [{ eventName: 'INSERT', dynamodb: { NewImage: second as never, SequenceNumber: '2' }, eventSource: 'aws:dynamodb' }] },
+      lambdaContext() as never,
+    );
+    const later = messages.enqueued[0]!;
+    statuses = [500, 500];
+    sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(later, FAST_ARN), lambdaContext() as never))));
+    clock = new Date(clock.getTime() + DISABLE_AFTER_MS);
+    sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(later, SLOW_ARN), lambdaContext() as never))));
+    expect((await sealing.get(mode, companyId, job.endpointId))?.status).toBe('disabled');
+  }, 60_000);
+
+  it.each(['WebhookFanOut', 'WebhookDeliver'] as const)('%s: every item request it sent is allowed', (id) => {
+    expect(sent[id].length).toBeGreaterThan(0);
+    const policy = statementsOfFunction(synthesised, id);
+    for (const request of sent[id]) expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });
+  });
+});
