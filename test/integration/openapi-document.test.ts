@@ -3,6 +3,9 @@ import { handler as deleteWebhookEndpointHandler } from '../../functions/delete-
 import { handler as getWebhookEndpointHandler } from '../../functions/get-webhook-endpoint.js';
 import { handler as listWebhookEndpointsHandler } from '../../functions/list-webhook-endpoints.js';
 import { handler as rotateWebhookEndpointSecretHandler } from '../../functions/rotate-webhook-endpoint-secret.js';
+import { handler as pingWebhookEndpointHandler } from '../../functions/ping-webhook-endpoint.js';
+import { handler as redeliverWebhookEventHandler } from '../../functions/redeliver-webhook-event.js';
+import { handler as listWebhookDeliveriesHandler } from '../../functions/list-webhook-deliveries.js';
 import { handler as updateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
 import { readFileSync } from 'node:fs';
 import { handler as createCasesHandler } from '../../functions/create-cases.js';
@@ -179,6 +182,19 @@ describe('scopes in docs/openapi.json', () => {
       '/api/v1/webhook-endpoints/{id}/rotate-secret',
       rotateWebhookEndpointSecretHandler,
       () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } }),
+    ],
+    ['post', '/api/v1/webhook-endpoints/{id}/ping', pingWebhookEndpointHandler, () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } })],
+    [
+      'post',
+      '/api/v1/webhook-endpoints/{id}/redeliver',
+      redeliverWebhookEventHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID }, body: JSON.stringify({ eventId: 'evt_0000000000000000000000' }) }),
+    ],
+    [
+      'get',
+      '/api/v1/webhook-endpoints/{id}/deliveries',
+      listWebhookDeliveriesHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID }, query: { limit: '1' } }),
     ],
   ];
 

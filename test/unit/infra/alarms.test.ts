@@ -45,14 +45,14 @@ describe('alarms', () => {
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
       // Fifteen API functions (six for webhook endpoints), and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 16,
+      Errors: 19,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters.
       ApproximateNumberOfMessagesVisible: 3,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      Throttles: 15,
+      Throttles: 18,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });

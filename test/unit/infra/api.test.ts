@@ -35,6 +35,9 @@ describe('the REST API', () => {
       'PATCH /api/v1/webhook-endpoints/{id}': 'UpdateWebhookEndpoint',
       'DELETE /api/v1/webhook-endpoints/{id}': 'DeleteWebhookEndpoint',
       'POST /api/v1/webhook-endpoints/{id}/rotate-secret': 'RotateWebhookEndpointSecret',
+      'POST /api/v1/webhook-endpoints/{id}/ping': 'PingWebhookEndpoint',
+      'POST /api/v1/webhook-endpoints/{id}/redeliver': 'RedeliverWebhookEvent',
+      'GET /api/v1/webhook-endpoints/{id}/deliveries': 'ListWebhookDeliveries',
     });
   });
 

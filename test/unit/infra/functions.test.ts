@@ -35,6 +35,9 @@ describe('API functions', () => {
       'UpdateWebhookEndpoint',
       'DeleteWebhookEndpoint',
       'RotateWebhookEndpointSecret',
+      'PingWebhookEndpoint',
+      'RedeliverWebhookEvent',
+      'ListWebhookDeliveries',
     ];
     expect(ids.sort()).toEqual(
       [
@@ -170,9 +173,15 @@ describe('API functions', () => {
         })
         .map(([logicalId]) => logicalId)
         .sort();
-    expect(readersOf('CursorSecret')).toEqual([expect.stringMatching(/^ListCasesRole/), expect.stringMatching(/^ListEventsRole/)]);
+    expect(readersOf('CursorSecret')).toEqual([
+      expect.stringMatching(/^ListCasesRole/),
+      expect.stringMatching(/^ListEventsRole/),
+      expect.stringMatching(/^ListWebhookDeliveriesRole/),
+    ]);
+    // The ping signs with the endpoint's secrets, so it opens them too.
     expect(readersOf('WebhookSecretKey')).toEqual([
       expect.stringMatching(/^CreateWebhookEndpointRole/),
+      expect.stringMatching(/^PingWebhookEndpointRole/),
       expect.stringMatching(/^RotateWebhookEndpointSecretRole/),
     ]);
   });
