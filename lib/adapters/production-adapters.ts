@@ -17,6 +17,8 @@ import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { secretBoxOnce } from './secrets/webhook-secret-key.js';
 import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
+import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
+import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import { s3Client } from './s3/s3-client.js';
 import { CompaniesHouseRegistry } from './companies-house/companies-house-registry.js';
 import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.js';
@@ -25,8 +27,6 @@ import { DynamoRegistryRateLimiter } from './dynamodb/registry-rate-limiter.js';
 import { registryApiKeyOnce, type RegistryKeyConfig } from './secrets/registry-api-key.js';
 import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
 import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
-import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
-import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import type { DeliveryQueue } from '../webhooks/ports.js';
 
 /**
@@ -123,6 +123,58 @@ export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { wi
     resolver: systemResolver,
     now: () => new Date(),
     urlOptions: { allowLocalDevelopment: cfg.webhookAllowLocalUrls },
+  };
+}
+
+function webhookQueue(cfg: AppConfig, user: string, options: { deadLetter?: boolean } = {}): SqsWebhookDeliveryQueue {
+  const missing = [
+    ['WEBHOOK_DELIVERY_QUEUE_URL', cfg.webhookDeliveryQueueUrl],
+    ['WEBHOOK_SLOW_QUEUE_URL', cfg.webhookSlowQueueUrl],
+    ...(options.deadLetter ? [['WEBHOOK_DEAD_LETTER_QUEUE_URL', cfg.webhookDeadLetterQueueUrl]] : []),
+  ].filter(([, value]) => value === undefined);
+  if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by ${user}`);
+  return new SqsWebhookDeliveryQueue(sqsClient(cfg), {
+    fast: cfg.webhookDeliveryQueueUrl!,
+    slow: cfg.webhookSlowQueueUrl!,
+    deadLetter: cfg.webhookDeadLetterQueueUrl,
+  });
+}
+
+/**
+ * The webhook fan-out (functions/fan-out-webhook-events.ts): endpoints read without secrets (it
+ * holds no key), the delivery log it starts records in, and both delivery lanes.
+ */
+export function webhookFanOutAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  const now = () => new Date();
+  return {
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+    queue: webhookQueue(cfg, 'the webhook fan-out'),
+    now,
+  };
+}
+
+/**
+ * The webhook delivery function (functions/deliver-webhooks.ts): endpoints with their secrets
+ * (the sealing key read once per process), the events' stored payloads, the delivery log, the
+ * SSRF-safe sender (loopback receivers only where npm start set WEBHOOK_ALLOW_LOCAL_URLS), and the
+ * lanes with the dead-letter queue. Build it once per process.
+ */
+export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  const now = () => new Date();
+  const messages = webhookQueue(cfg, 'the webhook delivery function', { deadLetter: true });
+  return {
+    delivery: {
+      endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg)),
+      events: tableAdapters(cfg).events,
+      deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+      sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+      now,
+    },
+    messages,
+    laneOf: (eventSourceArn: string) => messages.laneOf(eventSourceArn),
   };
 }
 

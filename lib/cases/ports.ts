@@ -250,6 +250,8 @@ export interface CaseChangeStore {
 /** An event as storage keeps it: the event itself (the bytes a partner reads) and whose it is. */
 export interface StoredEvent {
   event: CaseEvent;
+  /** The event's JSON exactly as stored: what a webhook delivers, byte for byte (and what it is signed over). */
+  payload: string;
   companyId: string;
   mode: Mode;
 }

@@ -2,7 +2,7 @@ import type { Caller } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
 import { NotFoundError } from '../errors.js';
 import { buildPingEvent, type WebhookPingResult } from './ping-event.js';
-import type { AttemptSender, WebhookEndpointStore } from './ports.js';
+import type { WebhookAttemptSender, WebhookEndpointStore } from './ports.js';
 import { signingSecrets } from './signature.js';
 
 /**
@@ -18,7 +18,7 @@ import { signingSecrets } from './signature.js';
  */
 export interface PingEndpointDeps {
   store: Pick<WebhookEndpointStore, 'getWithSecrets'>;
-  sender: AttemptSender;
+  sender: WebhookAttemptSender;
   now: () => Date;
 }
 

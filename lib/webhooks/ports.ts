@@ -98,8 +98,10 @@ export interface WebhookDeliveryStore {
  * endpoint only ever occupies the slow lane's consumers (docs/webhooks-design.md, "No
  * head-of-line blocking"). `delaySeconds` at most 900 (SQS's limit).
  */
+export type DeliveryLane = 'fast' | 'slow';
+
 export interface DeliveryQueue {
-  enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
+  enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
 }
 
 /**
@@ -108,27 +110,33 @@ export interface DeliveryQueue {
  */
 export type HostResolver = (hostname: string) => Promise<string[]>;
 
-/** One signed attempt to send a payload to an endpoint's URL (lib/adapters/webhooks/webhook-sender.ts is the SSRF-safe one). */
-export interface OutboundAttempt {
+/** One signed attempt to send (the sender signs `payload` as it is, with every secret given). */
+export interface OutgoingWebhook {
   url: string;
-  /** The webhook-id of the attempt: the event's id. */
+  /** The event id: the webhook-id of every attempt of this delivery. */
   eventId: string;
-  /** The JSON sent as it is. */
+  /** The event JSON, sent byte for byte. */
   payload: string;
-  /** The secrets that sign it now (signature.ts `signingSecrets`). */
+  /** The endpoint's signing secrets at this moment (signature.ts `signingSecrets`). */
   secrets: readonly string[];
 }
 
-/** What an attempt came to; never a thrown error for anything the receiver or the network did. */
-export interface OutboundAttemptOutcome {
+/** How one attempt went: any 2xx within the timeout is `delivered`; everything else has `error`. */
+export interface SentWebhook {
+  /** When the attempt started (ISO 8601). */
   at: string;
   delivered: boolean;
   statusCode?: number;
   durationMs: number;
   error?: string;
+  /** The address connected to, for operators' logs (not for partners). */
+  address?: string;
 }
 
-/** Sends one attempt at once (the ping route; the delivery function sends through the same adapter). */
-export interface AttemptSender {
-  send(attempt: OutboundAttempt): Promise<OutboundAttemptOutcome>;
+/**
+ * Sends one attempt (lib/adapters/webhooks/webhook-sender.ts `WebhookSender`: SSRF-safe, signed,
+ * 10 s). Never throws for what a receiver or the network does: that is an outcome with `error`.
+ */
+export interface WebhookAttemptSender {
+  send(attempt: OutgoingWebhook): Promise<SentWebhook>;
 }

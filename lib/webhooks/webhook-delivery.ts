@@ -100,6 +100,12 @@ export function deliveryKeyOf(job: Pick<DeliveryJob, 'mode' | 'endpointId' | 'cr
   return { mode: job.mode, endpointId: job.endpointId, createdAt: job.createdAt, deliveryId: job.deliveryId };
 }
 
+/** The record a job's delivery starts as: pending, no attempt yet. */
+export function newDeliveryRecord(job: DeliveryJob, at: string): WebhookDelivery {
+  const { v: _version, ...named } = job;
+  return { ...named, status: 'pending', attempts: [], updatedAt: at };
+}
+
 const EXAMPLE_AT = '2025-03-01T09:30:00.000Z';
 
 export const deliveryAttemptSchema = /* @__PURE__ */ z

@@ -47,9 +47,10 @@ export function eventItem(event: CaseEvent, companyId: string, mode: Mode): Reco
 }
 
 /** The event of an item read back (DocumentClient form); the payload is what was written. */
-export function eventFromItem(item: Record<string, unknown>): { event: CaseEvent; companyId: string; mode: Mode } {
+export function eventFromItem(item: Record<string, unknown>): { event: CaseEvent; payload: string; companyId: string; mode: Mode } {
   return {
     event: JSON.parse(String(item.payload)) as CaseEvent,
+    payload: String(item.payload),
     companyId: String(item.companyId),
     mode: item.mode === 'test' ? 'test' : 'live',
   };

@@ -5,15 +5,13 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { DeliveryQueue } from '../../webhooks/ports.js';
+import type { DeliveryLane, DeliveryQueue } from '../../webhooks/ports.js';
 import type { DeliveryJob } from '../../webhooks/webhook-delivery.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
 import { MAX_SQS_DELAY_SECONDS } from './verification-retry-queue.js';
 
 /** SendMessageBatch takes at most 10 entries. */
 export const SQS_BATCH_SIZE = 10;
-
-export type DeliveryLane = 'fast' | 'slow';
 
 export interface DeliveryQueueUrls {
   fast: string;
@@ -33,6 +31,11 @@ export interface DeliveryQueueUrls {
  * (a stream batch, a queue message, a redeliver request) then fails as a whole and is retried;
  * the entries that did go are harmless to send twice (the delivery record makes a copy a no-op).
  */
+/** A queue's name, the last segment of its URL or ARN: how a record's eventSourceARN names its lane. */
+export function queueNameOf(urlOrArn: string): string {
+  return urlOrArn.split(/[/:]/).at(-1) ?? urlOrArn;
+}
+
 export class SqsWebhookDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly client: SQSClient,
@@ -61,6 +64,14 @@ export class SqsWebhookDeliveryQueue implements DeliveryQueue {
       VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
     });
     await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+  }
+
+  /** The lane of a received record, by its queue's ARN (the event source mapping's eventSourceARN). */
+  laneOf(eventSourceArn: string): DeliveryLane {
+    const name = queueNameOf(eventSourceArn);
+    if (name === queueNameOf(this.urls.fast)) return 'fast';
+    if (name === queueNameOf(this.urls.slow)) return 'slow';
+    throw new Error(`a delivery message from an unknown queue: ${eventSourceArn}`);
   }
 
   private async sendAll(queueUrl: string, jobs: readonly DeliveryJob[], delaySeconds: number): Promise<void> {

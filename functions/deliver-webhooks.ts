@@ -1,0 +1,151 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { webhookDeliveryAdapters } from '../lib/adapters/production-adapters.js';
+import { logger } from '../lib/runtime/logger.js';
+import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
+import { tracer } from '../lib/runtime/tracer.js';
+import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
+import type { DeliveryLane, DeliveryQueue } from '../lib/webhooks/ports.js';
+import { deliveryJobSchema, type DeliveryJob } from '../lib/webhooks/webhook-delivery.js';
+
+/**
+ * The webhook delivery function (docs/webhooks-design.md), on both delivery queues: each message
+ * is one delivery job, attempted at most once per receipt (lib/webhooks/deliver-webhook.ts). The
+ * records of a batch run concurrently, each bounded by the sender's 10 s timeout, so one hanging
+ * receiver never holds up another endpoint's message in the same batch.
+ *
+ * What becomes of a message, by the use case's result:
+ * - done (delivered, settled before, endpoint deleted or disabled, a duplicate): succeeds, and SQS
+ *   deletes it;
+ * - retry on the fast lane: the job is sent to the slow lane with the delay (SQS holds ≤ 15 min;
+ *   the first delays are seconds), then the message succeeds: send-then-succeed, so a crash in
+ *   between leaves a copy, never a loss (the record's attempt count makes the copy harmless);
+ * - retry on the slow lane: the message is made invisible for the delay (ChangeMessageVisibility)
+ *   and reported in `batchItemFailures`, so SQS keeps it and hands it out again then;
+ * - give up: the job is sent to the dead-letter queue (alarmed), then the message succeeds;
+ * - a throw (storage unavailable…): reported in `batchItemFailures`, back after the queue's
+ *   visibility timeout; the queue's redrive policy moves a message that never succeeds to the DLQ.
+ *
+ * Metrics: WebhookDelivered, WebhookAttemptFailed, WebhookDeliveryFailed (given up),
+ * WebhookEndpointDisabled.
+ */
+export const METRICS = {
+  delivered: 'WebhookDelivered',
+  attemptFailed: 'WebhookAttemptFailed',
+  deliveryFailed: 'WebhookDeliveryFailed',
+  endpointDisabled: 'WebhookEndpointDisabled',
+} as const;
+
+/** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts). */
+export interface DeliveryMessages extends DeliveryQueue {
+  deadLetter(jobs: readonly DeliveryJob[]): Promise<void>;
+  changeVisibility(lane: DeliveryLane, receiptHandle: string, seconds: number): Promise<void>;
+}
+
+export interface DeliverWebhooksDeps {
+  delivery: DeliverDeps;
+  messages: DeliveryMessages;
+  /** Which lane a record came from, by its queue's ARN. */
+  laneOf: (eventSourceArn: string) => DeliveryLane;
+}
+
+/** The most SQS delays a message it is sent (DelaySeconds). */
+const MAX_SEND_DELAY_SECONDS = 900;
+
+function countAttempt(result: DeliveryResult): void {
+  if (result.attempt) metrics.addMetric(result.attempt.delivered ? METRICS.delivered : METRICS.attemptFailed, MetricUnit.Count, 1);
+  if (result.kind === 'give-up') metrics.addMetric(METRICS.deliveryFailed, MetricUnit.Count, 1);
+  if (result.endpointDisabled) metrics.addMetric(METRICS.endpointDisabled, MetricUnit.Count, 1);
+}
+
+export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
+  /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
+  async function handle(record: SQSRecord): Promise<boolean> {
+    const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
+    if (!parsed.success) {
+      // Not silently dropped: it stays, and the queue's redrive policy moves it to the DLQ, which an alarm watches.
+      logger.error('webhook delivery message unreadable: left for the dead-letter queue', { messageId: record.messageId });
+      return true;
+    }
+    const job = parsed.data;
+    const lane = deps.laneOf(record.eventSourceARN);
+    const result = await deliverWebhook(deps.delivery, job);
+    countAttempt(result);
+    log(job, lane, result);
+    if (result.kind === 'give-up') {
+      await deps.messages.deadLetter([job]);
+      return false;
+    }
+    if (result.kind !== 'retry') return false;
+    if (lane === 'fast') {
+      await deps.messages.enqueue('slow', [job], Math.min(MAX_SEND_DELAY_SECONDS, result.delaySeconds));
+      return false;
+    }
+    await deps.messages.changeVisibility('slow', record.receiptHandle, result.delaySeconds);
+    return true;
+  }
+
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const settled = await Promise.allSettled(event.Records.map(handle));
+    const batchItemFailures: { itemIdentifier: string }[] = [];
+    settled.forEach((outcome, i) => {
+      const record = event.Records[i]!;
+      if (outcome.status === 'fulfilled') {
+        if (outcome.value) batchItemFailures.push({ itemIdentifier: record.messageId });
+        return;
+      }
+      logger.error('webhook delivery failed: the message is retried', {
+        messageId: record.messageId,
+        error: String((outcome.reason as Error)?.message ?? outcome.reason),
+      });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    });
+    return { batchItemFailures };
+  };
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+function log(job: DeliveryJob, lane: DeliveryLane, result: DeliveryResult): void {
+  const fields = {
+    deliveryId: job.deliveryId,
+    endpointId: job.endpointId,
+    eventId: job.eventId,
+    lane,
+    result: result.kind,
+    ...('reason' in result ? { reason: result.reason } : {}),
+    ...(result.attempt
+      ? {
+          statusCode: result.attempt.statusCode,
+          error: result.attempt.error,
+          durationMs: result.attempt.durationMs,
+          address: result.attempt.address,
+        }
+      : {}),
+  };
+  if (result.kind === 'give-up') logger.warn('webhook delivery failed: retries ended, job sent to the dead-letter queue', fields);
+  else logger.debug('webhook delivery', fields);
+}
+
+/** The core inside the Powertools chain: X-Ray segment, the Lambda context on log lines, metrics flushed once per invocation. */
+export function buildDeliverWebhooksHandler(deps: DeliverWebhooksDeps) {
+  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    .handler(buildDeliverWebhooksCore(deps));
+}
+
+let production: ReturnType<typeof buildDeliverWebhooksHandler> | undefined;
+/** Built on the first event, so the local stack can load this module before its configuration exists. */
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  (production ??= buildDeliverWebhooksHandler(webhookDeliveryAdapters()))(event, context);

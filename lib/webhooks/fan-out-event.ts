@@ -1,0 +1,93 @@
+import type { Mode } from '../mode.js';
+import type { DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob } from './webhook-delivery.js';
+import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
+
+/**
+ * The fan-out of one stored event to its company-and-mode's endpoints (product rules "Webhooks":
+ * one delivery per matching event and endpoint). Called by functions/fan-out-webhook-events.ts
+ * for each event item the table's stream brings.
+ *
+ * The fan-out starts each delivery's record (`pending`, no attempts) before it enqueues the job,
+ * rather than leaving that to the delivery function:
+ * - the delivery log shows the delivery at once, even while the queue has a backlog;
+ * - the record's key is derived from the event and the endpoint (`scheduledDeliveryId`, createdAt
+ *   = the event's) and `start` is conditional, so a stream record read twice (or a batch retried
+ *   after a partial failure) finds the first copy's record: the log keeps one delivery per event
+ *   and endpoint;
+ * - a record found already attempted or settled is not enqueued again (its own message carries
+ *   it, or it is done), so a replayed stream record sends nothing twice once the first copy's
+ *   delivery has started; a replay that arrives while the first job is still queued enqueues a
+ *   second copy, which the delivery record's attempt count turns into at most one attempt each
+ *   time (receivers deduplicate on webhook-id anyway);
+ * - start comes before enqueue: if enqueueing fails the stream record is retried and the record,
+ *   found pending with no attempt, is enqueued then. A job never names a record that is missing.
+ *
+ * An endpoint with a failing run (`failingSince` set) gets its jobs on the slow lane, so its
+ * timeouts never occupy the fast lane's consumers (docs/webhooks-design.md, "No head-of-line
+ * blocking").
+ */
+export interface FanOutDeps {
+  endpoints: Pick<WebhookEndpointStore, 'list'>;
+  deliveries: Pick<WebhookDeliveryStore, 'start'>;
+  queue: DeliveryQueue;
+  now: () => Date;
+}
+
+/** What the fan-out needs of an event item: the stream's NEW_IMAGE carries all of it. */
+export interface EventToFanOut {
+  eventId: string;
+  eventType: string;
+  companyId: string;
+  mode: Mode;
+  createdAt: string;
+}
+
+export interface FanOutResult {
+  /** Jobs enqueued per lane. */
+  fast: number;
+  slow: number;
+  /** Matching endpoints whose delivery was already attempted or settled (a replayed stream record). */
+  alreadyStarted: number;
+}
+
+export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpoint, 'endpointId'>): DeliveryJob {
+  return {
+    v: 1,
+    kind: 'scheduled',
+    deliveryId: scheduledDeliveryId(endpoint.endpointId, event.eventId),
+    endpointId: endpoint.endpointId,
+    eventId: event.eventId,
+    eventType: event.eventType,
+    companyId: event.companyId,
+    mode: event.mode,
+    createdAt: event.createdAt,
+  };
+}
+
+export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promise<FanOutResult> {
+  const endpoints = (await deps.endpoints.list(event.mode, event.companyId)).filter(
+    // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
+    (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && subscribesTo(e, event.eventType),
+  );
+  const lanes = { fast: [] as DeliveryJob[], slow: [] as DeliveryJob[] };
+  let alreadyStarted = 0;
+  const startedAt = deps.now().toISOString();
+  await Promise.all(
+    endpoints.map(async (endpoint) => {
+      const job = deliveryJobFor(event, endpoint);
+      const record = newDeliveryRecord(job, startedAt);
+      const stored = await deps.deliveries.start(record);
+      if (stored.status !== 'pending' || stored.attempts.length > 0) {
+        alreadyStarted++;
+        return;
+      }
+      lanes[endpoint.failingSince === undefined ? 'fast' : 'slow'].push(job);
+    }),
+  );
+  await Promise.all([
+    lanes.fast.length > 0 ? deps.queue.enqueue('fast', lanes.fast) : undefined,
+    lanes.slow.length > 0 ? deps.queue.enqueue('slow', lanes.slow) : undefined,
+  ]);
+  return { fast: lanes.fast.length, slow: lanes.slow.length, alreadyStarted };
+}

@@ -1,0 +1,305 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { Webhook } from 'standardwebhooks';
+import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
+import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
+import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
+import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
+import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
+import type { CaseView } from '../../lib/cases/case-record.js';
+import type { Mode } from '../../lib/mode.js';
+import { randomBase62 } from '../../lib/random-id.js';
+import { config } from '../../lib/runtime/config.js';
+import { DISABLED_ENDPOINT_ERROR } from '../../lib/webhooks/deliver-webhook.js';
+import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
+import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
+import { generateEndpointSecret, type EndpointSecret } from '../../lib/webhooks/signature.js';
+import { deliveryKeyOf, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
+import { ddb, lambdaContext } from '../support/fixtures.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * The fan-out and delivery functions over DynamoDB Local, a real receiver on loopback and the
+ * real sender (local-development option), with a recording stand-in for the SQS actions (the
+ * engines' end-to-end tests run the real local SQS). The clock is fixed and moved by hand; the
+ * sender stamps attempts with the same clock.
+ */
+let clock = new Date();
+const now = () => clock;
+const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
+
+const FAST_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries';
+const SLOW_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries-slow';
+
+class RecordingMessages implements DeliveryMessages {
+  readonly enqueued: { lane: DeliveryLane; job: DeliveryJob; delaySeconds: number }[] = [];
+  readonly deadLettered: DeliveryJob[] = [];
+  readonly invisible: { receiptHandle: string; seconds: number }[] = [];
+  async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0) {
+    for (const job of jobs) this.enqueued.push({ lane, job, delaySeconds });
+  }
+  async deadLetter(jobs: readonly DeliveryJob[]) {
+    this.deadLettered.push(...jobs);
+  }
+  async changeVisibility(_lane: DeliveryLane, receiptHandle: string, seconds: number) {
+    this.invisible.push({ receiptHandle, seconds });
+  }
+}
+
+const receivers: WebhookReceiver[] = [];
+afterAll(async () => Promise.all(receivers.map((r) => r.close())));
+
+async function receiver(statuses: number[]) {
+  let n = 0;
+  const r = await startWebhookReceiver({
+    handler: (_req, res) => res.writeHead(statuses[Math.min(n++, statuses.length - 1)]!).end(),
+  });
+  receivers.push(r);
+  return r;
+}
+
+function rig() {
+  const cfg = config();
+  const endpoints = new DynamoWebhookEndpointStore(ddb(), cfg.tableName, secretBoxOnce(cfg));
+  const deliveries = new DynamoWebhookDeliveryStore(ddb(), cfg.tableName, now);
+  const messages = new RecordingMessages();
+  const fanOut = buildFanOutWebhookEventsHandler({ endpoints, deliveries, queue: messages, now });
+  const deliver = buildDeliverWebhooksHandler({
+    delivery: {
+      endpoints,
+      events: new DynamoEventStore(ddb(), cfg.tableName),
+      deliveries,
+      sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+      now,
+      random: () => 0.5,
+    },
+    messages,
+    laneOf: (arn) => (arn === FAST_ARN ? 'fast' : 'slow'),
+  });
+  return { endpoints, deliveries, messages, fanOut, deliver };
+}
+
+async function newEndpoint(r: ReturnType<typeof rig>, url: string, overrides: Partial<WebhookEndpoint> = {}, secrets?: EndpointSecret[]) {
+  const endpoint: WebhookEndpoint = {
+    endpointId: `we_${randomBase62(22)}`,
+    companyId: `co_${randomBase62(12)}`,
+    mode: 'live',
+    url,
+    events: ['*'],
+    description: '',
+    status: 'enabled',
+    createdAt: clock.toISOString(),
+    updatedAt: clock.toISOString(),
+    version: 1,
+    ...overrides,
+  };
+  const sealed = secrets ?? [{ secret: generateEndpointSecret(), createdAt: clock.toISOString() }];
+  await r.endpoints.create(endpoint, sealed, 16);
+  return { endpoint, secrets: sealed };
+}
+
+/** A case.created event stored as the outbox stores it, and the stream record of its INSERT. */
+async function storedEvent(companyId: string, mode: Mode = 'live') {
+  const caseId = `case_${randomBase62(22)}`;
+  const view = { id: caseId, status: 'DRAFT', createdAt: clock.toISOString(), updatedAt: clock.toISOString() } as unknown as CaseView;
+  const event = buildCaseEvent(view, clock.toISOString());
+  const item = eventItem(event, companyId, mode);
+  await ddb().send(new PutCommand({ TableName: config().tableName, Item: unmarshall(item) }));
+  const record: DynamoDBStreamEvent = {
+    Records: [{ eventName: 'INSERT', dynamodb: { NewImage: item as never, SequenceNumber: '1' }, eventSource: 'aws:dynamodb' }],
+  };
+  return { event, record, payload: JSON.stringify(event) };
+}
+
+function sqsEvent(job: DeliveryJob, arn = FAST_ARN, receiptHandle = 'rh-1'): SQSEvent {
+  return {
+    Records: [
+      {
+        messageId: `m-${randomBase62(8)}`,
+        receiptHandle,
+        body: JSON.stringify(job),
+        attributes: {} as never,
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: arn,
+        awsRegion: 'eu-west-2',
+      },
+    ],
+  };
+}
+
+const ctx = () => lambdaContext() as never;
+
+describe('the webhook fan-out and delivery functions', () => {
+  beforeEach(() => {
+    clock = new Date(Math.floor(Date.now() / 1000) * 1000);
+  });
+
+  it('a receiver failing then succeeding: the same webhook-id twice, two attempts in the log, the retry moved to the slow lane', async () => {
+    const r = rig();
+    const target = await receiver([503, 200]);
+    const { endpoint, secrets } = await newEndpoint(r, target.url);
+    const { event, record, payload } = await storedEvent(endpoint.companyId);
+
+    expect(await r.fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued).toHaveLength(1);
+    const { job, lane } = r.messages.enqueued[0]!;
+    expect(lane).toBe('fast');
+    expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [] });
+
+    expect(await r.deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued[1]).toEqual({ lane: 'slow', job, delaySeconds: 5 });
+    expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [{ statusCode: 503 }] });
+
+    advance(5000);
+    expect(await r.deliver(sqsEvent(job, SLOW_ARN), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([event.id, event.id]);
+    expect(target.received.map((q) => q.body)).toEqual([payload, payload]);
+    const stored = (await r.deliveries.get(deliveryKeyOf(job)))!;
+    expect(stored.status).toBe('delivered');
+    expect(stored.attempts.map((a) => a.statusCode)).toEqual([503, 200]);
+    // Verified by the Standard Webhooks library as a partner would.
+    expect(new Webhook(secrets[0]!.secret).verify(target.received[1]!.body, target.received[1]!.headers)).toEqual(event);
+  });
+
+  it('signs with both secrets during a rotation: each verifies on its own with the library', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const previous = {
+      secret: generateEndpointSecret(),
+      createdAt: new Date(clock.getTime() - 86_400_000).toISOString(),
+      retiredAt: new Date(clock.getTime() - 3_600_000).toISOString(),
+    };
+    const current = { secret: generateEndpointSecret(), createdAt: previous.retiredAt };
+    const { endpoint } = await newEndpoint(r, target.url, {}, [current, previous]);
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    await r.deliver(sqsEvent(r.messages.enqueued[0]!.job), ctx());
+    const [got] = target.received;
+    expect(got!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [current.secret, previous.secret]) expect(() => new Webhook(secret).verify(got!.body, got!.headers)).not.toThrow();
+    expect(() => new Webhook(generateEndpointSecret()).verify(got!.body, got!.headers)).toThrow();
+  });
+
+  it('the same job twice: one delivery, one attempt, one request', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    // The job delivered, then the stream record replayed and the same message received again.
+    const job = r.messages.enqueued[0]!.job;
+    await r.deliver(sqsEvent(job), ctx());
+    await r.fanOut(record, ctx());
+    await r.deliver(sqsEvent(job), ctx());
+    expect(r.messages.enqueued).toHaveLength(1);
+    expect(target.received).toHaveLength(1);
+    const log = await r.deliveries.listPage('live', endpoint.endpointId, { limit: 10 });
+    expect(log.deliveries).toEqual([
+      expect.objectContaining({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] }),
+    ]);
+  });
+
+  it('a deleted endpoint is sent nothing; a disabled one is sent nothing and its delivery is failed with the reason', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const deleted = await newEndpoint(r, target.url);
+    const disabled = await newEndpoint(r, target.url);
+    const first = await storedEvent(deleted.endpoint.companyId);
+    const second = await storedEvent(disabled.endpoint.companyId);
+    await r.fanOut(first.record, ctx());
+    await r.fanOut(second.record, ctx());
+    const [deletedJob, disabledJob] = r.messages.enqueued.map((e) => e.job);
+    await r.endpoints.delete('live', deleted.endpoint.companyId, deleted.endpoint.endpointId);
+    await r.endpoints.update({ ...disabled.endpoint, status: 'disabled', version: 2 }, 1, undefined);
+
+    expect(await r.deliver(sqsEvent(deletedJob!), ctx())).toEqual({ batchItemFailures: [] });
+    expect(await r.deliver(sqsEvent(disabledJob!), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toEqual([]);
+    expect(await r.deliveries.get(deliveryKeyOf(disabledJob!))).toMatchObject({
+      status: 'failed',
+      attempts: [{ durationMs: 0, error: DISABLED_ENDPOINT_ERROR }],
+    });
+  });
+
+  it('gives up after 3 days of failures: the delivery is failed and the job goes to the dead-letter queue', async () => {
+    const r = rig();
+    const target = await receiver([500]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    const job = r.messages.enqueued[0]!.job;
+    await r.deliver(sqsEvent(job), ctx());
+    // On the slow lane a retry is the same message made invisible, left in the queue.
+    advance(5000);
+    const kept = await r.deliver(sqsEvent(job, SLOW_ARN, 'rh-slow'), ctx());
+    expect(kept.batchItemFailures).toHaveLength(1);
+    expect(r.messages.invisible).toEqual([{ receiptHandle: 'rh-slow', seconds: 15 }]);
+
+    advance(RETRY_WINDOW_SECONDS * 1000);
+    expect(await r.deliver(sqsEvent(job, SLOW_ARN), ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.deadLettered).toEqual([job]);
+    const stored = (await r.deliveries.get(deliveryKeyOf(job)))!;
+    expect(stored.status).toBe('failed');
+    expect(stored.attempts).toHaveLength(3);
+  });
+
+  it('endpoint health: failingSince set by a failure and cleared by a success; disabled after 5 days of failures', async () => {
+    const r = rig();
+    const flaky = await receiver([500, 200]);
+    const { endpoint } = await newEndpoint(r, flaky.url);
+    const read = async (e: WebhookEndpoint) =>
+      (await ddb().send(new GetCommand({ TableName: config().tableName, Key: keys.webhookEndpoint(e.mode, e.companyId, e.endpointId) })))
+        .Item!;
+    const first = await storedEvent(endpoint.companyId);
+    await r.fanOut(first.record, ctx());
+    const job = r.messages.enqueued[0]!.job;
+    const failedAt = clock.toISOString();
+    await r.deliver(sqsEvent(job), ctx());
+    expect((await read(endpoint)).failingSince).toBe(failedAt);
+    // A new event for an endpoint with a failing run goes straight to the slow lane.
+    const second = await storedEvent(endpoint.companyId);
+    await r.fanOut(second.record, ctx());
+    expect(r.messages.enqueued.at(-1)!.lane).toBe('slow');
+    advance(5000);
+    await r.deliver(sqsEvent(job, SLOW_ARN), ctx());
+    expect((await read(endpoint)).failingSince).toBeUndefined();
+
+    const dead = await receiver([500]);
+    const failing = await newEndpoint(r, dead.url, { failingSince: new Date(clock.getTime() - DISABLE_AFTER_MS + 1000).toISOString() });
+    const third = await storedEvent(failing.endpoint.companyId);
+    await r.fanOut(third.record, ctx());
+    const deadJob = r.messages.enqueued.at(-1)!.job;
+    await r.deliver(sqsEvent(deadJob, SLOW_ARN), ctx());
+    expect((await read(failing.endpoint)).status).toBe('enabled');
+    advance(5000);
+    await r.deliver(sqsEvent(deadJob, SLOW_ARN), ctx());
+    expect(await read(failing.endpoint)).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('5 days') });
+  });
+
+  it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const live = await newEndpoint(r, target.url);
+    const test = await newEndpoint(r, target.url, { companyId: live.endpoint.companyId, mode: 'test' });
+    const { record } = await storedEvent(live.endpoint.companyId, 'test');
+    const image = record.Records[0]!.dynamodb!.NewImage!;
+    await r.fanOut({ Records: [{ ...record.Records[0]!, eventName: 'MODIFY' }] }, ctx());
+    await r.fanOut(
+      { Records: [{ eventName: 'INSERT', dynamodb: { NewImage: marshall({ ...unmarshall(image as never), type: 'CASE' }) as never } }] },
+      ctx(),
+    );
+    expect(r.messages.enqueued).toEqual([]);
+    await r.fanOut(record, ctx());
+    expect(r.messages.enqueued.map((e) => e.job.endpointId)).toEqual([test.endpoint.endpointId]);
+  });
+});
