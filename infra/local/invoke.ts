@@ -72,7 +72,7 @@ async function main(): Promise<number> {
     () => undefined,
     () => provisionEventValues({ apiKey: exportedKey }),
   );
-  const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY].filter(
+  const runKeys = [values.API_KEY, values.READ_ONLY_API_KEY, values.WRITE_ONLY_API_KEY, values.WEBHOOKS_API_KEY].filter(
     (key): key is string => Boolean(key) && key !== exportedKey,
   );
   const overridden: string[] = [];

@@ -30,6 +30,9 @@ export const FUNCTION_NAMES = [
   'list-events',
   'get-event',
   'withdraw-case',
+  'ping-webhook-endpoint',
+  'redeliver-webhook-event',
+  'list-webhook-deliveries',
 ] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
@@ -85,6 +88,42 @@ export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
   'withdraw-case-invalid.json': { function: 'withdraw-case', status: 400, description: 'a reason over 500 characters' },
   'withdraw-case-unknown.json': { function: 'withdraw-case', status: 404, description: 'a case id that does not exist (no body)' },
   'withdraw-case-wrong-scope.json': { function: 'withdraw-case', status: 403, description: 'a key with only cases:read' },
+  // Webhook routes: the sample company has no endpoint (creating one resolves its URL's name), so these show the refusals.
+  'ping-webhook-endpoint-unknown.json': {
+    function: 'ping-webhook-endpoint',
+    status: 404,
+    description: 'an endpoint id that does not exist',
+  },
+  'ping-webhook-endpoint-wrong-scope.json': {
+    function: 'ping-webhook-endpoint',
+    status: 403,
+    description: 'a key without webhooks:manage',
+  },
+  'redeliver-webhook-event-invalid.json': {
+    function: 'redeliver-webhook-event',
+    status: 400,
+    description: 'an eventId that is not an event id',
+  },
+  'redeliver-webhook-event-unknown.json': {
+    function: 'redeliver-webhook-event',
+    status: 404,
+    description: 'an endpoint id that does not exist',
+  },
+  'redeliver-webhook-event-wrong-scope.json': {
+    function: 'redeliver-webhook-event',
+    status: 403,
+    description: 'a key without webhooks:manage',
+  },
+  'list-webhook-deliveries-unknown.json': {
+    function: 'list-webhook-deliveries',
+    status: 404,
+    description: 'the delivery log of an endpoint id that does not exist',
+  },
+  'list-webhook-deliveries-wrong-scope.json': {
+    function: 'list-webhook-deliveries',
+    status: 403,
+    description: 'a key without webhooks:manage',
+  },
 };
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -197,8 +236,8 @@ export interface ProvisionOptions {
 }
 
 /**
- * Everything the sample events refer to, all in one company: three keys (read+write, read-only,
- * write-only), an uploaded invoice, one case, and an Idempotency-Key already used. With
+ * Everything the sample events refer to, all in one company: four keys (read+write, read-only,
+ * write-only, webhooks:manage), an uploaded invoice, one case, and an Idempotency-Key already used. With
  * `apiKey` the company is that key's and the key itself is the read+write one; without, it is
  * the sample company (created on the first run only). The one-scope keys are new on each run.
  */
@@ -225,9 +264,10 @@ export async function provisionEventValues(options: ProvisionOptions = {}): Prom
     companyId = existing?.companyId ?? (await accounts.createCompany(SAMPLE_COMPANY_NAME)).companyId;
     readWriteKey = (await accounts.createKey(companyId, ['cases:read', 'cases:write'])).apiKey;
   }
-  const [readOnly, writeOnly] = await Promise.all([
+  const [readOnly, writeOnly, webhooks] = await Promise.all([
     accounts.createKey(companyId, ['cases:read']),
     accounts.createKey(companyId, ['cases:write']),
+    accounts.createKey(companyId, ['webhooks:manage']),
   ]);
   const fileKey = issueFileKey(companyId, 'application/pdf');
   await s3Client(cfg).send(
@@ -239,6 +279,7 @@ export async function provisionEventValues(options: ProvisionOptions = {}): Prom
     API_KEY: readWriteKey,
     READ_ONLY_API_KEY: readOnly.apiKey,
     WRITE_ONLY_API_KEY: writeOnly.apiKey,
+    WEBHOOKS_API_KEY: webhooks.apiKey,
     FILE_KEY: fileKey,
     RUN_ID: runId,
     EXISTING_INVOICE_REF: `INV-${runId}-EXISTING`,

@@ -17,6 +17,8 @@ import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { secretBoxOnce } from './secrets/webhook-secret-key.js';
 import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
+import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
+import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import { s3Client } from './s3/s3-client.js';
 import { CompaniesHouseRegistry } from './companies-house/companies-house-registry.js';
 import { RefreshedKeyRegistry } from './companies-house/refreshed-key-registry.js';
@@ -25,8 +27,6 @@ import { DynamoRegistryRateLimiter } from './dynamodb/registry-rate-limiter.js';
 import { registryApiKeyOnce, type RegistryKeyConfig } from './secrets/registry-api-key.js';
 import type { CaseVerificationDeps } from '../cases/verification/verify-case-debtor.js';
 import { SqsVerificationRetries, sqsClient } from './sqs/verification-retry-queue.js';
-import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
-import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import type { DeliveryQueue } from '../webhooks/ports.js';
 
 /**

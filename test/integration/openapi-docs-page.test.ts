@@ -93,12 +93,19 @@ describe('the local server serves the contract', () => {
       'operation/listEvents',
       'operation/getEvent',
       'operation/testConfirmCase',
+      // The OpenAPI 3.1 webhooks (what a partner's receiver is sent), shown first under their tag.
+      'operation/caseCreatedWebhook',
+      'operation/caseUpdatedWebhook',
+      'operation/webhookPingWebhook',
       'operation/createWebhookEndpoint',
       'operation/listWebhookEndpoints',
       'operation/getWebhookEndpoint',
       'operation/updateWebhookEndpoint',
       'operation/deleteWebhookEndpoint',
       'operation/rotateWebhookEndpointSecret',
+      'operation/pingWebhookEndpoint',
+      'operation/redeliverWebhookEvent',
+      'operation/listWebhookDeliveries',
     ]);
     const text = await page.locator('body').innerText();
     for (const expected of [
@@ -109,6 +116,7 @@ describe('the local server serves the contract', () => {
       '/api/v1/cases/{id}',
       'Idempotency-Key',
       'nextCursor',
+      'webhook-signature',
     ]) {
       expect(text).toContain(expected);
     }

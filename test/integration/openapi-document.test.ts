@@ -3,8 +3,14 @@ import { handler as deleteWebhookEndpointHandler } from '../../functions/delete-
 import { handler as getWebhookEndpointHandler } from '../../functions/get-webhook-endpoint.js';
 import { handler as listWebhookEndpointsHandler } from '../../functions/list-webhook-endpoints.js';
 import { handler as rotateWebhookEndpointSecretHandler } from '../../functions/rotate-webhook-endpoint-secret.js';
+import { handler as pingWebhookEndpointHandler } from '../../functions/ping-webhook-endpoint.js';
+import { handler as redeliverWebhookEventHandler } from '../../functions/redeliver-webhook-event.js';
+import { handler as listWebhookDeliveriesHandler } from '../../functions/list-webhook-deliveries.js';
 import { handler as updateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
 import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { buildPingEvent } from '../../lib/webhooks/ping-event.js';
 import { handler as createCasesHandler } from '../../functions/create-cases.js';
 import { handler as createUploadHandler } from '../../functions/create-upload.js';
 import { handler as getCaseHandler } from '../../functions/get-case.js';
@@ -23,6 +29,11 @@ import { checkedInvoke, contract, type Invocable } from '../support/contract.js'
 import { apiEvent, bearer, lambdaContext, newPartner, parse } from '../support/fixtures.js';
 
 type Json = Record<string, unknown>;
+
+/** ajv-formats is CommonJS; its default export arrives either way depending on the loader. */
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv2020,
+) => Ajv2020;
 
 const committed = () => readFileSync(OPENAPI_FILE, 'utf8');
 
@@ -180,6 +191,19 @@ describe('scopes in docs/openapi.json', () => {
       rotateWebhookEndpointSecretHandler,
       () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } }),
     ],
+    ['post', '/api/v1/webhook-endpoints/{id}/ping', pingWebhookEndpointHandler, () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID } })],
+    [
+      'post',
+      '/api/v1/webhook-endpoints/{id}/redeliver',
+      redeliverWebhookEventHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID }, body: JSON.stringify({ eventId: 'evt_0000000000000000000000' }) }),
+    ],
+    [
+      'get',
+      '/api/v1/webhook-endpoints/{id}/deliveries',
+      listWebhookDeliveriesHandler,
+      () => ({ pathParameters: { id: WEBHOOK_ENDPOINT_ID }, query: { limit: '1' } }),
+    ],
   ];
 
   it('cover exactly the partner routes (the internal confirmations route is not in the partner document)', () => {
@@ -215,5 +239,38 @@ describe('scopes in docs/openapi.json', () => {
     const holding = await newPartner([scope as 'cases:read' | 'cases:write' | 'webhooks:manage']);
     const passed = parse(await checkedInvoke(handler, event(holding.apiKey), lambdaContext()));
     expect(passed.statusCode).not.toBe(403);
+  });
+});
+
+describe('the webhooks section of docs/openapi.json', () => {
+  const webhooks = (contract().document as { webhooks?: Record<string, { post: Json }> }).webhooks ?? {};
+
+  it('describes case.created, case.updated and webhook.ping, each with the three required webhook-* headers', () => {
+    expect(Object.keys(webhooks).sort()).toEqual(['case.created', 'case.updated', 'webhook.ping']);
+    for (const { post } of Object.values(webhooks)) {
+      const headers = (post.parameters as { name: string; in: string; required: boolean }[]).filter((p) => p.in === 'header');
+      expect(headers.map((h) => [h.name, h.required])).toEqual([
+        ['webhook-id', true],
+        ['webhook-timestamp', true],
+        ['webhook-signature', true],
+      ]);
+    }
+  });
+
+  it('has payload schemas that accept what the service sends and refuse the other types', () => {
+    const ping = buildPingEvent({ endpointId: 'we_7Gk2mP9qR4sT8vW1xY3zA5', mode: 'test' }, new Date('2025-03-01T09:30:00.000Z'));
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(ajv);
+    ajv.addSchema({ ...contract().document, $id: 'https://webhooks.test/openapi.json' });
+    const payload = (type: string) => {
+      const validate = ajv.getSchema(
+        `https://webhooks.test/openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`,
+      );
+      if (!validate) throw new Error(`no payload schema for ${type}`);
+      return validate;
+    };
+    expect(payload('webhook.ping')(ping)).toBe(true);
+    expect(payload('case.created')(ping)).toBe(false);
+    expect(payload('webhook.ping')({ ...ping, type: 'case.created' })).toBe(false);
   });
 });

@@ -1314,15 +1314,17 @@ function registerWebhooks(registry: OpenAPIRegistry): void {
       description: `Any 2xx within ${DELIVERY_TIMEOUT_MS / 1000} seconds acknowledges the event. Anything else, or no answer in time, is a failed attempt: a case event is retried with backoff for at least ${RETRY_WINDOW_SECONDS / 86_400} days, a ping is not. Redirects are not followed.`,
     },
   };
-  const deliveredEvents: { type: string; summary: string; description: string; schema: z.ZodType }[] = [
+  const deliveredEvents: { type: string; operationId: string; summary: string; description: string; schema: z.ZodType }[] = [
     {
       type: 'case.created',
+      operationId: 'caseCreatedWebhook',
       summary: 'A case was created',
       description: 'One per case created. `data.object` is the case as `GET /api/v1/cases/{id}` returned it right after.',
       schema: variant('case.created'),
     },
     {
       type: 'case.updated',
+      operationId: 'caseUpdatedWebhook',
       summary: 'A case changed',
       description:
         'One per change of a case\u2019s `status`, `recoveryGate` or `debtorVerification`; `data.previousAttributes` holds the changed fields\u2019 earlier values. Compare `createdAt` to order events.',
@@ -1330,6 +1332,7 @@ function registerWebhooks(registry: OpenAPIRegistry): void {
     },
     {
       type: WEBHOOK_PING_EVENT_TYPE,
+      operationId: 'webhookPingWebhook',
       summary: 'A ping you asked for',
       description: 'Sent only by `POST /api/v1/webhook-endpoints/{id}/ping`, once, never retried.',
       schema: webhookPingEventSchema,
@@ -1339,7 +1342,7 @@ function registerWebhooks(registry: OpenAPIRegistry): void {
     registry.registerWebhook({
       method: 'post',
       path: event.type,
-      operationId: `webhook_${event.type.replace('.', '_')}`,
+      operationId: event.operationId,
       tags: ['Webhooks'],
       summary: event.summary,
       description: `${event.description} Signed per Standard Webhooks; endpoints of a test key receive test events (\`livemode: false\`) only.`,

@@ -180,6 +180,7 @@ describe('API functions', () => {
       expect.stringMatching(/^ListEventsRole/),
       expect.stringMatching(/^ListWebhookDeliveriesRole/),
     ]);
+    // The ping signs with the endpoint's secrets, so it opens them too.
     expect(readersOf('WebhookSecretKey')).toEqual([
       expect.stringMatching(/^CreateWebhookEndpointRole/),
       expect.stringMatching(/^PingWebhookEndpointRole/),

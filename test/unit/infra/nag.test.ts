@@ -99,10 +99,13 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/WithdrawCase/Role: AwsSolutions-IAM5[Resource::*]',
         // Every function's X-Ray grant (its own role), and the webhook sealing key, not rotated for the reason given.
         'PartnerCaseApi-dev/CreateWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/ListWebhookDeliveries/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListWebhookEndpoints/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/PingWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/GetWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/UpdateWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/DeleteWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/RedeliverWebhookEvent/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/RotateWebhookEndpointSecret/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/PingWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/RedeliverWebhookEvent/Role: AwsSolutions-IAM5[Resource::*]',
