@@ -14,7 +14,13 @@ import type { Mode } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import { webhookPingEventSchema } from '../../lib/webhooks/ping-event.js';
 import type { DeliveryQueue, HostResolver } from '../../lib/webhooks/ports.js';
-import { deliveryJobSchema, newRedeliveryId, type DeliveryJob, type WebhookDelivery } from '../../lib/webhooks/webhook-delivery.js';
+import {
+  deliveryJobSchema,
+  newRedeliveryId,
+  scheduledDeliveryId,
+  type DeliveryJob,
+  type WebhookDelivery,
+} from '../../lib/webhooks/webhook-delivery.js';
 import { postCases, storedEvents, uploadInvoice, validCase } from '../support/cases.js';
 import { checkedInvoke } from '../support/contract.js';
 import { apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, stores, type Partner } from '../support/fixtures.js';
@@ -292,6 +298,15 @@ async function listDeliveries(apiKey: string, id: string, query: Record<string, 
   return parse(await checkedInvoke(listHandler, event, lambdaContext()));
 }
 
+/**
+ * The log without the deliveries the local engines schedule by themselves: the table's stream runs
+ * the fan-out under every integration test, so a case created here is also delivered to the
+ * endpoint (its scheduled delivery's id is derived from endpoint and event).
+ */
+function withoutScheduled(endpointId: string, data: unknown): unknown[] {
+  return (data as { id: string; eventId: string }[]).filter((d) => d.id !== scheduledDeliveryId(endpointId, d.eventId));
+}
+
 /** Creates one case with the key and answers the id of its case.created event. */
 async function caseCreatedEventId(apiKey: string, companyId: string, livemode: boolean): Promise<string> {
   const before = new Set((await storedEvents(companyId)).map((e) => e.event.id));
@@ -380,7 +395,7 @@ describe('redelivering an event', () => {
     expect(res.statusCode).toBe(409);
     expect(res.body).toMatchObject({ code: 'WEBHOOK_ENDPOINT_DISABLED', status: 409 });
     expect(queue.sent).toHaveLength(0);
-    expect((await listDeliveries(partner.apiKey, endpointId)).body.data).toEqual([]);
+    expect(withoutScheduled(endpointId, (await listDeliveries(partner.apiKey, endpointId)).body.data)).toEqual([]);
   });
 
   it("answers 404 for another company's endpoint and the other mode's", async () => {
@@ -474,7 +489,7 @@ describe('reading the delivery log', () => {
     const eventId = await caseCreatedEventId(partner.apiKey, partner.companyId, true);
     const made = await redeliver(partner.apiKey, endpointId, { eventId }, new RecordingQueue());
     const res = await listDeliveries(partner.apiKey, endpointId);
-    expect(res.body).toEqual({ data: [made.body], nextCursor: null });
+    expect({ ...res.body, data: withoutScheduled(endpointId, res.body.data) }).toEqual({ data: [made.body], nextCursor: null });
   });
 
   it("answers 404 for another company's endpoint and for the other mode's, whatever the log holds", async () => {

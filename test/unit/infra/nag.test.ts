@@ -107,9 +107,6 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/DeleteWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/RedeliverWebhookEvent/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/RotateWebhookEndpointSecret/Role: AwsSolutions-IAM5[Resource::*]',
-        'PartnerCaseApi-dev/PingWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
-        'PartnerCaseApi-dev/RedeliverWebhookEvent/Role: AwsSolutions-IAM5[Resource::*]',
-        'PartnerCaseApi-dev/ListWebhookDeliveries/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/WebhookSecretKey/Secret: AwsSolutions-SMG4',
       ].sort(),
     );
