@@ -63,7 +63,7 @@ function countAttempt(result: DeliveryResult): void {
 
 export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
   /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
-  async function handle(record: SQSRecord): Promise<boolean> {
+  async function handle(record: SQSRecord, delivery: DeliverDeps): Promise<boolean> {
     const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
     if (!parsed.success) {
       // Not silently dropped: it stays, and the queue's redrive policy moves it to the DLQ, which an alarm watches.
@@ -72,7 +72,7 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     const job = parsed.data;
     const lane = deps.laneOf(record.eventSourceARN);
-    const result = await deliverWebhook(deps.delivery, job);
+    const result = await deliverWebhook(delivery, job);
     countAttempt(result);
     log(job, lane, result);
     if (result.kind === 'give-up') {
@@ -89,7 +89,7 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
   }
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const settled = await Promise.allSettled(event.Records.map(handle));
+    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeliveryDeps(deps.delivery))));
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;
@@ -104,6 +104,34 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
       batchItemFailures.push({ itemIdentifier: record.messageId });
     });
     return { batchItemFailures };
+  };
+}
+
+/**
+ * The delivery's reads of endpoints and events shared by the jobs of one batch: a burst brings
+ * several deliveries to one endpoint and several endpoints' deliveries of one event in the same
+ * batch, and each is read (and the endpoint's secrets opened) once for all of them, when the batch
+ * starts. The endpoint is still read before every batch, so a deleted or disabled endpoint gets
+ * nothing from any batch received after the change. A failed read is not shared beyond its batch.
+ */
+function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
+  const endpoints = new Map<string, ReturnType<DeliverDeps['endpoints']['getWithSecrets']>>();
+  const events = new Map<string, ReturnType<DeliverDeps['events']['get']>>();
+  const once = <T>(cache: Map<string, T>, key: string, read: () => T): T => {
+    let value = cache.get(key);
+    if (value === undefined) cache.set(key, (value = read()));
+    return value;
+  };
+  return {
+    ...deps,
+    endpoints: {
+      getWithSecrets: (mode, companyId, endpointId, deadline) =>
+        once(endpoints, `${mode}\u0000${companyId}\u0000${endpointId}`, () =>
+          deps.endpoints.getWithSecrets(mode, companyId, endpointId, deadline),
+        ),
+      recordHealth: (...args) => deps.endpoints.recordHealth(...args),
+    },
+    events: { get: (mode, eventId, deadline) => once(events, `${mode}\u0000${eventId}`, () => deps.events.get(mode, eventId, deadline)) },
   };
 }
 

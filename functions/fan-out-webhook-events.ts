@@ -26,7 +26,7 @@ import { fanOutEvent, type EventToFanOut, type FanOutDeps } from '../lib/webhook
 export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
 export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
-  async function streamRecord(record: DynamoDBRecord): Promise<void> {
+  async function streamRecord(record: DynamoDBRecord, batchDeps: FanOutDeps): Promise<void> {
     const image = record.dynamodb?.NewImage;
     if (record.eventName !== 'INSERT' || !image) return;
     const item = unmarshall(image as Record<string, AttributeValue>);
@@ -36,13 +36,28 @@ export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
       logger.error('event item without the fields a fan-out needs: skipped', { pk: String(item.pk) });
       return;
     }
-    const result = await fanOutEvent(deps, event);
+    const result = await fanOutEvent(batchDeps, event);
     if (result.fast + result.slow > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, result.fast + result.slow);
     logger.debug('webhook fan-out', { eventId: event.eventId, ...result });
   }
 
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const settled = await Promise.allSettled(event.Records.map(streamRecord));
+    // One read of a company-and-mode's endpoints per batch: a batch of 100 events of one partner's
+    // batch of cases needs its endpoint list once, not 100 times (the list is read when the batch
+    // starts, a few milliseconds after its events were written).
+    const lists = new Map<string, ReturnType<FanOutDeps['endpoints']['list']>>();
+    const batchDeps: FanOutDeps = {
+      ...deps,
+      endpoints: {
+        list: (mode, companyId, deadline) => {
+          const key = `${mode}\u0000${companyId}`;
+          let list = lists.get(key);
+          if (!list) lists.set(key, (list = deps.endpoints.list(mode, companyId, deadline)));
+          return list;
+        },
+      },
+    };
+    const settled = await Promise.allSettled(event.Records.map((record) => streamRecord(record, batchDeps)));
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') return;

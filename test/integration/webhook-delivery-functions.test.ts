@@ -27,6 +27,16 @@ import { ddb, lambdaContext } from '../support/fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
+ * The event item as stored, but tagged so the local engines' own fan-out (which reads the table's
+ * stream under every integration test) leaves it alone: these tests hand the stream record to their
+ * own handler and count every request their receivers get. The delivery reads the item by its key,
+ * whatever its tag.
+ */
+function outsideTheEngines(item: Parameters<typeof unmarshall>[0]): Record<string, unknown> {
+  return { ...unmarshall(item), type: 'EVENT_OUTSIDE_THE_LOCAL_ENGINES' };
+}
+
+/**
  * The fan-out and delivery functions over DynamoDB Local, a real receiver on loopback and the
  * real sender (local-development option), with a recording stand-in for the SQS actions (the
  * engines' end-to-end tests run the real local SQS). The clock is fixed and moved by hand; the
@@ -112,7 +122,7 @@ async function storedEvent(companyId: string, mode: Mode = 'live') {
   const view = { id: caseId, status: 'DRAFT', createdAt: clock.toISOString(), updatedAt: clock.toISOString() } as unknown as CaseView;
   const event = buildCaseEvent(view, clock.toISOString());
   const item = eventItem(event, companyId, mode);
-  await ddb().send(new PutCommand({ TableName: config().tableName, Item: unmarshall(item) }));
+  await ddb().send(new PutCommand({ TableName: config().tableName, Item: outsideTheEngines(item) }));
   const record: DynamoDBStreamEvent = {
     Records: [{ eventName: 'INSERT', dynamodb: { NewImage: item as never, SequenceNumber: '1' }, eventSource: 'aws:dynamodb' }],
   };
