@@ -72,7 +72,7 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     const job = parsed.data;
     const lane = deps.laneOf(record.eventSourceARN);
-    const result = await deliverWebhook(delivery, job);
+    const result = await deliverWebhook(delivery, job, lane);
     countAttempt(result);
     log(job, lane, result);
     if (result.kind === 'give-up') {

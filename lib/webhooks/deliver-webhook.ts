@@ -1,6 +1,6 @@
 import type { EventReader } from '../cases/ports.js';
 import { disableDecision, healthAfterAttempt, type EndpointHealth } from './endpoint-health.js';
-import type { SentWebhook, WebhookAttemptSender, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import type { DeliveryLane, SentWebhook, WebhookAttemptSender, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { nextStep } from './retry-schedule.js';
 import { signingSecrets } from './signature.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
@@ -36,7 +36,19 @@ export interface DeliverDeps {
   now: () => Date;
   /** In [0, 1): the retry delay's jitter (Math.random unless a test fixes it). */
   random?: () => number;
+  /** SLOW_ATTEMPT_MS unless a test shortens it. */
+  slowAttemptMs?: number;
 }
+
+/**
+ * A scheduled attempt still without an answer after this long starts its endpoint's failing run at
+ * once, with the attempt's start time (the value its failure would record; its success clears it
+ * again): the fan-out then sends the endpoint's next deliveries to the slow lane, and the fast lane
+ * moves the ones already queued there without attempting them, while this attempt waits out its
+ * 10 s. A receiver that hangs thus holds fast-lane consumers for the deliveries of about one second,
+ * not of ten (docs/webhooks-design.md, "No head-of-line blocking").
+ */
+export const SLOW_ATTEMPT_MS = 1_000;
 
 /** A job that arrives this early (or less) before its record's nextAttemptAt is attempted now. */
 const EARLY_TOLERANCE_MS = 1_000;
@@ -57,7 +69,12 @@ export type DeliveryResult =
   /** Retries ended: the delivery is `failed`; the function moves the job to the dead-letter queue. */
   | { kind: 'give-up'; attempt: SentWebhook; endpointDisabled?: boolean };
 
-export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob): Promise<DeliveryResult> {
+/**
+ * `lane` is the queue the job came from: a job on the fast lane whose endpoint has a failing run
+ * is not attempted there but answered `retry` with no delay, which the function turns into a move
+ * to the slow lane (a failing endpoint never holds a fast-lane consumer).
+ */
+export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?: DeliveryLane): Promise<DeliveryResult> {
   const key = deliveryKeyOf(job);
   // The three reads are independent: one round trip instead of three before the attempt.
   const [found, existing, stored] = await Promise.all([
@@ -83,6 +100,7 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob): Promi
   }
 
   const now = deps.now();
+  if (lane === 'fast' && endpoint.failingSince !== undefined) return { kind: 'retry', delaySeconds: 0, nextAttemptAt: now.toISOString() };
   if (record.nextAttemptAt !== undefined && Date.parse(record.nextAttemptAt) - now.getTime() > EARLY_TOLERANCE_MS) {
     return {
       kind: 'retry',
@@ -92,12 +110,14 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob): Promi
   }
 
   const attemptsBefore = record.attempts.length;
+  const watch = watchForSlowAnswer(deps, job, endpoint, now);
   const sent = await deps.sender.send({
     url: endpoint.url,
     eventId: job.eventId,
     payload: stored.payload,
     secrets: signingSecrets(secrets, now),
   });
+  const markedFailingSince = await watch.stop();
   const attempt = attemptOf(sent);
   const after = deps.now();
 
@@ -123,8 +143,36 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob): Promi
   // Another copy of this job recorded this attempt count first: it carries the delivery on from here.
   if (recorded === 'stale') return { kind: 'done', reason: 'duplicate', attempt: sent };
 
-  if (job.kind === 'scheduled') result.endpointDisabled = await updateHealth(deps, job, endpoint, sent.delivered, new Date(sent.at), after);
+  if (job.kind === 'scheduled') {
+    const health = markedFailingSince === undefined ? endpoint : { status: endpoint.status, failingSince: markedFailingSince };
+    result.endpointDisabled = await updateHealth(deps, job, health, sent.delivered, new Date(sent.at), after);
+  }
   return result;
+}
+
+/** Starts the endpoint's failing run if a scheduled attempt is still unanswered after slowAttemptMs; `stop` answers the failingSince it recorded. */
+function watchForSlowAnswer(
+  deps: DeliverDeps,
+  job: DeliveryJob,
+  endpoint: EndpointHealth,
+  at: Date,
+): { stop(): Promise<string | undefined> } {
+  if (job.kind !== 'scheduled' || endpoint.failingSince !== undefined) return { stop: async () => undefined };
+  let marking: Promise<string | undefined> | undefined;
+  const timer = setTimeout(() => {
+    const failingSince = at.toISOString();
+    marking = deps.endpoints.recordHealth(job.mode, job.companyId, job.endpointId, { status: endpoint.status, failingSince }).then(
+      (outcome) => (outcome === 'recorded' ? failingSince : undefined),
+      // Only an early signal: the attempt's outcome records the health as usual.
+      () => undefined,
+    );
+  }, deps.slowAttemptMs ?? SLOW_ATTEMPT_MS);
+  return {
+    stop: async () => {
+      clearTimeout(timer);
+      return marking;
+    },
+  };
 }
 
 /** The attempt as the log shows it (the connected address is for operators' logs only). */

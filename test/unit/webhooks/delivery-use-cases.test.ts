@@ -179,6 +179,37 @@ describe('delivering one job', () => {
     });
   });
 
+  it('an attempt unanswered after a second starts the endpoint’s failing run at once, and its late success clears it', async () => {
+    const w = world();
+    const job = await started(w);
+    let answer!: () => void;
+    const slow = {
+      sent: [] as OutgoingWebhook[],
+      send: (attempt: OutgoingWebhook) =>
+        new Promise<SentWebhook>((resolve) => {
+          answer = () => resolve({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 1500 });
+          slow.sent.push(attempt);
+        }),
+    };
+    const delivering = deliverWebhook({ ...w.deps, sender: slow, slowAttemptMs: 20 }, job, 'fast');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // While the attempt still waits, the endpoint is failing: the fan-out routes its next deliveries to the slow lane.
+    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBe(clock.toISOString());
+    answer();
+    expect(await delivering).toMatchObject({ kind: 'done', reason: 'delivered' });
+    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBeUndefined();
+  });
+
+  it('a job on the fast lane for an endpoint with a failing run is moved to the slow lane unsent', async () => {
+    const w = world();
+    const failing = endpoint({ failingSince: clock.toISOString() });
+    const job = await started(w, failing);
+    expect(await deliverWebhook(w.deps, job, 'fast')).toEqual({ kind: 'retry', delaySeconds: 0, nextAttemptAt: clock.toISOString() });
+    expect(w.sender.sent).toEqual([]);
+    // On the slow lane it is attempted.
+    expect(await deliverWebhook(w.deps, job, 'slow')).toMatchObject({ kind: 'done', reason: 'delivered' });
+  });
+
   it('a redelivery leaves the endpoint’s health alone', async () => {
     const w = world([500]);
     const job = { ...(await started(w)), kind: 'redelivery' as const };
