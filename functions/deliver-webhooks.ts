@@ -3,7 +3,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { webhookDeliveryAdapters } from '../lib/adapters/production-adapters.js';
+import { webhookDeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';

@@ -5,7 +5,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { webhookFanOutAdapters } from '../lib/adapters/production-adapters.js';
+import { webhookFanOutAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
 import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';

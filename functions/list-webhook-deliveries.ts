@@ -1,4 +1,4 @@
-import { webhookDeliveryLogAdapters } from '../lib/adapters/production-adapters.js';
+import { webhookDeliveryLogAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
 import type { CursorSealer } from '../lib/cases/list-cursor.js';
 import type { Deadline } from '../lib/deadline.js';

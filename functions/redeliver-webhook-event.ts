@@ -1,4 +1,4 @@
-import { webhookRedeliveryAdapters } from '../lib/adapters/production-adapters.js';
+import { webhookRedeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse } from '../lib/http/api-handler.js';

@@ -1,4 +1,4 @@
-import { webhookEndpointAdapters } from '../lib/adapters/production-adapters.js';
+import { webhookEndpointAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { apiHandler, jsonResponse } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';

@@ -13,7 +13,7 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { verificationAdapters } from '../lib/adapters/production-adapters.js';
+import { verificationAdapters } from '../lib/adapters/production-verification-adapters.js';
 import { caseFromItem } from '../lib/adapters/dynamodb/case-reader.js';
 import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
 import { retryMessageSchema } from '../lib/adapters/sqs/verification-retry-queue.js';

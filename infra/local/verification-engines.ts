@@ -1,7 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { verificationAdapters } from '../../lib/adapters/production-adapters.js';
+import { verificationAdapters } from '../../lib/adapters/production-verification-adapters.js';
 import { loadConfig, loadRegistryConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildVerifyDebtorsHandler } from '../../functions/verify-debtors.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-adapters.js';
+import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-webhook-adapters.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 import { maxAttempts } from '../../lib/webhooks/retry-schedule.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.

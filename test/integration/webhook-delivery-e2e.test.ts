@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
 import { buildDeleteWebhookEndpointHandler } from '../../functions/delete-webhook-endpoint.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
-import { webhookFanOutAdapters } from '../../lib/adapters/production-adapters.js';
+import { webhookFanOutAdapters } from '../../lib/adapters/production-webhook-adapters.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';

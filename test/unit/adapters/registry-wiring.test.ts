@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { CompaniesHouseError } from '../../../lib/adapters/companies-house/companies-house-registry.js';
 import { DynamoRegistryProfileCache } from '../../../lib/adapters/dynamodb/registry-profile-cache.js';
 import { DynamoRegistryRateLimiter } from '../../../lib/adapters/dynamodb/registry-rate-limiter.js';
-import { registryVerificationAdapters } from '../../../lib/adapters/production-adapters.js';
+import { registryVerificationAdapters } from '../../../lib/adapters/production-verification-adapters.js';
 import { loadConfig, loadRegistryConfig } from '../../../lib/runtime/config.js';
 import {
   startCompaniesHouseStandIn,

@@ -1,0 +1,137 @@
+import { config, type AppConfig } from '../runtime/config.js';
+import { documentClient } from './dynamodb/dynamo-client.js';
+import { cursorSealerOnce } from './secrets/cursor-secret.js';
+import { secretBoxOnce } from './secrets/webhook-secret-key.js';
+import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
+import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
+import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
+import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
+import { sqsClient } from './sqs/verification-retry-queue.js';
+import type { DeliveryQueue } from '../webhooks/ports.js';
+import { tableAdapters } from './production-adapters.js';
+
+/**
+ * The composition root of the webhook functions (the endpoint routes, ping, redeliver, the delivery
+ * log, the fan-out and the delivery function): apart from production-adapters.ts so that the case
+ * and upload functions' bundles carry none of the webhook modules, their SQS client or schemas.
+ */
+
+/**
+ * The webhook endpoint routes: the endpoint store, the system resolver (the URL rules at creation),
+ * and the key that seals secrets only for the routes that make one (`withSecrets`: create, rotate).
+ * Loopback URLs are accepted only where the local server set WEBHOOK_ALLOW_LOCAL_URLS.
+ */
+export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { withSecrets?: boolean } = {}) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    store: new DynamoWebhookEndpointStore(client, cfg.tableName, options.withSecrets ? secretBoxOnce(cfg) : undefined),
+    resolver: systemResolver,
+    now: () => new Date(),
+    urlOptions: { allowLocalDevelopment: cfg.webhookAllowLocalUrls },
+  };
+}
+
+function webhookQueue(cfg: AppConfig, user: string, options: { deadLetter?: boolean } = {}): SqsWebhookDeliveryQueue {
+  const missing = [
+    ['WEBHOOK_DELIVERY_QUEUE_URL', cfg.webhookDeliveryQueueUrl],
+    ['WEBHOOK_SLOW_QUEUE_URL', cfg.webhookSlowQueueUrl],
+    ...(options.deadLetter ? [['WEBHOOK_DEAD_LETTER_QUEUE_URL', cfg.webhookDeadLetterQueueUrl]] : []),
+  ].filter(([, value]) => value === undefined);
+  if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by ${user}`);
+  return new SqsWebhookDeliveryQueue(sqsClient(cfg), {
+    fast: cfg.webhookDeliveryQueueUrl!,
+    slow: cfg.webhookSlowQueueUrl!,
+    deadLetter: cfg.webhookDeadLetterQueueUrl,
+  });
+}
+
+/**
+ * The webhook fan-out (functions/fan-out-webhook-events.ts): endpoints read without secrets (it
+ * holds no key), the delivery log it starts records in, and both delivery lanes.
+ */
+export function webhookFanOutAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  const now = () => new Date();
+  return {
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+    queue: webhookQueue(cfg, 'the webhook fan-out'),
+    now,
+  };
+}
+
+/**
+ * The ping route: the endpoint store that opens secrets (the ping is signed with them) and the
+ * SSRF-safe sender; loopback URLs only where the local server set WEBHOOK_ALLOW_LOCAL_URLS.
+ */
+export function webhookPingAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    store: new DynamoWebhookEndpointStore(documentClient(cfg), cfg.tableName, secretBoxOnce(cfg)),
+    sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+    now: () => new Date(),
+  };
+}
+
+/**
+ * The webhook delivery function (functions/deliver-webhooks.ts): endpoints with their secrets
+ * (the sealing key read once per process), the events' stored payloads, the delivery log, the
+ * SSRF-safe sender (loopback receivers only where npm start set WEBHOOK_ALLOW_LOCAL_URLS), and the
+ * lanes with the dead-letter queue. Build it once per process.
+ */
+export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  const now = () => new Date();
+  const messages = webhookQueue(cfg, 'the webhook delivery function', { deadLetter: true });
+  return {
+    delivery: {
+      endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg)),
+      events: tableAdapters(cfg).events,
+      deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+      sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+      now,
+    },
+    messages,
+    laneOf: (eventSourceArn: string) => messages.laneOf(eventSourceArn),
+  };
+}
+
+/**
+ * The redeliver route: endpoints (no secrets), the event reader, the delivery log, and the fast
+ * lane only (WEBHOOK_DELIVERY_QUEUE_URL): a redelivery is always queued there. The queue is built on
+ * first use, so a process without the URL fails the request that needs it, naming the variable.
+ */
+export function webhookRedeliveryAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  let queue: SqsWebhookDeliveryQueue | undefined;
+  const fastLane: DeliveryQueue = {
+    enqueue: (lane, jobs, delaySeconds) => {
+      if (lane !== 'fast') throw new Error(`the redeliver route enqueues on the fast lane only, not ${lane}`);
+      if (cfg.webhookDeliveryQueueUrl === undefined)
+        throw new Error('Invalid configuration: WEBHOOK_DELIVERY_QUEUE_URL is required by the redeliver route');
+      // The slow lane's URL is not this function's: it never sends there (checked above).
+      queue ??= new SqsWebhookDeliveryQueue(sqsClient(cfg), { fast: cfg.webhookDeliveryQueueUrl, slow: cfg.webhookDeliveryQueueUrl });
+      return queue.enqueue('fast', jobs, delaySeconds);
+    },
+  };
+  return {
+    ...tableAdapters(cfg),
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName),
+    queue: fastLane,
+    now: () => new Date(),
+  };
+}
+
+/** The delivery log route: endpoints (no secrets), the delivery log, and the list cursors' key (read once per process). */
+export function webhookDeliveryLogAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName),
+    cursors: cursorSealerOnce(cfg),
+    now: () => new Date(),
+  };
+}
