@@ -11,7 +11,7 @@ import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
-import { fanOutEvent, type EventToFanOut, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
+import { enqueuePlans, planFanOut, type FanOutPlan, type EventToFanOut, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
 
 /**
  * The webhook fan-out (docs/webhooks-design.md): the table's stream, filtered by the event source
@@ -19,26 +19,29 @@ import { fanOutEvent, type EventToFanOut, type FanOutDeps } from '../lib/webhook
  * stack must not make this function fan out anything else). Each event goes to its company-and-
  * mode's matching endpoints as one delivery job each (lib/webhooks/fan-out-event.ts).
  *
- * Records are fanned out concurrently and fail on their own (`batchItemFailures` by sequence
- * number): Lambda retries the batch from the first failed record, and records replayed that way
- * find their deliveries started and do not enqueue them again.
+ * Records are planned concurrently (their deliveries started) and fail on their own
+ * (`batchItemFailures` by sequence number); then every planned job of the batch is enqueued at once,
+ * one SendMessageBatch per ten jobs and lane rather than one per event, and if that fails every
+ * record with jobs is reported. Lambda retries from the first failed record; a replayed record
+ * finds its deliveries started and pending, and enqueues them (or finds them attempted, and does not).
  */
 export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
 export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
-  async function streamRecord(record: DynamoDBRecord, batchDeps: FanOutDeps): Promise<void> {
+  /** The plan of one record's event (its deliveries started), or undefined when the record is not one to fan out. */
+  async function planRecord(record: DynamoDBRecord, batchDeps: FanOutDeps): Promise<FanOutPlan | undefined> {
     const image = record.dynamodb?.NewImage;
-    if (record.eventName !== 'INSERT' || !image) return;
+    if (record.eventName !== 'INSERT' || !image) return undefined;
     const item = unmarshall(image as Record<string, AttributeValue>);
-    if (item.type !== ITEM_TYPES.event) return;
+    if (item.type !== ITEM_TYPES.event) return undefined;
     const event = eventOf(item);
     if (!event) {
       logger.error('event item without the fields a fan-out needs: skipped', { pk: String(item.pk) });
-      return;
+      return undefined;
     }
-    const result = await fanOutEvent(batchDeps, event);
-    if (result.fast + result.slow > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, result.fast + result.slow);
-    logger.debug('webhook fan-out', { eventId: event.eventId, ...result });
+    const plan = await planFanOut(batchDeps, event);
+    logger.debug('webhook fan-out', { eventId: event.eventId, fast: plan.lanes.fast.length, slow: plan.lanes.slow.length });
+    return plan;
   }
 
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
@@ -57,14 +60,31 @@ export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
         },
       },
     };
-    const settled = await Promise.allSettled(event.Records.map((record) => streamRecord(record, batchDeps)));
-    const batchItemFailures: { itemIdentifier: string }[] = [];
+    const settled = await Promise.allSettled(event.Records.map((record) => planRecord(record, batchDeps)));
+    const failed = new Set<number>();
     settled.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') return;
-      const itemIdentifier = event.Records[i]!.dynamodb?.SequenceNumber ?? '';
-      logger.error('webhook fan-out failed: the record is retried', { itemIdentifier, error: String((outcome.reason as Error)?.message) });
-      batchItemFailures.push({ itemIdentifier });
+      if (outcome.status === 'rejected') {
+        failed.add(i);
+        logger.error('webhook fan-out failed: the record is retried', { error: String((outcome.reason as Error)?.message) });
+      }
     });
+    // Every planned record's jobs in one go per lane; if that fails, each of those records is retried
+    // (its deliveries are started and pending, so the retry enqueues them).
+    const planned = settled.flatMap((outcome, i) => (outcome.status === 'fulfilled' && outcome.value ? [{ i, plan: outcome.value }] : []));
+    try {
+      await enqueuePlans(
+        deps.queue,
+        planned.map((p) => p.plan),
+      );
+      const jobs = planned.reduce((n, p) => n + p.plan.lanes.fast.length + p.plan.lanes.slow.length, 0);
+      if (jobs > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, jobs);
+    } catch (error) {
+      logger.error('webhook fan-out could not enqueue: the records are retried', { error: String((error as Error)?.message) });
+      for (const p of planned) if (p.plan.lanes.fast.length + p.plan.lanes.slow.length > 0) failed.add(p.i);
+    }
+    const batchItemFailures = [...failed]
+      .sort((a, b) => a - b)
+      .map((i) => ({ itemIdentifier: event.Records[i]!.dynamodb?.SequenceNumber ?? '' }));
     return { batchItemFailures };
   };
 }

@@ -1,5 +1,5 @@
 import type { Mode } from '../mode.js';
-import type { DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import type { DeliveryLane, DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob } from './webhook-delivery.js';
 import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
 
@@ -65,12 +65,38 @@ export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpo
   };
 }
 
+/** The jobs of one event per lane, their delivery records started, not yet enqueued (planFanOut). */
+export interface FanOutPlan {
+  lanes: Record<DeliveryLane, DeliveryJob[]>;
+  alreadyStarted: number;
+}
+
+/** The fan-out of one event, enqueued at once. */
 export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promise<FanOutResult> {
+  const plan = await planFanOut(deps, event);
+  await enqueuePlans(deps.queue, [plan]);
+  return { fast: plan.lanes.fast.length, slow: plan.lanes.slow.length, alreadyStarted: plan.alreadyStarted };
+}
+
+/**
+ * Several events' jobs in as few queue requests as the lanes allow (the stream function plans a
+ * whole batch of events, then enqueues once: 3 endpoints × 100 events are 30 SendMessageBatch
+ * requests, not 100). A failure leaves every plan's records started and pending, which the stream
+ * record's retry finds and enqueues.
+ */
+export async function enqueuePlans(queue: DeliveryQueue, plans: readonly FanOutPlan[]): Promise<void> {
+  const fast = plans.flatMap((p) => p.lanes.fast);
+  const slow = plans.flatMap((p) => p.lanes.slow);
+  await Promise.all([fast.length > 0 ? queue.enqueue('fast', fast) : undefined, slow.length > 0 ? queue.enqueue('slow', slow) : undefined]);
+}
+
+/** The deliveries of one event: the matching endpoints' jobs, each delivery's record started. */
+export async function planFanOut(deps: Omit<FanOutDeps, 'queue'>, event: EventToFanOut): Promise<FanOutPlan> {
   const endpoints = (await deps.endpoints.list(event.mode, event.companyId)).filter(
     // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
     (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && subscribesTo(e, event.eventType),
   );
-  const lanes = { fast: [] as DeliveryJob[], slow: [] as DeliveryJob[] };
+  const lanes: Record<DeliveryLane, DeliveryJob[]> = { fast: [], slow: [] };
   let alreadyStarted = 0;
   const startedAt = deps.now().toISOString();
   await Promise.all(
@@ -85,9 +111,5 @@ export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promi
       lanes[endpoint.failingSince === undefined ? 'fast' : 'slow'].push(job);
     }),
   );
-  await Promise.all([
-    lanes.fast.length > 0 ? deps.queue.enqueue('fast', lanes.fast) : undefined,
-    lanes.slow.length > 0 ? deps.queue.enqueue('slow', lanes.slow) : undefined,
-  ]);
-  return { fast: lanes.fast.length, slow: lanes.slow.length, alreadyStarted };
+  return { lanes, alreadyStarted };
 }

@@ -312,4 +312,39 @@ describe('the webhook fan-out and delivery functions', () => {
     await r.fanOut(record, ctx());
     expect(r.messages.enqueued.map((e) => e.job.endpointId)).toEqual([test.endpoint.endpointId]);
   });
+
+  it("the fan-out enqueues a batch's events in one request per lane, and when that fails every record with deliveries is retried and enqueued again", async () => {
+    const cfg = config();
+    const target = await receiver([200]);
+    const r = rig();
+    const first = await newEndpoint(r, target.url);
+    await newEndpoint(r, target.url, { companyId: first.endpoint.companyId });
+    const records = await Promise.all([1, 2, 3].map(() => storedEvent(first.endpoint.companyId)));
+    const batch: DynamoDBStreamEvent = {
+      Records: records.map((e, i) => ({
+        ...e.record.Records[0]!,
+        dynamodb: { ...e.record.Records[0]!.dynamodb!, SequenceNumber: String(i + 1) },
+      })),
+    };
+    const calls: number[] = [];
+    let failing = true;
+    const queue = {
+      enqueue: async (_lane: DeliveryLane, jobs: readonly DeliveryJob[]) => {
+        if (failing) throw new Error('SQS unavailable');
+        calls.push(jobs.length);
+      },
+    };
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(ddb(), cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(ddb(), cfg.tableName, now),
+      queue,
+      now,
+    });
+    expect(await fanOut(batch, ctx())).toEqual({
+      batchItemFailures: [{ itemIdentifier: '1' }, { itemIdentifier: '2' }, { itemIdentifier: '3' }],
+    });
+    failing = false;
+    expect(await fanOut(batch, ctx())).toEqual({ batchItemFailures: [] });
+    expect(calls).toEqual([6]);
+  });
 });
