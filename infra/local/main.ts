@@ -120,7 +120,12 @@ async function main(): Promise<void> {
 
   try {
     // Their data under dataDir: dynamoDir (above) and the objects in its s3/.
-    starting = startLocalStores({ dynamoPort: ports.dynamoPort, s3Port: ports.s3Port, dataDir });
+    starting = startLocalStores({
+      dynamoPort: ports.dynamoPort,
+      s3Port: ports.s3Port,
+      dataDir,
+      webhookSecretKey: process.env.WEBHOOK_SECRET_KEY,
+    });
     const stores = await starting;
     // The API's handlers (the redeliver route) enqueue on the webhook engines' fast lane.
     Object.assign(process.env, { SQS_ENDPOINT: stores.sqs.endpoint, WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl });
