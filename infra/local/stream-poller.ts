@@ -31,6 +31,16 @@ export interface StreamPollerOptions {
   idleMs?: number;
   maxRetryAttempts?: number;
   onFailure?: (records: DynamoDBRecord[], reason: string) => void;
+  /**
+   * The event source mapping's filter criteria: records it refuses are never handed to the handler
+   * (and count as read), as Lambda drops them before the invocation. The handlers check again.
+   */
+  filter?: (record: DynamoDBRecord) => boolean;
+}
+
+/** The filter of the stack's mappings: INSERTs of items of one `type` (FilterCriteria on eventName and NewImage.type). */
+export function insertsOfType(type: string): (record: DynamoDBRecord) => boolean {
+  return (record) => record.eventName === 'INSERT' && record.dynamodb?.NewImage?.type?.S === type;
 }
 
 export interface StreamPoller {
@@ -171,10 +181,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
     state.iterator = out.NextShardIterator;
     if (!out.NextShardIterator) state.closed = true;
-    const records = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
-    if (records.length === 0) return false;
-    state.lastSequence = records[records.length - 1]!.dynamodb?.SequenceNumber;
-    state.pending.push(...records);
+    const read = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
+    if (read.length === 0) return false;
+    state.lastSequence = read[read.length - 1]!.dynamodb?.SequenceNumber;
+    state.pending.push(...(options.filter ? read.filter(options.filter) : read));
     await deliver(state);
     return true;
   }

@@ -10,7 +10,8 @@ import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { startStreamPoller, type StreamPoller } from './stream-poller.js';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { insertsOfType, startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * The debtor verifier's engines in the local world, as the stack runs them in AWS
@@ -82,7 +83,14 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
     const invoke = <E extends DynamoDBStreamEvent | SQSEvent>(event: E) =>
       handler(event, lambdaContext({ functionName: 'verify-debtors', timeoutMs: 60_000 }));
 
-    const stream: StreamPoller = await startStreamPoller({ endpoint: options.dynamoEndpoint, region, tableName, handler: invoke });
+    const stream: StreamPoller = await startStreamPoller({
+      endpoint: options.dynamoEndpoint,
+      region,
+      tableName,
+      handler: invoke,
+      // As the stack's mapping (infra/stack/debtor-verifier.ts): INSERTs of case items only.
+      filter: insertsOfType(ITEM_TYPES.case),
+    });
     stoppers.push(() => stream.stop());
     // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
     const client = new SQSClient({ region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS });

@@ -12,7 +12,8 @@ import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { startStreamPoller, type StreamPoller } from './stream-poller.js';
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { insertsOfType, startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * Webhook delivery's engines in the local world, as the stack runs them in AWS
@@ -118,6 +119,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       region,
       tableName,
       handler: (event: DynamoDBStreamEvent) => fanOut(event, lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 })),
+      // As the stack's mapping (infra/stack/webhook-delivery.ts): INSERTs of event items only.
+      filter: insertsOfType(ITEM_TYPES.event),
     });
     stoppers.push(() => stream.stop());
 
