@@ -5,7 +5,7 @@ import { isIPv4 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { classifyAddress } from '../../webhooks/address-class.js';
 import { bareHostname, endpointUrlProblems, refusedResolution } from '../../webhooks/endpoint-url.js';
-import type { HostResolver } from '../../webhooks/ports.js';
+import type { HostResolver, OutgoingWebhook, SentWebhook } from '../../webhooks/ports.js';
 import { signatureHeaders } from '../../webhooks/signature.js';
 
 /**
@@ -55,26 +55,9 @@ export interface WebhookSenderOptions {
   now?: () => Date;
 }
 
-export interface WebhookAttempt {
-  url: string;
-  /** The event id: the webhook-id of every attempt of this delivery. */
-  eventId: string;
-  /** The event JSON, sent as it is. */
-  payload: string;
-  /** The endpoint's signing secrets at this moment (signature.ts `signingSecrets`). */
-  secrets: readonly string[];
-}
-
-export interface AttemptOutcome {
-  /** When the attempt started (ISO 8601). */
-  at: string;
-  delivered: boolean;
-  statusCode?: number;
-  durationMs: number;
-  error?: string;
-  /** The address connected to, for operators' logs (not for partners). */
-  address?: string;
-}
+/** The attempt and its outcome are the domain's port types (lib/webhooks/ports.ts), named as this sender has always named them. */
+export type WebhookAttempt = OutgoingWebhook;
+export type AttemptOutcome = SentWebhook;
 
 type Settle = (result: { statusCode?: number; error?: string; address?: string }) => void;
 
