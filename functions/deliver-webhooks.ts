@@ -89,7 +89,9 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
   }
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeliveryDeps(deps.delivery))));
+    // One set of shared reads and health writes for the whole batch (not one per record).
+    const batchDeps = batchDeliveryDeps(deps.delivery);
+    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeps)));
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;
@@ -113,10 +115,19 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
  * batch, and each is read (and the endpoint's secrets opened) once for all of them, when the batch
  * starts. The endpoint is still read before every batch, so a deleted or disabled endpoint gets
  * nothing from any batch received after the change. A failed read is not shared beyond its batch.
+ *
+ * The endpoint's health is written once per change within the batch: the jobs of a batch start
+ * from the same reading of the endpoint, so without this, ten deliveries to a receiver that
+ * answers slowly would each start its failing run (ten writes) and each success would clear it
+ * again (ten more), for one fact. A write in the same direction as the batch's last one for that
+ * endpoint (failing again, or cleared again) shares that write's outcome; a disable is always
+ * written (it is conditional on the endpoint still being enabled); a failed write is forgotten, so
+ * the next job tries it again.
  */
 function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
   const endpoints = new Map<string, ReturnType<DeliverDeps['endpoints']['getWithSecrets']>>();
   const events = new Map<string, ReturnType<DeliverDeps['events']['get']>>();
+  const health = new Map<string, { failing: boolean; outcome: ReturnType<DeliverDeps['endpoints']['recordHealth']> }>();
   const once = <T>(cache: Map<string, T>, key: string, read: () => T): T => {
     let value = cache.get(key);
     if (value === undefined) cache.set(key, (value = read()));
@@ -129,7 +140,19 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
         once(endpoints, `${mode}\u0000${companyId}\u0000${endpointId}`, () =>
           deps.endpoints.getWithSecrets(mode, companyId, endpointId, deadline),
         ),
-      recordHealth: (...args) => deps.endpoints.recordHealth(...args),
+      recordHealth: (mode, companyId, endpointId, endpointHealth, disable) => {
+        const key = `${mode}\u0000${companyId}\u0000${endpointId}`;
+        const failing = endpointHealth.failingSince !== undefined;
+        const last = health.get(key);
+        if (!disable && last?.failing === failing) return last.outcome;
+        const outcome = deps.endpoints.recordHealth(mode, companyId, endpointId, endpointHealth, disable);
+        const entry = { failing, outcome };
+        health.set(key, entry);
+        outcome.catch(() => {
+          if (health.get(key) === entry) health.delete(key);
+        });
+        return outcome;
+      },
     },
     events: { get: (mode, eventId, deadline) => once(events, `${mode}\u0000${eventId}`, () => deps.events.get(mode, eventId, deadline)) },
   };

@@ -296,6 +296,58 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(await read(failing.endpoint)).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('5 days') });
   });
 
+  it("a batch of deliveries reads each endpoint and each event once, and writes a slow receiver's failing run once and its end once", async () => {
+    const cfg = config();
+    const r = rig();
+    // Answers every delivery after 300 ms: past the (shortened) slow-answer mark, well within the timeout.
+    const slow = await startWebhookReceiver({ handler: (_req, res) => void setTimeout(() => res.writeHead(200).end(), 300) });
+    receivers.push(slow);
+    const fast = await receiver([200]);
+    const first = await newEndpoint(r, slow.url);
+    const second = await newEndpoint(r, fast.url, { companyId: first.endpoint.companyId });
+    const events = await Promise.all([1, 2, 3].map(() => storedEvent(first.endpoint.companyId)));
+    for (const e of events) await r.fanOut(e.record, ctx());
+    const jobs = r.messages.enqueued.map((e) => e.job);
+    expect(jobs).toHaveLength(6);
+
+    const endpointStore = new DynamoWebhookEndpointStore(ddb(), cfg.tableName, secretBoxOnce(cfg));
+    const eventStore = new DynamoEventStore(ddb(), cfg.tableName);
+    const reads = { endpoints: 0, events: 0 };
+    const healthWrites: { endpointId: string; failingSince?: string }[] = [];
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: {
+          getWithSecrets: (...args) => (reads.endpoints++, endpointStore.getWithSecrets(...args)),
+          recordHealth: (...args) => (
+            healthWrites.push({ endpointId: args[2], failingSince: args[3].failingSince }),
+            endpointStore.recordHealth(...args)
+          ),
+        },
+        events: { get: (...args) => (reads.events++, eventStore.get(...args)) },
+        deliveries: r.deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+        random: () => 0.5,
+        slowAttemptMs: 50,
+      },
+      messages: r.messages,
+      laneOf: () => 'fast',
+    });
+    const batch: SQSEvent = { Records: jobs.map((job, i) => sqsEvent(job, FAST_ARN, `rh-${i}`).Records[0]!) };
+    expect(await deliver(batch, ctx())).toEqual({ batchItemFailures: [] });
+
+    expect(slow.received).toHaveLength(3);
+    expect(fast.received).toHaveLength(3);
+    expect(reads).toEqual({ endpoints: 2, events: 3 });
+    // The three slow attempts started the slow endpoint's failing run once, and their successes ended it once
+    // (the quick receiver's attempts may pass the 50 ms mark too on a busy machine: once each way at most).
+    const writesTo = (id: string) => healthWrites.filter((w) => w.endpointId === id).map((w) => w.failingSince);
+    expect(writesTo(first.endpoint.endpointId)).toEqual([expect.any(String), undefined]);
+    expect(writesTo(second.endpoint.endpointId).length === 0 || writesTo(second.endpoint.endpointId).length === 2).toBe(true);
+    const stored = await endpointStore.get('live', first.endpoint.companyId, first.endpoint.endpointId);
+    expect(stored?.failingSince).toBeUndefined();
+  });
+
   it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {
     const r = rig();
     const target = await receiver([200]);
