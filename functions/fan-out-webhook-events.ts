@@ -11,7 +11,7 @@ import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
-import { enqueuePlans, planFanOut, type FanOutPlan, type EventToFanOut, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
+import { enqueuePlans, planFanOuts, type EventToFanOut, type FanOutDeps, type FanOutPlan } from '../lib/webhooks/fan-out-event.js';
 
 /**
  * The webhook fan-out (docs/webhooks-design.md): the table's stream, filtered by the event source
@@ -19,8 +19,9 @@ import { enqueuePlans, planFanOut, type FanOutPlan, type EventToFanOut, type Fan
  * stack must not make this function fan out anything else). Each event goes to its company-and-
  * mode's matching endpoints as one delivery job each (lib/webhooks/fan-out-event.ts).
  *
- * Records are planned concurrently (their deliveries started) and fail on their own
- * (`batchItemFailures` by sequence number); then every planned job of the batch is enqueued at once,
+ * The batch's events are planned together (each company-and-mode's endpoints read once, every
+ * delivery's record started in a few transactions: lib/webhooks/fan-out-event.ts planFanOuts), and
+ * fail on their own (`batchItemFailures` by sequence number); then every planned job of the batch is enqueued at once,
  * one SendMessageBatch per ten jobs and lane rather than one per event, and if that fails every
  * record with jobs is reported. Lambda retries from the first failed record; a replayed record
  * finds its deliveries started and pending, and enqueues them (or finds them attempted, and does not).
@@ -28,59 +29,56 @@ import { enqueuePlans, planFanOut, type FanOutPlan, type EventToFanOut, type Fan
 export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
 export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
-  /** The plan of one record's event (its deliveries started), or undefined when the record is not one to fan out. */
-  async function planRecord(record: DynamoDBRecord, batchDeps: FanOutDeps): Promise<FanOutPlan | undefined> {
+  /** The event an inserted event item carries, or undefined when the record is not one to fan out. */
+  function eventOfRecord(record: DynamoDBRecord): EventToFanOut | undefined {
     const image = record.dynamodb?.NewImage;
     if (record.eventName !== 'INSERT' || !image) return undefined;
     const item = unmarshall(image as Record<string, AttributeValue>);
     if (item.type !== ITEM_TYPES.event) return undefined;
     const event = eventOf(item);
-    if (!event) {
-      logger.error('event item without the fields a fan-out needs: skipped', { pk: String(item.pk) });
-      return undefined;
-    }
-    const plan = await planFanOut(batchDeps, event);
-    logger.debug('webhook fan-out', { eventId: event.eventId, fast: plan.lanes.fast.length, slow: plan.lanes.slow.length });
-    return plan;
+    if (!event) logger.error('event item without the fields a fan-out needs: skipped', { pk: String(item.pk) });
+    return event;
   }
 
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    // One read of a company-and-mode's endpoints per batch: a batch of 100 events of one partner's
-    // batch of cases needs its endpoint list once, not 100 times (the list is read when the batch
-    // starts, a few milliseconds after its events were written).
-    const lists = new Map<string, ReturnType<FanOutDeps['endpoints']['list']>>();
-    const batchDeps: FanOutDeps = {
-      ...deps,
-      endpoints: {
-        list: (mode, companyId, deadline) => {
-          const key = `${mode}\u0000${companyId}`;
-          let list = lists.get(key);
-          if (!list) lists.set(key, (list = deps.endpoints.list(mode, companyId, deadline)));
-          return list;
-        },
-      },
-    };
-    const settled = await Promise.allSettled(event.Records.map((record) => planRecord(record, batchDeps)));
+    const toFanOut = event.Records.flatMap((record, i) => {
+      const found = eventOfRecord(record);
+      return found ? [{ i, event: found }] : [];
+    });
+    // The whole batch planned at once: each company-and-mode's endpoints read once, every delivery's record
+    // started in a few requests (planFanOuts); an event that could not be planned fails on its own.
+    const planned = await planFanOuts(
+      deps,
+      toFanOut.map((r) => r.event),
+    );
     const failed = new Set<number>();
-    settled.forEach((outcome, i) => {
-      if (outcome.status === 'rejected') {
+    const plans: { i: number; plan: FanOutPlan }[] = [];
+    planned.forEach((outcome, k) => {
+      const { i, event: fannedOut } = toFanOut[k]!;
+      if (!outcome.ok) {
         failed.add(i);
-        logger.error('webhook fan-out failed: the record is retried', { error: String((outcome.reason as Error)?.message) });
+        logger.error('webhook fan-out failed: the record is retried', { error: String((outcome.error as Error)?.message) });
+        return;
       }
+      plans.push({ i, plan: outcome.plan });
+      logger.debug('webhook fan-out', {
+        eventId: fannedOut.eventId,
+        fast: outcome.plan.lanes.fast.length,
+        slow: outcome.plan.lanes.slow.length,
+      });
     });
     // Every planned record's jobs in one go per lane; if that fails, each of those records is retried
     // (its deliveries are started and pending, so the retry enqueues them).
-    const planned = settled.flatMap((outcome, i) => (outcome.status === 'fulfilled' && outcome.value ? [{ i, plan: outcome.value }] : []));
     try {
       await enqueuePlans(
         deps.queue,
-        planned.map((p) => p.plan),
+        plans.map((p) => p.plan),
       );
-      const jobs = planned.reduce((n, p) => n + p.plan.lanes.fast.length + p.plan.lanes.slow.length, 0);
+      const jobs = plans.reduce((n, p) => n + p.plan.lanes.fast.length + p.plan.lanes.slow.length, 0);
       if (jobs > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, jobs);
     } catch (error) {
       logger.error('webhook fan-out could not enqueue: the records are retried', { error: String((error as Error)?.message) });
-      for (const p of planned) if (p.plan.lanes.fast.length + p.plan.lanes.slow.length > 0) failed.add(p.i);
+      for (const p of plans) if (p.plan.lanes.fast.length + p.plan.lanes.slow.length > 0) failed.add(p.i);
     }
     const batchItemFailures = [...failed]
       .sort((a, b) => a - b)

@@ -1,6 +1,6 @@
 import type { Mode } from '../mode.js';
 import type { DeliveryLane, DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
-import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob } from './webhook-delivery.js';
+import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
 import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
@@ -29,7 +29,7 @@ import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
  */
 export interface FanOutDeps {
   endpoints: Pick<WebhookEndpointStore, 'list'>;
-  deliveries: Pick<WebhookDeliveryStore, 'start'>;
+  deliveries: Pick<WebhookDeliveryStore, 'startAll'>;
   queue: DeliveryQueue;
   now: () => Date;
 }
@@ -92,24 +92,61 @@ export async function enqueuePlans(queue: DeliveryQueue, plans: readonly FanOutP
 
 /** The deliveries of one event: the matching endpoints' jobs, each delivery's record started. */
 export async function planFanOut(deps: Omit<FanOutDeps, 'queue'>, event: EventToFanOut): Promise<FanOutPlan> {
-  const endpoints = (await deps.endpoints.list(event.mode, event.companyId)).filter(
-    // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
-    (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && subscribesTo(e, event.eventType),
+  const [planned] = await planFanOuts(deps, [event]);
+  if (!planned!.ok) throw planned!.error;
+  return planned!.plan;
+}
+
+export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };
+
+/**
+ * The deliveries of several events (a stream batch), each event's result on its own: the endpoint
+ * list of each company-and-mode is read once for all its events, and every delivery's record is
+ * started in one call to the store (`startAll`: a few requests for the whole batch). An event whose
+ * endpoints could not be read fails alone; a failed start fails every event that had deliveries to
+ * start (their records, started or not, are found by the retry).
+ */
+export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: readonly EventToFanOut[]): Promise<PlannedFanOut[]> {
+  const lists = new Map<string, Promise<WebhookEndpoint[]>>();
+  const listOf = (event: EventToFanOut) => {
+    const key = `${event.mode}\u0000${event.companyId}`;
+    let list = lists.get(key);
+    if (!list) lists.set(key, (list = deps.endpoints.list(event.mode, event.companyId)));
+    return list;
+  };
+  const matched = await Promise.allSettled(
+    events.map(async (event) =>
+      (await listOf(event)).filter(
+        // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
+        (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && subscribesTo(e, event.eventType),
+      ),
+    ),
   );
-  const lanes: Record<DeliveryLane, DeliveryJob[]> = { fast: [], slow: [] };
-  let alreadyStarted = 0;
   const startedAt = deps.now().toISOString();
-  await Promise.all(
-    endpoints.map(async (endpoint) => {
-      const job = deliveryJobFor(event, endpoint);
-      const record = newDeliveryRecord(job, startedAt);
-      const stored = await deps.deliveries.start(record);
-      if (stored.status !== 'pending' || stored.attempts.length > 0) {
-        alreadyStarted++;
-        return;
-      }
-      lanes[endpoint.failingSince === undefined ? 'fast' : 'slow'].push(job);
-    }),
+  const wanted = matched.map((outcome, i) =>
+    outcome.status === 'fulfilled' ? outcome.value.map((endpoint) => ({ endpoint, job: deliveryJobFor(events[i]!, endpoint) })) : [],
   );
-  return { lanes, alreadyStarted };
+  const records = wanted.flat().map(({ job }) => newDeliveryRecord(job, startedAt));
+  let stored: WebhookDelivery[] = [];
+  let startError: unknown;
+  try {
+    stored = records.length > 0 ? await deps.deliveries.startAll(records) : [];
+  } catch (error) {
+    startError = error;
+  }
+  let next = 0;
+  return matched.map((outcome, i): PlannedFanOut => {
+    if (outcome.status === 'rejected') return { ok: false, error: outcome.reason };
+    const deliveries = wanted[i]!;
+    if (deliveries.length === 0) return { ok: true, plan: { lanes: { fast: [], slow: [] }, alreadyStarted: 0 } };
+    if (startError !== undefined) return { ok: false, error: startError };
+    const lanes: Record<DeliveryLane, DeliveryJob[]> = { fast: [], slow: [] };
+    let alreadyStarted = 0;
+    for (const { endpoint, job } of deliveries) {
+      const record = stored[next++]!;
+      if (record.status !== 'pending' || record.attempts.length > 0) alreadyStarted++;
+      else lanes[endpoint.failingSince === undefined ? 'fast' : 'slow'].push(job);
+    }
+    return { ok: true, plan: { lanes, alreadyStarted } };
+  });
 }

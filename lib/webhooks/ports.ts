@@ -70,6 +70,11 @@ export interface WebhookDeliveryStore {
    * delivered twice finds the first copy's record).
    */
   start(delivery: WebhookDelivery, deadline?: Deadline): Promise<WebhookDelivery>;
+  /**
+   * `start` for many deliveries (a stream batch's fan-out), in as few storage requests as the store
+   * allows; answers each record as stored, in the order given. The deliveries name distinct records.
+   */
+  startAll(deliveries: readonly WebhookDelivery[], deadline?: Deadline): Promise<WebhookDelivery[]>;
   get(key: DeliveryKey, deadline?: Deadline): Promise<WebhookDelivery | undefined>;
   /**
    * Appends one attempt and sets the status (and nextAttemptAt while pending), if the record still

@@ -74,6 +74,35 @@ describe.each([
     expect(deliveries.map((x) => x.deliveryId)).toEqual([d.deliveryId]);
   });
 
+  it("starting a stream batch's deliveries at once keeps the records started before as they are and starts the others, answering each in order", async () => {
+    const endpointId = `we_${randomBase62(22)}`;
+    // More than one transaction's worth (100), to one endpoint and others.
+    const many = Array.from({ length: 130 }, (_, i) => delivery(i % 2 === 0 ? { endpointId } : {}));
+    const before = many[7]!;
+    await store().start(before);
+    await store().recordAttempt(deliveryKeyOf(before), 0, failedAttempt(before.createdAt), { status: 'pending', nextAttemptAt: 'x1' });
+    const settled = many[120]!;
+    await store().start(settled);
+    await store().recordAttempt(
+      deliveryKeyOf(settled),
+      0,
+      { at: settled.createdAt, statusCode: 200, durationMs: 4 },
+      { status: 'delivered' },
+    );
+
+    const started = await store().startAll(many);
+    expect(started.map((d) => d.deliveryId)).toEqual(many.map((d) => d.deliveryId));
+    expect(started[7]).toMatchObject({ status: 'pending', attempts: [expect.objectContaining({ statusCode: 503 })], nextAttemptAt: 'x1' });
+    expect(started[120]).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] });
+    for (const [i, d] of started.entries()) if (i !== 7 && i !== 120) expect(d).toMatchObject({ status: 'pending', attempts: [] });
+    // Stored as answered; started again (a replayed batch), nothing changes.
+    expect(await store().get(deliveryKeyOf(many[3]!))).toMatchObject({ status: 'pending', attempts: [] });
+    expect(await store().get(deliveryKeyOf(before))).toEqual(started[7]);
+    expect(await store().startAll(many)).toEqual(started);
+    const { deliveries } = await store().listPage('live', endpointId, { limit: 100 });
+    expect(deliveries).toHaveLength(65);
+  });
+
   it('two receivers of one message record the same attempt count at once: one is recorded, the other is stale', async () => {
     const d = delivery();
     await store().start(d);

@@ -44,6 +44,12 @@ export class MemoryWebhookDeliveryStore implements WebhookDeliveryStore {
     return copy(record);
   }
 
+  async startAll(deliveries: readonly WebhookDelivery[]): Promise<WebhookDelivery[]> {
+    const started: WebhookDelivery[] = [];
+    for (const delivery of deliveries) started.push(await this.start(delivery));
+    return started;
+  }
+
   async get(key: DeliveryKey): Promise<WebhookDelivery | undefined> {
     const found = this.live(key);
     return found && copy(found);

@@ -1,5 +1,12 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, type TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
 import { storedMode, type Mode } from '../../mode.js';
 import type { WebhookDeliveryStore } from '../../webhooks/ports.js';
@@ -20,6 +27,13 @@ import { ITEM_TYPES, keys } from './table-keys.js';
  *
  * - `start` is a conditional Put (`attribute_not_exists`): every copy of a stream record and every
  *   redelivered queue message names the same key, so the log has one record per delivery.
+ * - `startAll` puts the same items, with the same condition, up to 100 in one TransactWriteItems
+ *   (the fan-out of a stream batch: 100 events to 3 endpoints are 3 requests, not 300). A
+ *   transaction costs twice the write units of the puts, and is all-or-nothing: when one record
+ *   exists already (a stream record read again) it is cancelled, and that group is started one by
+ *   one, which answers the existing records as stored. On DynamoDB Local, where every request
+ *   costs milliseconds of the one writer's time, this is most of a burst's fan-out cost
+ *   (docs/performance.md section 7).
  * - `recordAttempt` is an Update conditional on the record being `pending` with exactly
  *   `attemptsBefore` attempts: two receivers of one message (SQS is at-least-once) cannot both
  *   append, and a retry whose first answer was lost finds its own attempt already there.
@@ -35,18 +49,8 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
 
   async start(delivery: WebhookDelivery, deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery> {
     const key = keys.webhookDelivery(delivery);
-    const record: WebhookDelivery = { ...delivery, status: 'pending', attempts: [] };
-    delete record.nextAttemptAt;
-    const command = new PutCommand({
-      TableName: this.tableName,
-      Item: {
-        ...keys.withTestDataListing(delivery.mode, delivery.companyId, key),
-        type: ITEM_TYPES.webhookDelivery,
-        ...record,
-        ttl: ttlOf(delivery.createdAt),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
+    const { record, put } = this.startPut(delivery);
+    const command = new PutCommand(put);
     try {
       await withRetries((options) => this.client.send(command, options), deadline, this.policy);
       return record;
@@ -57,6 +61,46 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
       if (stored) return stored;
       throw new Error(`delivery ${delivery.deliveryId} exists but has expired`, { cause: error });
     }
+  }
+
+  async startAll(deliveries: readonly WebhookDelivery[], deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery[]> {
+    const groups: WebhookDelivery[][] = [];
+    for (let i = 0; i < deliveries.length; i += MAX_TRANSACTION_ACTIONS) groups.push(deliveries.slice(i, i + MAX_TRANSACTION_ACTIONS));
+    const started = await Promise.all(groups.map((group) => this.startGroup(group, deadline)));
+    return started.flat();
+  }
+
+  private async startGroup(group: readonly WebhookDelivery[], deadline: Deadline): Promise<WebhookDelivery[]> {
+    if (group.length === 1) return [await this.start(group[0]!, deadline)];
+    const puts = group.map((delivery) => this.startPut(delivery));
+    const command = new TransactWriteCommand({ TransactItems: puts.map(({ put }) => ({ Put: put })) });
+    try {
+      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+      return puts.map(({ record }) => record);
+    } catch (error) {
+      // Cancelled for good only by a failed condition: a record started before (a replayed stream record, or
+      // this transaction itself, applied, its answer lost). One by one, each answers the record as stored.
+      if (!startedBefore(error)) throw error;
+      return Promise.all(group.map((delivery) => this.start(delivery, deadline)));
+    }
+  }
+
+  /** The new record (`pending`, no attempts) and its conditional put. */
+  private startPut(delivery: WebhookDelivery) {
+    const key = keys.webhookDelivery(delivery);
+    const record: WebhookDelivery = { ...delivery, status: 'pending', attempts: [] };
+    delete record.nextAttemptAt;
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...keys.withTestDataListing(delivery.mode, delivery.companyId, key),
+        type: ITEM_TYPES.webhookDelivery,
+        ...record,
+        ttl: ttlOf(delivery.createdAt),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+    return { record, put };
   }
 
   async get(key: DeliveryKey, deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery | undefined> {
@@ -151,6 +195,16 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
   private expired(item: Record<string, unknown>): boolean {
     return typeof item.ttl === 'number' && item.ttl <= Math.floor(this.now().getTime() / 1000);
   }
+}
+
+/** DynamoDB's limit on the actions of one TransactWriteItems. */
+const MAX_TRANSACTION_ACTIONS = 100;
+
+/** A transaction cancelled because one of its conditions failed (and for no other lasting reason). */
+function startedBefore(error: unknown): boolean {
+  if ((error as { name?: string })?.name !== 'TransactionCanceledException') return false;
+  const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return codes.includes('ConditionalCheckFailed') && codes.every((code) => code === 'ConditionalCheckFailed' || code === 'None');
 }
 
 /** Epoch seconds at which DynamoDB may delete the record: 30 days after its createdAt. */
