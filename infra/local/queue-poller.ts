@@ -14,7 +14,9 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
  * is that maximum. Here the poller starts min(5, concurrency) receive loops, adds up to 5 a second
  * (300 a minute) while every loop is busy in the handler, and lets the added ones go after a receive
  * that found nothing. So one batch whose handler hangs (a webhook receiver that never answers)
- * holds one loop, as it holds one invocation in AWS, and the other batches go on.
+ * holds one loop, as it holds one invocation in AWS, and the other batches go on. A mapping in
+ * provisioned mode (`provisioned`) starts with its minimum pollers' invocations ready and scales
+ * faster.
  */
 export interface QueuePollerOptions {
   client: SQSClient;
@@ -28,6 +30,13 @@ export interface QueuePollerOptions {
   waitSeconds?: number;
   /** Batches handled at once, at most (the mapping's maximum concurrency); 1 when left out. */
   concurrency?: number;
+  /**
+   * The mapping in provisioned mode (`ProvisionedPollerConfig`): its minimum pollers stay ready,
+   * each running up to PROVISIONED_BATCHES_PER_POLLER invocations, so that many batches (up to
+   * `concurrency`) are in flight from the start instead of five, and it scales at up to 1,000
+   * concurrent invocations a minute instead of 300.
+   */
+  provisioned?: { minimumPollers: number };
 }
 
 export interface QueuePoller {
@@ -39,6 +48,9 @@ export interface QueuePoller {
 /** The event source mapping's batches in flight when a queue becomes active, and how many it may add per second (300 a minute). */
 export const ESM_INITIAL_BATCHES = 5;
 export const ESM_SCALE_UP_PER_SECOND = 5;
+/** Provisioned mode: concurrent invocations per event poller, and its scale-up (1,000 a minute). */
+export const PROVISIONED_BATCHES_PER_POLLER = 10;
+export const PROVISIONED_SCALE_UP_PER_SECOND = 16;
 
 export function lambdaSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
@@ -63,7 +75,9 @@ export function lambdaSqsRecord(message: Message, queueArn: string, region: stri
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   const waitSeconds = options.waitSeconds ?? 1;
   const concurrency = Math.max(1, options.concurrency ?? 1);
-  const initial = Math.min(ESM_INITIAL_BATCHES, concurrency);
+  const provisioned = options.provisioned;
+  const initial = Math.min(provisioned ? provisioned.minimumPollers * PROVISIONED_BATCHES_PER_POLLER : ESM_INITIAL_BATCHES, concurrency);
+  const scaleUpPerSecond = provisioned ? PROVISIONED_SCALE_UP_PER_SECOND : ESM_SCALE_UP_PER_SECOND;
   let stopped = false;
   let loops = 0;
   let busy = 0;
@@ -136,7 +150,7 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     concurrency > initial
       ? setInterval(() => {
           if (stopped || busy < loops) return;
-          for (let i = 0; i < ESM_SCALE_UP_PER_SECOND && loops < concurrency; i++) spawn();
+          for (let i = 0; i < scaleUpPerSecond && loops < concurrency; i++) spawn();
         }, 1000)
       : undefined;
   scaler?.unref();

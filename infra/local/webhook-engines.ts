@@ -4,10 +4,10 @@ import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-webhook-adapters.js';
 import { loadConfig } from '../../lib/runtime/config.js';
-import { maxAttempts } from '../../lib/webhooks/retry-schedule.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
 import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
@@ -31,30 +31,22 @@ export const WEBHOOK_QUEUE_NAMES = {
   deadLetter: 'webhook-deliveries-dlq',
 } as const;
 
-/**
- * As the stack's queues (the same values as DELIVERY_LANES and DELIVERY_FUNCTION_TIMEOUT_SECONDS in
- * infra/stack/webhook-delivery.ts, which the local world may not import): a message received more
- * often than every attempt the retry schedule can make, plus a margin for crashed or throttled
- * invocations (which count too), goes to the DLQ; the visibility timeout is six times the delivery
- * function's 30 s timeout, so a message is not received again while its first invocation still
- * runs; 14 days' retention, since retries go on for 3 to 3½ days.
- */
-export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 30;
+/** The stack's lane settings (infra/contract/webhook-lanes.ts), as CreateQueue and the pollers take them. */
 export const WEBHOOK_QUEUE_SETTINGS = {
-  maxReceiveCount: maxAttempts() + 10,
-  visibilityTimeoutSeconds: 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS,
-  retentionSeconds: 14 * 24 * 60 * 60,
-  batchSize: 10,
+  maxReceiveCount: DELIVERY_LANES.maxReceiveCount,
+  visibilityTimeoutSeconds: DELIVERY_LANES.visibilityTimeoutSeconds,
+  retentionSeconds: DELIVERY_LANES.retentionDays * 24 * 60 * 60,
+  batchSize: DELIVERY_LANES.batchSize,
 } as const;
 
 /**
  * Batches in flight at once per lane, at most (the event source mapping's maximum concurrency):
- * the fast lane scales like Lambda's (5 at first, then up to 5 more a second while all are busy;
- * uncapped in AWS, 20 here on a laptop), the slow lane, where failing and hanging endpoints wait,
- * is capped as the stack caps it (SLOW_LANE.maxConcurrency) so it never takes the capacity the fast
- * lane needs.
+ * the fast lane in provisioned mode as the stack runs it (FAST_LANE: its minimum pollers' 20
+ * invocations ready at once; AWS lets it grow to FAST_LANE.maximumPollers × 10, 20 here on a
+ * laptop), the slow lane, where failing and hanging endpoints wait, capped as the stack caps it
+ * (SLOW_LANE.maxConcurrency) so it never takes the capacity the fast lane needs.
  */
-export const WEBHOOK_LANE_CONCURRENCY = { fast: 20, slow: 5 } as const;
+export const WEBHOOK_LANE_CONCURRENCY = { fast: 20, slow: SLOW_LANE.maxConcurrency } as const;
 
 export interface WebhookEnginesOptions {
   dynamoEndpoint: string;
@@ -137,6 +129,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         handler: invokeDeliver,
         batchSize: WEBHOOK_QUEUE_SETTINGS.batchSize,
         concurrency: WEBHOOK_LANE_CONCURRENCY[lane],
+        ...(lane === 'fast' ? { provisioned: { minimumPollers: FAST_LANE.minimumPollers } } : {}),
       }),
     );
     stoppers.push(async () => {

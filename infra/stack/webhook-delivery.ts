@@ -11,13 +11,14 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
-import { maxAttempts, RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
+import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
 import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements } from './grants.js';
@@ -34,7 +35,8 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *   with a failing run and for every retry; one delivery function consumes both, the slow lane's
  *   event source mapping capped at SLOW_LANE.maxConcurrency concurrent invocations, so failing or
  *   hanging endpoints can never take the concurrency the fast lane needs (no head-of-line blocking
- *   across endpoint classes);
+ *   across endpoint classes), the fast lane's in provisioned mode (FAST_LANE: 20 invocations ready
+ *   from the first message; infra/contract/webhook-lanes.ts says why);
  * - the dead-letter queue: a delivery that gave up (`failed`) is sent there by the function, and a
  *   message SQS received more than maxAttempts() + 10 times (crashes) is moved there by the redrive
  *   policy; its depth pages.
@@ -46,6 +48,7 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  */
 export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
 export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
+export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE };
 
 export const FAN_OUT_STREAM = {
   batchSize: 100,
@@ -53,32 +56,6 @@ export const FAN_OUT_STREAM = {
   retryAttempts: 10,
   /** The stream keeps records 24 h; an event not fanned out within 6 h goes to the on-failure queue to be replayed. */
   maxRecordAgeHours: 6,
-} as const;
-
-/** One attempt is bounded by the sender's 10 s; a batch's ten sends run concurrently, plus the reads and writes around them. */
-export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 30;
-
-export const DELIVERY_LANES = {
-  batchSize: 10,
-  /**
-   * AWS's advice for an SQS event source: the queue's visibility timeout at least six times the
-   * function's timeout, so a batch throttled and retried by Lambda does not reappear while in
-   * flight (Lambda developer guide, "Creating and configuring an Amazon SQS event source mapping").
-   * A retry sets its own visibility (ChangeMessageVisibility), so this applies to a receive only.
-   */
-  visibilityTimeoutSeconds: 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS,
-  /** Retries run 3 to 3½ days (retry-schedule.ts); SQS's default 4 days is too close, 14 is its maximum. */
-  retentionDays: 14,
-  /**
-   * Receives before SQS moves a message to the dead-letter queue: above the most attempts a
-   * delivery can make, with a margin for receives that made no attempt (a crash, a throttle).
-   */
-  maxReceiveCount: maxAttempts() + 10,
-} as const;
-
-export const SLOW_LANE = {
-  /** Concurrent invocations the slow lane's event source mapping may use (2 at least, AWS's minimum). */
-  maxConcurrency: 5,
 } as const;
 
 /**
@@ -193,7 +170,8 @@ export class WebhookDelivery extends Construct {
     this.slowLane.grantSendMessages(this.deliver.role);
     this.deadLetters.grantSendMessages(this.deliver.role);
     const fromLane = { batchSize: DELIVERY_LANES.batchSize, maxBatchingWindow: Duration.seconds(0), reportBatchItemFailures: true };
-    this.deliver.function.addEventSource(new SqsEventSource(this.fastLane, fromLane));
+    // Provisioned pollers on the fast lane (FAST_LANE: capacity ready when an endpoint starts hanging); the slow lane capped.
+    this.deliver.function.addEventSource(new SqsEventSource(this.fastLane, { ...fromLane, provisionedPollerConfig: { ...FAST_LANE } }));
     this.deliver.function.addEventSource(new SqsEventSource(this.slowLane, { ...fromLane, maxConcurrency: SLOW_LANE.maxConcurrency }));
   }
 

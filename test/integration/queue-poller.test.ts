@@ -63,12 +63,21 @@ describe('the local SQS event source mapping', () => {
     await Promise.all(pollers.splice(0).map((p) => p.stop()));
   });
 
-  async function poller(concurrency: number | undefined) {
+  async function poller(concurrency: number | undefined, provisioned?: { minimumPollers: number }) {
     const queue = await newQueue();
     const h = hangingHandler();
     releases.push(h.release);
     pollers.push(
-      startQueuePoller({ client: sqs, queueUrl: queue.url, queueArn: queue.arn, region, handler: h.handler, batchSize: 1, concurrency }),
+      startQueuePoller({
+        client: sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region,
+        handler: h.handler,
+        batchSize: 1,
+        concurrency,
+        ...(provisioned ? { provisioned } : {}),
+      }),
     );
     const send = (body: string) => sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }));
     return { ...h, send };
@@ -88,6 +97,17 @@ describe('the local SQS event source mapping', () => {
     expect(await until(() => p.hanging.length === 5, 5_000)).toBe(true);
     await p.send('next');
     expect(await until(() => p.handled.includes('next'), 4_000)).toBe(true);
+  });
+
+  test('in provisioned mode, two pollers have twenty batches in flight from the first message: twelve hanging batches hold up nothing', async () => {
+    const p = await poller(20, { minimumPollers: 2 });
+    for (let i = 1; i <= 12; i++) await p.send(`hang-${i}`);
+    const sent = Date.now();
+    await p.send('next');
+    // Taken by an invocation that was ready, not after the scale-ups of the default mode (5, then 5 more a second).
+    expect(await until(() => p.handled.includes('next'), 3_000)).toBe(true);
+    expect(Date.now() - sent).toBeLessThan(900);
+    expect(p.hanging).toHaveLength(12);
   });
 
   test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {

@@ -13,6 +13,7 @@ import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS,
   DELIVERY_LANES,
   FAN_OUT_STREAM,
+  FAST_LANE,
   SLOW_LANE,
   WEBHOOK_ALARMS,
 } from '../../../infra/stack/webhook-delivery.js';
@@ -111,7 +112,13 @@ describe('the webhook delivery lanes', () => {
       });
     }
     expect(on(delivery.slowLane).ScalingConfig).toEqual({ MaximumConcurrency: SLOW_LANE.maxConcurrency });
+    // The fast lane in provisioned mode (its pollers ready when an endpoint starts hanging); the two settings exclude each other.
     expect(on(delivery.fastLane).ScalingConfig).toBeUndefined();
+    expect(on(delivery.fastLane).ProvisionedPollerConfig).toEqual({
+      MinimumPollers: FAST_LANE.minimumPollers,
+      MaximumPollers: FAST_LANE.maximumPollers,
+    });
+    expect(on(delivery.slowLane).ProvisionedPollerConfig).toBeUndefined();
   });
 
   it('are fed by the fan-out from INSERTs of event items on the table\u2019s stream, bisecting, with partial failures, bounded retries and age, and an on-failure queue', () => {
