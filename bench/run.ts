@@ -710,6 +710,7 @@ try {
     cdkMemoryMb: { createCases: DEFAULT_STACK_CONFIG.createCasesMemoryMb, others: DEFAULT_STACK_CONFIG.functionMemoryMb },
   };
 
+  await waitForQuiet('section 6');
   heading(
     '6. Debtor verification: registry requests through the DynamoDB cache and rate limiter (simulated clock); event → outcome latency',
   );
@@ -723,6 +724,7 @@ try {
   );
   results.verification = verificationRows;
 
+  await waitForQuiet('section 7');
   heading('7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)');
   const { webhooksBench } = await import('./webhooks.js');
   const webhookRows = await webhooksBench(cfg);
