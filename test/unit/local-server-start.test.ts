@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
  * Every module of the local world is loaded in a fresh process, as npm start and npm run invoke
  * load them; the entry scripts themselves are left out because importing them starts them.
  */
-const ENTRY_SCRIPTS = new Set(['main.ts', 'invoke.ts', 'webhook-receiver-cli.ts']);
+const ENTRY_SCRIPTS = new Set(['main.ts', 'invoke.ts', 'webhook-receiver-cli.ts', 'check-webhook-walkthrough.ts']);
 
 it('the local server and its tools load without the CDK (no aws-cdk-lib or constructs module)', () => {
   const modules = readdirSync('infra/local')
