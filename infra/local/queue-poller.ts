@@ -1,4 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { setMaxListeners } from 'node:events';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
@@ -83,6 +84,9 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   let busy = 0;
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
+  // Every receive loop listens on this one signal while its long poll is in flight: up to
+  // `concurrency` at once (20 on a provisioned lane), past Node's default warning at 10.
+  setMaxListeners(concurrency + 1, abort.signal);
 
   async function handle(messages: Message[]): Promise<void> {
     const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import {
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
@@ -108,6 +109,30 @@ describe('the local SQS event source mapping', () => {
     expect(await until(() => p.handled.includes('next'), 3_000)).toBe(true);
     expect(Date.now() - sent).toBeLessThan(900);
     expect(p.hanging).toHaveLength(12);
+  });
+
+  test('twenty receive loops long-polling at once make Node print no warning (npm start keeps a clean stderr)', () => {
+    // In a process of its own: Node prints the warning on the real process's stderr, which jest's sandbox does not see.
+    const probe = `
+      import { SQSClient } from '@aws-sdk/client-sqs';
+      const { startLocalSqs } = await import('./infra/local/local-sqs.ts');
+      const { startQueuePoller } = await import('./infra/local/queue-poller.ts');
+      const sqs = await startLocalSqs();
+      const q = sqs.createQueue('warnings');
+      const client = new SQSClient({ region: 'eu-west-2', endpoint: sqs.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+      const p = startQueuePoller({ client, queueUrl: q.queueUrl, queueArn: q.queueArn, region: 'eu-west-2', handler: async () => {},
+        concurrency: 20, provisioned: { minimumPollers: 2 } });
+      await new Promise((r) => setTimeout(r, 1500));
+      console.log(p.loops);
+      await p.stop(); client.destroy(); await sqs.stop();
+    `;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
+      encoding: 'utf8',
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      timeout: 30_000,
+    });
+    expect(run.stdout.trim()).toBe('20');
+    expect(run.stderr).toBe('');
   });
 
   test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {
