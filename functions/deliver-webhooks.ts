@@ -122,7 +122,8 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
  * again (ten more), for one fact. A write in the same direction as the batch's last one for that
  * endpoint (failing again, or cleared again) shares that write's outcome; a disable is always
  * written (it is conditional on the endpoint still being enabled); a failed write is forgotten, so
- * the next job tries it again.
+ * the next job tries it again. An endpoint's writes are sent one after another, so they are
+ * applied in the order the jobs asked for them.
  */
 function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
   const endpoints = new Map<string, ReturnType<DeliverDeps['endpoints']['getWithSecrets']>>();
@@ -145,7 +146,10 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
         const failing = endpointHealth.failingSince !== undefined;
         const last = health.get(key);
         if (!disable && last?.failing === failing) return last.outcome;
-        const outcome = deps.endpoints.recordHealth(mode, companyId, endpointId, endpointHealth, disable);
+        // After the batch's previous write for this endpoint has settled: applied in the order they were asked
+        // for, so the last one asked for is what is stored, and what the next skipped write relies on.
+        const after = last ? last.outcome.then(noop, noop) : Promise.resolve();
+        const outcome = after.then(() => deps.endpoints.recordHealth(mode, companyId, endpointId, endpointHealth, disable));
         const entry = { failing, outcome };
         health.set(key, entry);
         outcome.catch(() => {
@@ -157,6 +161,8 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
     events: { get: (mode, eventId, deadline) => once(events, `${mode}\u0000${eventId}`, () => deps.events.get(mode, eventId, deadline)) },
   };
 }
+
+const noop = () => undefined;
 
 function parseJson(body: string): unknown {
   try {

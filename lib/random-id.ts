@@ -17,7 +17,10 @@ function randomByte(): number {
     randomFillSync(pool);
     offset = 0;
   }
-  return pool[offset++]!;
+  const byte = pool[offset]!;
+  // Spent bytes do not stay in memory (secrets are drawn from here too).
+  pool[offset++] = 0;
+  return byte;
 }
 
 /** Uniform random base62 string (rejection sampling: no modulo bias). */

@@ -33,6 +33,9 @@ const RETRYABLE_NAMES = new Set([
   'RequestTimeout',
   'RequestTimeoutException',
   'TransactionInProgressException',
+  // A single-item write refused because a transaction is writing the same item (the fan-out's record starts
+  // meet the delivery's attempt records on a replay): nothing was applied, and the same write may succeed now.
+  'TransactionConflictException',
   'NetworkingError',
 ]);
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);

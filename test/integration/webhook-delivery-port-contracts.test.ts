@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
@@ -101,6 +102,17 @@ describe.each([
     expect(await store().startAll(many)).toEqual(started);
     const { deliveries } = await store().listPage('live', endpointId, { limit: 100 });
     expect(deliveries).toHaveLength(65);
+  });
+
+  it('starting new deliveries at once stores each as pending, and one named twice is one record answered twice', async () => {
+    const endpointId = `we_${randomBase62(22)}`;
+    const fresh = Array.from({ length: 3 }, () => delivery({ endpointId }));
+    const started = await store().startAll([...fresh, fresh[1]!]);
+    expect(started.map((d) => d.deliveryId)).toEqual([...fresh, fresh[1]!].map((d) => d.deliveryId));
+    for (const d of started) expect(d).toMatchObject({ status: 'pending', attempts: [] });
+    for (const d of fresh) expect(await store().get(deliveryKeyOf(d))).toEqual(started.find((s) => s.deliveryId === d.deliveryId));
+    const { deliveries } = await store().listPage('live', endpointId, { limit: 10 });
+    expect(deliveries).toHaveLength(3);
   });
 
   it('two receivers of one message record the same attempt count at once: one is recorded, the other is stale', async () => {
@@ -211,6 +223,53 @@ describe('the delivery log on DynamoDB', () => {
     expect(await faulty.recordAttempt(deliveryKeyOf(d), 0, attempt, { status: 'delivered' })).toBe('recorded');
     expect(lost).toBe(2);
     expect((await store().get(deliveryKeyOf(d)))!.attempts).toEqual([attempt]);
+  });
+
+  it('starts a stream batch without naming a record twice in one transaction (DynamoDB refuses it; DynamoDB Local does not)', async () => {
+    const { client } = faultyDocumentClient({
+      decide: (name, input) => {
+        if (name !== 'TransactWriteItemsCommand') return undefined;
+        // The plan sees the input as plain values (test/support/plain-items.ts).
+        const items = (input.TransactItems as { Put?: { Item: Record<string, unknown> } }[]).map(
+          (a) => `${String(a.Put?.Item.pk)}|${String(a.Put?.Item.sk)}`,
+        );
+        return new Set(items).size === items.length
+          ? undefined
+          : Object.assign(new Error('Transaction request cannot include multiple operations on one item'), {
+              name: 'ValidationException',
+              $metadata: { httpStatusCode: 400 },
+            });
+      },
+    });
+    const d = delivery();
+    const other = delivery({ endpointId: d.endpointId });
+    const started = await new DynamoWebhookDeliveryStore(client, config().tableName).startAll([d, other, d]);
+    expect(started.map((x) => x.deliveryId)).toEqual([d.deliveryId, other.deliveryId, d.deliveryId]);
+    expect(await store().get(deliveryKeyOf(d))).toMatchObject({ status: 'pending', attempts: [] });
+  });
+
+  it("a stream batch's transaction cancelled for a record started before and a conflict with the delivery function falls back to one start each", async () => {
+    const before = delivery();
+    await store().start(before);
+    await store().recordAttempt(deliveryKeyOf(before), 0, failedAttempt(before.createdAt), { status: 'pending', nextAttemptAt: 'x1' });
+    const fresh = [delivery(), delivery()];
+    let cancelled = 0;
+    const { client } = faultyDocumentClient({
+      decide: (name) =>
+        name === 'TransactWriteItemsCommand' && cancelled++ === 0
+          ? new TransactionCanceledException({
+              message: 'cancelled',
+              $metadata: { httpStatusCode: 400 },
+              CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }, { Code: 'None' }],
+            })
+          : undefined,
+    });
+    const started = await new DynamoWebhookDeliveryStore(client, config().tableName).startAll([before, ...fresh]);
+    expect(started[0]).toMatchObject({ deliveryId: before.deliveryId, attempts: [expect.objectContaining({ statusCode: 503 })] });
+    for (const [i, d] of fresh.entries()) {
+      expect(started[i + 1]).toMatchObject({ deliveryId: d.deliveryId, status: 'pending', attempts: [] });
+      expect(await store().get(deliveryKeyOf(d))).toMatchObject({ status: 'pending' });
+    }
   });
 
   it('a start whose answer was lost answers the record it wrote', async () => {

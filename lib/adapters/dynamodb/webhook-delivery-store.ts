@@ -64,10 +64,16 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
   }
 
   async startAll(deliveries: readonly WebhookDelivery[], deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery[]> {
+    // One put per record: a transaction naming an item twice is refused outright (ValidationException).
+    const keyOf = (d: WebhookDelivery) => {
+      const key = keys.webhookDelivery(d);
+      return `${key.pk}\u0000${key.sk}`;
+    };
+    const distinct = [...new Map(deliveries.map((d) => [keyOf(d), d])).values()];
     const groups: WebhookDelivery[][] = [];
-    for (let i = 0; i < deliveries.length; i += MAX_TRANSACTION_ACTIONS) groups.push(deliveries.slice(i, i + MAX_TRANSACTION_ACTIONS));
-    const started = await Promise.all(groups.map((group) => this.startGroup(group, deadline)));
-    return started.flat();
+    for (let i = 0; i < distinct.length; i += MAX_TRANSACTION_ACTIONS) groups.push(distinct.slice(i, i + MAX_TRANSACTION_ACTIONS));
+    const started = new Map((await Promise.all(groups.map((group) => this.startGroup(group, deadline)))).flat().map((d) => [keyOf(d), d]));
+    return deliveries.map((d) => started.get(keyOf(d))!);
   }
 
   private async startGroup(group: readonly WebhookDelivery[], deadline: Deadline): Promise<WebhookDelivery[]> {
@@ -78,8 +84,9 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
       await withRetries((options) => this.client.send(command, options), deadline, this.policy);
       return puts.map(({ record }) => record);
     } catch (error) {
-      // Cancelled for good only by a failed condition: a record started before (a replayed stream record, or
-      // this transaction itself, applied, its answer lost). One by one, each answers the record as stored.
+      // Cancelled by a failed condition: a record started before (a replayed stream record, or this transaction
+      // itself, applied, its answer lost), possibly beside a conflict with the delivery function writing one of
+      // them. One by one, each answers the record as stored (and a conflicting put is retried on its own).
       if (!startedBefore(error)) throw error;
       return Promise.all(group.map((delivery) => this.start(delivery, deadline)));
     }
@@ -200,11 +207,17 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
 /** DynamoDB's limit on the actions of one TransactWriteItems. */
 const MAX_TRANSACTION_ACTIONS = 100;
 
-/** A transaction cancelled because one of its conditions failed (and for no other lasting reason). */
+/**
+ * A transaction cancelled because one of its conditions failed, and for no lasting reason besides
+ * (a conflict with another writer of one of its items is not lasting).
+ */
 function startedBefore(error: unknown): boolean {
   if ((error as { name?: string })?.name !== 'TransactionCanceledException') return false;
   const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return codes.includes('ConditionalCheckFailed') && codes.every((code) => code === 'ConditionalCheckFailed' || code === 'None');
+  return (
+    codes.includes('ConditionalCheckFailed') &&
+    codes.every((code) => ['ConditionalCheckFailed', 'TransactionConflict', 'None'].includes(code))
+  );
 }
 
 /** Epoch seconds at which DynamoDB may delete the record: 30 days after its createdAt. */

@@ -72,6 +72,15 @@ describe('the one retry layer', () => {
     expect(isRetryable(cancelled('None', 'None'))).toBe(false);
   });
 
+  it('retries a single-item write refused because a transaction was writing the same item, and knows it did nothing', () => {
+    const conflict = Object.assign(new Error('ongoing transaction'), {
+      name: 'TransactionConflictException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    expect(isRetryable(conflict)).toBe(true);
+    expect(mayHaveApplied(conflict)).toBe(false);
+  });
+
   it('tells a write that may still land (timeout, 5xx, abort, in progress) from one storage refused', () => {
     expect(mayHaveApplied(Object.assign(new Error('timed out'), { name: 'TimeoutError' }))).toBe(true);
     expect(mayHaveApplied(Object.assign(new Error('boom'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }))).toBe(
