@@ -43,7 +43,8 @@ export interface WebhookEndpointStore {
   delete(mode: Mode, companyId: string, endpointId: string, deadline?: Deadline): Promise<boolean>;
   /**
    * Records a scheduled delivery's effect on the endpoint's health (endpoint-health.ts):
-   * `failingSince` set or cleared and, when `disable` is given, status `disabled` with the reason.
+   * `failingSince` started (a run already recorded keeps its start, which may be earlier than the
+   * one given) or cleared and, when `disable` is given, status `disabled` with the reason.
    * Not conditional on `version`: a delivery's outcome never waits for a partner's PATCH. A change of
    * `failingSince` alone leaves `version` as it is (a PATCH in flight then writes the value it read,
    * at worst restarting the 5-day count); disabling increments it, so a PATCH in flight is stale

@@ -157,7 +157,7 @@ export class MemoryWebhookEndpointStore implements WebhookEndpointStore {
     if (disable && found.endpoint.status !== 'enabled') return 'unchanged' as const;
     this.healthWrites.push({ endpointId, health: copy(health), ...(disable ? { disable } : {}) });
     if (health.failingSince === undefined) delete found.endpoint.failingSince;
-    else found.endpoint.failingSince = health.failingSince;
+    else found.endpoint.failingSince ??= health.failingSince;
     if (disable) {
       found.endpoint.status = 'disabled';
       found.endpoint.disabledReason = disable.disabledReason;

@@ -244,7 +244,9 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
     const sets: string[] = [];
     let condition = 'attribute_exists(pk)';
     if (health.failingSince !== undefined) {
-      sets.push('#failingSince = :failingSince');
+      // A run already started keeps its start: another worker that read the endpoint before it
+      // was marked must not move the 5-day count later.
+      sets.push('#failingSince = if_not_exists(#failingSince, :failingSince)');
       values[':failingSince'] = health.failingSince;
     }
     if (disable) {
