@@ -8,8 +8,10 @@ import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
+import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
 import type { DeliveryLane, DeliveryQueue } from '../lib/webhooks/ports.js';
 import { deliveryJobSchema, type DeliveryJob } from '../lib/webhooks/webhook-delivery.js';
+import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
 
 /**
  * The webhook delivery function (docs/webhooks-design.md), on both delivery queues: each message
@@ -123,7 +125,9 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
  * endpoint (failing again, or cleared again) shares that write's outcome; a disable is always
  * written (it is conditional on the endpoint still being enabled); a failed write is forgotten, so
  * the next job tries it again. An endpoint's writes are sent one after another, so they are
- * applied in the order the jobs asked for them.
+ * applied in the order the jobs asked for them. Each write asked for also changes the batch's
+ * reading of the endpoint, which the use case reads again after its attempt: a success after
+ * another job's failure in the same batch sees the failing run and ends it.
  */
 function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
   const endpoints = new Map<string, ReturnType<DeliverDeps['endpoints']['getWithSecrets']>>();
@@ -152,8 +156,12 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
         const outcome = after.then(() => deps.endpoints.recordHealth(mode, companyId, endpointId, endpointHealth, disable));
         const entry = { failing, outcome };
         health.set(key, entry);
+        const reading = endpoints.get(key);
+        const overlaid = reading?.then((found) => found && withHealth(found, endpointHealth, disable));
+        if (overlaid) endpoints.set(key, overlaid);
         outcome.catch(() => {
           if (health.get(key) === entry) health.delete(key);
+          if (reading && endpoints.get(key) === overlaid) endpoints.set(key, reading);
         });
         return outcome;
       },
@@ -163,6 +171,19 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
 }
 
 const noop = () => undefined;
+
+/** An endpoint as read, with the health a write of this batch gave it. */
+function withHealth<T extends { endpoint: WebhookEndpoint }>(found: T, health: EndpointHealth, disable?: { disabledReason: string }): T {
+  const { failingSince: _, ...endpoint } = found.endpoint;
+  return {
+    ...found,
+    endpoint: {
+      ...endpoint,
+      ...(health.failingSince !== undefined ? { failingSince: health.failingSince } : {}),
+      ...(disable ? { status: 'disabled' as const, disabledReason: disable.disabledReason } : {}),
+    },
+  };
+}
 
 function parseJson(body: string): unknown {
   try {

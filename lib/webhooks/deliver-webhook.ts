@@ -25,8 +25,9 @@ import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJo
  * - A failure is retried per retry-schedule.ts, counted from the record's first attempt and its
  *   number of attempts (never SQS's receive count, which Lambda's own failures raise too); past
  *   the retry window the delivery is `failed` and the job goes to the dead-letter queue.
- * - Scheduled deliveries update the endpoint's health (failingSince, the 5-day disable rule);
- *   redeliveries a partner asked for do not.
+ * - Scheduled deliveries update the endpoint's health (failingSince, the 5-day disable rule),
+ *   judged against the endpoint read again after the attempt; redeliveries a partner asked for do
+ *   not.
  */
 export interface DeliverDeps {
   endpoints: Pick<WebhookEndpointStore, 'getWithSecrets' | 'recordHealth'>;
@@ -117,7 +118,7 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
     payload: stored.payload,
     secrets: signingSecrets(secrets, now),
   });
-  const markedFailingSince = await watch.stop();
+  await watch.stop();
   const attempt = attemptOf(sent);
   const after = deps.now();
 
@@ -144,25 +145,24 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
   if (recorded === 'stale') return { kind: 'done', reason: 'duplicate', attempt: sent };
 
   if (job.kind === 'scheduled') {
-    const health = markedFailingSince === undefined ? endpoint : { status: endpoint.status, failingSince: markedFailingSince };
-    result.endpointDisabled = await updateHealth(deps, job, health, sent.delivered, new Date(sent.at), after);
+    // The health as it stands after the attempt, not as read before it: meanwhile this attempt's own
+    // slow-answer mark, or another attempt to the endpoint, may have started or ended its failing run
+    // (the function's batch keeps its own health writes in the reading it shares: a failure and then
+    // a success in one batch leave the endpoint healthy).
+    const current = await deps.endpoints.getWithSecrets(job.mode, job.companyId, job.endpointId);
+    if (current) result.endpointDisabled = await updateHealth(deps, job, current.endpoint, sent.delivered, new Date(sent.at), after);
   }
   return result;
 }
 
-/** Starts the endpoint's failing run if a scheduled attempt is still unanswered after slowAttemptMs; `stop` answers the failingSince it recorded. */
-function watchForSlowAnswer(
-  deps: DeliverDeps,
-  job: DeliveryJob,
-  endpoint: EndpointHealth,
-  at: Date,
-): { stop(): Promise<string | undefined> } {
+/** Starts the endpoint's failing run if a scheduled attempt is still unanswered after slowAttemptMs; `stop` waits for that write. */
+function watchForSlowAnswer(deps: DeliverDeps, job: DeliveryJob, endpoint: EndpointHealth, at: Date): { stop(): Promise<void> } {
   if (job.kind !== 'scheduled' || endpoint.failingSince !== undefined) return { stop: async () => undefined };
-  let marking: Promise<string | undefined> | undefined;
+  let marking: Promise<void> | undefined;
   const timer = setTimeout(() => {
     const failingSince = at.toISOString();
     marking = deps.endpoints.recordHealth(job.mode, job.companyId, job.endpointId, { status: endpoint.status, failingSince }).then(
-      (outcome) => (outcome === 'recorded' ? failingSince : undefined),
+      () => undefined,
       // Only an early signal: the attempt's outcome records the health as usual.
       () => undefined,
     );

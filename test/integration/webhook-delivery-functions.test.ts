@@ -342,12 +342,59 @@ describe('the webhook fan-out and delivery functions', () => {
     // The three slow attempts started the slow endpoint's failing run once, and their successes ended it once
     // (the quick receiver's attempts may pass the 50 ms mark too on a busy machine, and are written the same way
     const writesTo = (id: string) => healthWrites.filter((w) => w.endpointId === id).map((w) => w.failingSince);
-    expect(writesTo(first.endpoint.endpointId)).toEqual([expect.any(String), undefined]);
+    expect(writesTo(first.endpoint.endpointId)).toStrictEqual([expect.any(String), undefined]);
     // (each one a change: a failing run started, then ended, never the same write twice in a row).
     const quick = writesTo(second.endpoint.endpointId);
     expect(quick.length % 2).toBe(0);
     quick.forEach((failingSince, i) => expect(failingSince === undefined).toBe(i % 2 === 1));
     const stored = await endpointStore.get('live', first.endpoint.companyId, first.endpoint.endpointId);
+    expect(stored?.failingSince).toBeUndefined();
+  });
+
+  it('a failure and then a success to one endpoint in one batch leave it healthy, even when the failure’s write is the slower one', async () => {
+    const cfg = config();
+    const r = rig();
+    // The first request to arrive is refused at once; the second is answered 200 a little later.
+    let arrivals = 0;
+    const flaky = await startWebhookReceiver({
+      handler: (_req, res) => (arrivals++ === 0 ? res.writeHead(500).end() : void setTimeout(() => res.writeHead(200).end(), 100)),
+    });
+    receivers.push(flaky);
+    const { endpoint } = await newEndpoint(r, flaky.url);
+    const events = await Promise.all([1, 2].map(() => storedEvent(endpoint.companyId)));
+    for (const e of events) await r.fanOut(e.record, ctx());
+    const jobs = r.messages.enqueued.map((e) => e.job);
+    expect(jobs).toHaveLength(2);
+
+    // The store takes 300 ms to start a failing run and none to end one: the writes must still land in the order asked.
+    const endpointStore = new DynamoWebhookEndpointStore(ddb(), cfg.tableName, secretBoxOnce(cfg));
+    const healthWrites: (string | undefined)[] = [];
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: {
+          getWithSecrets: (...args) => endpointStore.getWithSecrets(...args),
+          recordHealth: async (...args) => {
+            healthWrites.push(args[3].failingSince);
+            if (args[3].failingSince !== undefined) await new Promise((resolve) => setTimeout(resolve, 300));
+            return endpointStore.recordHealth(...args);
+          },
+        },
+        events: new DynamoEventStore(ddb(), cfg.tableName),
+        deliveries: r.deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+        random: () => 0.5,
+      },
+      messages: r.messages,
+      laneOf: () => 'fast',
+    });
+    const batch: SQSEvent = { Records: jobs.map((job, i) => sqsEvent(job, FAST_ARN, `rh-${i}`).Records[0]!) };
+    expect(await deliver(batch, ctx())).toEqual({ batchItemFailures: [] });
+
+    expect(flaky.received).toHaveLength(2);
+    expect(healthWrites).toStrictEqual([clock.toISOString(), undefined]);
+    const stored = await endpointStore.get('live', endpoint.companyId, endpoint.endpointId);
+    expect(stored).toMatchObject({ status: 'enabled' });
     expect(stored?.failingSince).toBeUndefined();
   });
 
