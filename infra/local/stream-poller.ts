@@ -9,6 +9,7 @@ import {
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { assertSupportedFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
 
 /**
  * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
@@ -32,15 +33,11 @@ export interface StreamPollerOptions {
   maxRetryAttempts?: number;
   onFailure?: (records: DynamoDBRecord[], reason: string) => void;
   /**
-   * The event source mapping's filter criteria: records it refuses are never handed to the handler
-   * (and count as read), as Lambda drops them before the invocation. The handlers check again.
+   * The event source mapping's filter pattern (infra/contract/stream-consumers.ts, the stack's own):
+   * records it refuses are never handed to the handler (and count as read), as Lambda drops them
+   * before the invocation. The handlers check again.
    */
-  filter?: (record: DynamoDBRecord) => boolean;
-}
-
-/** The filter of the stack's mappings: INSERTs of items of one `type` (FilterCriteria on eventName and NewImage.type). */
-export function insertsOfType(type: string): (record: DynamoDBRecord) => boolean {
-  return (record) => record.eventName === 'INSERT' && record.dynamodb?.NewImage?.type?.S === type;
+  filterPattern?: object;
 }
 
 export interface StreamPoller {
@@ -84,6 +81,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const batchSize = options.batchSize ?? 100;
+  const { filterPattern } = options;
+  if (filterPattern) assertSupportedFilterPattern(filterPattern);
   const idleMs = options.idleMs ?? 100;
   const maxRetryAttempts = options.maxRetryAttempts ?? 3;
   const onFailure =
@@ -184,7 +183,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     const read = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
     if (read.length === 0) return false;
     state.lastSequence = read[read.length - 1]!.dynamodb?.SequenceNumber;
-    state.pending.push(...(options.filter ? read.filter(options.filter) : read));
+    state.pending.push(...(filterPattern ? read.filter((record) => matchesFilterPattern(filterPattern, record)) : read));
     await deliver(state);
     return true;
   }

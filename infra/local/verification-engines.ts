@@ -10,8 +10,8 @@ import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
-import { insertsOfType, startStreamPoller, type StreamPoller } from './stream-poller.js';
+import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
+import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * The debtor verifier's engines in the local world, as the stack runs them in AWS
@@ -88,8 +88,9 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       region,
       tableName,
       handler: invoke,
-      // As the stack's mapping (infra/stack/debtor-verifier.ts): INSERTs of case items only.
-      filter: insertsOfType(ITEM_TYPES.case),
+      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of case items only.
+      batchSize: VERIFIER_STREAM.batchSize,
+      filterPattern: VERIFIER_STREAM.filterPattern,
     });
     stoppers.push(() => stream.stop());
     // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.

@@ -7,13 +7,13 @@ import { loadConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { FAN_OUT_STREAM } from '../contract/stream-consumers.js';
 import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
 import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
-import { insertsOfType, startStreamPoller, type StreamPoller } from './stream-poller.js';
+import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * Webhook delivery's engines in the local world, as the stack runs them in AWS
@@ -111,8 +111,9 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       region,
       tableName,
       handler: (event: DynamoDBStreamEvent) => fanOut(event, lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 })),
-      // As the stack's mapping (infra/stack/webhook-delivery.ts): INSERTs of event items only.
-      filter: insertsOfType(ITEM_TYPES.event),
+      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of event items only.
+      batchSize: FAN_OUT_STREAM.batchSize,
+      filterPattern: FAN_OUT_STREAM.filterPattern,
     });
     stoppers.push(() => stream.stop());
 

@@ -2,19 +2,14 @@ import { Duration, Validations } from 'aws-cdk-lib';
 import { ComparisonOperator, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import {
-  ITEM_TYPES,
-  PARTITION_PREFIXES,
-  TABLE_DEFINITION,
-  GSI1_ATTRIBUTES,
-  TTL_ATTRIBUTE,
-} from '../../lib/adapters/dynamodb/table-keys.js';
+import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
+import { PARTITION_PREFIXES, TABLE_DEFINITION, GSI1_ATTRIBUTES, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table-keys.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
 import { METRIC_PERIOD } from './service-metrics.js';
@@ -38,14 +33,7 @@ import { METRIC_PERIOD } from './service-metrics.js';
  * (`REGISTRY#`); the secret; sending to its own retry queue. Nothing else of the table.
  */
 export const VERIFY_DEBTORS_ENTRY = 'functions/verify-debtors.ts';
-
-export const VERIFIER_STREAM = {
-  batchSize: 100,
-  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
-  retryAttempts: 5,
-  /** A record older than this goes to the on-failure queue: new cases are verified within the day. */
-  maxRecordAgeHours: 6,
-} as const;
+export { VERIFIER_STREAM };
 
 export const VERIFIER_RETRY_QUEUE = {
   batchSize: 10,
@@ -162,12 +150,7 @@ export class DebtorVerifier extends Construct {
         retryAttempts: VERIFIER_STREAM.retryAttempts,
         maxRecordAge: Duration.hours(VERIFIER_STREAM.maxRecordAgeHours),
         onFailure: new SqsDlq(this.failedStreamRecords),
-        filters: [
-          FilterCriteria.filter({
-            eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { type: { S: FilterRule.isEqual(ITEM_TYPES.case) } } },
-          }),
-        ],
+        filters: [FilterCriteria.filter(VERIFIER_STREAM.filterPattern)],
       }),
     );
     this.worker.function.addEventSource(

@@ -9,15 +9,15 @@ import {
   type MetricOptions,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FAN_OUT_STREAM } from '../contract/stream-consumers.js';
 import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
@@ -48,15 +48,7 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  */
 export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
 export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
-export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE };
-
-export const FAN_OUT_STREAM = {
-  batchSize: 100,
-  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
-  retryAttempts: 10,
-  /** The stream keeps records 24 h; an event not fanned out within 6 h goes to the on-failure queue to be replayed. */
-  maxRecordAgeHours: 6,
-} as const;
+export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE, FAN_OUT_STREAM };
 
 /**
  * Alarm thresholds. Failure rate: the share of attempts that failed in a period with at least
@@ -144,12 +136,7 @@ export class WebhookDelivery extends Construct {
         retryAttempts: FAN_OUT_STREAM.retryAttempts,
         maxRecordAge: Duration.hours(FAN_OUT_STREAM.maxRecordAgeHours),
         onFailure: new SqsDlq(this.failedStreamRecords),
-        filters: [
-          FilterCriteria.filter({
-            eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { type: { S: FilterRule.isEqual(ITEM_TYPES.event) } } },
-          }),
-        ],
+        filters: [FilterCriteria.filter(FAN_OUT_STREAM.filterPattern)],
       }),
     );
 

@@ -1,0 +1,40 @@
+import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+
+/**
+ * The table stream's event source mappings, which the stack deploys (infra/stack/webhook-delivery.ts,
+ * infra/stack/debtor-verifier.ts) and the local world imitates on DynamoDB Local's stream
+ * (infra/local/stream-poller.ts): one source, so what a handler is handed cannot differ between them.
+ *
+ * `filterPattern` is a Lambda event filtering pattern (the equality subset: each key names a field
+ * of the stream record, each list the values it may have): Lambda drops a record that does not
+ * match before the invocation, and the local poller evaluates the same pattern.
+ */
+export interface StreamFilterPattern {
+  eventName: readonly string[];
+  dynamodb: { NewImage: { type: { S: readonly string[] } } };
+}
+
+/** INSERTs of items of one `type`. */
+function insertsOf(type: string): StreamFilterPattern {
+  return { eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: [type] } } } };
+}
+
+/** The webhook fan-out: every event item written (the transactional outbox), once. */
+export const FAN_OUT_STREAM = {
+  batchSize: 100,
+  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
+  retryAttempts: 10,
+  /** The stream keeps records 24 h; an event not fanned out within 6 h goes to the on-failure queue to be replayed. */
+  maxRecordAgeHours: 6,
+  filterPattern: insertsOf(ITEM_TYPES.event),
+} as const;
+
+/** The debtor verification worker: every case item created. */
+export const VERIFIER_STREAM = {
+  batchSize: 100,
+  /** Retries of a failing record (bisected) before it goes to the on-failure queue. */
+  retryAttempts: 5,
+  /** A record older than this goes to the on-failure queue: new cases are verified within the day. */
+  maxRecordAgeHours: 6,
+  filterPattern: insertsOf(ITEM_TYPES.case),
+} as const;

@@ -1,0 +1,56 @@
+import type { DynamoDBRecord } from 'aws-lambda';
+import { FAN_OUT_STREAM, VERIFIER_STREAM } from '../../../infra/contract/stream-consumers.js';
+import { assertSupportedFilterPattern, matchesFilterPattern } from '../../../infra/local/match-filter-pattern.js';
+
+/**
+ * The local stream pollers drop what the stack's event source mappings drop: the same patterns
+ * (infra/contract/stream-consumers.ts; webhook-delivery.test.ts and debtor-verifier.test.ts pin them
+ * in the synthesised template), evaluated as Lambda's event filtering evaluates them.
+ */
+function record(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', type?: Record<string, string>): DynamoDBRecord {
+  const keys = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' } };
+  return {
+    eventID: '1',
+    eventName,
+    eventSource: 'aws:dynamodb',
+    dynamodb: {
+      Keys: keys,
+      SequenceNumber: '100',
+      StreamViewType: 'NEW_IMAGE',
+      ...(eventName === 'REMOVE' ? {} : { NewImage: { ...keys, ...(type ? { type } : {}) } }),
+    },
+  } as DynamoDBRecord;
+}
+
+describe('the local stream pollers’ filtering', () => {
+  it.each([
+    ['an event item inserted', record('INSERT', { S: 'EVENT' }), true, false],
+    ['a case item inserted', record('INSERT', { S: 'CASE' }), false, true],
+    ['an event item changed', record('MODIFY', { S: 'EVENT' }), false, false],
+    ['a case item changed', record('MODIFY', { S: 'CASE' }), false, false],
+    ['an item removed (no new image)', record('REMOVE'), false, false],
+    ['an item inserted without a type', record('INSERT'), false, false],
+    ['an item whose type is a number', record('INSERT', { N: '1' }), false, false],
+    ['an item of another type inserted', record('INSERT', { S: 'EVENT_OUTSIDE_THE_LOCAL_ENGINES' }), false, false],
+  ])('%s: handed to the webhook fan-out %p, to the debtor verifier %p', (_name, r, fanOut, verifier) => {
+    expect(matchesFilterPattern(FAN_OUT_STREAM.filterPattern, r)).toBe(fanOut);
+    expect(matchesFilterPattern(VERIFIER_STREAM.filterPattern, r)).toBe(verifier);
+  });
+
+  it('a list matches any one of its values, and a field that is a list when one of its elements does', () => {
+    expect(matchesFilterPattern({ eventName: ['INSERT', 'MODIFY'] }, record('MODIFY'))).toBe(true);
+    expect(matchesFilterPattern({ tags: ['b'] }, { tags: ['a', 'b'] })).toBe(true);
+    expect(matchesFilterPattern({ tags: ['c'] }, { tags: ['a', 'b'] })).toBe(false);
+  });
+
+  it('refuses, when a poller starts, a rule it cannot evaluate as Lambda does, rather than guess', () => {
+    for (const pattern of [FAN_OUT_STREAM.filterPattern, VERIFIER_STREAM.filterPattern])
+      expect(() => assertSupportedFilterPattern(pattern)).not.toThrow();
+    expect(() => assertSupportedFilterPattern({ eventName: [{ prefix: 'IN' }] })).toThrow(/eventName.*only lists of exact values/);
+    expect(() => assertSupportedFilterPattern({ dynamodb: { NewImage: { type: { S: [{ 'anything-but': 'CASE' }] } } } })).toThrow(
+      /dynamodb\.NewImage\.type\.S/,
+    );
+    expect(() => assertSupportedFilterPattern({ eventName: 'INSERT' })).toThrow(/a rule is a list of values or a nested pattern/);
+    expect(() => assertSupportedFilterPattern({ eventName: [] })).toThrow(/only lists of exact values/);
+  });
+});
