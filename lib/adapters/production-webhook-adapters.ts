@@ -3,11 +3,12 @@ import { documentClient } from './dynamodb/dynamo-client.js';
 import { cursorSealerOnce } from './secrets/cursor-secret.js';
 import { secretBoxOnce } from './secrets/webhook-secret-key.js';
 import { DynamoWebhookEndpointStore } from './dynamodb/webhook-endpoint-store.js';
+import { dnsResolver } from './webhooks/dns-resolver.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
 import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
 import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import { sqsClient } from './sqs/verification-retry-queue.js';
-import type { DeliveryQueue } from '../webhooks/ports.js';
+import type { DeliveryQueue, HostResolver } from '../webhooks/ports.js';
 import { tableAdapters } from './production-adapters.js';
 
 /**
@@ -16,8 +17,24 @@ import { tableAdapters } from './production-adapters.js';
  * and upload functions' bundles carry none of the webhook modules, their SQS client or schemas.
  */
 
+const resolvers = new Map<string, HostResolver>();
+
 /**
- * The webhook endpoint routes: the endpoint store, the system resolver (the URL rules at creation),
+ * The one resolver of webhook host names for endpoint creation, ping and delivery alike (c-ares
+ * under its own timeout: dns-resolver.ts): the system's name servers, or locally those of
+ * WEBHOOK_DNS_SERVERS (the tests' and the bench's loopback DNS server). One per process and set of
+ * servers.
+ */
+export function webhookResolver(cfg: AppConfig = config()): HostResolver {
+  if (cfg.webhookDnsServers === undefined) return systemResolver;
+  const key = cfg.webhookDnsServers.join(',');
+  let resolver = resolvers.get(key);
+  if (!resolver) resolvers.set(key, (resolver = dnsResolver({ servers: cfg.webhookDnsServers })));
+  return resolver;
+}
+
+/**
+ * The webhook endpoint routes: the endpoint store, the webhook resolver (the URL rules at creation),
  * and the key that seals secrets only for the routes that make one (`withSecrets`: create, rotate).
  * Loopback URLs are accepted only where the local server set WEBHOOK_ALLOW_LOCAL_URLS.
  */
@@ -26,7 +43,7 @@ export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { wi
   return {
     ...tableAdapters(cfg),
     store: new DynamoWebhookEndpointStore(client, cfg.tableName, options.withSecrets ? secretBoxOnce(cfg) : undefined),
-    resolver: systemResolver,
+    resolver: webhookResolver(cfg),
     now: () => new Date(),
     urlOptions: { allowLocalDevelopment: cfg.webhookAllowLocalUrls },
   };
@@ -69,7 +86,7 @@ export function webhookPingAdapters(cfg: AppConfig = config()) {
   return {
     ...tableAdapters(cfg),
     store: new DynamoWebhookEndpointStore(documentClient(cfg), cfg.tableName, secretBoxOnce(cfg)),
-    sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+    sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls, resolver: webhookResolver(cfg) }),
     now: () => new Date(),
   };
 }
@@ -89,7 +106,7 @@ export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg)),
       events: tableAdapters(cfg).events,
       deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
-      sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls }),
+      sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls, resolver: webhookResolver(cfg) }),
       now,
     },
     messages,

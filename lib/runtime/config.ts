@@ -64,6 +64,14 @@ const schema = z.object({
   WEBHOOK_DEAD_LETTER_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
+  /**
+   * Local only (the tests' and the bench's loopback DNS server): the name servers the webhook
+   * resolver asks (lib/adapters/webhooks/dns-resolver.ts), `ip` or `ip:port`, comma-separated.
+   * Unset: the system's (resolv.conf). Refused beside a deployed stack's settings (no local store).
+   */
+  WEBHOOK_DNS_SERVERS: z.optional(
+    z.string().check(z.regex(/^[^\s,]+(,[^\s,]+)*$/, { error: 'must be name servers (ip or ip:port), comma-separated' })),
+  ),
 });
 
 export interface AppConfig {
@@ -87,6 +95,8 @@ export interface AppConfig {
   webhookSecretKeyArn: string | undefined;
   /** npm start only: loopback webhook URLs accepted. */
   webhookAllowLocalUrls: boolean;
+  /** Local only: the name servers webhook host names are resolved with; the system's when undefined. */
+  webhookDnsServers?: string[] | undefined;
   /** True when talking to local stand-ins: static dummy credentials, path-style S3. */
   local: boolean;
 }
@@ -98,6 +108,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new Error(`Invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  const local = Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT);
+  if (e.WEBHOOK_DNS_SERVERS !== undefined && !local)
+    throw new Error('Invalid configuration: WEBHOOK_DNS_SERVERS is for the local world only (DYNAMODB_ENDPOINT or S3_ENDPOINT unset)');
   return {
     tableName: e.TABLE_NAME,
     bucketName: e.BUCKET_NAME,
@@ -117,7 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',
-    local: Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT),
+    webhookDnsServers: e.WEBHOOK_DNS_SERVERS?.split(','),
+    local,
   };
 }
 

@@ -42,7 +42,8 @@ export interface DeliverDeps {
 }
 
 /**
- * A scheduled attempt still without an answer after this long starts its endpoint's failing run at
+ * A scheduled attempt still without an answer this long after its host name resolved (the sender's
+ * `onResolved`: resolution has its own timeout, dns-resolver.ts) starts its endpoint's failing run at
  * once, with the attempt's start time (the value its failure would record; its success clears it
  * again): the fan-out then sends the endpoint's next deliveries to the slow lane, and the fast lane
  * moves the ones already queued there without attempting them, while this attempt waits out its
@@ -117,6 +118,8 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
     eventId: job.eventId,
     payload: stored.payload,
     secrets: signingSecrets(secrets, now),
+    // The mark counts from the end of resolution: a name slow to resolve is not a receiver slow to answer.
+    onResolved: watch.start,
   });
   await watch.stop();
   const attempt = attemptOf(sent);
@@ -155,20 +158,34 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
   return result;
 }
 
-/** Starts the endpoint's failing run if a scheduled attempt is still unanswered after slowAttemptMs; `stop` waits for that write. */
-function watchForSlowAnswer(deps: DeliverDeps, job: DeliveryJob, endpoint: EndpointHealth, at: Date): { stop(): Promise<void> } {
-  if (job.kind !== 'scheduled' || endpoint.failingSince !== undefined) return { stop: async () => undefined };
+/**
+ * Starts the endpoint's failing run if a scheduled attempt is still unanswered slowAttemptMs after
+ * `start` (the sender's onResolved); `stop` waits for that write.
+ */
+function watchForSlowAnswer(
+  deps: DeliverDeps,
+  job: DeliveryJob,
+  endpoint: EndpointHealth,
+  at: Date,
+): { start(): void; stop(): Promise<void> } {
+  if (job.kind !== 'scheduled' || endpoint.failingSince !== undefined) return { start: () => undefined, stop: async () => undefined };
   let marking: Promise<void> | undefined;
-  const timer = setTimeout(() => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const mark = () => {
     const failingSince = at.toISOString();
     marking = deps.endpoints.recordHealth(job.mode, job.companyId, job.endpointId, { status: endpoint.status, failingSince }).then(
       () => undefined,
       // Only an early signal: the attempt's outcome records the health as usual.
       () => undefined,
     );
-  }, deps.slowAttemptMs ?? SLOW_ATTEMPT_MS);
+  };
   return {
+    start: () => {
+      if (!stopped && timer === undefined) timer = setTimeout(mark, deps.slowAttemptMs ?? SLOW_ATTEMPT_MS);
+    },
     stop: async () => {
+      stopped = true;
       clearTimeout(timer);
       return marking;
     },

@@ -111,8 +111,9 @@ export interface DeliveryQueue {
 }
 
 /**
- * Resolves a host name to every address it has (IPv4 and IPv6), as the sender will (`dns.lookup` with
- * `all: true`: `systemResolver` in lib/adapters/webhooks/webhook-sender.ts). A name that does not resolve throws.
+ * Resolves a host name to every address it has (IPv4 and IPv6), as the sender will (c-ares under its
+ * own timeout: lib/adapters/webhooks/dns-resolver.ts). A name that does not resolve, or not in
+ * time, throws.
  */
 export type HostResolver = (hostname: string) => Promise<string[]>;
 
@@ -125,6 +126,8 @@ export interface OutgoingWebhook {
   payload: string;
   /** The endpoint's signing secrets at this moment (signature.ts `signingSecrets`). */
   secrets: readonly string[];
+  /** Called once the host name has resolved and its addresses passed the checks, before connecting (not when the attempt ends earlier). */
+  onResolved?: () => void;
 }
 
 /** How one attempt went: any 2xx within the timeout is `delivered`; everything else has `error`. */

@@ -43,6 +43,11 @@ describe('the configuration a function reads at cold start', () => {
     });
   });
 
+  it('reads the local world’s webhook name servers, in order', () => {
+    const cfg = loadConfig({ ...minimal, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', WEBHOOK_DNS_SERVERS: '127.0.0.1:5353,[::1]:53' });
+    expect(cfg.webhookDnsServers).toEqual(['127.0.0.1:5353', '[::1]:53']);
+  });
+
   it.each([
     [{ BUCKET_NAME: 'invoices' }, 'TABLE_NAME: must be set'],
     [{ ...minimal, TABLE_NAME: '' }, 'TABLE_NAME: must not be empty'],
@@ -54,6 +59,11 @@ describe('the configuration a function reads at cold start', () => {
     [{ ...minimal, IDEMPOTENCY_CLAIM_HORIZON_SECONDS: '20.5' }, 'IDEMPOTENCY_CLAIM_HORIZON_SECONDS: must be a whole number of seconds'],
     [{ ...minimal, CURSOR_SECRET: 'short' }, 'CURSOR_SECRET: must be at least 32 characters'],
     [{ ...minimal, CURSOR_SECRET_ARN: 'secret-name' }, 'CURSOR_SECRET_ARN: must be a Secrets Manager secret ARN'],
+    [{ ...minimal, WEBHOOK_DNS_SERVERS: '127.0.0.1:53' }, 'WEBHOOK_DNS_SERVERS is for the local world only'],
+    [
+      { ...minimal, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', WEBHOOK_DNS_SERVERS: '127.0.0.1:53, 127.0.0.2' },
+      'WEBHOOK_DNS_SERVERS: must be name servers (ip or ip:port), comma-separated',
+    ],
   ])('refuses %j, naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${message}`);
   });

@@ -1,4 +1,3 @@
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIPv4 } from 'node:net';
@@ -7,6 +6,7 @@ import { classifyAddress } from '../../webhooks/address-class.js';
 import { bareHostname, endpointUrlProblems, refusedResolution } from '../../webhooks/endpoint-url.js';
 import type { HostResolver, OutgoingWebhook, SentWebhook } from '../../webhooks/ports.js';
 import { signatureHeaders } from '../../webhooks/signature.js';
+import { dnsResolver, type DnsResolverOptions } from './dns-resolver.js';
 
 /**
  * Sends one webhook attempt, safe against server-side request forgery (product rules "Webhooks"):
@@ -14,7 +14,10 @@ import { signatureHeaders } from '../../webhooks/signature.js';
  * - The URL is checked again by the endpoint URL rules (lib/webhooks/endpoint-url.ts).
  * - The host name is resolved once, to all its addresses, and every address must be public
  *   (address-class.ts): a name with one private address among public ones is refused, since a
- *   resolver may hand out any of them.
+ *   resolver may hand out any of them. Resolution is c-ares's (dns-resolver.ts: no thread of
+ *   libuv's pool, RESOLUTION_TIMEOUT_MS of the attempt at most), so a name that never answers
+ *   delays nothing but its own attempt. Once the addresses are checked, `onResolved` is called:
+ *   the delivery's slow-answer mark counts from there, not from the start of the resolution.
  * - The connection goes to the checked address itself (`host` is the IP, `servername` carries the
  *   name for TLS SNI and certificate checking, the `Host` header carries it for HTTP), so nothing
  *   resolves the name a second time: a DNS answer that changes between check and connect
@@ -39,12 +42,14 @@ export const USER_AGENT = 'PartnerCaseAPI-Webhooks/1';
 // The port is the domain's (creation checks names through it too); re-exported for the sender's callers.
 export type { HostResolver };
 
-export const systemResolver: HostResolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((answer) => answer.address);
+/** The system's name servers (resolv.conf), asked through c-ares (dns-resolver.ts): the sender's resolver unless given one. */
+export const systemResolver: HostResolver = dnsResolver();
 
 export interface WebhookSenderOptions {
-  /** The system resolver unless a test makes names resolve where it wants. */
+  /** The system resolver unless the wiring (webhookResolver) or a test gives one. */
   resolver?: HostResolver;
+  /** Without `resolver`: a c-ares resolver of its own with these name servers and timeout (the tests' loopback DNS server). */
+  dns?: DnsResolverOptions;
   timeoutMs?: number;
   maxResponseBytes?: number;
   /** npm start only: loopback URLs and addresses are accepted (endpoint-url.ts). */
@@ -70,7 +75,7 @@ export class WebhookSender {
   private readonly httpsAgent: https.Agent;
 
   constructor(private readonly options: WebhookSenderOptions = {}) {
-    this.resolver = options.resolver ?? systemResolver;
+    this.resolver = options.resolver ?? (options.dns ? dnsResolver(options.dns) : systemResolver);
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.now = options.now ?? (() => new Date());
@@ -143,6 +148,7 @@ export class WebhookSender {
     if (refused) return settle({ error: refused });
     // IPv4 first: a Lambda function outside a dual-stack VPC has no IPv6 route out.
     const address = addresses.find((a) => isIPv4(a)) ?? addresses[0]!;
+    attempt.onResolved?.();
 
     const body = Buffer.from(attempt.payload, 'utf8');
     const headers = {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
@@ -12,6 +13,7 @@ import {
 } from '../../../lib/adapters/webhooks/webhook-sender.js';
 import { isLoopbackAddress } from '../../../lib/webhooks/address-class.js';
 import { generateEndpointSecret } from '../../../lib/webhooks/signature.js';
+import { startDnsServer, type DnsServer } from '../../support/dns-server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 import { REFUSED_ADDRESSES } from '../webhooks/refused-addresses.js';
 
@@ -47,6 +49,39 @@ function resolverOf(table: Record<string, string[] | (() => string[])>): HostRes
 }
 
 const attempt = (url: string, secrets: string[] = [secret]) => ({ url, eventId: 'evt_test_1', payload, secrets });
+
+/** A self-signed certificate for one name, made once per run (openssl, as on the CI machine). */
+const certificates = new Map<string, { key: string; cert: string }>();
+function selfSigned(name: string): { key: string; cert: string } {
+  let made = certificates.get(name);
+  if (!made) {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          `/CN=${name}`,
+        ].concat(['-addext', `subjectAltName=DNS:${name}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]),
+        { stdio: 'ignore' },
+      );
+      made = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+      certificates.set(name, made);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return made;
+}
 
 describe('the webhook sender', () => {
   it('posts the event signed, and the Standard Webhooks library verifies what arrived', async () => {
@@ -241,6 +276,108 @@ describe('the webhook sender', () => {
       }
       expect(r.received.map((x) => x.path)).toEqual(['/direct']);
       expect(proxy.connections).toBe(0);
+    });
+  });
+
+  describe('resolving on its own clock (c-ares, never a thread of libuv’s pool)', () => {
+    // Names the test's DNS server answers with loopback, and names it never answers.
+    let dns: DnsServer;
+    beforeAll(async () => {
+      dns = await startDnsServer({
+        answers: { 'hooks.partner.test': ['127.0.0.1'] },
+        blackHoles: ['hole-1.partner.test', 'hole-2.partner.test'],
+      });
+    });
+    afterAll(() => dns.close());
+
+    /** The sender as deployed, pointed at the test's DNS server; loopback receivers allowed. */
+    const named = (options: WebhookSenderOptions = {}) =>
+      new WebhookSender({ ...local, dns: { servers: [dns.address], timeoutMs: 1_500 }, ...options });
+
+    /**
+     * Holds every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default) in a blocking open of a
+     * FIFO, as getaddrinfo calls for names that never answer hold them under dns.lookup; `release`
+     * opens the FIFO's other end and lets them all go.
+     */
+    async function holdThreadPool(): Promise<{ release(): Promise<void> }> {
+      const dir = mkdtempSync(join(tmpdir(), 'webhook-pool-'));
+      const fifo = join(dir, 'hold');
+      execFileSync('mkfifo', [fifo]);
+      const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+      const held = Array.from({ length: threads }, () => open(fifo, 'r'));
+      // Every blocked open is in a thread once the FIFO has as many readers waiting (no portable count: a short settle).
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return {
+        release: async () => {
+          const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+          for (const handle of await Promise.all(held)) await handle.close();
+          closeSync(writer);
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+
+    it('two endpoints whose names never resolve do not delay a healthy endpoint’s delivery', async () => {
+      const tls = selfSigned('hooks.partner.test');
+      const r = await receiver({ tls });
+      const sender = named({ ca: tls.cert });
+      const pending = new Set<string>(['hole-1', 'hole-2']);
+      const holes = [...pending].map((name) =>
+        sender.send(attempt(`https://${name}.partner.test/in`)).then((outcome) => (pending.delete(name), outcome)),
+      );
+      const healthy = await sender.send(attempt(`https://hooks.partner.test:${r.port}/in`));
+      expect(healthy).toMatchObject({ delivered: true, statusCode: 200, address: '127.0.0.1' });
+      // Delivered while both names were still unresolved: their questions asked and never answered.
+      expect([...pending].sort()).toEqual(['hole-1', 'hole-2']);
+      expect(dns.queries.get('hole-1.partner.test')).toBeGreaterThan(0);
+      expect(dns.queries.get('hole-2.partner.test')).toBeGreaterThan(0);
+      for (const outcome of await Promise.all(holes)) {
+        expect(outcome).toMatchObject({ delivered: false, error: expect.stringContaining('no DNS answer within 1500 ms') });
+      }
+    });
+
+    it('resolves and delivers while every thread of libuv’s pool is held (as hanging dns.lookup calls hold them)', async () => {
+      const tls = selfSigned('hooks.partner.test');
+      const r = await receiver({ tls });
+      const pool = await holdThreadPool();
+      let outcome;
+      try {
+        outcome = await named({ ca: tls.cert, timeoutMs: 3_000 }).send(attempt(`https://hooks.partner.test:${r.port}/in`));
+      } finally {
+        await pool.release();
+      }
+      expect(outcome).toMatchObject({ delivered: true, statusCode: 200 });
+    });
+
+    it('a name that never answers fails the attempt with a resolution timeout error within the attempt', async () => {
+      const r = await receiver();
+      const outcome = await new WebhookSender({ ...local, timeoutMs: 5_000, dns: { servers: [dns.address], timeoutMs: 300 } }).send(
+        attempt(`https://hole-1.partner.test:${r.port}/in`),
+      );
+      // The resolution's own error, not the attempt's "no answer within 5000 ms".
+      expect(outcome).toMatchObject({
+        delivered: false,
+        error: 'could not resolve hole-1.partner.test: ETIMEOUT: no DNS answer within 300 ms',
+      });
+      expect(outcome.statusCode).toBeUndefined();
+      expect(r.connections).toBe(0);
+    });
+
+    it('says when the name is resolved and checked, before connecting, and never for a name refused', async () => {
+      const r = await receiver({ handler: (_req, res) => res.writeHead(204).end() });
+      const seen: string[] = [];
+      const resolver = resolverOf({ 'hooks.partner.example': ['127.0.0.1'], 'inside.partner.example': ['10.0.0.1'] });
+      const sender = new WebhookSender({ ...local, resolver });
+      // (TLS to a plain receiver fails the attempt; what counts is that the call came before any connection.)
+      await sender.send({
+        ...attempt(`https://hooks.partner.example:${r.port}/`),
+        onResolved: () => seen.push(`resolved, ${r.connections} connections`),
+      });
+      expect(seen).toEqual(['resolved, 0 connections']);
+      expect(r.connections).toBe(1);
+      const refused = await sender.send({ ...attempt('https://inside.partner.example/'), onResolved: () => seen.push('refused') });
+      expect(refused).toMatchObject({ delivered: false, error: expect.stringContaining('10.0.0.1 is a private address') });
+      expect(seen).toEqual(['resolved, 0 connections']);
     });
   });
 

@@ -120,7 +120,9 @@ describe('delivering one job', () => {
     const w = world([204]);
     const job = await started(w);
     expect(await deliverWebhook(w.deps, job)).toMatchObject({ kind: 'done', reason: 'delivered' });
-    expect(w.sender.sent).toEqual([{ url: expect.any(String), eventId: event.eventId, payload: PAYLOAD, secrets: [secret.secret] }]);
+    expect(w.sender.sent).toEqual([
+      { url: expect.any(String), eventId: event.eventId, payload: PAYLOAD, secrets: [secret.secret], onResolved: expect.any(Function) },
+    ]);
     expect(await w.deliveries.get(deliveryKeyOf(job))).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 204 }] });
     // The same job again (SQS delivers at least once): nothing more is sent.
     expect(await deliverWebhook(w.deps, job)).toEqual({ kind: 'done', reason: 'settled' });
@@ -189,6 +191,7 @@ describe('delivering one job', () => {
         new Promise<SentWebhook>((resolve) => {
           answer = () => resolve({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 1500 });
           slow.sent.push(attempt);
+          attempt.onResolved?.();
         }),
     };
     const delivering = deliverWebhook({ ...w.deps, sender: slow, slowAttemptMs: 20 }, job, 'fast');
@@ -198,6 +201,30 @@ describe('delivering one job', () => {
     answer();
     expect(await delivering).toMatchObject({ kind: 'done', reason: 'delivered' });
     expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBeUndefined();
+  });
+
+  it('counts the slow-answer mark from the end of the name’s resolution: a slow resolution marks nothing', async () => {
+    const w = world();
+    const job = await started(w);
+    let resolved!: () => void;
+    let answer!: () => void;
+    const resolving = {
+      send: (attempt: OutgoingWebhook) =>
+        new Promise<SentWebhook>((resolve) => {
+          resolved = () => attempt.onResolved?.();
+          answer = () => resolve({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 90 });
+        }),
+    };
+    const delivering = deliverWebhook({ ...w.deps, sender: resolving, slowAttemptMs: 20 }, job, 'fast');
+    // Still resolving, three times the mark's delay after the attempt began: the endpoint is not marked.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBeUndefined();
+    // Resolved; unanswered past the mark's delay from there: marked.
+    resolved();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBe(clock.toISOString());
+    answer();
+    expect(await delivering).toMatchObject({ kind: 'done', reason: 'delivered' });
   });
 
   it('a job on the fast lane for an endpoint with a failing run is moved to the slow lane unsent', async () => {
