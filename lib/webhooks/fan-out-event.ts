@@ -1,7 +1,7 @@
 import type { Mode } from '../mode.js';
 import type { DeliveryLane, DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
-import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
+import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
  * The fan-out of one stored event to its company-and-mode's endpoints (product rules "Webhooks":
@@ -22,6 +22,9 @@ import { subscribesTo, type WebhookEndpoint } from './webhook-endpoint.js';
  *   time (receivers deduplicate on webhook-id anyway);
  * - start comes before enqueue: if enqueueing fails the stream record is retried and the record,
  *   found pending with no attempt, is enqueued then. A job never names a record that is missing.
+ *
+ * An endpoint gets only events not older than itself (webhook-endpoint.ts `receivesEvent`): the
+ * stream read again after a restart, or by a consumer deployed later, sends nothing from before it.
  *
  * An endpoint with a failing run (`failingSince` set) gets its jobs on the slow lane, so its
  * timeouts never occupy the fast lane's consumers (docs/webhooks-design.md, "No head-of-line
@@ -118,7 +121,8 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
     events.map(async (event) =>
       (await listOf(event)).filter(
         // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
-        (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && subscribesTo(e, event.eventType),
+        // receivesEvent: subscribed, and the event not older than the endpoint (a replayed stream sends it nothing from before it).
+        (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && receivesEvent(e, event),
       ),
     ),
   );

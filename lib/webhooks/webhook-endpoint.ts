@@ -113,6 +113,32 @@ export function subscribesTo(endpoint: Pick<WebhookEndpoint, 'events'>, eventTyp
   return endpoint.events.includes('*') || (endpoint.events as readonly string[]).includes(eventType);
 }
 
+/**
+ * How much older than an endpoint an event may be stamped and still reach it. The endpoint's
+ * createdAt and the event's come from two clocks (the API instance that created the endpoint, the
+ * one that wrote the event); Lambda's are kept by Amazon Time Sync, well within a second of each
+ * other. An event written after the endpoint but stamped a little earlier by a slower clock must not
+ * be lost silently; one written within a second before the endpoint may as well arrive (no partner
+ * can order two requests that close across machines). Anything older is never sent: a stream read
+ * again after a restart, a consumer deployed later on an existing stream, a record delivered twice.
+ */
+export const EVENT_CLOCK_SKEW_MS = 1_000;
+
+/**
+ * Whether the fan-out sends this event to this endpoint (product rules "Webhook isolation and
+ * operators"): the endpoint subscribes to the event's type, and the event is not older than the
+ * endpoint (equal timestamps deliver; EVENT_CLOCK_SKEW_MS of skew is allowed for). A timestamp that
+ * cannot be read delivers: at least once, never dropped for want of a date. `redeliver` (a partner
+ * asking for an older event) does not ask this.
+ */
+export function receivesEvent(
+  endpoint: Pick<WebhookEndpoint, 'events' | 'createdAt'>,
+  event: { eventType: string; createdAt: string },
+): boolean {
+  if (!subscribesTo(endpoint, event.eventType)) return false;
+  return !(Date.parse(event.createdAt) < Date.parse(endpoint.createdAt) - EVENT_CLOCK_SKEW_MS);
+}
+
 function required(field: string, kind: string) {
   return (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`);
 }

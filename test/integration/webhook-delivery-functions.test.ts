@@ -18,6 +18,7 @@ import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
 import { DISABLED_ENDPOINT_ERROR } from '../../lib/webhooks/deliver-webhook.js';
 import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
+import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import { generateEndpointSecret, type EndpointSecret } from '../../lib/webhooks/signature.js';
@@ -396,6 +397,37 @@ describe('the webhook fan-out and delivery functions', () => {
     const stored = await endpointStore.get('live', endpoint.companyId, endpoint.endpointId);
     expect(stored).toMatchObject({ status: 'enabled' });
     expect(stored?.failingSince).toBeUndefined();
+  });
+
+  it('a stream record replayed after an endpoint was created sends it nothing older than itself; redeliver still can', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const earlier = await receiver([200]);
+    const before = await newEndpoint(r, earlier.url);
+    // The event is written, then an hour later the company adds an endpoint, and the stream is read again (a restart).
+    const { event, record } = await storedEvent(before.endpoint.companyId);
+    advance(3_600_000);
+    const after = await newEndpoint(r, target.url, { companyId: before.endpoint.companyId });
+    expect(await r.fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued.map((e) => e.job.endpointId)).toEqual([before.endpoint.endpointId]);
+    expect((await r.deliveries.listPage('live', after.endpoint.endpointId, { limit: 10 })).deliveries).toEqual([]);
+
+    // A partner who wants it asks for it: the redelivery goes out to the newer endpoint.
+    const caller = { companyId: after.endpoint.companyId, mode: 'live' as const };
+    const events = new DynamoEventStore(ddb(), config().tableName);
+    const queued = await redeliverEvent(
+      { endpoints: r.endpoints, events, deliveries: r.deliveries, queue: r.messages, now },
+      caller,
+      after.endpoint.endpointId,
+      {
+        eventId: event.id,
+      },
+    );
+    const job = r.messages.enqueued.at(-1)!.job;
+    expect(job).toMatchObject({ kind: 'redelivery', endpointId: after.endpoint.endpointId, eventId: event.id });
+    expect(await r.deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([event.id]);
+    expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ deliveryId: queued.id, status: 'delivered' });
   });
 
   it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {

@@ -25,7 +25,8 @@ function endpoint(overrides: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
     events: ['*'],
     description: '',
     status: 'enabled',
-    createdAt: clock.toISOString(),
+    // Before the event, whatever the clock says now: the fan-out sends an endpoint nothing older than itself.
+    createdAt: '2026-03-01T08:00:00.000Z',
     updatedAt: clock.toISOString(),
     version: 1,
     ...overrides,
