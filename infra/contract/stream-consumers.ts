@@ -1,22 +1,35 @@
-import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
+import { ITEM_TYPES, TABLE_DEFINITION } from '../../lib/adapters/dynamodb/table-keys.js';
 
 /**
  * The table stream's event source mappings, which the stack deploys (infra/stack/webhook-delivery.ts,
  * infra/stack/debtor-verifier.ts) and the local world imitates on DynamoDB Local's stream
  * (infra/local/stream-poller.ts): one source, so what a handler is handed cannot differ between them.
  *
- * `filterPattern` is a Lambda event filtering pattern (the equality subset: each key names a field
- * of the stream record, each list the values it may have): Lambda drops a record that does not
- * match before the invocation, and the local poller evaluates the same pattern.
+ * `filterPattern` is a Lambda event filtering pattern: Lambda drops a record that does not match
+ * before the invocation, and the local poller evaluates the same pattern. A DynamoDB event source
+ * mapping filters on the record's `dynamodb` key only (Lambda developer guide, "Using event
+ * filtering with a DynamoDB event source"), so `eventName` cannot be used: an INSERT is the record
+ * without an old image. The stream carries both images (TABLE_DEFINITION.streamViewType), so every
+ * MODIFY and REMOVE has an `OldImage` holding the item's partition key. `exists` only tests leaf
+ * nodes (an intermediate node such as `OldImage` itself would never count as present, so
+ * `OldImage: [{ exists: false }]` would also let a MODIFY through): the pattern tests the key's
+ * string value, a leaf every old image has.
  */
 export interface StreamFilterPattern {
-  eventName: readonly string[];
-  dynamodb: { NewImage: { type: { S: readonly string[] } } };
+  dynamodb: {
+    OldImage: Record<string, { S: readonly [{ exists: false }] }>;
+    NewImage: { type: { S: readonly string[] } };
+  };
 }
 
-/** INSERTs of items of one `type`. */
+/** INSERTs (no old image) of items of one `type`. */
 function insertsOf(type: string): StreamFilterPattern {
-  return { eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: [type] } } } };
+  return {
+    dynamodb: {
+      OldImage: { [TABLE_DEFINITION.partitionKey]: { S: [{ exists: false }] } },
+      NewImage: { type: { S: [type] } },
+    },
+  };
 }
 
 /** The webhook fan-out: every event item written (the transactional outbox), once. */

@@ -9,7 +9,7 @@ import {
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { assertSupportedFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
+import { assertDynamoDbStreamFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
 
 /**
  * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
@@ -35,7 +35,8 @@ export interface StreamPollerOptions {
   /**
    * The event source mapping's filter pattern (infra/contract/stream-consumers.ts, the stack's own):
    * records it refuses are never handed to the handler (and count as read), as Lambda drops them
-   * before the invocation. The handlers check again.
+   * before the invocation. The handlers check again. A pattern with a key outside `dynamodb` is
+   * refused at start, as AWS filters a DynamoDB stream on that key only.
    */
   filterPattern?: object;
 }
@@ -82,7 +83,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const batchSize = options.batchSize ?? 100;
   const { filterPattern } = options;
-  if (filterPattern) assertSupportedFilterPattern(filterPattern);
+  if (filterPattern) assertDynamoDbStreamFilterPattern(filterPattern);
   const idleMs = options.idleMs ?? 100;
   const maxRetryAttempts = options.maxRetryAttempts ?? 3;
   const onFailure =

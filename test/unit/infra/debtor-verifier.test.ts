@@ -55,7 +55,8 @@ describe('the debtor verifier', () => {
       },
     });
     const filters = (stream.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map((f) => JSON.parse(f.Pattern));
-    expect(filters).toEqual([{ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['CASE'] } } } }]);
+    // INSERTs (no old image) of case items, on the dynamodb key only (the one key AWS filters a DynamoDB stream on).
+    expect(filters).toEqual([{ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } }, NewImage: { type: { S: ['CASE'] } } } }]);
   });
 
   it('consumes its retry queue with partial batch failures; the queue has a dead-letter queue after 5 receives', () => {

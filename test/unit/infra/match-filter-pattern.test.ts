@@ -1,6 +1,11 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { FAN_OUT_STREAM, VERIFIER_STREAM } from '../../../infra/contract/stream-consumers.js';
-import { assertSupportedFilterPattern, matchesFilterPattern } from '../../../infra/local/match-filter-pattern.js';
+import {
+  assertDynamoDbStreamFilterPattern,
+  assertSupportedFilterPattern,
+  matchesFilterPattern,
+} from '../../../infra/local/match-filter-pattern.js';
+import { startStreamPoller } from '../../../infra/local/stream-poller.js';
 
 /**
  * The local stream pollers drop what the stack's event source mappings drop: the same patterns
@@ -9,6 +14,7 @@ import { assertSupportedFilterPattern, matchesFilterPattern } from '../../../inf
  */
 function record(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', type?: Record<string, string>): DynamoDBRecord {
   const keys = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' } };
+  const image = { ...keys, ...(type ? { type } : {}) };
   return {
     eventID: '1',
     eventName,
@@ -16,8 +22,10 @@ function record(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', type?: Record<string,
     dynamodb: {
       Keys: keys,
       SequenceNumber: '100',
-      StreamViewType: 'NEW_IMAGE',
-      ...(eventName === 'REMOVE' ? {} : { NewImage: { ...keys, ...(type ? { type } : {}) } }),
+      // The table's stream carries both images: a MODIFY and a REMOVE have the item as it was.
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+      ...(eventName === 'REMOVE' ? {} : { NewImage: image }),
+      ...(eventName === 'INSERT' ? {} : { OldImage: image }),
     },
   } as DynamoDBRecord;
 }
@@ -37,6 +45,39 @@ describe('the local stream pollers’ filtering', () => {
     expect(matchesFilterPattern(VERIFIER_STREAM.filterPattern, r)).toBe(verifier);
   });
 
+  it('filters on the record\u2019s dynamodb key only, the one key AWS filters a DynamoDB stream on', () => {
+    for (const pattern of [FAN_OUT_STREAM.filterPattern, VERIFIER_STREAM.filterPattern]) {
+      expect(Object.keys(pattern)).toEqual(['dynamodb']);
+      expect(() => assertDynamoDbStreamFilterPattern(pattern)).not.toThrow();
+    }
+  });
+
+  it('a local stream poller refuses at start a pattern with a key outside dynamodb, as AWS ignores such keys', async () => {
+    const start = (filterPattern: object) =>
+      startStreamPoller({
+        endpoint: 'http://127.0.0.1:9',
+        region: 'eu-west-2',
+        tableName: 'unused',
+        handler: async () => {},
+        filterPattern,
+      });
+    await expect(start({ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['EVENT'] } } } })).rejects.toThrow(
+      /filter pattern eventName: a DynamoDB event source mapping filters on the "dynamodb" key only/,
+    );
+    await expect(start({ awsRegion: ['eu-west-2'] })).rejects.toThrow(/filter pattern awsRegion/);
+  });
+
+  it('exists tests leaf values as Lambda does: an image object never counts as present', () => {
+    const modify = record('MODIFY', { S: 'EVENT' });
+    const insert = record('INSERT', { S: 'EVENT' });
+    expect(matchesFilterPattern({ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } } } }, insert)).toBe(true);
+    expect(matchesFilterPattern({ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } } } }, modify)).toBe(false);
+    expect(matchesFilterPattern({ dynamodb: { OldImage: { pk: { S: [{ exists: true }] } } } }, modify)).toBe(true);
+    // The trap: OldImage itself is an object, not a leaf, so exists:false on it matches a MODIFY too.
+    expect(matchesFilterPattern({ dynamodb: { OldImage: [{ exists: false }] } }, modify)).toBe(true);
+    expect(matchesFilterPattern({ dynamodb: { OldImage: [{ exists: true }] } }, modify)).toBe(false);
+  });
+
   it('a list matches any one of its values, and a field that is a list when one of its elements does', () => {
     expect(matchesFilterPattern({ eventName: ['INSERT', 'MODIFY'] }, record('MODIFY'))).toBe(true);
     expect(matchesFilterPattern({ tags: ['b'] }, { tags: ['a', 'b'] })).toBe(true);
@@ -47,6 +88,9 @@ describe('the local stream pollers’ filtering', () => {
     for (const pattern of [FAN_OUT_STREAM.filterPattern, VERIFIER_STREAM.filterPattern])
       expect(() => assertSupportedFilterPattern(pattern)).not.toThrow();
     expect(() => assertSupportedFilterPattern({ eventName: [{ prefix: 'IN' }] })).toThrow(/eventName.*only lists of exact values/);
+    expect(() => assertSupportedFilterPattern({ dynamodb: { OldImage: { pk: { S: [{ exists: 'no' }] } } } })).toThrow(
+      /only lists of exact values/,
+    );
     expect(() => assertSupportedFilterPattern({ dynamodb: { NewImage: { type: { S: [{ 'anything-but': 'CASE' }] } } } })).toThrow(
       /dynamodb\.NewImage\.type\.S/,
     );

@@ -44,12 +44,21 @@ function allowed(action: UpdateAction, logicalId: string, resourceType: string):
 /** What holds the service's data: replacing one would point the service at a new, empty one. */
 const STATEFUL_TYPES = ['AWS::DynamoDB::Table', 'AWS::S3::Bucket'];
 
+/** The key that opens the endpoint secrets stored in the table: a new one would open none of them. */
+const isWebhookSecretKey = (id: string, type: string) => type === 'AWS::SecretsManager::Secret' && id.startsWith('WebhookSecretKeySecret');
+const kept = (id: string, type: string) => STATEFUL_TYPES.includes(type) || isWebhookSecretKey(id, type);
+
 describe.each([
   ['dev', {}],
   ['prod', prodContext()],
 ] as const)('the stack policy of the %s stack', (_stage, context) => {
   const resources = (
-    synth(context).template.toJSON() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> }
+    synth(context).template.toJSON() as {
+      Resources: Record<
+        string,
+        { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+      >;
+    }
   ).Resources;
 
   it('refuses any update that would replace or delete the table or a bucket, and still lets them be modified in place', () => {
@@ -70,8 +79,23 @@ describe.each([
     }
   });
 
+  it('refuses any update that would replace or delete the webhook secret key, which the stack retains like the table', () => {
+    const keys = Object.entries(resources).filter(([id, r]) => isWebhookSecretKey(id, r.Type));
+    expect(keys).toHaveLength(1);
+    for (const [id, resource] of keys) {
+      expect({
+        id,
+        replace: allowed('Update:Replace', id, resource.Type),
+        remove: allowed('Update:Delete', id, resource.Type),
+        modify: allowed('Update:Modify', id, resource.Type),
+        deletionPolicy: resource.DeletionPolicy,
+        updateReplacePolicy: resource.UpdateReplacePolicy,
+      }).toEqual({ id, replace: false, remove: false, modify: true, deletionPolicy: 'Retain', updateReplacePolicy: 'Retain' });
+    }
+  });
+
   it('lets every other resource be modified, replaced or removed as deploys need', () => {
-    for (const [id, { Type }] of Object.entries(resources).filter(([, r]) => !STATEFUL_TYPES.includes(r.Type))) {
+    for (const [id, { Type }] of Object.entries(resources).filter(([rid, r]) => !kept(rid, r.Type))) {
       for (const action of ['Update:Modify', 'Update:Replace', 'Update:Delete'] as const) {
         expect({ id, action, allowed: allowed(action, id, Type) }).toEqual({ id, action, allowed: true });
       }

@@ -135,7 +135,8 @@ describe('the webhook delivery lanes', () => {
     });
     expect(JSON.stringify(stream!.Properties.EventSourceArn)).toContain('StreamArn');
     const filters = (stream!.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map((f) => JSON.parse(f.Pattern));
-    expect(filters).toEqual([{ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['EVENT'] } } } }]);
+    // INSERTs (no old image) of event items, on the dynamodb key only (the one key AWS filters a DynamoDB stream on).
+    expect(filters).toEqual([{ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } }, NewImage: { type: { S: ['EVENT'] } } } }]);
   });
 
   it('give each function the queue URLs the contract names, and the delivery function the key that opens endpoint secrets', () => {
