@@ -36,7 +36,8 @@ import { tracer } from '../lib/runtime/tracer.js';
  *   satisfied) and, when its debtor is `PENDING`, verified;
  * - the verification retry queue (SQS): a case whose registry could not answer yet, attempted
  *   again; a message that arrives before its `notBefore` (SQS delays at most 15 minutes) is sent
- *   again with the remaining delay.
+ *   again with the remaining delay; a message it cannot read stays in the queue (reported as a
+ *   failure) until the redrive policy moves it to the dead-letter queue, which an alarm watches.
  *
  * One function rather than two: both run the same attempt with the same rights, registry key and
  * per-process cache, and the event's source tells them apart. Each record succeeds or fails on
@@ -84,9 +85,10 @@ export function buildVerifyDebtorsCore(deps: VerifyDebtorsDeps) {
   async function queueRecord(record: SQSRecord): Promise<void> {
     const message = retryMessageSchema.safeParse(parseJson(record.body));
     if (!message.success) {
-      // Not ours to retry: a message that can never be read would only return until its DLQ.
-      logger.error('verification retry message unreadable: dropped', { messageId: record.messageId });
-      return;
+      // Not dropped: it stays, and the queue's redrive policy moves it to the dead-letter queue,
+      // which an alarm watches (a case behind it would otherwise stay PENDING with nobody told).
+      logger.error('verification retry message unreadable: left for the dead-letter queue', { messageId: record.messageId });
+      throw new UnreadableMessage();
     }
     const { notBefore, ...attempt } = message.data;
     // SQS delays at most 15 minutes; a longer wait is served in several legs.
@@ -110,6 +112,9 @@ export function buildVerifyDebtorsCore(deps: VerifyDebtorsDeps) {
   };
 }
 
+/** A retry message the worker cannot read: reported in batchItemFailures, already logged. */
+class UnreadableMessage extends Error {}
+
 function parseJson(body: string): unknown {
   try {
     return JSON.parse(body);
@@ -123,10 +128,11 @@ function failuresOf<R>(settled: PromiseSettledResult<void>[], records: R[], id: 
   settled.forEach((outcome, i) => {
     if (outcome.status === 'fulfilled') return;
     const error = outcome.reason as Error;
-    logger.error('verification record failed: left for a retry', {
-      itemIdentifier: id(records[i]!),
-      error: error?.message ?? String(error),
-    });
+    if (!(error instanceof UnreadableMessage))
+      logger.error('verification record failed: left for a retry', {
+        itemIdentifier: id(records[i]!),
+        error: error?.message ?? String(error),
+      });
     failures.push({ itemIdentifier: id(records[i]!) });
   });
   return failures;

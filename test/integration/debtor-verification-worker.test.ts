@@ -228,6 +228,36 @@ describe('the debtor verification worker', () => {
     expect(await updatesOf('live', partner.companyId, id)).toHaveLength(1);
   });
 
+  it('leaves an unreadable retry message in its queue for the dead-letter queue, and handles the readable one beside it', async () => {
+    const message = (messageId: string, body: string): SQSEvent['Records'][number] => ({
+      messageId,
+      receiptHandle: `r-${messageId}`,
+      body,
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'local', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:eu-west-2:000000000000:private',
+      awsRegion: cfg.region,
+    });
+    const readable = {
+      caseId: 'case_0000000000000000000000',
+      mode: 'live',
+      firstAttemptAt: new Date(clock).toISOString(),
+      failures: 1,
+      notBefore: new Date(clock).toISOString(),
+    };
+    const result = await deliver({
+      Records: [
+        message('not-json', '{"caseId": '),
+        message('not-an-attempt', JSON.stringify({ caseId: 42 })),
+        message('readable', JSON.stringify(readable)),
+      ],
+    });
+    // Reported, so SQS keeps them and its redrive policy moves them to the alarmed dead-letter queue.
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'not-json' }, { itemIdentifier: 'not-an-attempt' }] });
+  });
+
   it('keeps a case PENDING when the registry answers 503, and schedules its next attempt on the retry queue', async () => {
     // This file's rate limiter has counted a permit at the 429 test's clock, two hours on: a worker whose clock is
     // behind a counted slot waits for it, so this one's clock starts past that.
