@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { LOCAL_DEFAULTS } from './local-ports.js';
+
+const LOOPBACK = '127.0.0.1';
 
 /**
  * The local world's one SQS (fauxqs 1.9, in-process, on a free loopback port): every queue the
@@ -13,6 +16,8 @@ import { LOCAL_DEFAULTS } from './local-ports.js';
 export interface LocalSqs {
   /** The server's URL: the SQS_ENDPOINT every local client is given. */
   endpoint: string;
+  /** The address it listens on: loopback only (127.0.0.1), never every interface. */
+  address: string;
   /**
    * Creates a queue (attributes as CreateQueue takes them). Its URL is as fauxqs names it
    * (`http://sqs.<region>.127.0.0.1:<port>/…`): requests go to `endpoint`, and fauxqs finds the
@@ -24,35 +29,66 @@ export interface LocalSqs {
   stop(): Promise<void>;
 }
 
-interface FauxqsServer {
-  readonly port: number;
-  createQueue(name: string, options?: { region?: string; attributes?: Record<string, string> }): { queueUrl: string; queueArn: string };
-  inspectQueue(
-    name: string,
-    options?: { region?: string },
-  ): { messages: { ready: unknown[]; delayed: unknown[]; inflight: unknown[] } } | undefined;
-  stop(): Promise<void>;
+/** fauxqs's stores and app builder: the parts of it this module assembles (see startLocalSqs). */
+interface FauxqsSqsStore {
+  host?: string;
+  buildQueueUrl(name: string, port: string, requestHost: string, region: string): string;
+  createQueue(name: string, url: string, arn: string, attributes?: Record<string, string>): unknown;
+  inspectQueue(name: string): { messages: { ready: unknown[]; delayed: unknown[]; inflight: unknown[] } } | undefined;
+}
+interface FauxqsApp {
+  listen(options: { port: number; host: string }): Promise<string>;
+  close(): Promise<void>;
+  server: { address(): AddressInfo | string | null };
+}
+interface Fauxqs {
+  buildApp(options: {
+    logger: boolean;
+    host?: string;
+    defaultRegion?: string;
+    stores: Record<'sqsStore' | 'snsStore' | 's3Store', unknown>;
+  }): FauxqsApp;
 }
 
-// fauxqs is an ES module exporting only an `import` condition: load its file directly (Node 20.19+
+// fauxqs is an ES module exporting only an `import` condition: load its files directly (Node 20.19+
 // loads ES modules through require), which also works in jest's global setup.
 const require = createRequire(resolve('package.json'));
-function loadFauxqs(): {
-  startFauxqs(options: { port: number; logger: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer>;
-} {
-  return require(resolve('node_modules/fauxqs/dist/app.js')) as ReturnType<typeof loadFauxqs>;
-}
+const fauxqsFile = <T>(path: string): T => require(resolve('node_modules/fauxqs/dist', path)) as T;
 
+/**
+ * fauxqs's own `startFauxqs` always listens on 0.0.0.0 (every interface: anyone on the network
+ * could read and send the local queues' messages), whatever host it is given. So the server is
+ * assembled here from its parts, as `startFauxqs` does, and listens on loopback only.
+ */
 export async function startLocalSqs(): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
-  const sqs = await loadFauxqs().startFauxqs({ port: 0, logger: false, host: '127.0.0.1', defaultRegion: region });
+  const { buildApp } = fauxqsFile<Fauxqs>('app.js');
+  const { SqsStore } = fauxqsFile<{ SqsStore: new () => FauxqsSqsStore }>('sqs/sqsStore.js');
+  const { SnsStore } = fauxqsFile<{ SnsStore: new () => unknown }>('sns/snsStore.js');
+  const { S3Store } = fauxqsFile<{ S3Store: new () => unknown }>('s3/s3Store.js');
+  const { sqsQueueArn } = fauxqsFile<{ sqsQueueArn(name: string, region: string): string }>('common/arnHelper.js');
+  const sqsStore = new SqsStore();
+  const app = buildApp({
+    logger: false,
+    host: LOOPBACK,
+    defaultRegion: region,
+    stores: { sqsStore, snsStore: new SnsStore(), s3Store: new S3Store() },
+  });
+  await app.listen({ port: 0, host: LOOPBACK });
+  const bound = app.server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${sqs.port}`,
-    createQueue: (name, attributes) => sqs.createQueue(name, { region, ...(attributes ? { attributes } : {}) }),
+    endpoint: `http://${LOOPBACK}:${bound.port}`,
+    address: bound.address,
+    createQueue: (name, attributes) => {
+      const queueUrl = sqsStore.buildQueueUrl(name, String(bound.port), `${LOOPBACK}:${bound.port}`, region);
+      const queueArn = sqsQueueArn(name, region);
+      sqsStore.createQueue(name, queueUrl, queueArn, attributes);
+      return { queueUrl, queueArn };
+    },
     depth: (name) => {
-      const messages = sqs.inspectQueue(name, { region })?.messages;
+      const messages = sqsStore.inspectQueue(name)?.messages;
       return messages ? messages.ready.length + messages.delayed.length + messages.inflight.length : 0;
     },
-    stop: () => sqs.stop(),
+    stop: () => app.close(),
   };
 }

@@ -91,3 +91,22 @@ export function takePermit(state: RateWindowState, nowMs: number, config: RateLi
 export function blockWindow(state: RateWindowState, untilMs: number): RateWindowState {
   return { ...state, blockedUntil: Math.max(untilMs, state.blockedUntil ?? 0) };
 }
+
+/**
+ * How far past a refused permit's boundary the retries of the workers refused together are spread:
+ * one slot of the default window. Every worker refused within a slot is told the same boundary (the
+ * slot at which the window has room again, or the end of a 429 block); asking again exactly there
+ * would send them all at the one limiter item in the same instant, and the room freed at a slot
+ * boundary lasts the whole slot, so a spread of one slot costs no permit.
+ */
+export const PERMIT_RETRY_SPREAD_MS = slotLength(DEFAULT_REGISTRY_RATE_LIMIT);
+
+/**
+ * When a caller refused a permit asks again: at `retryAt` (the limiter's "not before") plus a jitter
+ * drawn uniformly from [0, PERMIT_RETRY_SPREAD_MS), so never before the boundary and never more than
+ * one slot after it. `random` is in [0, 1) (Math.random); a value outside is held inside it.
+ */
+export function permitRetryAt(retryAt: Date, random: () => number): Date {
+  const draw = Math.min(Math.max(random(), 0), 1);
+  return new Date(retryAt.getTime() + Math.min(Math.floor(draw * PERMIT_RETRY_SPREAD_MS), PERMIT_RETRY_SPREAD_MS - 1));
+}

@@ -2,6 +2,7 @@ import type { DebtorVerificationOutcome } from '../case-lifecycle.js';
 import { normaliseCompanyNumber } from '../company-number.js';
 import type { Mode } from '../../mode.js';
 import type { CachedAnswer, CompanyRegistry, ProfileCache, RateLimiter } from './ports.js';
+import { permitRetryAt } from './rate-window.js';
 import { nextVerificationAttempt } from './retry-schedule.js';
 import { sandboxRegistry } from './sandbox-registry.js';
 import { verificationOutcome } from './verification-outcome.js';
@@ -30,7 +31,7 @@ export interface VerifyDebtorDeps {
   registry: CompanyRegistry;
   cache: ProfileCache;
   limiter: RateLimiter;
-  /** For the retry jitter; Math.random unless a test fixes it. */
+  /** For the retry jitter (failures and refused permits); Math.random unless a test fixes it. */
   random?: () => number;
 }
 
@@ -85,7 +86,13 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
     const permit = await deps.limiter.take(now);
     if (!permit.granted) {
       await giveBack();
-      return { kind: 'retry', at: permit.retryAt, reason: 'rate-limit', failures: request.failures };
+      // Jittered past the limiter's boundary: the workers refused together do not come back together.
+      return {
+        kind: 'retry',
+        at: permitRetryAt(permit.retryAt, deps.random ?? Math.random),
+        reason: 'rate-limit',
+        failures: request.failures,
+      };
     }
     const answer = await deps.registry.lookup(companyNumber);
     if (answer.kind === 'found' || answer.kind === 'not-found') {

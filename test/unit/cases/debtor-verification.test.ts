@@ -10,7 +10,9 @@ import {
 import {
   DEFAULT_REGISTRY_RATE_LIMIT,
   EMPTY_RATE_WINDOW,
+  PERMIT_RETRY_SPREAD_MS,
   blockWindow,
+  permitRetryAt,
   planPermit,
   takePermit,
   type RateLimitConfig,
@@ -248,6 +250,17 @@ describe('the registry rate rule', () => {
     });
   });
 
+  it('a refused caller asks again after the boundary, jittered over at most one slot, never before it', () => {
+    const boundary = at(30_000);
+    expect(PERMIT_RETRY_SPREAD_MS).toBe(DEFAULT_REGISTRY_RATE_LIMIT.windowMs / DEFAULT_REGISTRY_RATE_LIMIT.slots);
+    expect(permitRetryAt(boundary, () => 0)).toEqual(boundary);
+    expect(permitRetryAt(boundary, () => 0.5)).toEqual(new Date(boundary.getTime() + PERMIT_RETRY_SPREAD_MS / 2));
+    expect(permitRetryAt(boundary, () => 0.999_999_999)).toEqual(new Date(boundary.getTime() + PERMIT_RETRY_SPREAD_MS - 1));
+    // A random source out of its range is held inside the bounds.
+    expect(permitRetryAt(boundary, () => -1)).toEqual(boundary);
+    expect(permitRetryAt(boundary, () => 1)).toEqual(new Date(boundary.getTime() + PERMIT_RETRY_SPREAD_MS - 1));
+  });
+
   it('refuses a configuration that could grant nothing', () => {
     expect(() => takePermit(EMPTY_RATE_WINDOW, 0, { ...small, limit: 0 })).toThrow('Invalid rate limit');
   });
@@ -377,6 +390,21 @@ describe('verifying a debtor', () => {
     const { registry, deps, limiter } = rig();
     limiter.state = blockWindow(limiter.state, at(5_000).getTime());
     expect(await verifyDebtor(deps, request({ failures: 1 }))).toEqual({ kind: 'retry', at: at(5_000), reason: 'rate-limit', failures: 1 });
+    expect(registry.requests).toEqual([]);
+  });
+
+  it('a hundred workers refused a permit at once ask again spread over the slot after the boundary, not all at it', async () => {
+    const { registry, deps, limiter } = rig();
+    limiter.state = blockWindow(limiter.state, at(5_000).getTime());
+    let draw = 0;
+    const spread: VerifyDebtorDeps = { ...deps, random: () => (draw++ % 100) / 100 };
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => verifyDebtor(spread, request({ companyNumber: String(30_000_000 + i) }))),
+    );
+    const retries = results.map((r) => (r.kind === 'retry' && r.reason === 'rate-limit' ? r.at.getTime() : Number.NaN));
+    expect(Math.min(...retries)).toBe(at(5_000).getTime());
+    expect(Math.max(...retries)).toBeLessThan(at(5_000).getTime() + PERMIT_RETRY_SPREAD_MS);
+    expect(new Set(retries).size).toBe(100);
     expect(registry.requests).toEqual([]);
   });
 
