@@ -15,6 +15,8 @@
  *   7. Webhooks               event → delivery latency, isolation beside a hanging endpoint, signed
  *                             deliveries per second, on the local engines (bench/webhooks.ts; runs
  *                             alone with `npx tsx bench/webhooks.ts`)
+ *   7b. Webhooks and DNS      the same beside two endpoints whose names never resolve
+ *                             (bench/webhook-dns.ts; alone with `npx tsx bench/webhook-dns.ts`)
  *
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
@@ -734,6 +736,19 @@ try {
     ['l', 'r', 'r', 'l', 'l'],
   );
   results.webhooks = webhookRows;
+
+  await waitForQuiet('section 7b');
+  heading(
+    '7b. Webhooks beside endpoints whose host names never resolve (the engines resolve at a loopback DNS server that never answers them)',
+  );
+  const { webhookDnsBench } = await import('./webhook-dns.js');
+  const dnsRows = await webhookDnsBench(cfg, stack.dns);
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    dnsRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+  results.webhookDns = dnsRows;
   closeRig(local);
 } finally {
   await standIn?.close();

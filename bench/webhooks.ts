@@ -44,13 +44,13 @@ export interface WebhookRow {
  * the receiver together, so the 40 latencies were 5 samples of 8 nearly equal values, and "p95"
  * was the slowest of 5 clumps: its spread from run to run was larger than the isolation row's 20 %.
  */
-const TRICKLE_EVENTS = 40;
-const TRICKLE_SPACING_MS = 125;
+export const TRICKLE_EVENTS = 40;
+export const TRICKLE_SPACING_MS = 125;
 const BURST_CASES = Math.max(100, Number(process.env.BENCH_WEBHOOK_BURST ?? 200));
 const BURST_ENDPOINTS = 3;
 
 /** A live case without a debtor company number (no verification, so no case.updated), as the create path stores it. */
-function plainCase(companyId: string): NewCase {
+export function plainCase(companyId: string): NewCase {
   const at = new Date().toISOString();
   const caseId = `case_${randomBase62(22)}`;
   const invoiceRef = `WHB-${randomBase62(10)}`;
@@ -85,7 +85,7 @@ function plainCase(companyId: string): NewCase {
   };
 }
 
-function percentile(sorted: number[], q: number): number {
+export function percentile(sorted: number[], q: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!);
 }
 

@@ -1,5 +1,6 @@
 import { startLocalStores, type LocalStores } from '../../infra/local/start-local-stores.js';
 import { localEnvironment } from '../../infra/local/stores.js';
+import { startDnsServer, type DnsServer } from '../../test/support/dns-server.js';
 
 /**
  * The local stack the benchmark runs against: DynamoDB Local in memory and s3rver, each on a free
@@ -10,6 +11,11 @@ export interface LocalStack {
   env: Record<string, string>;
   /** The local stores and engines themselves (queue depths, stream drained). */
   stores: LocalStores;
+  /**
+   * The DNS server on loopback the webhook engines resolve endpoint host names at (WEBHOOK_DNS_SERVERS):
+   * it knows no name until a section gives it one (bench/webhook-dns.ts: names that stop answering).
+   */
+  dns: DnsServer;
   dynamoEndpoint: string;
   s3Endpoint: string;
   /**
@@ -27,7 +33,13 @@ export const REGISTRY_DELAY_MS = 50;
 
 export async function startLocalStack(): Promise<LocalStack> {
   // The verifier's registry (the Companies House stand-in) answers in 50 ms, as issue 23's latency row asks.
-  const stores = await startLocalStores({ registryDelayMs: REGISTRY_DELAY_MS });
+  const dns = await startDnsServer();
+  const stores = await startLocalStores({ registryDelayMs: REGISTRY_DELAY_MS, webhookDnsServers: [dns.address] }).catch(
+    async (error: unknown) => {
+      await dns.close();
+      throw error;
+    },
+  );
   const env = {
     ...localEnvironment({ apiPort: 0, dynamoPort: stores.dynamoPort, s3Port: stores.s3Port }),
     // The webhook engines' queues and sealing key (bench/webhooks.ts creates endpoints the engines deliver to).
@@ -39,12 +51,16 @@ export async function startLocalStack(): Promise<LocalStack> {
   return {
     env,
     stores,
+    dns,
     dynamoEndpoint: stores.dynamoEndpoint,
     s3Endpoint: stores.s3Endpoint,
     // Both stream readers: the verification worker and the webhook fan-out.
     quiet: async () => {
       await Promise.all([stores.verification.streamDrained(), stores.webhooks.streamDrained()]);
     },
-    stop: () => stores.stop(),
+    stop: async () => {
+      await stores.stop();
+      await dns.close();
+    },
   };
 }

@@ -125,6 +125,8 @@ async function main(): Promise<void> {
       s3Port: ports.s3Port,
       dataDir,
       webhookSecretKey: process.env.WEBHOOK_SECRET_KEY,
+      // The API's routes read WEBHOOK_DNS_SERVERS from this environment themselves; the delivery engines are told.
+      ...(process.env.WEBHOOK_DNS_SERVERS ? { webhookDnsServers: process.env.WEBHOOK_DNS_SERVERS.split(',') } : {}),
     });
     const stores = await starting;
     // The API's handlers (the redeliver route) enqueue on the webhook engines' fast lane.

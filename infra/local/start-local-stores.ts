@@ -32,6 +32,8 @@ export interface LocalStoresOptions {
   registryDelayMs?: number;
   /** The key that seals webhook endpoint secrets (WEBHOOK_SECRET_KEY); a fresh one when left out. */
   webhookSecretKey?: string;
+  /** The name servers webhook delivery resolves host names with (WEBHOOK_DNS_SERVERS: the bench's loopback DNS server); the system's when left out. */
+  webhookDnsServers?: readonly string[];
 }
 
 export interface LocalStores {
@@ -93,7 +95,12 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
       registryPort: options.registryPort,
       registryDelayMs: options.registryDelayMs,
     });
-    webhooks = await startWebhookEngines({ dynamoEndpoint: dynamo.value.endpoint, sqs, secretKey: options.webhookSecretKey });
+    webhooks = await startWebhookEngines({
+      dynamoEndpoint: dynamo.value.endpoint,
+      sqs,
+      secretKey: options.webhookSecretKey,
+      ...(options.webhookDnsServers ? { dnsServers: options.webhookDnsServers } : {}),
+    });
   } catch (error) {
     await stopEngines();
     await stop();

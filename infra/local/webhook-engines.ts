@@ -54,6 +54,8 @@ export interface WebhookEnginesOptions {
   tableName?: string;
   /** The key that seals endpoint secrets: the one the API routes seal with. A fresh one when left out. */
   secretKey?: string;
+  /** The name servers the delivery function resolves endpoint host names with (WEBHOOK_DNS_SERVERS); the system's when left out. */
+  dnsServers?: readonly string[];
 }
 
 export interface WebhookEngines {
@@ -102,6 +104,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       WEBHOOK_DEAD_LETTER_QUEUE_URL: dlq.queueUrl,
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+      ...(options.dnsServers ? { WEBHOOK_DNS_SERVERS: options.dnsServers.join(',') } : {}),
     });
     const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(cfg));
     const deliver = buildDeliverWebhooksHandler(webhookDeliveryAdapters(cfg));

@@ -363,6 +363,23 @@ describe('the webhook sender', () => {
       expect(r.connections).toBe(0);
     });
 
+    it('connects to the address DNS answered when checked, though DNS answers another the moment after (rebinding)', async () => {
+      const tls = selfSigned('rebind.partner.test');
+      const checked = await receiver({ tls, host: '127.0.0.1' });
+      const rebound = await receiver({ tls, host: '127.0.0.2', port: checked.port });
+      dns.answers.set('rebind.partner.test', ['127.0.0.1']);
+      const outcome = await named({ ca: tls.cert }).send({
+        ...attempt(`https://rebind.partner.test:${checked.port}/`),
+        // The attacker's name server switches to an address it wants reached as soon as the check is done.
+        onResolved: () => dns.answers.set('rebind.partner.test', ['127.0.0.2']),
+      });
+      expect(outcome).toMatchObject({ delivered: true, address: '127.0.0.1' });
+      expect(checked.received).toHaveLength(1);
+      expect(rebound.connections).toBe(0);
+      // One question per family, once: nothing resolved the name again to connect.
+      expect(dns.queries.get('rebind.partner.test')).toBe(2);
+    });
+
     it('says when the name is resolved and checked, before connecting, and never for a name refused', async () => {
       const r = await receiver({ handler: (_req, res) => res.writeHead(204).end() });
       const seen: string[] = [];
