@@ -230,7 +230,13 @@ describe('least-privilege IAM', () => {
       ].sort(),
     );
     const query = statementWithSid(policyOf('ListCases'), 'ListCasesByCompany');
-    expect(query).toEqual({ Sid: 'ListCasesByCompany', Effect: 'Allow', Action: 'dynamodb:Query', Resource: expect.anything() });
+    expect(query).toEqual({
+      Sid: 'ListCasesByCompany',
+      Effect: 'Allow',
+      Action: 'dynamodb:Query',
+      Resource: expect.anything(),
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CASES#*'] } },
+    });
     expect(Match.objectLike({ r: { 'Fn::Join': ['', [tableArn, '/index/gsi2']] } }).test({ r: query.Resource }).isSuccess).toBe(true);
     // The look-up by invoiceRef: a Query of the table only on invoiceRef partitions (its guard and WITHDRAWN# items).
     const lookUp = statementWithSid(policyOf('ListCases'), 'FindCasesByInvoiceRef');
@@ -400,6 +406,15 @@ describe('the partition patterns come from the key design', () => {
       webhookEndpoints: 'WHEP#*',
       webhookDeliveries: 'WHD#*',
     });
+  });
+
+  it('the case list\u2019s index pattern matches its partitions in both modes, and not the event list\u2019s', () => {
+    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
+    for (const m of MODES) {
+      expect(like(INDEX_PARTITIONS.caseList, keys.caseListPartition(m, COMPANY, 3))).toBe(true);
+      expect(like(INDEX_PARTITIONS.caseList, keys.caseListing(m, COMPANY, '2025-06-01T10:00:00.000Z', CASE).gsi2pk)).toBe(true);
+      expect(like(INDEX_PARTITIONS.caseList, keys.eventListPartition(m, COMPANY, 3))).toBe(false);
+    }
   });
 
   it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
@@ -744,6 +759,28 @@ describe('IAM as AWS evaluates it', () => {
     attributes: [],
     ...(index ? { index } : {}),
   });
+
+  it.each(MODES)(
+    'list-cases may query its own company\u2019s case list shards exactly as the lister does (%s), and no event-list partition or other index',
+    async (m) => {
+      const client = new RecordingClient(() => ({ Items: [] }));
+      await new DynamoCaseLister(client as unknown as DynamoDBDocumentClient, 't').page({
+        mode: m,
+        companyId: COMPANY,
+        filters: {},
+        limit: 10,
+      });
+      expect(client.requests.length).toBeGreaterThan(0);
+      for (const request of client.requests) {
+        expect(request).toMatchObject({ action: 'dynamodb:Query', index: 'gsi2' });
+        expect({ request, decision: may('ListCases', request) }).toEqual({ request, decision: 'allow' });
+      }
+      // The grant was on the index with no LeadingKeys condition: any partition of gsi2 could be read.
+      expect(may('ListCases', query(keys.eventListPartition(m, COMPANY, 0), 'gsi2'))).toBe('implicit-deny');
+      expect(may('ListCases', query(keys.case(m, CASE).pk, 'gsi2'))).toBe('implicit-deny');
+      expect(may('ListCases', query(keys.caseListPartition(m, COMPANY, 0), 'gsi1'))).toBe('implicit-deny');
+    },
+  );
 
   it.each(MODES)('list-events may query the event list on gsi2 only (%s): the same partition on another index is refused', async (m) => {
     const client = new RecordingClient(() => ({ Items: [] }));
