@@ -65,8 +65,9 @@ export const PARTITIONS = {
   webhookDeliveries: `${PARTITION_PREFIXES.webhookDeliveries}*`,
 } as const;
 
-/** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the event list's shards, both modes. */
+/** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the case list's and the event list's shards, both modes. */
 export const INDEX_PARTITIONS = {
+  caseList: `${INDEX_PARTITION_PREFIXES.caseList}*`,
   eventList: `${INDEX_PARTITION_PREFIXES.eventList}*`,
 } as const;
 
@@ -277,11 +278,13 @@ export function caseListIndexArn(table: ITable): string {
 }
 
 /**
- * The case list (list-cases only): Query on the case-list index. The partition a query names is
- * built from the caller's company by the handler; IAM cannot tie it to the key. The look-up by
- * invoiceRef queries the invoiceRef's own partition of the table (its guard and its `WITHDRAWN#`
- * items) and batch-reads the cases they name: Query of the table only on `INVREF#` partitions,
- * BatchGetItem only of `CASE#` items (which IAM cannot tell from their audit records).
+ * The case list (list-cases only): Query on the case-list index, only on the case list's
+ * partitions (`CASES#`): the event list's partitions share the index but are not granted. The
+ * partition a query names is built from the caller's company by the handler; IAM cannot tie it to
+ * the key (one role serves every company). The look-up by invoiceRef queries the invoiceRef's own
+ * partition of the table (its guard and its `WITHDRAWN#` items) and batch-reads the cases they
+ * name: Query of the table only on `INVREF#` partitions, BatchGetItem only of `CASE#` items (which
+ * IAM cannot tell from their audit records).
  */
 export function caseListStatements(table: ITable): PolicyStatement[] {
   return [
@@ -289,6 +292,8 @@ export function caseListStatements(table: ITable): PolicyStatement[] {
       sid: 'ListCasesByCompany',
       actions: ['dynamodb:Query'],
       resources: [caseListIndexArn(table)],
+      // The case list's partitions only (`CASES#`), as eventListStatements (which says what LeadingKeys carries here).
+      conditions: onPartitions(INDEX_PARTITIONS.caseList),
     }),
     new PolicyStatement({
       sid: 'FindCasesByInvoiceRef',

