@@ -52,6 +52,17 @@ export interface LocalStackRecord {
   apiPort: number;
   dynamoPort: number;
   s3Port: number;
+  /** Where its engines listen (the admin's case reverify and webhook redeliver use them); on free ports, so recorded. */
+  engines?: LocalEngineAddresses;
+}
+
+export interface LocalEngineAddresses {
+  sqsEndpoint: string;
+  verificationRetryQueueUrl: string;
+  webhookDeliveryQueueUrl: string;
+  /** The Companies House stand-in, and its key (a fixed local value, never a real one). */
+  registryUrl: string;
+  registryApiKey: string;
 }
 
 export function recordLocalStack(dataDir: string, record: LocalStackRecord): void {
@@ -74,6 +85,23 @@ export function runningLocalStack(dataDir: string): LocalStackRecord | undefined
   if (!numbers.every((n) => Number.isInteger(n) && (n as number) > 0)) return undefined;
   if (!processAlive(parsed.pid!) || !/node/.test(commandLine(parsed.pid!) ?? '')) return undefined;
   return parsed as LocalStackRecord;
+}
+
+/**
+ * The environment of the running npm start's engines (recorded in `LOCAL_DATA_DIR`, default
+ * `.local`): the variables the verifier and the redeliver route are given there, or nothing when
+ * no npm start is running (or it predates the record).
+ */
+export function runningStackEngines(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const engines = runningLocalStack(env.LOCAL_DATA_DIR || '.local')?.engines;
+  if (!engines) return {};
+  return {
+    SQS_ENDPOINT: engines.sqsEndpoint,
+    VERIFICATION_RETRY_QUEUE_URL: engines.verificationRetryQueueUrl,
+    WEBHOOK_DELIVERY_QUEUE_URL: engines.webhookDeliveryQueueUrl,
+    COMPANIES_HOUSE_BASE_URL: engines.registryUrl,
+    COMPANIES_HOUSE_API_KEY: engines.registryApiKey,
+  };
 }
 
 /**

@@ -15,6 +15,7 @@ import type { StaticRoute } from './http-adapter.js';
 import { describePortHolder, reclaimStaleDynamoLocal } from './local-processes.js';
 import { forgetLocalStack, LOCAL_DEFAULTS, localPorts, recordLocalStack } from './local-ports.js';
 import { startLocalStores, type LocalStores } from './start-local-stores.js';
+import { STAND_IN_API_KEY } from './companies-house-stand-in.js';
 import { javaAvailable, localEnvironment, portInUse } from './stores.js';
 
 /** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
@@ -174,7 +175,19 @@ async function main(): Promise<void> {
       server!.once('error', reject);
       server!.listen(ports.apiPort, '127.0.0.1', () => resolve());
     });
-    recordLocalStack(dataDir, { pid: process.pid, apiPort: ports.apiPort, dynamoPort: ports.dynamoPort, s3Port: ports.s3Port });
+    recordLocalStack(dataDir, {
+      pid: process.pid,
+      apiPort: ports.apiPort,
+      dynamoPort: ports.dynamoPort,
+      s3Port: ports.s3Port,
+      engines: {
+        sqsEndpoint: stores.sqs.endpoint,
+        verificationRetryQueueUrl: stores.verification.retryQueueUrl,
+        webhookDeliveryQueueUrl: stores.webhooks.deliveryQueueUrl,
+        registryUrl: stores.verification.registry.url,
+        registryApiKey: STAND_IN_API_KEY,
+      },
+    });
 
     console.log(`Partner Case API (local) on ${base}`);
     console.log(

@@ -10,13 +10,19 @@
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
  *   case confirm --company ID --case CASE_ID --by NAME [--email E] [--mode live|test]
+ *   case reverify --company ID --case CASE_ID [--mode live|test]
+ *   case reverify --pending-longer-than 24h [--company ID] [--mode live|test]
+ *   webhook redeliver --company ID --endpoint ENDPOINT_ID --event EVENT_ID [--mode live|test]
  *
  * --key takes the key id or the full key; either way only the key id is ever printed.
  * Works against the local stack (DynamoDB Local of the running npm start of LOCAL_DATA_DIR, else
  * on DYNAMODB_LOCAL_PORT, default 8000) unless TABLE_NAME is set, in which case it uses that table in AWS_REGION with the operator's AWS
  * credentials (DYNAMODB_ENDPOINT, when set, overrides the endpoint, e.g. for tests). clear-test-data
  * also deletes test uploads: locally from the local S3, else from BUCKET_NAME (S3_ENDPOINT, when
- * set, overrides the endpoint).
+ * set, overrides the endpoint). case reverify and webhook redeliver also use the queues (and the
+ * registry) the worker and the redeliver route use: locally those of the running npm start, else
+ * VERIFICATION_RETRY_QUEUE_URL and COMPANIES_HOUSE_API_KEY_SECRET, or WEBHOOK_DELIVERY_QUEUE_URL
+ * (SQS_ENDPOINT, when set, overrides the SQS endpoint).
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
  * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
  */
@@ -37,8 +43,17 @@ import { DynamoCaseChangeStore } from '../../lib/adapters/dynamodb/case-change-s
 import { CASE_ID_PATTERN } from '../../lib/cases/case-record.js';
 import { confirmCases } from '../../lib/cases/change-case.js';
 import { confirmedBySchema } from '../../lib/cases/confirmation-request.js';
-import { tableStores } from '../../lib/adapters/dynamodb/stores.js';
-import { LOCAL_DEFAULTS, localPorts, withRunningStackPorts } from '../local/local-ports.js';
+import { tableStores, type TableStores } from '../../lib/adapters/dynamodb/stores.js';
+import { verificationAdapters } from '../../lib/adapters/production-verification-adapters.js';
+import { webhookRedeliveryAdapters } from '../../lib/adapters/production-webhook-adapters.js';
+import { casesLeftDraft, reverifyCase, type ReverifyOutcome } from '../../lib/cases/verification/reverify-case.js';
+import { EVENT_ID_PATTERN } from '../../lib/cases/case-lifecycle.js';
+import { CodedError } from '../../lib/errors.js';
+import type { Mode } from '../../lib/mode.js';
+import { loadRegistryConfig, type AppConfig } from '../../lib/runtime/config.js';
+import { redeliverEvent, type RedeliverEventDeps } from '../../lib/webhooks/redeliver-event.js';
+import { ENDPOINT_ID_PATTERN } from '../../lib/webhooks/webhook-endpoint.js';
+import { LOCAL_DEFAULTS, localPorts, runningStackEngines, withRunningStackPorts } from '../local/local-ports.js';
 
 class UsageError extends Error {}
 
@@ -61,11 +76,23 @@ Usage: npm run admin -- <command> [options] [--json]
                                  (the confirmation the partner's dashboard makes, recorded with
                                  source "operator"; default live; exit 1 when the case is not
                                  found or not awaiting confirmation)
+  case reverify --company ID --case CASE_ID [--mode live|test]
+  case reverify --pending-longer-than DURATION [--company ID] [--mode live|test]
+                                 (cases left DRAFT, e.g. after the DebtorVerificationExhausted
+                                 alarm: settles what the worker would settle and verifies a PENDING
+                                 debtor afresh, as the worker does; DURATION like 90m, 24h, 3d;
+                                 every company and both modes unless narrowed; safe to repeat;
+                                 one line per case; exit 1 when a case is not found or fails)
+  webhook redeliver --company ID --endpoint ENDPOINT_ID --event EVENT_ID [--mode live|test]
+                                 (a new delivery of the event to the endpoint, as the partner's
+                                 POST .../redeliver makes it; no partner key needed; default live)
 
 Target: the local stack by default (the running npm start of LOCAL_DATA_DIR, default .local, on
 whatever ports it uses; else DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000); a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
 places; DYNAMODB_ENDPOINT, when set, overrides the endpoint; clear-test-data also needs BUCKET_NAME, and
-S3_ENDPOINT overrides the S3 endpoint).
+S3_ENDPOINT overrides the S3 endpoint). case reverify also needs VERIFICATION_RETRY_QUEUE_URL and
+COMPANIES_HOUSE_API_KEY_SECRET, webhook redeliver WEBHOOK_DELIVERY_QUEUE_URL (the stack's outputs);
+locally both use the running npm start's queues and registry stand-in.
 
 --json: the last line printed is one JSON object. Exit codes: 0 done, 1 refused (e.g. unknown
 company, revoked key) or storage unreachable, 2 bad arguments. Full reference: docs/local-development.md`;
@@ -81,6 +108,18 @@ interface Target {
   discovered?: boolean;
 }
 
+/** What case reverify and webhook redeliver need beside the table, taken from the environment for a deployed table. */
+const QUEUE_AND_REGISTRY_VARIABLES = [
+  'SQS_ENDPOINT',
+  'VERIFICATION_RETRY_QUEUE_URL',
+  'WEBHOOK_DELIVERY_QUEUE_URL',
+  'COMPANIES_HOUSE_API_KEY_SECRET',
+  'COMPANIES_HOUSE_API_KEY',
+  'COMPANIES_HOUSE_BASE_URL',
+  'REGISTRY_RATE_LIMIT',
+  'REGISTRY_RATE_WINDOW_SECONDS',
+] as const;
+
 function target(): Target {
   if (process.env.TABLE_NAME) {
     const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
@@ -95,6 +134,10 @@ function target(): Target {
         AWS_REGION: region,
         DYNAMODB_ENDPOINT: endpoint,
         S3_ENDPOINT: process.env.S3_ENDPOINT || undefined,
+        ...QUEUE_AND_REGISTRY_VARIABLES.reduce<NodeJS.ProcessEnv>(
+          (picked, name) => (process.env[name] ? { ...picked, [name]: process.env[name] } : picked),
+          {},
+        ),
       },
       bucketGiven: Boolean(process.env.BUCKET_NAME),
       description: `table ${process.env.TABLE_NAME}`,
@@ -116,6 +159,7 @@ function target(): Target {
       AWS_REGION: LOCAL_DEFAULTS.region,
       DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
       S3_ENDPOINT: `http://127.0.0.1:${localPorts(env).s3Port}`,
+      ...runningStackEngines(process.env),
     },
     bucketGiven: true,
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
@@ -139,6 +183,101 @@ function keyIdArgument(value: string | undefined): string {
       '--key looks like an API key but is not a valid one (mistyped or truncated); pass the key id from npm run admin -- key list --company ID',
     );
   throw new UsageError('--key must be a key id (16 letters and digits) or a full API key');
+}
+
+/**
+ * case reverify names one case (`--case`, with `--company`) or every case left `DRAFT` longer than
+ * a duration (`--pending-longer-than`): the duration in milliseconds, or undefined for one case.
+ */
+function reverifySelection(values: { case?: string; company?: string; 'pending-longer-than'?: string }): number | undefined {
+  const duration = values['pending-longer-than'];
+  if (values.case !== undefined && duration !== undefined)
+    throw new UsageError('case reverify takes --case or --pending-longer-than, not both');
+  if (values.case !== undefined) {
+    need(values.company, 'company');
+    return undefined;
+  }
+  if (duration === undefined) throw new UsageError('case reverify needs --case (with --company) or --pending-longer-than DURATION');
+  const match = /^(\d{1,6})([smhd])$/.exec(duration);
+  if (!match) throw new UsageError('--pending-longer-than must be a whole number and a unit s, m, h or d, such as 90m, 24h or 3d');
+  const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unitMs;
+}
+
+/**
+ * The verification worker's own composition root (functions/verify-debtors.ts): its change store,
+ * registry with the shared cache and rate limiter, and its retry queue, so the command does what
+ * the worker does and never exceeds the registry's rate beside it.
+ */
+function reverifyDeps(cfg: AppConfig, where: Target) {
+  const fix = where.local
+    ? 'start npm start (its retry queue and registry stand-in are found through LOCAL_DATA_DIR), or set them'
+    : 'see the stack outputs VerificationRetryQueueUrl and CompaniesHouseApiKeySecret';
+  if (cfg.verificationRetryQueueUrl === undefined) throw new UsageError(`case reverify needs VERIFICATION_RETRY_QUEUE_URL: ${fix}`);
+  try {
+    return verificationAdapters(cfg, loadRegistryConfig(where.env));
+  } catch (error) {
+    throw new UsageError(`case reverify: ${(error as Error).message}: ${fix}`);
+  }
+}
+
+/** The partner's redeliver route's own ports (functions/redeliver-webhook-event.ts): the operator needs no partner key. */
+function redeliveryDeps(cfg: AppConfig, where: Target): RedeliverEventDeps {
+  if (cfg.webhookDeliveryQueueUrl === undefined)
+    throw new UsageError(
+      `webhook redeliver needs WEBHOOK_DELIVERY_QUEUE_URL: ${where.local ? 'start npm start (its queues are found through LOCAL_DATA_DIR), or set it' : 'see the stack output WebhookDeliveryQueueUrl'}`,
+    );
+  return webhookRedeliveryAdapters(cfg);
+}
+
+type ReverifyLine =
+  (ReverifyOutcome & { companyId: string }) | { caseId: string; mode: Mode; companyId: string; result: 'failed'; detail: string };
+
+function describeReverify(line: ReverifyLine): string {
+  const state =
+    line.result === 'failed' || line.result === 'not_found'
+      ? ''
+      : `; status ${line.status}, recoveryGate ${line.recoveryGate}, debtorVerification ${line.debtorVerification}`;
+  const what = {
+    settled: 'settled',
+    verified: 'debtor verification recorded',
+    retry_scheduled: `the registry still could not answer (${line.detail}); the worker tries again at ${'nextAttemptAt' in line ? line.nextAttemptAt : ''}`,
+    unchanged: `nothing to do${'reason' in line && line.reason ? ` (${line.reason})` : ''}`,
+    not_found: 'not found',
+    failed: `failed: ${line.detail}`,
+  }[line.result];
+  return `${line.caseId} (${line.mode}, ${line.companyId}): ${what}${state}`;
+}
+
+/** Every case left DRAFT since before `createdBefore`, company by company and mode by mode, a few at once. */
+async function reverifyLeftDraft(
+  deps: ReturnType<typeof reverifyDeps>,
+  lister: TableStores['caseLister'],
+  scope: { companyIds: string[]; modes: readonly Mode[]; createdBefore: string },
+  report: (line: ReverifyLine) => void,
+): Promise<ReverifyLine[]> {
+  const lines: ReverifyLine[] = [];
+  const running = new Set<Promise<void>>();
+  const one = async (mode: Mode, companyId: string, caseId: string) => {
+    let line: ReverifyLine;
+    try {
+      line = { companyId, ...(await reverifyCase(deps, { mode, companyId, caseId })) };
+    } catch (error) {
+      line = { caseId, mode, companyId, result: 'failed', detail: (error as Error).message };
+    }
+    lines.push(line);
+    report(line);
+  };
+  for (const companyId of scope.companyIds)
+    for (const mode of scope.modes)
+      for await (const stuck of casesLeftDraft(lister, { mode, companyId, createdBefore: scope.createdBefore })) {
+        const started: Promise<void> = one(mode, companyId, stuck.caseId).finally(() => running.delete(started));
+        running.add(started);
+        // A few at once: the worker's rate limiter and retries hold the registry's rate whatever the number.
+        if (running.size >= 8) await Promise.race(running);
+      }
+  await Promise.all(running);
+  return lines;
 }
 
 function need(value: string | undefined, flag: string): string {
@@ -178,6 +317,9 @@ async function run(argv: string[]): Promise<number> {
         case: { type: 'string' },
         by: { type: 'string' },
         email: { type: 'string' },
+        'pending-longer-than': { type: 'string' },
+        endpoint: { type: 'string' },
+        event: { type: 'string' },
       },
     });
   } catch (error) {
@@ -202,11 +344,13 @@ async function run(argv: string[]): Promise<number> {
     'key revoke',
     'key rotate',
     'case confirm',
+    'case reverify',
+    'webhook redeliver',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
   // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
-  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key' | 'case' | 'by')[]> = {
+  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key' | 'case' | 'by' | 'endpoint' | 'event')[]> = {
     'company create': ['name'],
     'company set-auto-attestation': ['company', 'enabled'],
     'company clear-test-data': ['company'],
@@ -215,18 +359,34 @@ async function run(argv: string[]): Promise<number> {
     'key revoke': ['key'],
     'key rotate': ['key'],
     'case confirm': ['company', 'case', 'by'],
+    'webhook redeliver': ['company', 'endpoint', 'event'],
   };
   for (const flag of required[command] ?? []) need(values[flag], flag);
   const keyId = command === 'key revoke' || command === 'key rotate' ? keyIdArgument(values.key) : undefined;
   if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
-  if (values.mode !== undefined && command !== 'key create' && command !== 'case confirm')
-    throw new UsageError('--mode is only for key create and case confirm');
-  for (const flag of ['case', 'by', 'email'] as const)
+  const withMode = ['key create', 'case confirm', 'case reverify', 'webhook redeliver'];
+  if (values.mode !== undefined && !withMode.includes(command)) throw new UsageError(`--mode is only for ${withMode.join(', ')}`);
+  for (const flag of ['by', 'email'] as const)
     if (values[flag] !== undefined && command !== 'case confirm') throw new UsageError(`--${flag} is only for case confirm`);
+  if (values.case !== undefined && command !== 'case confirm' && command !== 'case reverify')
+    throw new UsageError('--case is only for case confirm and case reverify');
+  if (values['pending-longer-than'] !== undefined && command !== 'case reverify')
+    throw new UsageError('--pending-longer-than is only for case reverify');
+  for (const flag of ['endpoint', 'event'] as const)
+    if (values[flag] !== undefined && command !== 'webhook redeliver') throw new UsageError(`--${flag} is only for webhook redeliver`);
+  if (values.case !== undefined && !CASE_ID_PATTERN.test(values.case))
+    throw new UsageError('--case must be a case id (case_ and 22 letters or digits)');
+  const pendingLongerThanMs = command === 'case reverify' ? reverifySelection(values) : undefined;
+  if (command === 'webhook redeliver') {
+    if (!ENDPOINT_ID_PATTERN.test(need(values.endpoint, 'endpoint')))
+      throw new UsageError('--endpoint must be a webhook endpoint id (we_ and 22 letters or digits)');
+    if (!EVENT_ID_PATTERN.test(need(values.event, 'event')))
+      throw new UsageError('--event must be an event id (evt_ and 22 letters or digits)');
+  }
   if (command === 'case confirm') {
-    if (!CASE_ID_PATTERN.test(need(values.case, 'case'))) throw new UsageError('--case must be a case id (case_ and 22 letters or digits)');
+    need(values.case, 'case');
     const by = confirmedBySchema.shape.name.safeParse(values.by);
     if (!by.success) throw new UsageError(`--by: ${by.error.issues[0]?.message ?? 'invalid'}`);
     if (values.email !== undefined && !confirmedBySchema.shape.email.safeParse(values.email).success)
@@ -363,6 +523,52 @@ async function run(argv: string[]): Promise<number> {
         out(`Revoked key ${keyId}: it is refused from the next request on`, { keyId, revoked: true });
         break;
       }
+      case 'case reverify': {
+        const deps = reverifyDeps(cfg, where);
+        if (pendingLongerThanMs === undefined) {
+          const mode = isMode(values.mode) ? values.mode : 'live';
+          const companyId = need(values.company, 'company');
+          const caseId = need(values.case, 'case');
+          const outcome = await reverifyCase(deps, { mode, companyId, caseId });
+          if (outcome.result === 'not_found') {
+            const line = `No ${mode} case ${caseId} exists for company ${companyId}`;
+            if (values.json) out(line, { companyId, ...outcome });
+            else console.error(line);
+            return 1;
+          }
+          const line: ReverifyLine = { companyId, ...outcome };
+          out(describeReverify(line), line);
+          return 0;
+        }
+        const createdBefore = new Date(Date.now() - pendingLongerThanMs).toISOString();
+        const companyIds = values.company !== undefined ? [values.company] : (await accounts.listCompanies()).map((c) => c.companyId);
+        const modes = isMode(values.mode) ? [values.mode] : MODES;
+        const lines = await reverifyLeftDraft(deps, stores.caseLister, { companyIds, modes, createdBefore }, (line) => {
+          if (!values.json) console.log(describeReverify(line));
+        });
+        const counts = { settled: 0, verified: 0, retry_scheduled: 0, unchanged: 0, failed: 0 };
+        for (const line of lines) if (line.result !== 'not_found') counts[line.result] += 1;
+        out(
+          `Cases left DRAFT since before ${createdBefore}: ${lines.length} (${Object.entries(counts)
+            .map(([result, n]) => `${n} ${result.replace('_', ' ')}`)
+            .join(', ')})`,
+          { createdBefore, counts, cases: lines },
+        );
+        return counts.failed > 0 ? 1 : 0;
+      }
+      case 'webhook redeliver': {
+        const mode = isMode(values.mode) ? values.mode : 'live';
+        const companyId = need(values.company, 'company');
+        const endpointId = need(values.endpoint, 'endpoint');
+        const delivery = await redeliverEvent(redeliveryDeps(cfg, where), { companyId, mode }, endpointId, {
+          eventId: need(values.event, 'event'),
+        });
+        out(
+          `Queued delivery ${delivery.id} of ${delivery.eventId} (${delivery.eventType}) to ${mode} endpoint ${endpointId} of ${companyId}: status ${delivery.status}; it shows in the endpoint's delivery log`,
+          { companyId, endpointId, mode, delivery },
+        );
+        break;
+      }
       case 'case confirm': {
         const mode = isMode(values.mode) ? values.mode : 'live';
         const companyId = need(values.company, 'company');
@@ -397,7 +603,8 @@ async function run(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    if (error instanceof AccountsError) {
+    // Refusals of the use cases (an unknown endpoint or event, a disabled endpoint): their own words.
+    if (error instanceof AccountsError || error instanceof CodedError) {
       console.error(error.message);
       return 1;
     }

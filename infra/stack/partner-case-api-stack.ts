@@ -272,6 +272,19 @@ export class PartnerCaseApiStack extends Stack {
       value: this.dashboard.dashboard.dashboardName,
       description: 'CloudWatch dashboard of the partner path.',
     });
+    // What npm run admin's case reverify and webhook redeliver need beside TABLE_NAME (docs/deploy.md runbook).
+    new CfnOutput(this, 'VerificationRetryQueueUrl', {
+      value: this.debtorVerifier.retryQueue.queueUrl,
+      description: 'VERIFICATION_RETRY_QUEUE_URL for npm run admin -- case reverify.',
+    });
+    new CfnOutput(this, 'CompaniesHouseApiKeySecret', {
+      value: this.debtorVerifier.registryKey.secretArn,
+      description: 'COMPANIES_HOUSE_API_KEY_SECRET for npm run admin -- case reverify.',
+    });
+    new CfnOutput(this, 'WebhookDeliveryQueueUrl', {
+      value: this.webhookDelivery.fastLane.queueUrl,
+      description: 'WEBHOOK_DELIVERY_QUEUE_URL for npm run admin -- webhook redeliver.',
+    });
     if (this.api.domain) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: this.api.domain.domainNameAliasDomainName,

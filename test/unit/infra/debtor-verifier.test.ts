@@ -111,4 +111,13 @@ describe('the debtor verifier', () => {
     ).Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['VERIFICATION_RETRY_QUEUE_URL', 'COMPANIES_HOUSE_API_KEY_SECRET']));
   });
+
+  it('names in the stack outputs what npm run admin -- case reverify and webhook redeliver need beside the table', () => {
+    const { stack, template } = synth();
+    const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
+    const ref = (element: CfnElement) => ({ Ref: stack.resolve(stack.getLogicalId(element)) as string });
+    expect(outputs.VerificationRetryQueueUrl?.Value).toEqual(ref(verifier().retryQueue.node.defaultChild as CfnElement));
+    expect(outputs.CompaniesHouseApiKeySecret?.Value).toEqual(ref(verifier().registryKey.node.defaultChild as CfnElement));
+    expect(outputs.WebhookDeliveryQueueUrl?.Value).toEqual(ref(stack.webhookDelivery.fastLane.node.defaultChild as CfnElement));
+  });
 });
