@@ -9,7 +9,7 @@ import {
   TABLE_DEFINITION,
   TTL_ATTRIBUTE,
 } from '../../lib/adapters/dynamodb/table-keys.js';
-import { ENDPOINT_VIEW_ATTRIBUTES } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { ENDPOINT_SETTINGS_ATTRIBUTES, ENDPOINT_VIEW_ATTRIBUTES } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { MODES } from '../../lib/mode.js';
 
@@ -566,7 +566,8 @@ export type WebhookEndpointAccess =
  * - list: Query of the table (no index);
  * - create: PutItem of the endpoint and UpdateItem of the counter, only inside a transaction;
  * - read (get): the GetItem of ITEM_READS only;
- * - change (update, rotate): PutItem of the endpoint (conditional on its version);
+ * - change (update, rotate): UpdateItem of the endpoint's settings only (ENDPOINT_SETTINGS_ATTRIBUTES,
+ *   conditional on its version): never a whole item, so never the delivery health read with it;
  * - delete: DeleteItem of the endpoint and UpdateItem of the counter, only inside a transaction.
  * IAM cannot tie the partition to the caller's company (the use cases key every call by it).
  */
@@ -609,7 +610,14 @@ export function webhookEndpointStatements(table: ITable, access: WebhookEndpoint
     case 'webhook-endpoints-read':
       return [];
     case 'webhook-endpoints-change':
-      return [new PolicyStatement({ sid: 'ChangeWebhookEndpoints', actions: ['dynamodb:PutItem'], resources, conditions: on })];
+      return [
+        new PolicyStatement({
+          sid: 'ChangeWebhookEndpoints',
+          actions: ['dynamodb:UpdateItem'],
+          resources,
+          conditions: { ...on, ...writingOnly(ENDPOINT_SETTINGS_ATTRIBUTES) },
+        }),
+      ];
     case 'webhook-endpoints-delete':
       return [
         new PolicyStatement({

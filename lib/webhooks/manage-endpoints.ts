@@ -137,12 +137,11 @@ export async function updateEndpoint(
       updatedAt: deps.now().toISOString(),
       version: current.version + 1,
     };
-    // Enabling (again) starts the endpoint afresh: the reason it was disabled and the failure run that led there no longer hold.
-    if (request.status === 'enabled') {
-      delete next.disabledReason;
-      delete next.failingSince;
-    }
-    const outcome = await deps.store.update(next, current.version, undefined, deadline);
+    // Enabling a disabled endpoint starts it afresh: the reason it was disabled and the failure run that led there no longer
+    // hold. An endpoint already enabled keeps its health (the store writes only the settings): its failing run goes on.
+    const reenabling = request.status === 'enabled' && current.status === 'disabled';
+    if (request.status === 'enabled') delete next.disabledReason;
+    const outcome = await deps.store.update(next, current.version, undefined, deadline, reenabling ? { resetHealth: true } : {});
     if (outcome === 'updated') return endpointView(next);
     if (outcome === 'gone') throw notFound();
   }

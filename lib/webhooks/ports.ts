@@ -30,14 +30,20 @@ export interface WebhookEndpointStore {
     deadline?: Deadline,
   ): Promise<{ endpoint: WebhookEndpoint; secrets: EndpointSecret[] } | undefined>;
   /**
-   * Replaces the endpoint's settings (and its secrets, when given) if its stored version is still
+   * Writes the endpoint's settings as `endpoint` has them (url, events, description, status,
+   * disabledReason, updatedAt, version; and its secrets, when given) if its stored version is still
    * `expectedVersion`: `stale` when another change came first, `gone` when it no longer exists.
+   * Never writes the delivery health (`failingSince`) `endpoint` was read with: a health write made
+   * between the caller's read and this update stands (health writes leave the version alone).
+   * `resetHealth` (a PATCH enabling a disabled endpoint) removes the health, only while the
+   * endpoint is still stored `disabled` (else `stale`).
    */
   update(
     endpoint: WebhookEndpoint,
     expectedVersion: number,
     secrets: readonly EndpointSecret[] | undefined,
     deadline?: Deadline,
+    options?: { resetHealth?: boolean },
   ): Promise<'updated' | 'stale' | 'gone'>;
   /** Removes the endpoint and its secrets; false when it did not exist. */
   delete(mode: Mode, companyId: string, endpointId: string, deadline?: Deadline): Promise<boolean>;
@@ -46,9 +52,9 @@ export interface WebhookEndpointStore {
    * `failingSince` started (a run already recorded keeps its start, which may be earlier than the
    * one given) or cleared and, when `disable` is given, status `disabled` with the reason.
    * Not conditional on `version`: a delivery's outcome never waits for a partner's PATCH. A change of
-   * `failingSince` alone leaves `version` as it is (a PATCH in flight then writes the value it read,
-   * at worst restarting the 5-day count); disabling increments it, so a PATCH in flight is stale
-   * and reads the disabled endpoint again. Conditional on the endpoint still existing (`gone`) and,
+   * `failingSince` alone leaves `version` as it is (a PATCH in flight never writes health, so it
+   * stands); disabling increments it, so a PATCH in flight is stale and reads the disabled endpoint
+   * again. Conditional on the endpoint still existing (`gone`) and,
    * to disable, on it still being enabled (`unchanged`).
    */
   recordHealth(

@@ -2,6 +2,8 @@ import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
+import type { Caller } from '../../lib/auth/authenticate-key.js';
+import { rotateEndpointSecret, updateEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import type { WebhookEndpointStore } from '../../lib/webhooks/ports.js';
 import { generateEndpointSecret } from '../../lib/webhooks/signature.js';
 import { MAX_ENDPOINTS_PER_MODE, type WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
@@ -12,8 +14,10 @@ import { MemoryWebhookEndpointStore } from '../support/memory-webhooks.js';
  * The endpoint health half of the endpoint store's port contract (lib/webhooks/ports.ts
  * `recordHealth`), run against the in-memory store of the fast tier and the DynamoDB adapter on
  * DynamoDB Local: what the delivery function's workers may rely on when several of them, each
- * with the endpoint as it read it at the start of its batch, record one endpoint's health at once.
- * (Endpoint management has its own tests through the routes: webhook-endpoints.test.ts.)
+ * with the endpoint as it read it at the start of its batch, record one endpoint's health at once;
+ * and that a change of the endpoint's settings (PATCH, rotate-secret), which reads the endpoint
+ * before it writes, never writes back the health it read. (Endpoint management has its own tests
+ * through the routes: webhook-endpoints.test.ts.)
  */
 type World = () => WebhookEndpointStore;
 
@@ -96,5 +100,94 @@ describe.each([
     expect(await store.delete(mode, companyId, endpointId)).toBe(true);
     expect(await store.recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: T0 })).toBe('gone');
     expect(await store.get(mode, companyId, endpointId)).toBeUndefined();
+  });
+
+  describe('a change of the endpoint’s settings never writes back the health it read', () => {
+    const T_OLD = '2026-02-22T10:00:00.000Z';
+    const callerOf = (e: WebhookEndpoint): Caller => ({
+      companyId: e.companyId,
+      keyId: 'key_1',
+      scopes: ['webhooks:manage'],
+      mode: e.mode,
+    });
+    const now = () => new Date('2026-03-01T11:00:00.000Z');
+    const resolver = async () => ['93.184.216.34'];
+
+    /** The real store, with `write` run right after each read of the endpoint: a delivery's health write racing the change. */
+    function racing(store: WebhookEndpointStore, write: () => Promise<unknown>): WebhookEndpointStore {
+      const afterRead = async <T>(read: Promise<T>): Promise<T> => {
+        const found = await read;
+        await write();
+        return found;
+      };
+      return Object.assign(Object.create(store) as WebhookEndpointStore, {
+        get: (...args: Parameters<WebhookEndpointStore['get']>) => afterRead(store.get(...args)),
+        getWithSecrets: (...args: Parameters<WebhookEndpointStore['getWithSecrets']>) => afterRead(store.getWithSecrets(...args)),
+      });
+    }
+
+    it('a success recorded between a PATCH’s read and its write ends the failing run for good (the PATCH does not restore it)', async () => {
+      const store = world();
+      const endpoint = await newEndpoint(store);
+      const { mode, companyId, endpointId } = endpoint;
+      await store.recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: T_OLD });
+      const success = () => world().recordHealth(mode, companyId, endpointId, { status: 'enabled' });
+      const deps = { store: racing(store, success), resolver, now };
+      expect(await updateEndpoint(deps, callerOf(endpoint), endpointId, { description: 'changed' })).toMatchObject({
+        description: 'changed',
+      });
+      const stored = await store.get(mode, companyId, endpointId);
+      expect(stored).toMatchObject({ description: 'changed', version: 2 });
+      expect(stored?.failingSince).toBeUndefined();
+    });
+
+    it('a failing run started between a rotation’s read and its write stands, beside the new secret', async () => {
+      const store = world();
+      const endpoint = await newEndpoint(store);
+      const { mode, companyId, endpointId } = endpoint;
+      const failure = () => world().recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: T1 });
+      const { secret } = await rotateEndpointSecret({ store: racing(store, failure), now }, callerOf(endpoint), endpointId);
+      const stored = await store.getWithSecrets(mode, companyId, endpointId);
+      expect(stored?.secrets.map((s) => s.secret)).toContain(secret);
+      expect(stored?.endpoint).toMatchObject({ failingSince: T1, version: 2 });
+    });
+
+    it('a PATCH of status enabled on an endpoint already enabled keeps its failing run', async () => {
+      const store = world();
+      const endpoint = await newEndpoint(store);
+      const { mode, companyId, endpointId } = endpoint;
+      await store.recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: T0 });
+      await updateEndpoint({ store, resolver, now }, callerOf(endpoint), endpointId, { status: 'enabled', description: 'again' });
+      expect(await store.get(mode, companyId, endpointId)).toMatchObject({ status: 'enabled', description: 'again', failingSince: T0 });
+    });
+
+    it('enabling an endpoint the service disabled clears its reason and its failing run', async () => {
+      const store = world();
+      const endpoint = await newEndpoint(store);
+      const { mode, companyId, endpointId } = endpoint;
+      await store.recordHealth(
+        mode,
+        companyId,
+        endpointId,
+        { status: 'enabled', failingSince: T0 },
+        { disabledReason: 'Every delivery failed.' },
+      );
+      const view = await updateEndpoint({ store, resolver, now }, callerOf(endpoint), endpointId, { status: 'enabled' });
+      expect(view).not.toHaveProperty('disabledReason');
+      const stored = await store.get(mode, companyId, endpointId);
+      expect(stored).toMatchObject({ status: 'enabled', version: 3 });
+      expect(stored?.failingSince).toBeUndefined();
+      expect(stored?.disabledReason).toBeUndefined();
+    });
+
+    it('a reset of health is refused (stale) when the endpoint is no longer stored disabled', async () => {
+      const store = world();
+      const endpoint = await newEndpoint(store);
+      const { mode, companyId, endpointId } = endpoint;
+      await store.recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: T0 });
+      const next = { ...endpoint, updatedAt: T1, version: 2 };
+      expect(await store.update(next, 1, undefined, undefined, { resetHealth: true })).toBe('stale');
+      expect((await store.get(mode, companyId, endpointId))?.failingSince).toBe(T0);
+    });
   });
 });

@@ -139,11 +139,25 @@ export class MemoryWebhookEndpointStore implements WebhookEndpointStore {
     return found && copy(found);
   }
 
-  async update(endpoint: WebhookEndpoint, expectedVersion: number, secrets: readonly EndpointSecret[] | undefined) {
+  async update(
+    endpoint: WebhookEndpoint,
+    expectedVersion: number,
+    secrets: readonly EndpointSecret[] | undefined,
+    _deadline?: unknown,
+    options: { resetHealth?: boolean } = {},
+  ) {
+    // Yield first, as a storage call would (a health write may land between the caller's read and this).
+    await Promise.resolve();
     const found = this.endpoints.get(MemoryWebhookEndpointStore.key(endpoint.mode, endpoint.companyId, endpoint.endpointId));
     if (!found) return 'gone' as const;
     if (found.endpoint.version !== expectedVersion) return 'stale' as const;
-    this.put(endpoint, secrets ? [...secrets] : found.secrets);
+    if (options.resetHealth && found.endpoint.status !== 'disabled') return 'stale' as const;
+    // The settings only, as the DynamoDB store writes them: the stored health stands unless reset.
+    const { failingSince } = found.endpoint;
+    const next: WebhookEndpoint = copy(endpoint);
+    delete next.failingSince;
+    if (failingSince !== undefined && !options.resetHealth) next.failingSince = failingSince;
+    this.put(next, secrets ? [...secrets] : found.secrets);
     return 'updated' as const;
   }
 

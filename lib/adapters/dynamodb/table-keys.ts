@@ -94,7 +94,8 @@ import type { Mode } from '../../mode.js';
  * |                                           | exists) + Update COUNT (ADD -1)                    |
  * | List a company's webhook endpoints        | Query WHEP#<m><cid>, sk begins_with EP#, consistent|
  * | Read / change one webhook endpoint        | GetItem WHEP#<m><cid> / EP#<id>, consistent; an    |
- * |                                           | update is conditional on its `version`             |
+ * |                                           | UpdateItem of the settings only, conditional on its|
+ * |                                           | `version` (never the health read with them)        |
  * | Start a webhook delivery (once per event  | PutItem WHD#<m><endpointId> / <createdAt>#<id>     |
  * |   and endpoint, however often fanned out) | (attribute_not_exists), the id derived from both   |
  * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |

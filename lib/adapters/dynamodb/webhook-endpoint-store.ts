@@ -2,7 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -47,6 +46,28 @@ export const ENDPOINT_VIEW_ATTRIBUTES = [
   'createdAt',
   'updatedAt',
   'version',
+] as const;
+
+/** An endpoint's delivery health (endpoint-health.ts): written by recordHealth only, and removed when a PATCH enables it again. */
+export const ENDPOINT_HEALTH_ATTRIBUTES = ['failingSince'] as const;
+
+/**
+ * What an update of an endpoint's settings (PATCH, rotate-secret) may write or read in its
+ * condition: the settings, the version and the sealed secrets, and the health it removes when it
+ * enables a disabled endpoint. Never anything else of the item.
+ */
+export const ENDPOINT_SETTINGS_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'url',
+  'events',
+  'description',
+  'status',
+  'disabledReason',
+  'updatedAt',
+  'version',
+  SECRETS_ATTRIBUTE,
+  ...ENDPOINT_HEALTH_ATTRIBUTES,
 ] as const;
 
 /** The projection of ENDPOINT_VIEW_ATTRIBUTES, every name a placeholder (several are reserved words). */
@@ -175,21 +196,66 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
     expectedVersion: number,
     secrets: readonly EndpointSecret[] | undefined,
     deadline: Deadline = standaloneDeadline(),
+    options: { resetHealth?: boolean } = {},
   ): Promise<'updated' | 'stale' | 'gone'> {
     const key = keys.webhookEndpoint(endpoint.mode, endpoint.companyId, endpoint.endpointId);
-    // Without new secrets the sealed ones are kept as stored: read them back untouched (the caller may hold no key to re-seal).
-    let item: Record<string, unknown>;
-    if (secrets) item = await this.item(endpoint, secrets, deadline);
-    else {
-      const stored = await this.read(key, deadline);
-      if (!stored) return 'gone';
-      item = { ...this.plainItem(endpoint), [SECRETS_ATTRIBUTE]: stored[SECRETS_ATTRIBUTE] };
+    // Only the settings are written (ENDPOINT_SETTINGS_ATTRIBUTES), never the whole item: a Put of
+    // the endpoint as read would also write back the delivery health it was read with, undoing a
+    // health write made meanwhile (health writes leave the version alone). The sealed secrets
+    // are kept as stored unless new ones are given.
+    const names: Record<string, string> = {
+      '#url': 'url',
+      '#events': 'events',
+      '#description': 'description',
+      '#status': 'status',
+      '#updatedAt': 'updatedAt',
+      '#version': 'version',
+      '#disabledReason': 'disabledReason',
+    };
+    const values: Record<string, unknown> = {
+      ':url': endpoint.url,
+      ':events': endpoint.events,
+      ':description': endpoint.description,
+      ':status': endpoint.status,
+      ':updatedAt': endpoint.updatedAt,
+      ':version': endpoint.version,
+      ':expected': expectedVersion,
+    };
+    const sets = [
+      '#url = :url',
+      '#events = :events',
+      '#description = :description',
+      '#status = :status',
+      '#updatedAt = :updatedAt',
+      '#version = :version',
+    ];
+    const removes: string[] = [];
+    if (endpoint.disabledReason !== undefined) {
+      sets.push('#disabledReason = :disabledReason');
+      values[':disabledReason'] = endpoint.disabledReason;
+    } else removes.push('#disabledReason');
+    if (secrets) {
+      sets.push('#sealed = :sealed');
+      names['#sealed'] = SECRETS_ATTRIBUTE;
+      values[':sealed'] = (await this.box(deadline)).seal(JSON.stringify(secrets), context(key));
     }
-    const command = new PutCommand({
+    let condition = 'attribute_exists(pk) AND #version = :expected';
+    if (options.resetHealth) {
+      // Enabling a disabled endpoint starts it afresh; only while it is still stored disabled.
+      for (const attribute of ENDPOINT_HEALTH_ATTRIBUTES) {
+        names[`#h_${attribute}`] = attribute;
+        removes.push(`#h_${attribute}`);
+      }
+      condition += ' AND #status = :wasDisabled';
+      values[':wasDisabled'] = 'disabled';
+    }
+    const command = new UpdateCommand({
       TableName: this.tableName,
-      Item: item,
-      ConditionExpression: 'attribute_exists(pk) AND version = :version',
-      ExpressionAttributeValues: { ':version': expectedVersion },
+      Key: key,
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     try {
