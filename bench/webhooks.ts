@@ -25,10 +25,12 @@ import { systemResolver } from '../lib/adapters/webhooks/webhook-sender.js';
 import { buildCaseEvent } from '../lib/cases/case-lifecycle.js';
 import { toCaseView, type StoredCase } from '../lib/cases/case-record.js';
 import type { NewCase } from '../lib/cases/ports.js';
+import type { Mode } from '../lib/mode.js';
 import { randomBase62 } from '../lib/random-id.js';
 import type { AppConfig } from '../lib/runtime/config.js';
 import { createEndpoint } from '../lib/webhooks/manage-endpoints.js';
 import { startSignedWebhookReceiver, type ReceivedDelivery, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
+import { startHangingReceiver } from './lib/hanging-receiver.js';
 
 export interface WebhookRow {
   figure: string;
@@ -49,8 +51,8 @@ export const TRICKLE_SPACING_MS = 125;
 const BURST_CASES = Math.max(100, Number(process.env.BENCH_WEBHOOK_BURST ?? 200));
 const BURST_ENDPOINTS = 3;
 
-/** A live case without a debtor company number (no verification, so no case.updated), as the create path stores it. */
-export function plainCase(companyId: string): NewCase {
+/** A case without a debtor company number (no verification, so no case.updated), as the create path stores it. */
+export function plainCase(companyId: string, mode: Mode = 'live'): NewCase {
   const at = new Date().toISOString();
   const caseId = `case_${randomBase62(22)}`;
   const invoiceRef = `WHB-${randomBase62(10)}`;
@@ -65,7 +67,7 @@ export function plainCase(companyId: string): NewCase {
     updatedAt: at,
     createdByKeyId: 'KeyBenchBenchBen',
     requestId: `bench-${randomBase62(8)}`,
-    mode: 'live',
+    mode,
     debtorVerification: { status: 'NOT_REQUESTED' },
     statusHistory: [{ status: 'DRAFT', at }],
     debtorName: 'Bench Debtor Limited',
@@ -77,7 +79,7 @@ export function plainCase(companyId: string): NewCase {
     principalPence: 125_050,
     invoiceFileKey: `invoices/${companyId}/${randomBase62(32)}.pdf`,
   };
-  const audit = { caseId, companyId, mode: 'live' as const, b2b: true, under10k: true, within6years: true, undisputed: true };
+  const audit = { caseId, companyId, mode, b2b: true, under10k: true, within6years: true, undisputed: true };
   return {
     stored,
     audit: { ...audit, attestedBy: 'Bench', attestedAt: at, keyId: 'KeyBenchBenchBen', requestId: stored.requestId, sourceIp: '192.0.2.1' },
@@ -95,8 +97,7 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
   const client = createDocumentClient(cfg);
   const writer = new DynamoCaseWriter(client, cfg.tableName);
   const endpoints = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
-  const receivers: SignedWebhookReceiver[] = [];
-  const hangingSockets = new Set<import('node:net').Socket>();
+  const receivers: { close(): Promise<void> }[] = [];
   const rows: WebhookRow[] = [];
 
   /** A company of its own, with a receiver per endpoint; `hanging` endpoints get a receiver that never answers. */
@@ -110,35 +111,13 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
       // its own, then learns the secret (verification happens after the body arrives).
       const secrets: string[] = [];
       const isHanging = i >= healthy;
-      const receiver = isHanging ? await hangingReceiver() : await startSignedWebhookReceiver({ secrets });
+      const receiver = isHanging ? await startHangingReceiver() : await startSignedWebhookReceiver({ secrets });
       const created = await createEndpoint(deps, caller, { url: `${receiver.url}/hooks`, events: ['case.created'] });
       secrets.push(created.secret);
       receivers.push(receiver);
-      if (!isHanging) healthyReceivers.push(receiver);
+      if ('received' in receiver) healthyReceivers.push(receiver);
     }
     return { companyId, healthyReceivers };
-  }
-
-  /** A receiver that reads the request and never answers (the sender gives up at 10 s). */
-  async function hangingReceiver(): Promise<SignedWebhookReceiver> {
-    const http = await import('node:http');
-    const server = http.createServer((req) => req.resume());
-    server.on('connection', (socket) => {
-      hangingSockets.add(socket);
-      socket.on('close', () => hangingSockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as import('node:net').AddressInfo).port;
-    return {
-      url: `http://127.0.0.1:${port}`,
-      port,
-      received: [],
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
   }
 
   async function write(cases: NewCase[]): Promise<void> {
@@ -256,7 +235,6 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
       });
     }
   } finally {
-    for (const socket of hangingSockets) socket.destroy();
     await Promise.all(receivers.map((r) => r.close()));
     client.destroy();
   }

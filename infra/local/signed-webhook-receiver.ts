@@ -36,8 +36,8 @@ export interface SignedWebhookReceiverOptions {
   /** 0 or absent: a free port. */
   port?: number;
   host?: string;
-  /** Answer every delivery with this status instead (a failing receiver). */
-  status?: number;
+  /** Answer every delivery with this status instead (a failing receiver), or with the status this gives for each one. */
+  status?: number | ((delivery: ReceivedDelivery) => number);
   onDelivery?: (delivery: ReceivedDelivery) => void;
 }
 
@@ -89,7 +89,8 @@ export async function startSignedWebhookReceiver(options: SignedWebhookReceiverO
       };
       received.push(delivery);
       options.onDelivery?.(delivery);
-      res.writeHead(options.status ?? (verified ? 204 : 400)).end();
+      const status = typeof options.status === 'function' ? options.status(delivery) : options.status;
+      res.writeHead(status ?? (verified ? 204 : 400)).end();
     });
   });
   await new Promise<void>((resolve, reject) => {

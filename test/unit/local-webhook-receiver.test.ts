@@ -32,4 +32,29 @@ describe('the local webhook receiver', () => {
     expect((await post(body.replace('case.created', 'case.updated'), { ...headers })).status).toBe(400);
     expect(describeDelivery(receiver.received.at(-1)!)).toContain('signature NOT verified');
   });
+
+  test('a receiver told how to answer each delivery fails the first attempt of an event and accepts the next one', async () => {
+    const failed = new Set<string>();
+    const flaky = await startSignedWebhookReceiver({
+      secrets: [secret],
+      status: (d) => (failed.has(d.webhookId) ? 204 : (failed.add(d.webhookId), 503)),
+    });
+    try {
+      const body = JSON.stringify(event);
+      const send = () =>
+        fetch(`${flaky.url}/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...signatureHeaders('evt_1', body, new Date(), [secret]) },
+          body,
+        });
+      expect((await send()).status).toBe(503);
+      expect((await send()).status).toBe(204);
+      expect(flaky.received.map((d) => [d.webhookId, d.verified])).toEqual([
+        ['evt_1', true],
+        ['evt_1', true],
+      ]);
+    } finally {
+      await flaky.close();
+    }
+  });
 });
