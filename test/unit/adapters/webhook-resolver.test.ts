@@ -89,10 +89,11 @@ describe('the wiring: one resolver for creation, ping and delivery', () => {
     await expect(acceptableEndpointUrl('https://v4.partner.test/in', { resolver: wired, urlOptions })).resolves.toBe(
       'https://v4.partner.test/in',
     );
+    // The black hole takes the whole resolution timeout (3 s), then is refused like a name that does not exist.
     const refused = await acceptableEndpointUrl('https://hole.partner.test/in', { resolver: wired, urlOptions }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(InvalidRequestError);
     expect((refused as InvalidRequestError).extensions.errors).toEqual([
       { field: 'url', message: 'url: hole.partner.test does not resolve' },
     ]);
-  });
+  }, 15_000);
 });
