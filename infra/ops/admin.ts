@@ -108,7 +108,7 @@ interface Target {
   discovered?: boolean;
 }
 
-/** What case reverify and webhook redeliver need beside the table, taken from the environment for a deployed table. */
+/** What case reverify and webhook redeliver need beside the table: from the environment, else (locally) from the running npm start. */
 const QUEUE_AND_REGISTRY_VARIABLES = [
   'SQS_ENDPOINT',
   'VERIFICATION_RETRY_QUEUE_URL',
@@ -119,6 +119,13 @@ const QUEUE_AND_REGISTRY_VARIABLES = [
   'REGISTRY_RATE_LIMIT',
   'REGISTRY_RATE_WINDOW_SECONDS',
 ] as const;
+
+function queueAndRegistryVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return QUEUE_AND_REGISTRY_VARIABLES.reduce<NodeJS.ProcessEnv>(
+    (picked, name) => (env[name] ? { ...picked, [name]: env[name] } : picked),
+    {},
+  );
+}
 
 function target(): Target {
   if (process.env.TABLE_NAME) {
@@ -134,10 +141,7 @@ function target(): Target {
         AWS_REGION: region,
         DYNAMODB_ENDPOINT: endpoint,
         S3_ENDPOINT: process.env.S3_ENDPOINT || undefined,
-        ...QUEUE_AND_REGISTRY_VARIABLES.reduce<NodeJS.ProcessEnv>(
-          (picked, name) => (process.env[name] ? { ...picked, [name]: process.env[name] } : picked),
-          {},
-        ),
+        ...queueAndRegistryVariables(process.env),
       },
       bucketGiven: Boolean(process.env.BUCKET_NAME),
       description: `table ${process.env.TABLE_NAME}`,
@@ -159,7 +163,9 @@ function target(): Target {
       AWS_REGION: LOCAL_DEFAULTS.region,
       DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
       S3_ENDPOINT: `http://127.0.0.1:${localPorts(env).s3Port}`,
+      // Variables that are set win, as the port variables do.
       ...runningStackEngines(process.env),
+      ...queueAndRegistryVariables(process.env),
     },
     bucketGiven: true,
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
@@ -186,7 +192,7 @@ function keyIdArgument(value: string | undefined): string {
 }
 
 /**
- * case reverify names one case (`--case`, with `--company`) or every case left `DRAFT` longer than
+ * case reverify names one case (`--case`, `--company` optional) or every case left `DRAFT` longer than
  * a duration (`--pending-longer-than`): the duration in milliseconds, or undefined for one case.
  */
 function reverifySelection(values: { case?: string; company?: string; 'pending-longer-than'?: string }): number | undefined {
