@@ -10,7 +10,7 @@
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
  *   case confirm --company ID --case CASE_ID --by NAME [--email E] [--mode live|test]
- *   case reverify --company ID --case CASE_ID [--mode live|test]
+ *   case reverify --case CASE_ID [--company ID] [--mode live|test]
  *   case reverify --pending-longer-than 24h [--company ID] [--mode live|test]
  *   webhook redeliver --company ID --endpoint ENDPOINT_ID --event EVENT_ID [--mode live|test]
  *
@@ -76,7 +76,7 @@ Usage: npm run admin -- <command> [options] [--json]
                                  (the confirmation the partner's dashboard makes, recorded with
                                  source "operator"; default live; exit 1 when the case is not
                                  found or not awaiting confirmation)
-  case reverify --company ID --case CASE_ID [--mode live|test]
+  case reverify --case CASE_ID [--company ID] [--mode live|test]
   case reverify --pending-longer-than DURATION [--company ID] [--mode live|test]
                                  (cases left DRAFT, e.g. after the DebtorVerificationExhausted
                                  alarm: settles what the worker would settle and verifies a PENDING
@@ -108,7 +108,7 @@ interface Target {
   discovered?: boolean;
 }
 
-/** What case reverify and webhook redeliver need beside the table, taken from the environment for a deployed table. */
+/** What case reverify and webhook redeliver need beside the table: from the environment, else (locally) from the running npm start. */
 const QUEUE_AND_REGISTRY_VARIABLES = [
   'SQS_ENDPOINT',
   'VERIFICATION_RETRY_QUEUE_URL',
@@ -119,6 +119,13 @@ const QUEUE_AND_REGISTRY_VARIABLES = [
   'REGISTRY_RATE_LIMIT',
   'REGISTRY_RATE_WINDOW_SECONDS',
 ] as const;
+
+function queueAndRegistryVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return QUEUE_AND_REGISTRY_VARIABLES.reduce<NodeJS.ProcessEnv>(
+    (picked, name) => (env[name] ? { ...picked, [name]: env[name] } : picked),
+    {},
+  );
+}
 
 function target(): Target {
   if (process.env.TABLE_NAME) {
@@ -134,10 +141,7 @@ function target(): Target {
         AWS_REGION: region,
         DYNAMODB_ENDPOINT: endpoint,
         S3_ENDPOINT: process.env.S3_ENDPOINT || undefined,
-        ...QUEUE_AND_REGISTRY_VARIABLES.reduce<NodeJS.ProcessEnv>(
-          (picked, name) => (process.env[name] ? { ...picked, [name]: process.env[name] } : picked),
-          {},
-        ),
+        ...queueAndRegistryVariables(process.env),
       },
       bucketGiven: Boolean(process.env.BUCKET_NAME),
       description: `table ${process.env.TABLE_NAME}`,
@@ -159,7 +163,9 @@ function target(): Target {
       AWS_REGION: LOCAL_DEFAULTS.region,
       DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
       S3_ENDPOINT: `http://127.0.0.1:${localPorts(env).s3Port}`,
+      // Variables that are set win, as the port variables do.
       ...runningStackEngines(process.env),
+      ...queueAndRegistryVariables(process.env),
     },
     bucketGiven: true,
     description: `local table ${LOCAL_DEFAULTS.tableName}`,
@@ -186,18 +192,15 @@ function keyIdArgument(value: string | undefined): string {
 }
 
 /**
- * case reverify names one case (`--case`, with `--company`) or every case left `DRAFT` longer than
+ * case reverify names one case (`--case`, `--company` optional) or every case left `DRAFT` longer than
  * a duration (`--pending-longer-than`): the duration in milliseconds, or undefined for one case.
  */
 function reverifySelection(values: { case?: string; company?: string; 'pending-longer-than'?: string }): number | undefined {
   const duration = values['pending-longer-than'];
   if (values.case !== undefined && duration !== undefined)
     throw new UsageError('case reverify takes --case or --pending-longer-than, not both');
-  if (values.case !== undefined) {
-    need(values.company, 'company');
-    return undefined;
-  }
-  if (duration === undefined) throw new UsageError('case reverify needs --case (with --company) or --pending-longer-than DURATION');
+  if (values.case !== undefined) return undefined;
+  if (duration === undefined) throw new UsageError('case reverify needs --case or --pending-longer-than DURATION');
   const match = /^(\d{1,6})([smhd])$/.exec(duration);
   if (!match) throw new UsageError('--pending-longer-than must be a whole number and a unit s, m, h or d, such as 90m, 24h or 3d');
   const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
@@ -230,8 +233,7 @@ function redeliveryDeps(cfg: AppConfig, where: Target): RedeliverEventDeps {
   return webhookRedeliveryAdapters(cfg);
 }
 
-type ReverifyLine =
-  (ReverifyOutcome & { companyId: string }) | { caseId: string; mode: Mode; companyId: string; result: 'failed'; detail: string };
+type ReverifyLine = ReverifyOutcome | { caseId: string; mode: Mode; companyId: string; result: 'failed'; detail: string };
 
 function describeReverify(line: ReverifyLine): string {
   const state =
@@ -246,7 +248,7 @@ function describeReverify(line: ReverifyLine): string {
     not_found: 'not found',
     failed: `failed: ${line.detail}`,
   }[line.result];
-  return `${line.caseId} (${line.mode}, ${line.companyId}): ${what}${state}`;
+  return `${line.caseId} (${line.mode}, ${line.companyId ?? 'no company'}): ${what}${state}`;
 }
 
 /** Every case left DRAFT since before `createdBefore`, company by company and mode by mode, a few at once. */
@@ -261,7 +263,7 @@ async function reverifyLeftDraft(
   const one = async (mode: Mode, companyId: string, caseId: string) => {
     let line: ReverifyLine;
     try {
-      line = { companyId, ...(await reverifyCase(deps, { mode, companyId, caseId })) };
+      line = await reverifyCase(deps, { mode, companyId, caseId });
     } catch (error) {
       line = { caseId, mode, companyId, result: 'failed', detail: (error as Error).message };
     }
@@ -527,17 +529,16 @@ async function run(argv: string[]): Promise<number> {
         const deps = reverifyDeps(cfg, where);
         if (pendingLongerThanMs === undefined) {
           const mode = isMode(values.mode) ? values.mode : 'live';
-          const companyId = need(values.company, 'company');
+          const companyId = values.company;
           const caseId = need(values.case, 'case');
-          const outcome = await reverifyCase(deps, { mode, companyId, caseId });
+          const outcome = await reverifyCase(deps, { mode, caseId, ...(companyId === undefined ? {} : { companyId }) });
           if (outcome.result === 'not_found') {
-            const line = `No ${mode} case ${caseId} exists for company ${companyId}`;
-            if (values.json) out(line, { companyId, ...outcome });
+            const line = `No ${mode} case ${caseId} exists${companyId === undefined ? '' : ` for company ${companyId}`}`;
+            if (values.json) out(line, outcome);
             else console.error(line);
             return 1;
           }
-          const line: ReverifyLine = { companyId, ...outcome };
-          out(describeReverify(line), line);
+          out(describeReverify(outcome), outcome);
           return 0;
         }
         const createdBefore = new Date(Date.now() - pendingLongerThanMs).toISOString();

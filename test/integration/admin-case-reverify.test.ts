@@ -100,18 +100,26 @@ describe('npm run admin -- case reverify', () => {
     expect(foreign.code).toBe(1);
     expect(foreign.stderr.trim()).toBe(`No live case ${caseId} exists for company ${other.companyId}`);
 
-    const [neither, both, badDuration, noCompany] = await Promise.all([
+    const [neither, both, badDuration] = await Promise.all([
       admin(['case', 'reverify', '--company', partner.companyId]),
       admin(['case', 'reverify', '--company', partner.companyId, '--case', caseId, '--pending-longer-than', '24h']),
       admin(['case', 'reverify', '--pending-longer-than', 'a day']),
-      admin(['case', 'reverify', '--case', caseId]),
     ]);
-    for (const run of [neither, both, badDuration, noCompany]) {
+    for (const run of [neither, both, badDuration]) {
       expect(run.code).toBe(2);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
     }
     expect(badDuration.stderr).toContain('--pending-longer-than must be');
-    expect(noCompany.stderr).toContain('missing --company');
+  });
+
+  it('acts on a case named by its id alone (a dead-lettered retry message names no company), and names its company', async () => {
+    const partner = await newPartner();
+    const caseId = await createCase(partner, {});
+    const run = await admin(['case', 'reverify', '--case', caseId]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout.trim()).toBe(
+      `${caseId} (live, ${partner.companyId}): nothing to do (awaiting_confirmation); status DRAFT, recoveryGate AWAITING_CONFIRMATION, debtorVerification NOT_REQUESTED`,
+    );
   });
 
   it('finds every case of a company left DRAFT longer than the given time, reverifies each and prints one line per case', async () => {

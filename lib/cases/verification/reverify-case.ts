@@ -34,6 +34,8 @@ export type UnchangedReason =
 export interface ReverifyOutcome {
   caseId: string;
   mode: Mode;
+  /** The case's company (absent when not found). */
+  companyId?: string;
   result: ReverifyResult;
   reason?: UnchangedReason;
   /** The case as it is after the command (absent when not found). */
@@ -47,14 +49,22 @@ export interface ReverifyOutcome {
 
 export interface ReverifyCaseRequest {
   mode: Mode;
-  /** Another company's case is not found. */
-  companyId: string;
+  /**
+   * Another company's case is not found. Absent: the case whatever its company, as the worker
+   * acts on it (a dead-lettered retry message names the case and mode only).
+   */
+  companyId?: string;
   caseId: string;
 }
 
-function stateOf(stored: StoredCase): Pick<ReverifyOutcome, 'status' | 'recoveryGate' | 'debtorVerification'> {
+function stateOf(stored: StoredCase): Pick<ReverifyOutcome, 'companyId' | 'status' | 'recoveryGate' | 'debtorVerification'> {
   const lifecycle = lifecycleOf(stored);
-  return { status: lifecycle.status, recoveryGate: lifecycle.recoveryGate, debtorVerification: lifecycle.debtorVerification.status };
+  return {
+    companyId: stored.companyId,
+    status: lifecycle.status,
+    recoveryGate: lifecycle.recoveryGate,
+    debtorVerification: lifecycle.debtorVerification.status,
+  };
 }
 
 function unchangedReason(stored: StoredCase): UnchangedReason {
@@ -71,7 +81,7 @@ export async function reverifyCase(
 ): Promise<ReverifyOutcome> {
   const { mode, caseId } = request;
   const before = await deps.changes.store.get(mode, caseId, deadline);
-  if (!before || before.companyId !== request.companyId) return { caseId, mode, result: 'not_found' };
+  if (!before || (request.companyId !== undefined && before.companyId !== request.companyId)) return { caseId, mode, result: 'not_found' };
   const work = workForNewCase(before, deps.changes.now());
   if (!work.settles && !work.pending) return { caseId, mode, result: 'unchanged', reason: unchangedReason(before), ...stateOf(before) };
 

@@ -87,6 +87,7 @@ describe('an operator reverifying a case left DRAFT', () => {
     expect(first).toEqual({
       caseId,
       mode: 'live',
+      companyId: caller.companyId,
       result: 'verified',
       status: 'READY',
       recoveryGate: 'AUTO_ATTESTED',
