@@ -27,23 +27,24 @@ import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
  *   between leaves a copy, never a loss (the record's attempt count makes the copy harmless);
  * - retry on the slow lane: the message is made invisible for the delay (ChangeMessageVisibility)
  *   and reported in `batchItemFailures`, so SQS keeps it and hands it out again then;
- * - give up: the job is sent to the dead-letter queue (alarmed), then the message succeeds;
+ * - give up: the record says `failed` and the give-up is counted (WebhookDeliveryGivenUp, alarmed
+ *   on its share, apart from processing failures); the message succeeds and nothing is sent, so
+ *   the dead-letter queue holds processing failures only and a give-up has no send to lose;
  * - a throw (storage unavailable…): reported in `batchItemFailures`, back after the queue's
  *   visibility timeout; the queue's redrive policy moves a message that never succeeds to the DLQ.
  *
- * Metrics: WebhookDelivered, WebhookAttemptFailed, WebhookDeliveryFailed (given up),
+ * Metrics: WebhookDelivered, WebhookAttemptFailed, WebhookDeliveryGivenUp,
  * WebhookEndpointDisabled.
  */
 export const METRICS = {
   delivered: 'WebhookDelivered',
   attemptFailed: 'WebhookAttemptFailed',
-  deliveryFailed: 'WebhookDeliveryFailed',
+  givenUp: 'WebhookDeliveryGivenUp',
   endpointDisabled: 'WebhookEndpointDisabled',
 } as const;
 
 /** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts). */
 export interface DeliveryMessages extends DeliveryQueue {
-  deadLetter(jobs: readonly DeliveryJob[]): Promise<void>;
   changeVisibility(lane: DeliveryLane, receiptHandle: string, seconds: number): Promise<void>;
 }
 
@@ -59,7 +60,7 @@ const MAX_SEND_DELAY_SECONDS = 900;
 
 function countAttempt(result: DeliveryResult): void {
   if (result.attempt) metrics.addMetric(result.attempt.delivered ? METRICS.delivered : METRICS.attemptFailed, MetricUnit.Count, 1);
-  if (result.kind === 'give-up') metrics.addMetric(METRICS.deliveryFailed, MetricUnit.Count, 1);
+  if (result.kind === 'give-up') metrics.addMetric(METRICS.givenUp, MetricUnit.Count, 1);
   if (result.endpointDisabled) metrics.addMetric(METRICS.endpointDisabled, MetricUnit.Count, 1);
 }
 
@@ -77,10 +78,6 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     const result = await deliverWebhook(delivery, job, lane);
     countAttempt(result);
     log(job, lane, result);
-    if (result.kind === 'give-up') {
-      await deps.messages.deadLetter([job]);
-      return false;
-    }
     if (result.kind !== 'retry') return false;
     if (lane === 'fast') {
       await deps.messages.enqueue('slow', [job], Math.min(MAX_SEND_DELAY_SECONDS, result.delaySeconds));
@@ -210,7 +207,7 @@ function log(job: DeliveryJob, lane: DeliveryLane, result: DeliveryResult): void
         }
       : {}),
   };
-  if (result.kind === 'give-up') logger.warn('webhook delivery failed: retries ended, job sent to the dead-letter queue', fields);
+  if (result.kind === 'give-up') logger.warn('webhook delivery failed: retries ended, given up', fields);
   else logger.debug('webhook delivery', fields);
 }
 

@@ -101,7 +101,6 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       SQS_ENDPOINT: sqs.endpoint,
       WEBHOOK_DELIVERY_QUEUE_URL: fast.queueUrl,
       WEBHOOK_SLOW_QUEUE_URL: slow.queueUrl,
-      WEBHOOK_DEAD_LETTER_QUEUE_URL: dlq.queueUrl,
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
       ...(options.dnsServers ? { WEBHOOK_DNS_SERVERS: options.dnsServers.join(',') } : {}),

@@ -1,22 +1,20 @@
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnEventSourceMapping, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { Construct } from 'constructs';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { Construct, type IConstruct } from 'constructs';
 import { caseMetric, METRIC_PERIOD, wafMetric } from './service-metrics.js';
-import { API_FUNCTION_IDS, API_FUNCTIONS, type ApiFunctionId } from '../contract/route-table.js';
 
 export interface ServiceAlarmsProps {
   /** Prefix of every alarm name (the stack name), so an alarm e-mail says which stack it is. */
   namePrefix: string;
   stage: Stage;
-  /** Every API function, keyed by the route table's ids: each gets its alarms, named by its construct id. */
-  functions: Readonly<Record<ApiFunctionId, IFunction>>;
   table: ITable;
   latencyP99Ms: number;
   serverErrorRate: number;
@@ -51,15 +49,50 @@ export const TABLE_OPERATIONS: readonly Operation[] = [
 const PERIOD = METRIC_PERIOD;
 
 /**
+ * The alarms `watchAsyncWork` gives every function, stream mapping and queue of the stack.
+ * SQS's in-flight quota: a standard queue holds about 120,000 messages received and not yet
+ * deleted; past it, receives quietly return nothing, so the alarm fires well before.
+ */
+export const WORKLOAD_ALARMS = {
+  /** A stream mapping's oldest record handed to its function, sustained (2 of 3 five-minute periods). */
+  iteratorAgeMs: 5 * 60 * 1000,
+  /** Messages visible in a consumed queue for 15 minutes: its consumer does not keep up. */
+  backlogMessages: 1000,
+  /** The oldest message of a consumed queue without an age alarm of its own. */
+  oldestMessageAgeSeconds: 60 * 60,
+  inFlightMessages: 100_000,
+  sqsInFlightQuota: 120_000,
+} as const;
+
+/**
+ * The sum of sparse metrics (published only when something happened), each FILLed with 0: a plain
+ * `a + b` has no value in a period where one of them has none, so a sum (or a share) over them
+ * would go missing exactly when only the bad one is there, and an alarm on it would stay OK.
+ */
+export function sumOfSparse(label: string, metrics: Record<string, IMetric>, period: Duration = PERIOD): MathExpression {
+  return new MathExpression({
+    label,
+    expression: Object.keys(metrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics: metrics,
+    period,
+  });
+}
+
+/**
  * CloudWatch alarms for what a partner would notice: server errors, slow responses, spikes of
  * 4XX answers and WAF blocks, cases that could not be written (TEMPORARY_FAILURE) or whose write
- * has an unknown outcome, function failures and throttles, and DynamoDB throttling or errors. All
+ * has an unknown outcome, DynamoDB throttling or errors, and (watchAsyncWork) every function's,
+ * stream mapping's and queue's failures, throttles, age, backlog and in-flight messages. All
  * notify one SNS topic (alarm and recovery); an operator e-mail is subscribed when `alarmEmail` is
  * given (stack-config.ts requires one for prod).
  */
 export class ServiceAlarms extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
+  /** The plain metrics the alarms watch, for watchAsyncWork to add none twice. */
+  private readonly watched: { metricName: string; dimensionValues: unknown[] }[] = [];
 
   constructor(
     scope: Construct,
@@ -117,7 +150,8 @@ export class ServiceAlarms extends Construct {
       'ApiClientErrorRate',
       new MathExpression({
         label: '4XX share of requests',
-        expression: `IF(requests >= ${CLIENT_ERROR_MIN_REQUESTS}, clientErrors / requests, 0)`,
+        // FILLed like every metric in the alarms' math, though API Gateway publishes both in any period with a request.
+        expression: `IF(FILL(requests, 0) >= ${CLIENT_ERROR_MIN_REQUESTS}, FILL(clientErrors, 0) / FILL(requests, 0), 0)`,
         usingMetrics: {
           clientErrors: props.stage.metricClientError({ statistic: 'Sum', period: PERIOD }),
           requests: props.stage.metricCount({ statistic: 'Sum', period: PERIOD }),
@@ -162,36 +196,133 @@ export class ServiceAlarms extends Construct {
       });
     }
 
-    for (const [name, fn] of API_FUNCTION_IDS.map((id) => [API_FUNCTIONS[id].constructId, props.functions[id]] as const)) {
-      // The handlers turn every failure into a problem response, so an Errors datapoint means a
-      // crash, a timeout or an out-of-memory: worth a page at the first one.
-      this.add(`${name}Errors`, fn.metricErrors({ statistic: 'Sum', period: PERIOD }), {
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        description: `${name}: the function failed (crash, timeout or out of memory).`,
-      });
-      this.add(`${name}Throttles`, fn.metricThrottles({ statistic: 'Sum', period: PERIOD }), {
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        description: `${name}: invocations were throttled (account concurrency exhausted).`,
-      });
-    }
-
-    const operations = [...TABLE_OPERATIONS];
-    this.add('TableThrottledRequests', props.table.metricThrottledRequestsForOperations({ operations, period: PERIOD }), {
+    // Each operation's series is published only in periods it was throttled or failed: summed with FILL.
+    const perOperation = (metricName: string) =>
+      Object.fromEntries(
+        TABLE_OPERATIONS.map((operation) => [
+          operation.toLowerCase(),
+          new Metric({
+            namespace: 'AWS/DynamoDB',
+            metricName,
+            dimensionsMap: { TableName: props.table.tableName, Operation: operation },
+            statistic: 'Sum',
+            period: PERIOD,
+          }),
+        ]),
+      );
+    this.add('TableThrottledRequests', sumOfSparse('throttled requests, all operations', perOperation('ThrottledRequests')), {
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       description: 'DynamoDB throttled requests to the table (on-demand limits or a hot partition).',
     });
-    this.add('TableSystemErrors', props.table.metricSystemErrorsForOperations({ operations, period: PERIOD }), {
+    this.add('TableSystemErrors', sumOfSparse('system errors, all operations', perOperation('SystemErrors')), {
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       description: 'DynamoDB returned 5XX errors for table requests.',
     });
+  }
+
+  /**
+   * Alarms for every function, stream mapping and queue in `scope` (the stack), found by walking
+   * it, so a queue or a worker added later gets them without naming it here. Call it once, after
+   * everything else was built and each construct added its own alarms (an alarm a construct already
+   * set on the same metric of the same function or queue is kept, and none is added beside it):
+   *
+   * - every function: `<Function>Errors` and `<Function>Throttles` (at the first one);
+   * - every function a stream mapping feeds: `<Function>IteratorAge`;
+   * - every queue an event source mapping consumes: `<Queue>Backlog` (visible messages),
+   *   `<Queue>OldestMessageAge`;
+   * - every other queue (a dead-letter or on-failure queue: nothing consumes it): `<Queue>Waiting` at
+   *   the first message;
+   * - every queue: `<Queue>InFlight` near SQS's in-flight quota.
+   *
+   * `<Function>` and `<Queue>` are the construct's path in the stack without its `Function` leaf
+   * (`WebhookDeliveryFanOut`, `GetCase`, `WebhookDeliveryFastLane`). Every family has its runbook
+   * entry in docs/deploy.md ("Alarms: what each one means and what to do").
+   */
+  watchAsyncWork(scope: IConstruct): void {
+    const stack = Stack.of(scope);
+    const all = scope.node.findAll();
+    const same = (a: unknown, b: unknown) => JSON.stringify(stack.resolve(a)) === JSON.stringify(stack.resolve(b));
+    const mappings = all.filter((c): c is CfnEventSourceMapping => c instanceof CfnEventSourceMapping);
+    const name = (construct: IConstruct) =>
+      construct.node.scopes
+        .slice(construct.node.scopes.indexOf(stack) + 1)
+        .map((c) => c.node.id)
+        .filter((id, i, ids) => !(i === ids.length - 1 && i > 0 && id === 'Function'))
+        .join('')
+        .replace(/[^A-Za-z0-9]/g, '');
+    const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
+
+    for (const fn of all.filter((c): c is LambdaFunction => c instanceof LambdaFunction)) {
+      const id = name(fn);
+      if (!this.watches('Errors', fn.functionName))
+        this.add(`${id}Errors`, fn.metricErrors({ statistic: 'Sum', period: PERIOD }), {
+          ...first,
+          description: `${id}: invocations failed (a crash, a timeout, out of memory, or a batch failed as a whole); see docs/deploy.md, runbook.`,
+        });
+      if (!this.watches('Throttles', fn.functionName))
+        this.add(`${id}Throttles`, fn.metricThrottles({ statistic: 'Sum', period: PERIOD }), {
+          ...first,
+          description: `${id}: invocations were throttled (the account's or the function's concurrency is used up); see docs/deploy.md, runbook.`,
+        });
+      const fedByStream = mappings.some((m) => m.startingPosition !== undefined && same(m.functionName, fn.functionName));
+      if (fedByStream && !this.watches('IteratorAge', fn.functionName))
+        this.add(`${id}IteratorAge`, fn.metric('IteratorAge', { statistic: 'Maximum', period: PERIOD }), {
+          threshold: WORKLOAD_ALARMS.iteratorAgeMs,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+          description:
+            `${id}: the stream records it is handed are older than ${WORKLOAD_ALARMS.iteratorAgeMs / 60_000} minutes ` +
+            '(failing batches retried, or too slow for the write rate); see docs/deploy.md, runbook.',
+        });
+    }
+
+    for (const queue of all.filter((c): c is Queue => c instanceof Queue)) {
+      const id = name(queue);
+      const consumed = mappings.some((m) => same(m.eventSourceArn, queue.queueArn));
+      const visible = queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: PERIOD });
+      if (consumed) {
+        if (!this.watches('ApproximateNumberOfMessagesVisible', queue.queueName))
+          this.add(`${id}Backlog`, visible, {
+            threshold: WORKLOAD_ALARMS.backlogMessages,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 3,
+            datapointsToAlarm: 3,
+            description: `${id}: at least ${WORKLOAD_ALARMS.backlogMessages} messages waiting for 15 minutes: its consumer does not keep up; see docs/deploy.md, runbook.`,
+          });
+        if (!this.watches('ApproximateAgeOfOldestMessage', queue.queueName))
+          this.add(`${id}OldestMessageAge`, queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: PERIOD }), {
+            threshold: WORKLOAD_ALARMS.oldestMessageAgeSeconds,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluationPeriods: 1,
+            description: `${id}: a message is older than ${WORKLOAD_ALARMS.oldestMessageAgeSeconds / 60} minutes; see docs/deploy.md, runbook.`,
+          });
+      } else if (!this.watches('ApproximateNumberOfMessagesVisible', queue.queueName))
+        this.add(`${id}Waiting`, visible, {
+          ...first,
+          description: `${id}: messages nothing consumes (failed work) are waiting for an operator; see docs/deploy.md, runbook.`,
+        });
+      if (!this.watches('ApproximateNumberOfMessagesNotVisible', queue.queueName))
+        this.add(`${id}InFlight`, queue.metricApproximateNumberOfMessagesNotVisible({ statistic: 'Maximum', period: PERIOD }), {
+          threshold: WORKLOAD_ALARMS.inFlightMessages,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          description:
+            `${id}: ${WORKLOAD_ALARMS.inFlightMessages} messages in flight, near SQS's ${WORKLOAD_ALARMS.sqsInFlightQuota} ` +
+            'quota past which receives quietly return nothing; see docs/deploy.md, runbook.',
+        });
+    }
+  }
+
+  /** Whether an alarm of this construct already watches the metric of the function or queue named (its one dimension). */
+  private watches(metricName: string, resourceName: string): boolean {
+    const stack = Stack.of(this);
+    const key = JSON.stringify(stack.resolve(resourceName));
+    return this.watched.some((w) => w.metricName === metricName && w.dimensionValues.some((v) => JSON.stringify(stack.resolve(v)) === key));
   }
 
   /** One alarm on the topic, named after the stack; also used by constructs with alarms of their own (upload-record-delivery.ts). */
@@ -204,6 +335,12 @@ export class ServiceAlarms extends Construct {
       evaluationPeriods: number;
       datapointsToAlarm?: number;
       description: string;
+      /**
+       * Every alarm here watches something that is published only when there is traffic or work
+       * (a sparse metric, or SQS's, which stops for a queue empty and untouched for 6 hours):
+       * no datapoint means nothing happened, not an outage. Say otherwise for a heartbeat.
+       */
+      treatMissingData?: TreatMissingData;
     },
   ): void {
     const alarm = new Alarm(this, id, {
@@ -214,9 +351,10 @@ export class ServiceAlarms extends Construct {
       comparisonOperator: options.comparisonOperator,
       evaluationPeriods: options.evaluationPeriods,
       datapointsToAlarm: options.datapointsToAlarm,
-      // No traffic is not an outage.
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      treatMissingData: options.treatMissingData ?? TreatMissingData.NOT_BREACHING,
     });
+    if (metric instanceof Metric)
+      this.watched.push({ metricName: metric.metricName, dimensionValues: Object.values(metric.dimensions ?? {}) as unknown[] });
     const action = new SnsAction(this.topic);
     alarm.addAlarmAction(action);
     alarm.addOkAction(action);

@@ -236,7 +236,6 @@ export class PartnerCaseApiStack extends Stack {
     this.alarms = new ServiceAlarms(this, 'Alarms', {
       namePrefix: this.stackName,
       stage: this.api.stage,
-      functions: lambdas,
       table,
       latencyP99Ms: config.alarmLatencyP99Ms,
       serverErrorRate: config.alarmServerErrorRate,
@@ -247,6 +246,9 @@ export class PartnerCaseApiStack extends Stack {
     this.recordUploadDelivery.addAlarms(this.alarms);
     this.debtorVerifier.addAlarms(this.alarms);
     this.webhookDelivery.addAlarms(this.alarms);
+    // Last, once every construct has added its own: Errors, Throttles, IteratorAge, backlog, age and
+    // in-flight alarms for every function, stream mapping and queue built above.
+    this.alarms.watchAsyncWork(this);
 
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       dashboardName: this.stackName,

@@ -54,13 +54,14 @@ export function wafMetric(
 /**
  * What the delivery function (functions/deliver-webhooks.ts) publishes, per attempt or outcome, with
  * the service dimension only: `WebhookDelivered` (an attempt answered 2xx), `WebhookAttemptFailed`
- * (any other attempt), `WebhookDeliveryFailed` (a delivery gave up after 3 days: status `failed`,
- * dead-letter queue), `WebhookEndpointDisabled` (the 5-day rule disabled an endpoint).
+ * (any other attempt), `WebhookDeliveryGivenUp` (a delivery gave up after 3 days: status `failed`;
+ * routine, counted apart from processing failures), `WebhookEndpointDisabled` (the 5-day rule
+ * disabled an endpoint).
  */
 export const WEBHOOK_METRIC_NAMES = {
   delivered: 'WebhookDelivered',
   attemptFailed: 'WebhookAttemptFailed',
-  deliveryFailed: 'WebhookDeliveryFailed',
+  givenUp: 'WebhookDeliveryGivenUp',
   endpointDisabled: 'WebhookEndpointDisabled',
 } as const;
 

@@ -37,14 +37,16 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *   hanging endpoints can never take the concurrency the fast lane needs (no head-of-line blocking
  *   across endpoint classes), the fast lane's in provisioned mode (FAST_LANE: 20 invocations ready
  *   from the first message; infra/contract/webhook-lanes.ts says why);
- * - the dead-letter queue: a delivery that gave up (`failed`) is sent there by the function, and a
- *   message SQS received more than maxAttempts() + 10 times (crashes) is moved there by the redrive
- *   policy; its depth pages.
+ * - the dead-letter queue: a message SQS received more than maxAttempts() + 10 times (crashes,
+ *   timeouts) is moved there by the redrive policy; its depth pages. Processing failures only: a
+ *   delivery that gave up after 3 days is no failure of ours; its record says `failed`, the
+ *   metric `WebhookDeliveryGivenUp` counts it, and its own alarm watches the share of give-ups.
+ *   A give-up sends nothing, so it cannot be lost between a record and a send.
  *
  * Rights (grants.ts): the fan-out queries endpoints without their secrets and sends to both lanes;
  * the delivery function reads events and endpoints (with secrets, and the key that opens them),
  * records endpoint health and delivery records, consumes both lanes (the event source mappings),
- * sends to the slow lane and the dead-letter queue. Nothing else.
+ * sends to the slow lane. Nothing else.
  */
 export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
 export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
@@ -57,11 +59,14 @@ export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE
  * Slow lane: a delivery's last attempt is 3 to 3½ days after its first (retry-schedule.ts), so a
  * message older than 4 days outlived its schedule. SQS leaves a message received 3 times or more
  * out of this metric (it points at the oldest one received fewer times), so it watches deliveries
- * early in their retries; the dead-letter alarm watches their end.
+ * early in their retries; the dead-letter alarm watches their end. Give-ups: the share of finished
+ * deliveries (delivered or given up) that gave up, in an hour with at least GIVE_UP_RATE_MIN_DELIVERIES.
  */
 export const WEBHOOK_ALARMS = {
   failureRate: 0.25,
   failureRateMinAttempts: 20,
+  giveUpRate: 0.05,
+  giveUpRateMinDeliveries: 20,
   fastLaneAgeSeconds: 60,
   slowLaneAgeSeconds: RETRY_WINDOW_SECONDS + 24 * 60 * 60,
 } as const;
@@ -82,7 +87,7 @@ export class WebhookDelivery extends Construct {
   readonly fastLane: Queue;
   /** Endpoints with a failing run, and every retry (`WEBHOOK_SLOW_QUEUE_URL`). */
   readonly slowLane: Queue;
-  /** Deliveries that gave up, and messages received too often (`WEBHOOK_DEAD_LETTER_QUEUE_URL`). */
+  /** Messages received too often without being settled (the lanes' redrive policy). */
   readonly deadLetters: Queue;
   /** Stream records the fan-out could not process. */
   readonly failedStreamRecords: Queue;
@@ -146,7 +151,7 @@ export class WebhookDelivery extends Construct {
       description: 'Webhook delivery: signed attempts from the fast and slow delivery lanes',
       memorySize: 512,
       timeout: Duration.seconds(DELIVERY_FUNCTION_TIMEOUT_SECONDS),
-      environment: { ...props.environment, ...lanes, WEBHOOK_DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl },
+      environment: { ...props.environment, ...lanes },
       logRetention: props.logRetention,
     });
     for (const statement of [...webhookDeliveryStatements(table), ...tableGuardrailStatements(table)])
@@ -155,7 +160,6 @@ export class WebhookDelivery extends Construct {
     // The event source mappings consume both lanes (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
     // GetQueueAttributes); the function changes a retry's visibility and moves deliveries on.
     this.slowLane.grantSendMessages(this.deliver.role);
-    this.deadLetters.grantSendMessages(this.deliver.role);
     const fromLane = { batchSize: DELIVERY_LANES.batchSize, maxBatchingWindow: Duration.seconds(0), reportBatchItemFailures: true };
     // Provisioned pollers on the fast lane (FAST_LANE: capacity ready when an endpoint starts hanging); the slow lane capped.
     this.deliver.function.addEventSource(new SqsEventSource(this.fastLane, { ...fromLane, provisionedPollerConfig: { ...FAST_LANE } }));
@@ -174,14 +178,32 @@ export class WebhookDelivery extends Construct {
     return queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: METRIC_PERIOD, ...options });
   }
 
-  /** The share of attempts that failed, in periods with enough attempts to mean something. */
+  /**
+   * The share of attempts that failed, in periods with enough attempts to mean something. Both
+   * metrics are published only when counted, so each is FILLed with 0: at a 100 % failure rate
+   * `delivered` has no datapoint, and without FILL the expression would have none either.
+   */
   failureRate(): IMetric {
-    return new MathExpression({
-      label: 'failed share of webhook attempts',
-      expression: `IF(delivered + failed >= ${WEBHOOK_ALARMS.failureRateMinAttempts}, failed / (delivered + failed), 0)`,
-      usingMetrics: { delivered: webhookMetric('delivered'), failed: webhookMetric('attemptFailed') },
-      period: METRIC_PERIOD,
-    });
+    return shareOf(
+      'failed share of webhook attempts',
+      ['failed', webhookMetric('attemptFailed')],
+      ['delivered', webhookMetric('delivered')],
+      {
+        minimum: WEBHOOK_ALARMS.failureRateMinAttempts,
+        period: METRIC_PERIOD,
+      },
+    );
+  }
+
+  /** The share of finished deliveries that gave up after 3 days, per hour with enough of them. */
+  giveUpRate(): IMetric {
+    const period = Duration.hours(1);
+    return shareOf(
+      'given-up share of finished deliveries',
+      ['givenUp', webhookMetric('givenUp', { period })],
+      ['delivered', webhookMetric('delivered', { period })],
+      { minimum: WEBHOOK_ALARMS.giveUpRateMinDeliveries, period },
+    );
   }
 
   addAlarms(alarms: Pick<ServiceAlarms, 'add'>): void {
@@ -190,7 +212,16 @@ export class WebhookDelivery extends Construct {
     alarms.add('WebhookDeadLetters', depth(this.deadLetters), {
       ...first,
       description:
-        'Webhooks: deliveries failed for 3 days (or crashed repeatedly) and are in the dead-letter queue; see docs/operations.md.',
+        'Webhooks: delivery messages were received maxAttempts() + 10 times without being settled (the delivery function ' +
+        'crashed or timed out on them) and are in the dead-letter queue; see docs/deploy.md, runbook.',
+    });
+    alarms.add('WebhookGiveUpRate', this.giveUpRate(), {
+      threshold: WEBHOOK_ALARMS.giveUpRate,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      description:
+        `Webhooks: more than ${WEBHOOK_ALARMS.giveUpRate * 100}% of finished deliveries gave up after 3 days of failed attempts in an hour ` +
+        `(hours with at least ${WEBHOOK_ALARMS.giveUpRateMinDeliveries}); see docs/deploy.md, runbook.`,
     });
     alarms.add('WebhookFanOutFailedStreamRecords', depth(this.failedStreamRecords), {
       ...first,
@@ -228,7 +259,7 @@ export class WebhookDelivery extends Construct {
       graph('Webhooks: outcomes', [
         webhookMetric('delivered', { label: 'delivered' }),
         webhookMetric('attemptFailed', { label: 'attempt failed' }),
-        webhookMetric('deliveryFailed', { label: 'delivery failed (gave up)' }),
+        webhookMetric('givenUp', { label: 'delivery given up (3 days)' }),
         webhookMetric('endpointDisabled', { label: 'endpoint disabled' }),
       ]),
       graph('Webhooks: oldest pending delivery (s)', [
@@ -243,4 +274,24 @@ export class WebhookDelivery extends Construct {
       ]),
     ];
   }
+}
+
+/**
+ * `part / (part + rest)` in periods where the two add up to at least `minimum` (0 otherwise), each
+ * FILLed with 0: both are published only when counted, and a plain sum has no value in a period
+ * where one of them has none.
+ */
+function shareOf(
+  label: string,
+  [partId, part]: [string, IMetric],
+  [restId, rest]: [string, IMetric],
+  options: { minimum: number; period: Duration },
+): MathExpression {
+  const [p, r] = [`FILL(${partId}, 0)`, `FILL(${restId}, 0)`];
+  return new MathExpression({
+    label,
+    expression: `IF(${p} + ${r} >= ${options.minimum}, ${p} / (${p} + ${r}), 0)`,
+    usingMetrics: { [partId]: part, [restId]: rest },
+    period: options.period,
+  });
 }

@@ -49,17 +49,15 @@ export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { wi
   };
 }
 
-function webhookQueue(cfg: AppConfig, user: string, options: { deadLetter?: boolean } = {}): SqsWebhookDeliveryQueue {
+function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
   const missing = [
     ['WEBHOOK_DELIVERY_QUEUE_URL', cfg.webhookDeliveryQueueUrl],
     ['WEBHOOK_SLOW_QUEUE_URL', cfg.webhookSlowQueueUrl],
-    ...(options.deadLetter ? [['WEBHOOK_DEAD_LETTER_QUEUE_URL', cfg.webhookDeadLetterQueueUrl]] : []),
   ].filter(([, value]) => value === undefined);
   if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by ${user}`);
   return new SqsWebhookDeliveryQueue(sqsClient(cfg), {
     fast: cfg.webhookDeliveryQueueUrl!,
     slow: cfg.webhookSlowQueueUrl!,
-    deadLetter: cfg.webhookDeadLetterQueueUrl,
   });
 }
 
@@ -95,12 +93,12 @@ export function webhookPingAdapters(cfg: AppConfig = config()) {
  * The webhook delivery function (functions/deliver-webhooks.ts): endpoints with their secrets
  * (the sealing key read once per process), the events' stored payloads, the delivery log, the
  * SSRF-safe sender (loopback receivers only where npm start set WEBHOOK_ALLOW_LOCAL_URLS), and the
- * lanes with the dead-letter queue. Build it once per process.
+ * lanes. Build it once per process.
  */
 export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
   const client = documentClient(cfg);
   const now = () => new Date();
-  const messages = webhookQueue(cfg, 'the webhook delivery function', { deadLetter: true });
+  const messages = webhookQueue(cfg, 'the webhook delivery function');
   return {
     delivery: {
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg)),

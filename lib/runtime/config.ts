@@ -61,7 +61,6 @@ const schema = z.object({
    */
   WEBHOOK_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
-  WEBHOOK_DEAD_LETTER_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
   /**
@@ -126,7 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
     webhookDeliveryQueueUrl: e.WEBHOOK_DELIVERY_QUEUE_URL,
     webhookSlowQueueUrl: e.WEBHOOK_SLOW_QUEUE_URL,
-    webhookDeadLetterQueueUrl: e.WEBHOOK_DEAD_LETTER_QUEUE_URL,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',

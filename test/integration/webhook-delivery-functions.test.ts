@@ -16,6 +16,7 @@ import type { CaseView } from '../../lib/cases/case-record.js';
 import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
+import { metrics } from '../../lib/runtime/metrics.js';
 import { DISABLED_ENDPOINT_ERROR } from '../../lib/webhooks/deliver-webhook.js';
 import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
 import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
@@ -52,15 +53,15 @@ const SLOW_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries-slow';
 
 class RecordingMessages implements DeliveryMessages {
   readonly enqueued: { lane: DeliveryLane; job: DeliveryJob; delaySeconds: number }[] = [];
-  readonly deadLettered: DeliveryJob[] = [];
   readonly invisible: { receiptHandle: string; seconds: number }[] = [];
+  /** A faulty queue: every send and visibility change fails (SQS unavailable). */
+  failing = false;
   async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0) {
+    if (this.failing) throw new Error('SQS unavailable');
     for (const job of jobs) this.enqueued.push({ lane, job, delaySeconds });
   }
-  async deadLetter(jobs: readonly DeliveryJob[]) {
-    this.deadLettered.push(...jobs);
-  }
   async changeVisibility(_lane: DeliveryLane, receiptHandle: string, seconds: number) {
+    if (this.failing) throw new Error('SQS unavailable');
     this.invisible.push({ receiptHandle, seconds });
   }
 }
@@ -242,7 +243,7 @@ describe('the webhook fan-out and delivery functions', () => {
     });
   });
 
-  it('gives up after 3 days of failures: the delivery is failed and the job goes to the dead-letter queue', async () => {
+  it('gives up after 3 days of failures: the delivery is failed, counted as given up, and nothing is sent, so a faulty queue loses nothing', async () => {
     const r = rig();
     const target = await receiver([500]);
     const { endpoint } = await newEndpoint(r, target.url);
@@ -257,8 +258,18 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(r.messages.invisible).toEqual([{ receiptHandle: 'rh-slow', seconds: 15 }]);
 
     advance(RETRY_WINDOW_SECONDS * 1000);
-    expect(await r.deliver(sqsEvent(job, SLOW_ARN), ctx())).toEqual({ batchItemFailures: [] });
-    expect(r.messages.deadLettered).toEqual([job]);
+    // The give-up needs no queue: with every send failing, the message is still settled, once.
+    r.messages.failing = true;
+    const sent = r.messages.enqueued.length;
+    const counted = jest.spyOn(metrics, 'addMetric');
+    try {
+      expect(await r.deliver(sqsEvent(job, SLOW_ARN), ctx())).toEqual({ batchItemFailures: [] });
+      // Counted apart from processing failures (the dead-letter queue holds only those).
+      expect(counted.mock.calls.map(([name]) => name)).toEqual(['WebhookAttemptFailed', 'WebhookDeliveryGivenUp']);
+    } finally {
+      counted.mockRestore();
+    }
+    expect(r.messages.enqueued).toHaveLength(sent);
     const stored = (await r.deliveries.get(deliveryKeyOf(job)))!;
     expect(stored.status).toBe('failed');
     expect(stored.attempts).toHaveLength(3);

@@ -64,7 +64,6 @@ class RecordingMessages implements DeliveryMessages {
   async enqueue(_lane: DeliveryLane, jobs: readonly DeliveryJob[]) {
     this.enqueued.push(...jobs);
   }
-  async deadLetter() {}
   async changeVisibility() {}
 }
 

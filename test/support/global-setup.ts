@@ -42,7 +42,6 @@ export default async function globalSetup(): Promise<void> {
     WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
     // For tests that run the fan-out or the delivery function themselves (a replayed stream record).
     WEBHOOK_SLOW_QUEUE_URL: stores.webhooks.slowQueueUrl,
-    WEBHOOK_DEAD_LETTER_QUEUE_URL: stores.webhooks.deadLetterQueueUrl,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

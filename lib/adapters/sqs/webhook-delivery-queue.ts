@@ -16,13 +16,11 @@ export const SQS_BATCH_SIZE = 10;
 export interface DeliveryQueueUrls {
   fast: string;
   slow: string;
-  /** Only the delivery function moves messages there. */
-  deadLetter?: string | undefined;
 }
 
 /**
- * The webhook delivery queues (SQS; locally fauxqs): the fast and slow lanes and the dead-letter
- * queue (docs/webhooks-design.md "The contract of the delivery engine"). Messages are the
+ * The webhook delivery queues (SQS; locally fauxqs): the fast and slow lanes (the dead-letter queue
+ * is filled by their redrive policy alone; docs/webhooks-design.md "The contract of the delivery engine"). Messages are the
  * `DeliveryJob` JSON, sent in batches of ten.
  *
  * Never a silent drop: SendMessageBatch answers 200 even when some entries failed, so the failed
@@ -45,12 +43,6 @@ export class SqsWebhookDeliveryQueue implements DeliveryQueue {
 
   async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
     await this.sendAll(this.urls[lane], jobs, Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))));
-  }
-
-  /** A delivery given up (failed): its job kept for operators in the dead-letter queue, which an alarm watches. */
-  async deadLetter(jobs: readonly DeliveryJob[]): Promise<void> {
-    if (!this.urls.deadLetter) throw new Error('Invalid configuration: WEBHOOK_DEAD_LETTER_QUEUE_URL is required to give deliveries up');
-    await this.sendAll(this.urls.deadLetter, jobs, 0);
   }
 
   /**

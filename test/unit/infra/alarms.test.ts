@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { REJECTION_CODES } from '../../../lib/cases/case-input.js';
 import { CASE_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
+import { WORKLOAD_ALARMS } from '../../../infra/stack/alarms.js';
 import { SERVICE_METRICS } from '../../../infra/contract/stack-config.js';
 import { accessLogFormat } from '../../../infra/stack/http-api.js';
 import { onlyResource, PROJECT_ROOT, resourcesOfType, synth, type Resource } from './synth.js';
@@ -35,7 +36,7 @@ const countByMetric = (list: Resource[]): Record<string, number> => {
 };
 
 describe('alarms', () => {
-  it('watch the API, failed case writes, WAF blocks, every function, the upload records\u2019 delivery and the table', () => {
+  it('watch the API, failed case writes, WAF blocks, every function, stream mapping and queue, the upload records\u2019 delivery and the table', () => {
     expect(countByMetric(alarms())).toEqual({
       '5XXError': 1,
       '4XXError': 1,
@@ -44,21 +45,28 @@ describe('alarms', () => {
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
       BlockedRequests: 1,
-      // Eighteen API functions (nine for webhooks), and record-upload (with its dropped events, lost events and queue depth).
-      Errors: 19,
+      // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
+      // the debtor verifier, the webhook fan-out and the webhook delivery function.
+      Errors: 22,
+      Throttles: 22,
+      // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
+      IteratorAge: 2,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
-      // record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead letters;
-      // the webhook fan-out's on-failure queue and the delivery dead letters.
-      ApproximateNumberOfMessagesVisible: 5,
-      // The oldest pending webhook delivery per endpoint class: fast lane (healthy), slow lane (failing).
-      ApproximateAgeOfOldestMessage: 2,
-      // The webhook failure rate: failed attempts over all attempts.
-      WebhookDelivered: 1,
+      // At the first message: record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead
+      // letters; the webhook fan-out's on-failure queue and the delivery dead letters. A backlog on each consumed
+      // queue: the verifier's retry queue and both delivery lanes.
+      ApproximateNumberOfMessagesVisible: 8,
+      // In flight near SQS's quota, on each of the eight queues.
+      ApproximateNumberOfMessagesNotVisible: 8,
+      // The oldest pending webhook delivery per endpoint class: fast lane (healthy), slow lane (failing); the verifier's retries.
+      ApproximateAgeOfOldestMessage: 3,
+      // The webhook failure rate (failed attempts over all attempts) and the give-up rate (given up over finished deliveries).
+      WebhookDelivered: 2,
       WebhookAttemptFailed: 1,
+      WebhookDeliveryGivenUp: 1,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      Throttles: 18,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -111,7 +119,7 @@ describe('alarms', () => {
     });
     const queries = alarm.Properties.Metrics as MetricQuery[];
     const expression = queries.find((q) => q.Expression)?.Expression;
-    expect(expression).toBe('IF(requests >= 50, clientErrors / requests, 0)');
+    expect(expression).toBe('IF(FILL(requests, 0) >= 50, FILL(clientErrors, 0) / FILL(requests, 0), 0)');
     const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
     expect(byId.clientErrors).toMatchObject({ Metric: { MetricName: '4XXError', Namespace: 'AWS/ApiGateway' }, Stat: 'Sum' });
     expect(byId.requests).toMatchObject({ Metric: { MetricName: 'Count', Namespace: 'AWS/ApiGateway' }, Stat: 'Sum' });
@@ -164,6 +172,103 @@ describe('alarms', () => {
         .map((d) => d.Value);
       expect(operations.sort()).toEqual(['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']);
     }
+  });
+
+  it('every function has Errors and Throttles alarms, every function a stream mapping feeds an IteratorAge alarm, every queue backlog and in-flight alarms, every consumed queue an age alarm', () => {
+    const resources = synth().template.toJSON().Resources as Record<string, Resource>;
+    const all = alarms();
+    /** The alarms on a metric whose one dimension points at the resource (Ref or GetAtt). */
+    const on = (metricName: string, logicalId: string) =>
+      all.filter(
+        (a) =>
+          a.Properties.MetricName === metricName &&
+          JSON.stringify((a.Properties.Dimensions as { Value: unknown }[])[0]?.Value).includes(`"${logicalId}"`),
+      );
+    const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    // CDK's own deploy-time custom resource (the bucket notifications) is not a workload.
+    const functions = ofType('AWS::Lambda::Function').filter(([id]) => !id.startsWith('BucketNotificationsHandler'));
+    expect(functions.length).toBeGreaterThanOrEqual(22);
+    for (const [id] of functions) {
+      const fedByStream = mappings.some((m) => m.StartingPosition !== undefined && JSON.stringify(m.FunctionName).includes(`"${id}"`));
+      expect({
+        id,
+        errors: on('Errors', id).length,
+        throttles: on('Throttles', id).length,
+        iteratorAge: on('IteratorAge', id).length,
+      }).toEqual({
+        id,
+        errors: 1,
+        throttles: 1,
+        iteratorAge: fedByStream ? 1 : 0,
+      });
+    }
+    expect(mappings.filter((m) => m.StartingPosition !== undefined)).toHaveLength(2);
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues.length).toBeGreaterThanOrEqual(8);
+    for (const [id] of queues) {
+      const consumed = mappings.some((m) => JSON.stringify(m.EventSourceArn).includes(`"${id}"`));
+      const inFlight = on('ApproximateNumberOfMessagesNotVisible', id);
+      expect({ id, inFlight: inFlight.map((a) => [a.Properties.Threshold, a.Properties.ComparisonOperator]) }).toEqual({
+        id,
+        inFlight: [[WORKLOAD_ALARMS.inFlightMessages, 'GreaterThanOrEqualToThreshold']],
+      });
+      // A consumed queue pages on a lasting backlog; a queue nothing consumes (failed work) at its first message.
+      const visible = on('ApproximateNumberOfMessagesVisible', id).map((a) => a.Properties.Threshold);
+      expect({ id, visible, age: on('ApproximateAgeOfOldestMessage', id).length }).toEqual({
+        id,
+        visible: [consumed ? WORKLOAD_ALARMS.backlogMessages : 1],
+        age: consumed ? 1 : 0,
+      });
+    }
+    expect(WORKLOAD_ALARMS.inFlightMessages).toBeLessThan(WORKLOAD_ALARMS.sqsInFlightQuota);
+  });
+
+  it('every metric in an alarm\u2019s math is FILLed with 0, so a period where only the bad series has data still has a value', () => {
+    const math = alarms().filter((a) => a.Properties.Metrics);
+    expect(math.map((a) => a.Properties.AlarmName).sort()).toEqual(
+      ['ApiClientErrorRate', 'TableSystemErrors', 'TableThrottledRequests', 'WebhookFailureRate', 'WebhookGiveUpRate'].map(
+        (id) => `PartnerCaseApi-dev-${id}`,
+      ),
+    );
+    for (const alarm of math) {
+      const queries = alarm.Properties.Metrics as MetricQuery[];
+      const expression = queries.find((q) => q.Expression)!.Expression!;
+      for (const { Id } of queries.filter((q) => q.MetricStat)) {
+        const uses = [...expression.matchAll(new RegExp(`\\b${Id}\\b`, 'g'))].length;
+        const filled = [...expression.matchAll(new RegExp(`FILL\\(${Id}, 0\\)`, 'g'))].length;
+        expect({ alarm: alarm.Properties.AlarmName, id: Id, uses: uses > 0, unfilled: uses - filled }).toEqual({
+          alarm: alarm.Properties.AlarmName,
+          id: Id,
+          uses: true,
+          unfilled: 0,
+        });
+      }
+    }
+    const table = alarmNamed('TableThrottledRequests').Properties.Metrics as MetricQuery[];
+    expect(table.find((q) => q.Expression)?.Expression).toBe(
+      'FILL(getitem, 0) + FILL(batchgetitem, 0) + FILL(putitem, 0) + FILL(updateitem, 0) + FILL(deleteitem, 0) + FILL(transactwriteitems, 0) + FILL(query, 0)',
+    );
+  });
+
+  it('every alarm has a runbook row in docs/deploy.md, and every doc an alarm names exists', () => {
+    const deployDoc = readFileSync(path.join(PROJECT_ROOT, 'docs/deploy.md'), 'utf8');
+    // A table row whose first cell starts with the alarm's name, or with a family's: `<Function>Errors`, `<Queue>InFlight`.
+    const rows = [...deployDoc.matchAll(/^\| `([^`]+)`/gm)].map((m) => m[1]!);
+    const families = rows.flatMap((r) => {
+      const family = /^<(Function|Queue)>(\w+)$/.exec(r);
+      return family ? [{ of: family[1] === 'Function' ? 'FunctionName' : 'QueueName', suffix: family[2]! }] : [];
+    });
+    const missing = alarms().flatMap((alarm) => {
+      const name = (alarm.Properties.AlarmName as string).replace(/^PartnerCaseApi-dev-/, '');
+      if (rows.includes(name)) return [];
+      const dimension = ((alarm.Properties.Dimensions ?? []) as { Name: string }[])[0]?.Name;
+      return families.some((f) => name.endsWith(f.suffix) && f.of === dimension) ? [] : [name];
+    });
+    expect(missing).toEqual([]);
+    const named = alarms().flatMap((a) => [...String(a.Properties.AlarmDescription).matchAll(/docs\/[\w./-]*\w/g)].map((m) => m[0]));
+    expect(named).toContain('docs/deploy.md');
+    for (const doc of new Set(named)) expect({ doc, exists: existsSync(path.join(PROJECT_ROOT, doc)) }).toEqual({ doc, exists: true });
   });
 
   it('every alarm notifies the alarm topic on alarm and on recovery', () => {

@@ -151,9 +151,10 @@ describe('the webhook delivery lanes', () => {
     expect(env(fn(delivery.deliver))).toMatchObject({
       WEBHOOK_DELIVERY_QUEUE_URL: ref(delivery.fastLane),
       WEBHOOK_SLOW_QUEUE_URL: ref(delivery.slowLane),
-      WEBHOOK_DEAD_LETTER_QUEUE_URL: ref(delivery.deadLetters),
       WEBHOOK_SECRET_KEY_ARN: { Ref: idOf(stack.webhookSecretKey.secret) },
     });
+    // The dead-letter queue is filled by the lanes' redrive policy alone: the function sends nothing there.
+    expect(env(fn(delivery.deliver)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
   });
 });
 
@@ -180,7 +181,10 @@ describe('webhook alarms and the dashboard row', () => {
       EvaluationPeriods: 3,
     });
     const queries = props.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: Record<string, unknown>; Stat: string } }[];
-    expect(queries.find((q) => q.Expression)?.Expression).toBe('IF(delivered + failed >= 20, failed / (delivered + failed), 0)');
+    // Each FILLed: at a 100 % failure rate `delivered` has no datapoint, and an unFILLed sum none either.
+    expect(queries.find((q) => q.Expression)?.Expression).toBe(
+      'IF(FILL(failed, 0) + FILL(delivered, 0) >= 20, FILL(failed, 0) / (FILL(failed, 0) + FILL(delivered, 0)), 0)',
+    );
     const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
     const service = [{ Name: 'service', Value: 'partner-case-api' }];
     expect(byId.delivered).toEqual({
@@ -193,6 +197,25 @@ describe('webhook alarms and the dashboard row', () => {
       Period: 300,
       Stat: 'Sum',
     });
+  });
+
+  it('count routine give-ups apart from processing failures: their own metric, paged on their share of finished deliveries per hour', () => {
+    const props = alarm('WebhookGiveUpRate').Properties;
+    expect(props).toMatchObject({ Threshold: WEBHOOK_ALARMS.giveUpRate, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 1 });
+    const queries = props.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: Record<string, unknown>; Stat: string } }[];
+    expect(queries.find((q) => q.Expression)?.Expression).toBe(
+      'IF(FILL(givenUp, 0) + FILL(delivered, 0) >= 20, FILL(givenUp, 0) / (FILL(givenUp, 0) + FILL(delivered, 0)), 0)',
+    );
+    const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
+    const service = [{ Name: 'service', Value: 'partner-case-api' }];
+    expect(byId.givenUp).toEqual({
+      Metric: { Namespace: 'PartnerCaseApi', MetricName: 'WebhookDeliveryGivenUp', Dimensions: service },
+      Period: 3600,
+      Stat: 'Sum',
+    });
+    // The dead-letter alarm means processing failures only: nothing but the redrive policy fills its queue.
+    expect(alarm('WebhookDeadLetters').Properties.AlarmDescription).toMatch(/received maxAttempts\(\) \+ 10 times without being settled/);
+    expect(alarm('WebhookDeadLetters').Properties.AlarmDescription).not.toMatch(/3 days/);
   });
 
   it('page on the age of the oldest pending delivery per endpoint class: healthy (fast lane) and failing (slow lane)', () => {
@@ -218,7 +241,7 @@ describe('webhook alarms and the dashboard row', () => {
       'Webhooks: outcomes',
       'WebhookDelivered',
       'WebhookAttemptFailed',
-      'WebhookDeliveryFailed',
+      'WebhookDeliveryGivenUp',
       'WebhookEndpointDisabled',
       'Webhooks: oldest pending delivery (s)',
       'healthy endpoints (fast lane)',
@@ -440,17 +463,17 @@ describe('the webhook functions\u2019 other rights', () => {
       expect(JSON.stringify(s.Resource)).toContain('StreamArn');
   });
 
-  it('the delivery function consumes both lanes (its event source mappings), sends only to the slow lane and the dead-letter queue, and reads only the secret key', () => {
+  it('the delivery function consumes both lanes (its event source mappings), sends only to the slow lane, and reads only the secret key', () => {
     const statements = deliverPolicy();
-    const [fast, slow, dlq] = [idOf(delivery.fastLane), idOf(delivery.slowLane), idOf(delivery.deadLetters)];
+    const [fast, slow] = [idOf(delivery.fastLane), idOf(delivery.slowLane)];
     const lanes = [fast, slow].sort();
     expect(sqsRights(statements)).toEqual({
       'sqs:ReceiveMessage': lanes,
       'sqs:ChangeMessageVisibility': lanes,
       'sqs:DeleteMessage': lanes,
-      'sqs:GetQueueAttributes': [fast, slow, dlq].sort(),
-      'sqs:GetQueueUrl': [fast, slow, dlq].sort(),
-      'sqs:SendMessage': [slow, dlq].sort(),
+      'sqs:GetQueueAttributes': lanes,
+      'sqs:GetQueueUrl': lanes,
+      'sqs:SendMessage': [slow],
     });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
