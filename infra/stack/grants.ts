@@ -656,12 +656,15 @@ export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [PK, SK, 'failingSince', 'stat
 
 /**
  * A Query of endpoint partitions that can return every endpoint attribute except the sealed
- * secrets: the request must name what it reads (`Select` SPECIFIC_ATTRIBUTES, the only value a
- * ProjectionExpression allows) and name only ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A
- * Query without a projection asks for ALL_ATTRIBUTES and is refused; one projecting
- * `sealedSecrets` names an attribute outside the list and is refused. This is AWS's documented
- * pattern for attribute-level read access (IAM user guide, "Amazon DynamoDB: Allows access to
- * specific attributes"); test/unit/infra/iam.test.ts evaluates the store's real Query against it.
+ * secrets: the request must send `Select` SPECIFIC_ATTRIBUTES and name only
+ * ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A Query without a projection asks for
+ * ALL_ATTRIBUTES and is refused; one projecting `sealedSecrets` names an attribute outside the
+ * list and is refused. AWS's documented pattern for attribute-level read access (IAM user guide,
+ * "Amazon DynamoDB: Allows access to specific attributes") tests Select with
+ * `StringEqualsIfExists`, and AWS does not document what the key holds for a request that sends no
+ * Select: with IfExists, a request whose context lacked it would pass with no Attributes either, and
+ * read the secrets. So Select is required with StringEquals, and the store sends it explicitly;
+ * test/unit/infra/iam.test.ts evaluates the store's real Query against it.
  */
 function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStatement {
   return new PolicyStatement({
@@ -671,7 +674,7 @@ function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStateme
     conditions: {
       ...onPartitions(PARTITIONS.webhookEndpoints),
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ENDPOINT_VIEW_ATTRIBUTES] },
-      StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+      StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
     },
   });
 }

@@ -7,6 +7,7 @@ import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-chang
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoEventStore } from '../../../lib/adapters/dynamodb/event-store.js';
+import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
 import { confirmCases } from '../../../lib/cases/change-case.js';
@@ -51,7 +52,7 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload';
+type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload' | 'ListWebhookEndpoints' | 'WebhookFanOut';
 const policyOf = (id: PolicyHolder) => statementsOfFunction(synthesised, id);
 const may = (id: PolicyHolder, request: ItemRequest) => decide(policyOf(id), request);
 
@@ -809,6 +810,24 @@ describe('IAM as AWS evaluates it', () => {
       'implicit-deny',
     ]);
   });
+
+  it.each(MODES)(
+    'the endpoint list and the fan-out send Select SPECIFIC_ATTRIBUTES with their projection (%s); the same Query without it is refused',
+    async (m) => {
+      const client = new RecordingClient(() => ({ Items: [] }));
+      await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
+      const [sent] = client.requests as [ItemRequest];
+      expect(sent).toMatchObject({ action: 'dynamodb:Query', select: 'SPECIFIC_ATTRIBUTES' });
+      const { select: _, ...withoutSelect } = sent;
+      for (const id of ['ListWebhookEndpoints', 'WebhookFanOut'] as const) {
+        expect({ id, decision: may(id, sent) }).toEqual({ id, decision: 'allow' });
+        // AWS does not document what dynamodb:Select holds when a request sends none: the grant requires it named.
+        expect({ id, decision: may(id, withoutSelect) }).toEqual({ id, decision: 'implicit-deny' });
+        expect({ id, decision: may(id, { ...withoutSelect, attributes: [] }) }).toEqual({ id, decision: 'implicit-deny' });
+        expect({ id, decision: may(id, { ...sent, select: 'ALL_ATTRIBUTES' }) }).toEqual({ id, decision: 'implicit-deny' });
+      }
+    },
+  );
 
   it('the synchronous evaluation agrees with iam-simulate\u2019s fully validated runSimulation on every request above', async () => {
     const requests: [PolicyHolder, ItemRequest][] = [];
