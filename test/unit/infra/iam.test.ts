@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PARTITIONS, PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
+import { INDEX_PARTITIONS, PARTITIONS, TEST_PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
@@ -418,6 +418,15 @@ describe('the partition patterns come from the key design', () => {
     }
   });
 
+  it('the test helper\u2019s patterns match test cases, their records and test events, and no live item', () => {
+    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
+    expect(TEST_PARTITIONS).toEqual({ case: 'CASE#TEST#*', event: 'EVENT#TEST#*' });
+    for (const key of [keys.case('test', CASE), keys.attestation('test', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(true);
+    expect(like(TEST_PARTITIONS.event, keys.event('test', EVENT).pk)).toBe(true);
+    for (const key of [keys.case('live', CASE), keys.attestation('live', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(false);
+    expect(like(TEST_PARTITIONS.event, keys.event('live', EVENT).pk)).toBe(false);
+  });
+
   it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
     const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
     for (const m of MODES) {
@@ -453,7 +462,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['ConfirmCases', 'TestConfirmCase'] as const)(
+  // The test helper confirms test cases only (its live-mode refusal is in "IAM as AWS evaluates it" below).
+  it.each(m === 'test' ? (['ConfirmCases', 'TestConfirmCase'] as const) : (['ConfirmCases'] as const))(
     '%s may send the confirmation transaction (case lifecycle fields, event, confirmation record), for a case stored before or after the lifecycle',
     async (id) => {
       for (const verification of [undefined, { status: 'PENDING' as const }]) {
@@ -828,6 +838,21 @@ describe('IAM as AWS evaluates it', () => {
       }
     },
   );
+
+  it('the test helper, deployed in prod too, can read and confirm test cases only: every part of a live confirmation is refused', async () => {
+    const live = await confirmRequests('live');
+    expect(live).toHaveLength(3);
+    for (const request of live) {
+      expect({ request, decision: may('TestConfirmCase', request) }).toEqual({ request, decision: 'implicit-deny' });
+      expect({ request, decision: may('ConfirmCases', request) }).toEqual({ request, decision: 'allow' });
+    }
+    const tx = 'TransactWriteItems' as const;
+    expect(may('TestConfirmCase', update(keys.case('live', CASE), ['status', 'recoveryGate'], tx))).toBe('implicit-deny');
+    expect(may('TestConfirmCase', update(keys.case('test', CASE), ['status', 'recoveryGate'], tx))).toBe('allow');
+    const getItem = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: ['pk', 'sk'] });
+    expect(may('TestConfirmCase', getItem(keys.case('live', CASE).pk))).toBe('implicit-deny');
+    expect(may('TestConfirmCase', getItem(keys.case('test', CASE).pk))).toBe('allow');
+  });
 
   it('the synchronous evaluation agrees with iam-simulate\u2019s fully validated runSimulation on every request above', async () => {
     const requests: [PolicyHolder, ItemRequest][] = [];
