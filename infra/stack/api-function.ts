@@ -163,7 +163,8 @@ export class ApiFunction extends Construct {
           : apiKeyAuthenticationStatements(table, access)),
       ...tableGuardrailStatements(table),
     ];
-    if (access === 'confirm-cases' || access === 'confirm-test-cases') statements.push(...caseConfirmStatements(table));
+    if (access === 'confirm-cases') statements.push(...caseConfirmStatements(table));
+    if (access === 'confirm-test-cases') statements.push(...caseConfirmStatements(table, 'test-only'));
     if (access === 'write-cases') statements.push(...caseWriteStatements(table));
     if (access === 'list-cases') statements.push(...caseListStatements(table));
     if (access === 'list-events') statements.push(...eventListStatements(table));

@@ -72,6 +72,19 @@ export const INDEX_PARTITIONS = {
 } as const;
 
 /**
+ * The test-mode partitions of the kinds the test-confirm helper writes (`CASE#TEST#…`,
+ * `EVENT#TEST#…`: the mode segment follows the kind's prefix, table-keys.ts), so a helper deployed
+ * in prod can never change a live case.
+ */
+export const TEST_PARTITIONS = {
+  case: `${keys.case('test', '').pk}*`,
+  event: `${keys.event('test', '').pk}*`,
+} as const;
+
+/** The partitions a case change may write: every case and event, or (the test helper) test ones only. */
+type CasePartitions = { case: string; event: string };
+
+/**
  * The attributes each narrow write may name (lib/adapters/dynamodb/api-key-store.ts `touch`,
  * lib/adapters/dynamodb/idempotency-store.ts `claim` and `complete`, lib/adapters/dynamodb/reference-allocator.ts `reserve`).
  * test/unit/infra/iam.test.ts drives those stores and checks every request they send against the
@@ -171,7 +184,8 @@ export const ITEM_READS = {
   'withdraw-case': [PARTITIONS.apiKey, PARTITIONS.case],
   // Confirmation: the case it changes (the internal route has no API key to read).
   'confirm-cases': [PARTITIONS.case],
-  'confirm-test-cases': [PARTITIONS.apiKey, PARTITIONS.case],
+  // The test helper: test cases only (TEST_PARTITIONS).
+  'confirm-test-cases': [PARTITIONS.apiKey, TEST_PARTITIONS.case],
   // Webhook endpoint management: list (Query), create and delete (transactions) read only the key;
   // get, update and rotate read the endpoint too.
   'webhook-endpoints-list': [PARTITIONS.apiKey],
@@ -397,20 +411,20 @@ export function caseWriteStatements(table: ITable): PolicyStatement[] {
  * every other attribute and any update outside a transaction) and its `case.updated` event
  * (`EVENT#`, the event item's attributes only). Withdraw and confirm add their own parts.
  */
-function caseChangeStatements(table: ITable): PolicyStatement[] {
+function caseChangeStatements(table: ITable, partitions: CasePartitions = PARTITIONS): PolicyStatement[] {
   const resources = [table.tableArn];
   return [
     new PolicyStatement({
       sid: 'ChangeCaseLifecycle',
       actions: ['dynamodb:UpdateItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(partitions.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
     }),
     new PolicyStatement({
       sid: 'WriteCaseEvents',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(partitions.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
     }),
   ];
 }
@@ -475,17 +489,20 @@ export function itemReadStatements(table: ITable, reads: keyof typeof ITEM_READS
  * - PutItem of the confirmation record (`CASE#`, its own attributes only: a case or an audit
  *   record has others, so neither can be created here);
  * - PutItem of the `case.updated` event (`EVENT#`, the event item's attributes only).
- * No DeleteItem: withdrawal's guard release is not needed to confirm.
+ * No DeleteItem: withdrawal's guard release is not needed to confirm. The test helper
+ * (`test-only`), which every prod deploy carries, gets each of these on test partitions only
+ * (TEST_PARTITIONS): its handler confirms test cases only, and IAM holds it to that too.
  */
-export function caseConfirmStatements(table: ITable): PolicyStatement[] {
+export function caseConfirmStatements(table: ITable, cases: 'any' | 'test-only' = 'any'): PolicyStatement[] {
   const resources = [table.tableArn];
+  const partitions = cases === 'test-only' ? TEST_PARTITIONS : PARTITIONS;
   return [
-    ...caseChangeStatements(table),
+    ...caseChangeStatements(table, partitions),
     new PolicyStatement({
       sid: 'WriteConfirmationRecords',
       actions: ['dynamodb:PutItem'],
       resources,
-      conditions: { ...onPartitions(PARTITIONS.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
+      conditions: { ...onPartitions(partitions.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
     }),
   ];
 }
@@ -664,12 +681,15 @@ export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [PK, SK, 'failingSince', 'stat
 
 /**
  * A Query of endpoint partitions that can return every endpoint attribute except the sealed
- * secrets: the request must name what it reads (`Select` SPECIFIC_ATTRIBUTES, the only value a
- * ProjectionExpression allows) and name only ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A
- * Query without a projection asks for ALL_ATTRIBUTES and is refused; one projecting
- * `sealedSecrets` names an attribute outside the list and is refused. This is AWS's documented
- * pattern for attribute-level read access (IAM user guide, "Amazon DynamoDB: Allows access to
- * specific attributes"); test/unit/infra/iam.test.ts evaluates the store's real Query against it.
+ * secrets: the request must send `Select` SPECIFIC_ATTRIBUTES and name only
+ * ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A Query without a projection asks for
+ * ALL_ATTRIBUTES and is refused; one projecting `sealedSecrets` names an attribute outside the
+ * list and is refused. AWS's documented pattern for attribute-level read access (IAM user guide,
+ * "Amazon DynamoDB: Allows access to specific attributes") tests Select with
+ * `StringEqualsIfExists`, and AWS does not document what the key holds for a request that sends no
+ * Select: with IfExists, a request whose context lacked it would pass with no Attributes either, and
+ * read the secrets. So Select is required with StringEquals, and the store sends it explicitly;
+ * test/unit/infra/iam.test.ts evaluates the store's real Query against it.
  */
 function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStatement {
   return new PolicyStatement({
@@ -679,7 +699,7 @@ function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStateme
     conditions: {
       ...onPartitions(PARTITIONS.webhookEndpoints),
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ENDPOINT_VIEW_ATTRIBUTES] },
-      StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+      StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
     },
   });
 }

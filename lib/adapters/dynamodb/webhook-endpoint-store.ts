@@ -162,6 +162,8 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
         ExpressionAttributeValues: { ':pk': keys.webhookEndpointPartition(mode, companyId), ':sk': WEBHOOK_ENDPOINT_SK_PREFIX },
         ...VIEW_PROJECTION,
+        // Named, not implied by the projection: the grant requires Select SPECIFIC_ATTRIBUTES (grants.ts).
+        Select: 'SPECIFIC_ATTRIBUTES',
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       });

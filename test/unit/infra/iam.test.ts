@@ -1,12 +1,13 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PARTITIONS, PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
+import { INDEX_PARTITIONS, PARTITIONS, TEST_PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoEventStore } from '../../../lib/adapters/dynamodb/event-store.js';
+import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
 import type { StoredCase } from '../../../lib/cases/case-record.js';
 import { confirmCases } from '../../../lib/cases/change-case.js';
@@ -51,7 +52,7 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload';
+type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload' | 'ListWebhookEndpoints' | 'WebhookFanOut';
 const policyOf = (id: PolicyHolder) => statementsOfFunction(synthesised, id);
 const may = (id: PolicyHolder, request: ItemRequest) => decide(policyOf(id), request);
 
@@ -417,6 +418,15 @@ describe('the partition patterns come from the key design', () => {
     }
   });
 
+  it('the test helper\u2019s patterns match test cases, their records and test events, and no live item', () => {
+    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
+    expect(TEST_PARTITIONS).toEqual({ case: 'CASE#TEST#*', event: 'EVENT#TEST#*' });
+    for (const key of [keys.case('test', CASE), keys.attestation('test', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(true);
+    expect(like(TEST_PARTITIONS.event, keys.event('test', EVENT).pk)).toBe(true);
+    for (const key of [keys.case('live', CASE), keys.attestation('live', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(false);
+    expect(like(TEST_PARTITIONS.event, keys.event('live', EVENT).pk)).toBe(false);
+  });
+
   it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
     const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
     for (const m of MODES) {
@@ -452,7 +462,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     for (const request of requests) expect({ request, decision: may('CreateCases', request) }).toEqual({ request, decision: 'allow' });
   });
 
-  it.each(['ConfirmCases', 'TestConfirmCase'] as const)(
+  // The test helper confirms test cases only (its live-mode refusal is in "IAM as AWS evaluates it" below).
+  it.each(m === 'test' ? (['ConfirmCases', 'TestConfirmCase'] as const) : (['ConfirmCases'] as const))(
     '%s may send the confirmation transaction (case lifecycle fields, event, confirmation record), for a case stored before or after the lifecycle',
     async (id) => {
       for (const verification of [undefined, { status: 'PENDING' as const }]) {
@@ -808,6 +819,39 @@ describe('IAM as AWS evaluates it', () => {
     expect(batch(keys.invoiceRefGuard('live', COMPANY, 'inv-1'), keys.case('live', CASE)).map((r) => may('CreateCases', r))).toEqual([
       'implicit-deny',
     ]);
+  });
+
+  it.each(MODES)(
+    'the endpoint list and the fan-out send Select SPECIFIC_ATTRIBUTES with their projection (%s); the same Query without it is refused',
+    async (m) => {
+      const client = new RecordingClient(() => ({ Items: [] }));
+      await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
+      const [sent] = client.requests as [ItemRequest];
+      expect(sent).toMatchObject({ action: 'dynamodb:Query', select: 'SPECIFIC_ATTRIBUTES' });
+      const { select: _, ...withoutSelect } = sent;
+      for (const id of ['ListWebhookEndpoints', 'WebhookFanOut'] as const) {
+        expect({ id, decision: may(id, sent) }).toEqual({ id, decision: 'allow' });
+        // AWS does not document what dynamodb:Select holds when a request sends none: the grant requires it named.
+        expect({ id, decision: may(id, withoutSelect) }).toEqual({ id, decision: 'implicit-deny' });
+        expect({ id, decision: may(id, { ...withoutSelect, attributes: [] }) }).toEqual({ id, decision: 'implicit-deny' });
+        expect({ id, decision: may(id, { ...sent, select: 'ALL_ATTRIBUTES' }) }).toEqual({ id, decision: 'implicit-deny' });
+      }
+    },
+  );
+
+  it('the test helper, deployed in prod too, can read and confirm test cases only: every part of a live confirmation is refused', async () => {
+    const live = await confirmRequests('live');
+    expect(live).toHaveLength(3);
+    for (const request of live) {
+      expect({ request, decision: may('TestConfirmCase', request) }).toEqual({ request, decision: 'implicit-deny' });
+      expect({ request, decision: may('ConfirmCases', request) }).toEqual({ request, decision: 'allow' });
+    }
+    const tx = 'TransactWriteItems' as const;
+    expect(may('TestConfirmCase', update(keys.case('live', CASE), ['status', 'recoveryGate'], tx))).toBe('implicit-deny');
+    expect(may('TestConfirmCase', update(keys.case('test', CASE), ['status', 'recoveryGate'], tx))).toBe('allow');
+    const getItem = (pk: string): ItemRequest => ({ action: 'dynamodb:GetItem', leadingKeys: [pk], attributes: ['pk', 'sk'] });
+    expect(may('TestConfirmCase', getItem(keys.case('live', CASE).pk))).toBe('implicit-deny');
+    expect(may('TestConfirmCase', getItem(keys.case('test', CASE).pk))).toBe('allow');
   });
 
   it('the synchronous evaluation agrees with iam-simulate\u2019s fully validated runSimulation on every request above', async () => {
