@@ -14,7 +14,8 @@
  *                             (bench/verification.ts; runs alone with `npx tsx bench/verification.ts`)
  *   7. Webhooks               event → delivery latency, isolation beside a hanging endpoint, signed
  *                             deliveries per second, on the local engines (bench/webhooks.ts; runs
- *                             alone with `npx tsx bench/webhooks.ts`)
+ *                             alone with `npx tsx bench/webhooks.ts`); isolation under a hostile
+ *                             tenant (bench/webhook-isolation.ts, alone the same way)
  *
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
@@ -734,6 +735,15 @@ try {
     ['l', 'r', 'r', 'l', 'l'],
   );
   results.webhooks = webhookRows;
+  await waitForQuiet('section 7, isolation under a hostile tenant');
+  const { webhookIsolationBench } = await import('./webhook-isolation.js');
+  const isolationRows = await webhookIsolationBench(cfg);
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    isolationRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+  results.webhookIsolation = isolationRows;
   closeRig(local);
 } finally {
   await standIn?.close();
