@@ -14,7 +14,8 @@
  *                             (bench/verification.ts; runs alone with `npx tsx bench/verification.ts`)
  *   7. Webhooks               event → delivery latency, isolation beside a hanging endpoint, signed
  *                             deliveries per second, on the local engines (bench/webhooks.ts; runs
- *                             alone with `npx tsx bench/webhooks.ts`)
+ *                             alone with `npx tsx bench/webhooks.ts`); isolation under a hostile
+ *                             tenant (bench/webhook-isolation.ts, alone the same way)
  *   7b. Webhooks and DNS      the same beside two endpoints whose names never resolve
  *                             (bench/webhook-dns.ts; alone with `npx tsx bench/webhook-dns.ts`)
  *
@@ -736,6 +737,16 @@ try {
     ['l', 'r', 'r', 'l', 'l'],
   );
   results.webhooks = webhookRows;
+
+  await waitForQuiet('section 7, isolation under a hostile tenant');
+  const { webhookIsolationBench } = await import('./webhook-isolation.js');
+  const isolationRows = await webhookIsolationBench(cfg);
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    isolationRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+  results.webhookIsolation = isolationRows;
 
   await waitForQuiet('section 7b');
   heading(
