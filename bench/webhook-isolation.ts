@@ -263,8 +263,7 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
       `a. beside the hostile tenant: healthy p50 ${beside.p50} ms, p95 ${beside.p95} ms (bound ${P95_RATIO} × ${alone.p95} = ${bound} ms; ${beside.capped} not within 60 s); ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
     );
     rows.push({
-      figure:
-        "isolation under a hostile tenant: healthy endpoint's p95 event → first attempt beside 16 hanging test endpoints and a 100-case burst (ms)",
+      figure: `isolation under a hostile tenant: healthy endpoint's p95 event → first attempt beside ${MAX_ENDPOINTS_PER_MODE} hanging test endpoints and a ${HOSTILE_BURST_CASES}-case burst (ms)`,
       value: beside.p95,
       target: `≤ ${P95_RATIO} × ${alone.p95} = ${bound}`,
       pass: beside.p95 <= bound && beside.capped === 0 && beside.unverified === 0 && alone.p95 <= ALONE_P95_TARGET_MS,
