@@ -14,8 +14,9 @@
  * Figures, at the receivers (their clock minus the event's createdAt, stamped before the write):
  *
  *   a. the victim's event → first attempt p95 beside the hostile tenant ≤ 1.2 × its p95 alone,
- *      measured just before on the same endpoint: TRICKLE_EVENTS events, one every
- *      TRICKLE_SPACING_MS, written right after the hostile burst;
+ *      measured just before on the same endpoint (after a warm-up trickle, and itself within
+ *      ALONE_P95_TARGET_MS): TRICKLE_EVENTS events, one every TRICKLE_SPACING_MS, written right
+ *      after the hostile burst;
  *   b. the retry of an endpoint with one earlier failure: RETRY_EVENTS events written once the
  *      hostile tenant's requests hang, each failed once, so their retries fall due while the
  *      hostile work is served; each retry's arrival minus the `nextAttemptAt` its delivery record
@@ -56,6 +57,9 @@ const HOSTILE_BURST_CASES = 100;
 /** 48 samples: the p95 lies between the third and fourth slowest, not at the slowest but one as with 40. */
 const TRICKLE_EVENTS = 48;
 const TRICKLE_SPACING_MS = 125;
+const WARM_UP_EVENTS = 24;
+/** The baseline must itself be fast ((a)'s p95 target in bench/webhooks.ts): 1.2 × a slow p95 proves nothing. */
+const ALONE_P95_TARGET_MS = 3_000;
 const RETRY_EVENTS = 8;
 /** How long the flaky endpoint's events wait for the hostile tenant's first requests to hang. */
 const HOSTILE_WEIGHT_WAIT_MS = 5_000;
@@ -130,11 +134,11 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
    * start); each event's latency to its first attempt at the receiver, WAIT_CAP_MS for one that
    * none reached within WAIT_CAP_MS of its createdAt.
    */
-  async function trickle(companyId: string, receiver: SignedWebhookReceiver) {
+  async function trickle(companyId: string, receiver: SignedWebhookReceiver, count = TRICKLE_EVENTS) {
     const events: { id: string; createdAt: number }[] = [];
     const writes: Promise<void>[] = [];
     const started = Date.now();
-    for (let i = 0; i < TRICKLE_EVENTS; i++) {
+    for (let i = 0; i < count; i++) {
       await sleep(Math.max(0, started + i * TRICKLE_SPACING_MS - Date.now()));
       const one = plainCase(companyId);
       events.push({ id: one.event.id, createdAt: Date.parse(one.event.createdAt) });
@@ -237,12 +241,10 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
     receivers.push(...hanging);
     for (const receiver of hanging) await endpointAt(hostile, receiver.url);
 
-    // Warm-up: the first deliveries to a new endpoint pay for the functions' first storage calls.
-    {
-      const warm = [plainCase(victim.companyId), plainCase(victim.companyId)];
-      await write(warm);
-      await waitUntil(() => warm.every((c) => firstArrivals(healthy.receiver).has(c.event.id)), Date.now() + 15_000);
-    }
+    // Warm-up, a trickle of its own, not measured: run alone, right after the stores start, the
+    // first trickle met a cold DynamoDB Local and JIT (a p95 of 16 s where the next one had 1 s),
+    // and a slow baseline would make the 1.2 × bound loose.
+    await trickle(victim.companyId, healthy.receiver, WARM_UP_EVENTS);
 
     const alone = await trickle(victim.companyId, healthy.receiver);
     log(`a. alone: healthy p50 ${alone.p50} ms, p95 ${alone.p95} ms over ${TRICKLE_EVENTS} events (${alone.capped} not within 60 s)`);
@@ -261,12 +263,11 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
       `a. beside the hostile tenant: healthy p50 ${beside.p50} ms, p95 ${beside.p95} ms (bound ${P95_RATIO} × ${alone.p95} = ${bound} ms; ${beside.capped} not within 60 s); ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
     );
     rows.push({
-      figure:
-        "isolation under a hostile tenant: healthy endpoint's p95 event → first attempt beside 16 hanging test endpoints and a 100-case burst (ms)",
+      figure: `isolation under a hostile tenant: healthy endpoint's p95 event → first attempt beside ${MAX_ENDPOINTS_PER_MODE} hanging test endpoints and a ${HOSTILE_BURST_CASES}-case burst (ms)`,
       value: beside.p95,
       target: `≤ ${P95_RATIO} × ${alone.p95} = ${bound}`,
-      pass: beside.p95 <= bound && beside.capped === 0 && beside.unverified === 0 && alone.capped === 0,
-      note: `alone (just before, same endpoint) p50 ${alone.p50} / p95 ${alone.p95} ms; beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} live events each, one every ${TRICKLE_SPACING_MS} ms, written right after a test-key company's ${HOSTILE_BURST_CASES}-case request to ${MAX_ENDPOINTS_PER_MODE} endpoints that never answer; ${beside.capped} events not attempted within ${WAIT_CAP_MS / 1000} s, counted as ${WAIT_CAP_MS / 1000} s; ${beside.unverified} signatures unverified; ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
+      pass: beside.p95 <= bound && beside.capped === 0 && beside.unverified === 0 && alone.p95 <= ALONE_P95_TARGET_MS,
+      note: `alone (just before, same endpoint) p50 ${alone.p50} / p95 ${alone.p95} ms (must be ≤ ${ALONE_P95_TARGET_MS} for the bound to mean anything); beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} live events each, one every ${TRICKLE_SPACING_MS} ms, written right after a test-key company's ${HOSTILE_BURST_CASES}-case request to ${MAX_ENDPOINTS_PER_MODE} endpoints that never answer; ${beside.capped} events not attempted within ${WAIT_CAP_MS / 1000} s, counted as ${WAIT_CAP_MS / 1000} s; ${beside.unverified} signatures unverified; ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
     });
 
     const { lateness, notRetried, unscheduled, hostileBefore } = retries;
