@@ -4,7 +4,7 @@ import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, ty
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnEventSourceMapping, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnEventSourceMapping, Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -316,6 +316,38 @@ export class ServiceAlarms extends Construct {
             'quota past which receives quietly return nothing; see docs/deploy.md, runbook.',
         });
     }
+  }
+
+  /**
+   * An alarm for a stream consumer that is never invoked although its records were written: every
+   * case created writes a case item and its `case.created` event item in one transaction, so in
+   * two hours in a row with cases created (`CasesCreated`) a healthy fan-out and verifier are
+   * invoked. A filter pattern AWS refuses or never matches, or a disabled mapping, invokes nothing,
+   * and then neither Errors nor IteratorAge has a datapoint to fire on.
+   */
+  addSilentStreamConsumer(id: string, fn: IFunction, consumer: string): void {
+    const period = Duration.hours(1);
+    this.add(
+      id,
+      new MathExpression({
+        label: `${consumer}: hours with cases created and no invocation`,
+        expression: 'IF(FILL(created, 0) >= 1 AND FILL(invocations, 0) == 0, 1, 0)',
+        usingMetrics: {
+          created: caseMetric('created', { period }),
+          invocations: fn.metricInvocations({ statistic: 'Sum', period }),
+        },
+        period,
+      }),
+      {
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+        description:
+          `${consumer}: cases were created for two hours and it was never invoked: its stream mapping is disabled, ` +
+          'or its filter pattern matches nothing; see docs/deploy.md, runbook.',
+      },
+    );
   }
 
   /** Whether an alarm of this construct already watches the metric of the function or queue named (its one dimension). */

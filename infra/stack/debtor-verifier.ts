@@ -169,7 +169,8 @@ export class DebtorVerifier extends Construct {
     });
   }
 
-  addAlarms(alarms: Pick<ServiceAlarms, 'add'>): void {
+  addAlarms(alarms: Pick<ServiceAlarms, 'add' | 'addSilentStreamConsumer'>): void {
+    alarms.addSilentStreamConsumer('DebtorVerifierSilent', this.worker.function, 'Debtor verifier');
     const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
     alarms.add('DebtorVerificationExhausted', this.exhausted(), {
       ...first,

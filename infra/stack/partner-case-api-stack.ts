@@ -120,8 +120,11 @@ export class PartnerCaseApiStack extends Stack {
     });
     const { config } = props;
     const projectRoot = path.resolve(props.projectRoot ?? process.cwd());
-    Tags.of(this).add('service', SERVICE_METRICS.service);
-    Tags.of(this).add('stage', config.stage);
+    // Not on the dashboard: CloudFormation's schema as cfn-lint checks it (.ci/run) has no Tags on
+    // AWS::CloudWatch::Dashboard, and a dashboard needs none (cost allocation is by the resources it shows).
+    const untagged = { excludeResourceTypes: ['AWS::CloudWatch::Dashboard'] };
+    Tags.of(this).add('service', SERVICE_METRICS.service, untagged);
+    Tags.of(this).add('stage', config.stage, untagged);
 
     this.data = new DataStores(this, 'DataStores', {
       noncurrentVersionExpirationDays: config.noncurrentVersionExpirationDays,

@@ -206,7 +206,8 @@ export class WebhookDelivery extends Construct {
     );
   }
 
-  addAlarms(alarms: Pick<ServiceAlarms, 'add'>): void {
+  addAlarms(alarms: Pick<ServiceAlarms, 'add' | 'addSilentStreamConsumer'>): void {
+    alarms.addSilentStreamConsumer('WebhookFanOutSilent', this.fanOut.function, 'Webhook fan-out');
     const first = { threshold: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, evaluationPeriods: 1 };
     const depth = (queue: Queue) => queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: METRIC_PERIOD });
     alarms.add('WebhookDeadLetters', depth(this.deadLetters), {

@@ -67,6 +67,9 @@ describe('alarms', () => {
       WebhookDeliveryGivenUp: 1,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
+      // The stream consumers never invoked while cases are created: the fan-out and the verifier.
+      CasesCreated: 2,
+      Invocations: 2,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -227,9 +230,15 @@ describe('alarms', () => {
   it('every metric in an alarm\u2019s math is FILLed with 0, so a period where only the bad series has data still has a value', () => {
     const math = alarms().filter((a) => a.Properties.Metrics);
     expect(math.map((a) => a.Properties.AlarmName).sort()).toEqual(
-      ['ApiClientErrorRate', 'TableSystemErrors', 'TableThrottledRequests', 'WebhookFailureRate', 'WebhookGiveUpRate'].map(
-        (id) => `PartnerCaseApi-dev-${id}`,
-      ),
+      [
+        'ApiClientErrorRate',
+        'DebtorVerifierSilent',
+        'TableSystemErrors',
+        'TableThrottledRequests',
+        'WebhookFailureRate',
+        'WebhookFanOutSilent',
+        'WebhookGiveUpRate',
+      ].map((id) => `PartnerCaseApi-dev-${id}`),
     );
     for (const alarm of math) {
       const queries = alarm.Properties.Metrics as MetricQuery[];
@@ -251,10 +260,33 @@ describe('alarms', () => {
     );
   });
 
+  it('a stream consumer never invoked for two hours in which cases were created pages: a filter that matches nothing is seen', () => {
+    const { stack } = synth();
+    for (const [id, fn] of [
+      ['WebhookFanOutSilent', stack.webhookDelivery.fanOut.function],
+      ['DebtorVerifierSilent', stack.debtorVerifier.worker.function],
+    ] as const) {
+      const alarm = alarmNamed(id);
+      expect(alarm.Properties).toMatchObject({ Threshold: 1, EvaluationPeriods: 2, DatapointsToAlarm: 2 });
+      const queries = alarm.Properties.Metrics as MetricQuery[];
+      expect(queries.find((q) => q.Expression)?.Expression).toBe('IF(FILL(created, 0) >= 1 AND FILL(invocations, 0) == 0, 1, 0)');
+      const byId = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
+      expect(byId.created).toMatchObject({ Metric: { Namespace: 'PartnerCaseApi', MetricName: 'CasesCreated' }, Stat: 'Sum' });
+      expect(byId.invocations).toMatchObject({
+        Metric: {
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Invocations',
+          Dimensions: [{ Name: 'FunctionName', Value: stack.resolve(fn.functionName) }],
+        },
+        Stat: 'Sum',
+      });
+    }
+  });
+
   it('every alarm has a runbook row in docs/deploy.md, and every doc an alarm names exists', () => {
     const deployDoc = readFileSync(path.join(PROJECT_ROOT, 'docs/deploy.md'), 'utf8');
-    // A table row whose first cell starts with the alarm's name, or with a family's: `<Function>Errors`, `<Queue>InFlight`.
-    const rows = [...deployDoc.matchAll(/^\| `([^`]+)`/gm)].map((m) => m[1]!);
+    // A table row whose first cell starts with the alarm's name (or names), or with a family's: `<Function>Errors`, `<Queue>InFlight`.
+    const rows = [...deployDoc.matchAll(/^\| ((?:`[^`]+`(?:, )?)+)/gm)].flatMap((m) => [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!));
     const families = rows.flatMap((r) => {
       const family = /^<(Function|Queue)>(\w+)$/.exec(r);
       return family ? [{ of: family[1] === 'Function' ? 'FunctionName' : 'QueueName', suffix: family[2]! }] : [];
