@@ -20,7 +20,7 @@ export interface StageTarget {
  * region: settings that differ per stage and must not depend on remembering a `-c` flag. A `-c`
  * value on the command line takes precedence over the stage entry.
  */
-export const STAGE_ENTRY_KEYS = ['alarmEmail', 'domainName', 'certificateArn'] as const;
+export const STAGE_ENTRY_KEYS = ['alarmEmail', 'domainName', 'certificateArn', 'internalPrincipals'] as const;
 
 /**
  * Every deploy-time setting of the stack, read once from CDK context (`cdk.json` or `-c key=value`)
@@ -43,6 +43,13 @@ export interface StackConfig extends StageIndependentConfig {
   alarmEmail: string | undefined;
   /** Custom domain (with its ACM certificate in the stage's region); when set, the execute-api endpoint is disabled. */
   customDomain: { domainName: string; certificateArn: string } | undefined;
+  /**
+   * The IAM principals the API's resource policy lets call the internal routes (`/internal/v1/...`):
+   * account roots (`arn:aws:iam::<account>:root`, any principal of that account its own IAM allows)
+   * or role and user ARNs. Defaults to the stage's own account root. A principal of another account
+   * also needs `execute-api:Invoke` in its own identity policy (docs/internal-api.md).
+   */
+  internalPrincipals: string[];
 }
 
 /** The settings that have a built-in default, the same for every stage. */
@@ -132,6 +139,8 @@ const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 // Lower-case host name with at least two labels; API Gateway refuses upper case in domain names.
 const DOMAIN_NAME = /^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
+// An account root, a role or a user: what an API Gateway resource policy can name as a principal.
+const IAM_PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/-]{1,512})$/;
 
 type ContextKey = keyof StageIndependentConfig | 'stackName' | 'stageName' | (typeof STAGE_ENTRY_KEYS)[number];
 
@@ -175,6 +184,17 @@ class ContextReader {
       );
     }
     return n;
+  }
+
+  /** A list of strings: a JSON array in cdk.json, or a comma-separated `-c` value. */
+  optionalStringList(key: ContextKey, pattern: RegExp): string[] | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    const list = typeof value === 'string' ? value.split(',').map((v) => v.trim()) : value;
+    if (!Array.isArray(list) || list.length === 0 || list.some((v) => typeof v !== 'string' || !pattern.test(v))) {
+      throw new Error(`Context "${key}" must be a non-empty list of strings matching ${pattern}, got ${JSON.stringify(value)}`);
+    }
+    return [...new Set(list as string[])];
   }
 
   optionalNumber(key: ContextKey, min: number, max: number): number | undefined {
@@ -270,6 +290,9 @@ export function readStackConfig(source: ContextSource): StackConfig {
     terminationProtection: stage === 'prod',
     alarmEmail,
     customDomain: domainName !== undefined && certificateArn !== undefined ? { domainName, certificateArn } : undefined,
+    internalPrincipals: r.optionalStringList('internalPrincipals', IAM_PRINCIPAL_ARN) ?? [
+      `arn:${target.region.startsWith('cn-') ? 'aws-cn' : 'aws'}:iam::${target.account}:root`,
+    ],
     throttleRate: r.number('throttleRate', d.throttleRate, 1, 10_000, false),
     throttleBurst: r.number('throttleBurst', d.throttleBurst, 1, 5_000),
     waf: r.boolean('waf', d.waf),

@@ -19,6 +19,7 @@ import {
   type Stage,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { AnyPrincipal, ArnPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -36,6 +37,59 @@ export interface PartnerApiProps {
   customDomain?: { domainName: string; certificateArn: string } | undefined;
   /** Every API function, keyed by the route table's ids. */
   handlers: Readonly<Record<ApiFunctionId, IFunction>>;
+  /** Who may call the internal (AWS_IAM) routes: account roots, roles or users (StackConfig.internalPrincipals). */
+  internalPrincipals: readonly string[];
+}
+
+/**
+ * The API's resource policy. With a resource policy in place API Gateway lets through only what it
+ * allows, so everything but the internal routes' methods (the partner routes, every 405 answer) is
+ * open to anyone: the handlers check the API key. The internal routes' methods are denied to every
+ * principal outside `internalPrincipals` (an account root stands for every principal of its account,
+ * by `aws:PrincipalAccount`; a role or user by `aws:PrincipalArn`, which for an assumed role is the
+ * role's ARN), and allowed to those principals by name, which a caller in another account needs
+ * besides its own identity policy. A caller of a listed account still needs `execute-api:Invoke` in
+ * its identity policy (naming an account root delegates to that account's IAM). `execute-api:/` is
+ * API Gateway's shorthand for this API's ARN. test/unit/infra/internal-routes-policy.test.ts
+ * evaluates it with iam-simulate.
+ */
+export function apiResourcePolicy(internalPrincipals: readonly string[]): PolicyDocument {
+  const internalMethods = ROUTE_TABLE.filter((route) => authorizationOf(route) === 'aws-iam').map(
+    (route) => `execute-api:/*/${route.method}${route.resource}`,
+  );
+  const accountRoot = /^arn:[^:]+:iam::(\d{12}):root$/;
+  const accounts = internalPrincipals.flatMap((arn) => accountRoot.exec(arn)?.[1] ?? []);
+  const named = internalPrincipals.filter((arn) => !accountRoot.test(arn));
+  return new PolicyDocument({
+    statements: [
+      // Everything but the internal methods: an Allow of `*` on those would let any principal of the
+      // account call them without an identity policy (same-account access needs only one of the two).
+      new PolicyStatement({
+        sid: 'AnyoneMayCallThePartnerRoutes',
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        notResources: internalMethods,
+      }),
+      new PolicyStatement({
+        sid: 'InternalRoutesOnlyForTheirPrincipals',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        resources: internalMethods,
+        // Both keys must fail to match for the deny to apply: a caller of a listed account, or a listed role or user, passes.
+        conditions: {
+          ...(accounts.length > 0 ? { StringNotEquals: { 'aws:PrincipalAccount': accounts } } : {}),
+          ...(named.length > 0 ? { ArnNotEquals: { 'aws:PrincipalArn': named } } : {}),
+        },
+      }),
+      new PolicyStatement({
+        sid: 'InternalRoutesForTheirPrincipals',
+        principals: internalPrincipals.map((arn) => new ArnPrincipal(arn)),
+        actions: ['execute-api:Invoke'],
+        resources: internalMethods,
+      }),
+    ],
+  });
 }
 
 /**
@@ -138,6 +192,7 @@ export class PartnerApi extends Construct {
     this.api = new RestApi(this, 'RestApi', {
       restApiName: Stack.of(this).stackName,
       description: 'Partner Case API: invoice uploads, batch case creation and case status.',
+      policy: apiResourcePolicy(props.internalPrincipals),
       // Partners call from their servers; a regional endpoint avoids an extra CloudFront hop.
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // With a custom domain, partners use only that domain (and its TLS policy): the

@@ -218,6 +218,7 @@ export class PartnerCaseApiStack extends Stack {
       cloudWatchRole: config.apiGatewayCloudWatchRole,
       customDomain: config.customDomain,
       handlers: lambdas,
+      internalPrincipals: config.internalPrincipals,
     });
 
     if (config.waf) {
