@@ -10,7 +10,8 @@ import { iamCallerFrom, internalHandler } from '../lib/http/internal-handler.js'
  * by AWS IAM, never by a partner key (lib/http/internal-handler.ts). It confirms live cases only:
  * test cases are confirmed with the test-mode helper (functions/test-confirm-case.ts). Each
  * confirmation is its own transaction (the case change, its event, the confirmation record naming
- * the signing IAM principal); one result per case id, in the order given.
+ * the signing IAM principal); one result per case id, in the order given, 200 even when some of
+ * them met a transient failure (those answer `retry`: change-case.ts confirmCases).
  */
 export interface ConfirmCasesDeps {
   changes: ChangeCaseDeps;
@@ -38,7 +39,12 @@ export function confirmCasesCore(deps: ConfirmCasesDeps): CoreHandler {
       context.deadline,
     );
     const body: ConfirmationResponse = {
-      results: outcomes.map(({ caseId, result, stored }) => ({ caseId, result, ...(stored ? { status: stored.status } : {}) })),
+      results: outcomes.map((outcome) => ({
+        caseId: outcome.caseId,
+        result: outcome.result,
+        ...('stored' in outcome ? { status: outcome.stored.status } : {}),
+        ...(outcome.result === 'retry' ? { message: outcome.message } : {}),
+      })),
     };
     const counts: Record<string, number> = {};
     for (const { result } of outcomes) counts[result] = (counts[result] ?? 0) + 1;

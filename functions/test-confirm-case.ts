@@ -3,7 +3,7 @@ import type { ApiKeyStore } from '../lib/auth/ports.js';
 import { toCaseView } from '../lib/cases/case-record.js';
 import { confirmCases, type ChangeCaseDeps } from '../lib/cases/change-case.js';
 import { caseIdToRead, CASE_NOT_FOUND_DETAIL } from '../lib/cases/read-case.js';
-import { NotFoundError } from '../lib/errors.js';
+import { NotFoundError, ServiceUnavailableError } from '../lib/errors.js';
 import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
 
@@ -42,7 +42,9 @@ export function testConfirmCase(deps: TestConfirmCaseDeps): CoreHandler {
       },
       context.deadline,
     );
-    if (!outcome?.stored) throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
+    // One case: a transient failure is the request's (503, safe to send again), as before.
+    if (outcome?.result === 'retry') throw new ServiceUnavailableError();
+    if (!outcome || !('stored' in outcome)) throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
     context.logFields.confirmationResult = outcome.result;
     return jsonResponse(200, toCaseView(outcome.stored));
   };

@@ -588,15 +588,16 @@ async function run(argv: string[]): Promise<number> {
           },
         );
         const result = outcome?.result ?? 'not_found';
-        const stored = outcome?.stored;
+        const stored = outcome && 'stored' in outcome ? outcome.stored : undefined;
         const state = stored ? { status: stored.status, recoveryGate: stored.recoveryGate } : {};
         const human = {
           confirmed: `Confirmed ${mode} case ${caseId} of ${companyId}: status ${stored?.status}, recoveryGate ${stored?.recoveryGate}`,
           already_confirmed: `Case ${caseId} was already confirmed (status ${stored?.status}); nothing changed`,
           not_awaiting: `Case ${caseId} is not awaiting confirmation (recoveryGate ${stored?.recoveryGate}, status ${stored?.status}); nothing changed`,
           not_found: `No ${mode} case ${caseId} exists for company ${companyId}`,
+          retry: `Case ${caseId}: ${outcome?.result === 'retry' ? outcome.message : ''}`,
         }[result];
-        const refused = result === 'not_awaiting' || result === 'not_found';
+        const refused = result === 'not_awaiting' || result === 'not_found' || result === 'retry';
         if (refused && !values.json) console.error(human);
         else out(human, { companyId, caseId, mode, result, ...state });
         return refused ? 1 : 0;

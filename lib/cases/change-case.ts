@@ -118,7 +118,18 @@ export async function withdrawCaseFor(deps: ChangeCaseDeps, command: WithdrawCom
   return result.stored;
 }
 
-export type ConfirmOutcome = 'confirmed' | ConfirmUnchangedReason | 'not_found';
+export type ConfirmOutcome = 'confirmed' | ConfirmUnchangedReason | 'not_found' | 'retry';
+
+/** One case's answer in a confirmation request. */
+export type ConfirmCaseOutcome =
+  | { caseId: string; result: 'confirmed' | ConfirmUnchangedReason; stored: StoredCase }
+  | { caseId: string; result: 'not_found' }
+  /** Storage could not answer for this case in time (it may or may not have been confirmed): send its id again. */
+  | { caseId: string; result: 'retry'; message: string };
+
+export const CONFIRM_RETRY_MESSAGE =
+  'This case could not be confirmed now: storage was unavailable or too slow, and the confirmation may or may not have been ' +
+  'recorded. Send this case id again; a case already confirmed then answers already_confirmed.';
 
 export interface ConfirmCommand {
   mode: Mode;
@@ -131,41 +142,49 @@ export interface ConfirmCommand {
   principal?: string;
 }
 
-/** One confirmation per case id, in parallel; one outcome per id, in the order given. */
-export async function confirmCases(
-  deps: ChangeCaseDeps,
-  command: ConfirmCommand,
-  deadline?: Deadline,
-): Promise<{ caseId: string; result: ConfirmOutcome; stored?: StoredCase }[]> {
+/**
+ * One confirmation per case id, in parallel; one outcome per id, in the order given. Each stands on
+ * its own: a case that met a transient storage failure (ServiceUnavailableError: retries or the
+ * deadline ran out) answers `retry`, and the others keep their results (one failure among a
+ * hundred must not turn 99 confirmations into an error). Any other error is a defect and is thrown.
+ */
+export async function confirmCases(deps: ChangeCaseDeps, command: ConfirmCommand, deadline?: Deadline): Promise<ConfirmCaseOutcome[]> {
   return Promise.all(
-    command.caseIds.map(async (caseId) => {
-      const result = await changeCase(
-        deps,
-        {
-          mode: command.mode,
-          caseId,
-          companyId: command.companyId,
-          rule: confirmCase,
-          extras: (before, changed, event) => ({
-            confirmation: {
-              caseId,
-              companyId: before.companyId,
-              mode: before.mode,
-              confirmedBy: command.confirmedBy,
-              confirmedAt: changed.at,
-              requestId: command.requestId,
-              source: command.source,
-              ...(command.principal === undefined ? {} : { principal: command.principal }),
-              eventId: event.id,
-            },
-          }),
-        },
-        deadline,
-      );
-      if (result.kind === 'not_found') return { caseId, result: 'not_found' as const };
-      return { caseId, result: result.kind === 'changed' ? ('confirmed' as const) : result.reason, stored: result.stored };
-    }),
+    command.caseIds.map((caseId) =>
+      confirmOne(deps, command, caseId, deadline).catch((error: unknown): ConfirmCaseOutcome => {
+        if (error instanceof ServiceUnavailableError) return { caseId, result: 'retry', message: CONFIRM_RETRY_MESSAGE };
+        throw error;
+      }),
+    ),
   );
+}
+
+async function confirmOne(deps: ChangeCaseDeps, command: ConfirmCommand, caseId: string, deadline?: Deadline): Promise<ConfirmCaseOutcome> {
+  const result = await changeCase(
+    deps,
+    {
+      mode: command.mode,
+      caseId,
+      companyId: command.companyId,
+      rule: confirmCase,
+      extras: (before, changed, event) => ({
+        confirmation: {
+          caseId,
+          companyId: before.companyId,
+          mode: before.mode,
+          confirmedBy: command.confirmedBy,
+          confirmedAt: changed.at,
+          requestId: command.requestId,
+          source: command.source,
+          ...(command.principal === undefined ? {} : { principal: command.principal }),
+          eventId: event.id,
+        },
+      }),
+    },
+    deadline,
+  );
+  if (result.kind === 'not_found') return { caseId, result: 'not_found' };
+  return { caseId, result: result.kind === 'changed' ? 'confirmed' : result.reason, stored: result.stored };
 }
 
 /** The verifier's outcome for a case (the worker: no company to compare). */

@@ -101,13 +101,17 @@ export function parseConfirmationRequest(body: unknown): ConfirmationRequestPars
   return { ok: false, errors };
 }
 
-export const CONFIRMATION_RESULTS = ['confirmed', 'already_confirmed', 'not_awaiting', 'not_found'] as const;
+export const CONFIRMATION_RESULTS = ['confirmed', 'already_confirmed', 'not_awaiting', 'not_found', 'retry'] as const;
 
-/** One answer per case id, in the order given; `status` (the case's status after) when the case was found. */
+/**
+ * One answer per case id, in the order given; `status` (the case's status after) when the case was
+ * found; `message` with `retry` (storage could not answer for this case in time: send its id again).
+ */
 export const confirmationResultSchema = /* @__PURE__ */ z.object({
   caseId: z.string(),
   result: z.enum(CONFIRMATION_RESULTS),
   status: z.enum(CASE_STATUSES).optional(),
+  message: z.string().optional().meta({ description: 'With `retry` only: why, and that sending the case id again is safe.' }),
 });
 export const confirmationResponseSchema = /* @__PURE__ */ z.object({ results: z.array(confirmationResultSchema) });
 export type ConfirmationResponse = z.infer<typeof confirmationResponseSchema>;

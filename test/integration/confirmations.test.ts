@@ -1,19 +1,21 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { handler as confirmHandler } from '../../functions/confirm-cases.js';
+import { buildConfirmCasesHandler, handler as confirmHandler } from '../../functions/confirm-cases.js';
 import { handler as testConfirmHandler } from '../../functions/test-confirm-case.js';
 import { API_ROUTES } from '../../infra/local/api-routes.js';
 import { newLocalIamCredential } from '../../infra/local/execute-api-signature.js';
 import { createLocalServer } from '../../infra/local/http-adapter.js';
 import { caseChangeAdapters } from '../../lib/adapters/production-adapters.js';
+import { DynamoCaseChangeStore } from '../../lib/adapters/dynamodb/case-change-store.js';
 import { GSI2, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
-import { withdrawCaseFor } from '../../lib/cases/change-case.js';
+import { CONFIRM_RETRY_MESSAGE, withdrawCaseFor } from '../../lib/cases/change-case.js';
 import { confirmationResponseSchema } from '../../lib/cases/confirmation-request.js';
 import type { Mode } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import { checkedInvoke } from '../support/contract.js';
+import { faultyDocumentClient } from '../support/faulty-client.js';
 import { outcome, postCases, readCase, uploadInvoice, validCase } from '../support/cases.js';
 import { apiEvent, bearer, ddb, extraKey, lambdaContext, newPartner, parse, type Partner } from '../support/fixtures.js';
 import { signedHeaders, type SignOptions } from '../support/iam-signing.js';
@@ -200,6 +202,43 @@ describe('POST /internal/v1/confirmations (the handler, as API Gateway invokes i
 
     const empty = await confirm({ companyId: partner.companyId, caseIds: [], confirmedBy: CONFIRMED_BY });
     expect(empty.body).toMatchObject({ errors: [{ field: 'caseIds', message: 'caseIds must hold at least 1 case id' }] });
+  });
+
+  it('a transient failure on one case answers that case retry and keeps the others confirmed: 200, not 503 after the rest were written', async () => {
+    const [first, unlucky, last] = [
+      await createCase(partner, fileKey, { invoiceRef: 'CONF-RETRY-1' }),
+      await createCase(partner, fileKey, { invoiceRef: 'CONF-RETRY-2' }),
+      await createCase(partner, fileKey, { invoiceRef: 'CONF-RETRY-3' }),
+    ];
+    // Every attempt of the unlucky case's transaction is throttled, until the store's retries run out.
+    const { client, counter } = faultyDocumentClient({
+      decide: (command, input) =>
+        command === 'TransactWriteItemsCommand' && JSON.stringify(input).includes(unlucky) ? 'throttle' : undefined,
+    });
+    const store = new DynamoCaseChangeStore(client, config().tableName, { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 });
+    const handler = buildConfirmCasesHandler({ changes: { store, now: () => new Date() } });
+    const body = { companyId: partner.companyId, caseIds: [first, unlucky, last], confirmedBy: CONFIRMED_BY };
+    const res = parse(await handler(internalEvent(body), lambdaContext()));
+    expect(counter.injected.throttle).toBe(3);
+    expect(res.statusCode).toBe(200);
+    expect(confirmationResponseSchema.strict().parse(res.body)).toEqual({
+      results: [
+        { caseId: first, result: 'confirmed', status: 'READY' },
+        { caseId: unlucky, result: 'retry', message: CONFIRM_RETRY_MESSAGE },
+        { caseId: last, result: 'confirmed', status: 'READY' },
+      ],
+    });
+    expect((await readCase(partner.apiKey, unlucky)).body).toMatchObject({ status: 'DRAFT', recoveryGate: 'AWAITING_CONFIRMATION' });
+    expect(await confirmationRecord('live', unlucky)).toBeUndefined();
+    // Sent again, as the result says: the unlucky case is confirmed, the others answer already_confirmed.
+    const again = await confirm(body);
+    expect(again.body).toEqual({
+      results: [
+        { caseId: first, result: 'already_confirmed', status: 'READY' },
+        { caseId: unlucky, result: 'confirmed', status: 'READY' },
+        { caseId: last, result: 'already_confirmed', status: 'READY' },
+      ],
+    });
   });
 
   it('refuses an event without an IAM caller with 403 problem details, and confirms nothing (defence in depth)', async () => {
