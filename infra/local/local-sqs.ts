@@ -43,8 +43,38 @@ function loadFauxqs(): {
   return require(resolve('node_modules/fauxqs/dist/app.js')) as ReturnType<typeof loadFauxqs>;
 }
 
+/** SQS's limit on a message's DelaySeconds (SendMessage, SendMessageBatch): 15 minutes. */
+export const SQS_MAX_MESSAGE_DELAY_SECONDS = 900;
+
+/**
+ * fauxqs accepts any DelaySeconds; SQS refuses more than 900 (InvalidParameterValue). The delivery
+ * engine's retries lean on that limit (a longer wait hops), so the twin enforces it: a message
+ * delayed longer is refused before it is stored (the whole request, where SQS fails the one entry
+ * of a batch; either way the sender sees it refused, never a delay silently honoured).
+ */
+function enforceDelayLimit(): void {
+  const { SqsStore } = require(resolve('node_modules/fauxqs/dist/sqs/sqsStore.js')) as {
+    SqsStore: { createMessage: (...args: unknown[]) => unknown; delayLimitEnforced?: boolean };
+  };
+  const { SqsError } = require(resolve('node_modules/fauxqs/dist/common/errors.js')) as {
+    SqsError: new (code: string, message: string) => Error;
+  };
+  if (SqsStore.delayLimitEnforced) return;
+  const createMessage = SqsStore.createMessage.bind(SqsStore);
+  SqsStore.createMessage = (body: unknown, attributes: unknown, delaySeconds: unknown, ...rest: unknown[]) => {
+    if (typeof delaySeconds === 'number' && (delaySeconds > SQS_MAX_MESSAGE_DELAY_SECONDS || delaySeconds < 0))
+      throw new SqsError(
+        'InvalidParameterValue',
+        `Value ${delaySeconds} for parameter DelaySeconds is invalid. Reason: must be between 0 and ${SQS_MAX_MESSAGE_DELAY_SECONDS}, if provided.`,
+      );
+    return createMessage(body, attributes, delaySeconds, ...rest);
+  };
+  SqsStore.delayLimitEnforced = true;
+}
+
 export async function startLocalSqs(): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
+  enforceDelayLimit();
   const sqs = await loadFauxqs().startFauxqs({ port: 0, logger: false, host: '127.0.0.1', defaultRegion: region });
   return {
     endpoint: `http://127.0.0.1:${sqs.port}`,
