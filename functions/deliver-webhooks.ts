@@ -9,27 +9,31 @@ import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
-import type { DeliveryLane, DeliveryQueue } from '../lib/webhooks/ports.js';
+import { finish } from '../lib/webhooks/delivery-slots.js';
+import type { DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
 import { deliveryJobSchema, type DeliveryJob } from '../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
 
 /**
- * The webhook delivery function (docs/webhooks-design.md), on both delivery queues: each message
- * is one delivery job, attempted at most once per receipt (lib/webhooks/deliver-webhook.ts). The
- * records of a batch run concurrently, each bounded by the sender's 10 s timeout, so one hanging
- * receiver never holds up another endpoint's message in the same batch.
+ * The webhook delivery function (docs/webhooks-design.md), on every delivery lane (fast and slow,
+ * of each mode): each message is one delivery job, attempted at most once per receipt
+ * (lib/webhooks/deliver-webhook.ts). The records of a batch run concurrently, each bounded by the
+ * sender's 10 s timeout, so one hanging receiver never holds up another endpoint's message in the
+ * same batch.
  *
  * What becomes of a message, by the use case's result:
- * - done (delivered, settled before, endpoint deleted or disabled, a duplicate): succeeds, and SQS
- *   deletes it;
- * - retry on the fast lane: the job is sent to the slow lane with the delay (SQS holds ≤ 15 min;
- *   the first delays are seconds), then the message succeeds: send-then-succeed, so a crash in
- *   between leaves a copy, never a loss (the record's attempt count makes the copy harmless);
- * - retry on the slow lane: the message is made invisible for the delay (ChangeMessageVisibility)
- *   and reported in `batchItemFailures`, so SQS keeps it and hands it out again then;
+ * - done (delivered, settled before, endpoint deleted or disabled): succeeds, and SQS deletes it;
+ *   the job's slot is given back and the endpoint's next waiting job queued (delivery-slots.ts
+ *   `finish`). A copy that found another copy's attempt (`duplicate`) leaves the slot to it;
+ * - retry: a new message with the job, delayed (DelaySeconds, ≤ 900 s), on the lane the result
+ *   names (slow only after sustained failure), then the message succeeds: send-then-succeed, so a
+ *   crash in between leaves a copy, never a loss (the record's attempt count makes the copy
+ *   harmless). A delay past 900 s is sent with the job's `dueAt`, and each receipt before then is
+ *   a hop: the job sent again with ≤ 900 s, nothing read or attempted. No message is ever held in
+ *   flight for a retry, so retries never count against SQS's in-flight quota;
  * - give up: the record says `failed` and the give-up is counted (WebhookDeliveryGivenUp, alarmed
- *   on its share, apart from processing failures); the message succeeds and nothing is sent, so
- *   the dead-letter queue holds processing failures only and a give-up has no send to lose;
+ *   on its share, apart from processing failures); nothing is sent to the dead-letter queue, so it
+ *   holds processing failures only and a give-up has no send to lose; then it is finished as above;
  * - a throw (storage unavailable…): reported in `batchItemFailures`, back after the queue's
  *   visibility timeout; the queue's redrive policy moves a message that never succeeds to the DLQ.
  *
@@ -44,19 +48,21 @@ export const METRICS = {
 } as const;
 
 /** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts). */
-export interface DeliveryMessages extends DeliveryQueue {
-  changeVisibility(lane: DeliveryLane, receiptHandle: string, seconds: number): Promise<void>;
-}
+export interface DeliveryMessages extends DeliveryQueue {}
 
 export interface DeliverWebhooksDeps {
   delivery: DeliverDeps;
   messages: DeliveryMessages;
+  /** Each endpoint's slots in the lanes and its waiting list (lib/webhooks/delivery-slots.ts). */
+  slots: DeliverySlots;
   /** Which lane a record came from, by its queue's ARN. */
   laneOf: (eventSourceArn: string) => DeliveryLane;
 }
 
-/** The most SQS delays a message it is sent (DelaySeconds). */
-const MAX_SEND_DELAY_SECONDS = 900;
+/** The most SQS delays a message it is sent (DelaySeconds); a longer wait hops. */
+export const MAX_SEND_DELAY_SECONDS = 900;
+/** A job this close to its dueAt (or past it) is attempted now. */
+const DUE_TOLERANCE_MS = 1_000;
 
 function countAttempt(result: DeliveryResult): void {
   if (result.attempt) metrics.addMetric(result.attempt.delivered ? METRICS.delivered : METRICS.attemptFailed, MetricUnit.Count, 1);
@@ -75,16 +81,30 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     const job = parsed.data;
     const lane = deps.laneOf(record.eventSourceARN);
-    const result = await deliverWebhook(delivery, job, lane);
-    countAttempt(result);
-    log(job, lane, result);
-    if (result.kind !== 'retry') return false;
-    if (lane === 'fast') {
-      await deps.messages.enqueue('slow', [job], Math.min(MAX_SEND_DELAY_SECONDS, result.delaySeconds));
+    const slots = { slots: deps.slots, queue: deps.messages };
+    const early = job.dueAt === undefined ? 0 : Date.parse(job.dueAt) - delivery.now().getTime();
+    if (early > DUE_TOLERANCE_MS) {
+      // A hop of a long retry: sent again until due, nothing read (it keeps its endpoint's slot).
+      await deps.messages.enqueue(lane, [job], Math.min(MAX_SEND_DELAY_SECONDS, Math.ceil(early / 1000)));
       return false;
     }
-    await deps.messages.changeVisibility('slow', record.receiptHandle, result.delaySeconds);
-    return true;
+    const { dueAt: _due, ...attempted } = job;
+    const result = await deliverWebhook(delivery, attempted, lane);
+    countAttempt(result);
+    log(job, lane, result);
+    if (result.kind === 'retry') {
+      const hops = result.delaySeconds > MAX_SEND_DELAY_SECONDS;
+      await deps.messages.enqueue(
+        result.lane,
+        [hops ? { ...attempted, dueAt: result.nextAttemptAt } : attempted],
+        Math.min(MAX_SEND_DELAY_SECONDS, result.delaySeconds),
+      );
+      return false;
+    }
+    // Another copy of this job recorded first and carries the delivery (and its slot) on.
+    if (result.kind === 'done' && result.reason === 'duplicate') return false;
+    await finish(slots, attempted);
+    return false;
   }
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {

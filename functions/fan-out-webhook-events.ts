@@ -11,7 +11,7 @@ import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
-import { enqueuePlans, planFanOuts, type EventToFanOut, type FanOutDeps, type FanOutPlan } from '../lib/webhooks/fan-out-event.js';
+import { fillPlans, planFanOuts, type EventToFanOut, type FanOutDeps, type FanOutPlan } from '../lib/webhooks/fan-out-event.js';
 
 /**
  * The webhook fan-out (docs/webhooks-design.md): the table's stream, filtered by the event source
@@ -19,13 +19,15 @@ import { enqueuePlans, planFanOuts, type EventToFanOut, type FanOutDeps, type Fa
  * stack must not make this function fan out anything else). Each event goes to its company-and-
  * mode's matching endpoints as one delivery job each (lib/webhooks/fan-out-event.ts).
  *
- * The batch's events are planned together (each company-and-mode's endpoints read once, every
- * delivery's record started in a few transactions: lib/webhooks/fan-out-event.ts planFanOuts), and
- * fail on their own (`batchItemFailures` by sequence number); then every planned job of the batch is enqueued at once,
- * one SendMessageBatch per ten jobs and lane rather than one per event, and if that fails every
- * record with jobs is reported. Lambda retries from the first failed record; a replayed record
- * finds its deliveries started and pending, and enqueues them (or finds them attempted, and does not).
+ * The batch's events are planned together (each company-and-mode's endpoints read once, every job
+ * put on its endpoint's waiting list and its record started in a few requests:
+ * lib/webhooks/fan-out-event.ts planFanOuts), and fail on their own (`batchItemFailures` by sequence
+ * number); then each endpoint with new jobs is filled once (its free slots queued, the rest left
+ * waiting: lib/webhooks/delivery-slots.ts), and if that fails every record with jobs is reported.
+ * Lambda retries from the first failed record; a replayed record finds its deliveries started and
+ * waiting, and fills them (or finds them attempted, and takes them off the waiting list).
  */
+/** Jobs queued into the lanes by the fan-out's fills (the rest wait for their endpoint's slots). */
 export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
 export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
@@ -61,24 +63,19 @@ export function buildFanOutWebhookEventsCore(deps: FanOutDeps) {
         return;
       }
       plans.push({ i, plan: outcome.plan });
-      logger.debug('webhook fan-out', {
-        eventId: fannedOut.eventId,
-        fast: outcome.plan.lanes.fast.length,
-        slow: outcome.plan.lanes.slow.length,
-      });
+      logger.debug('webhook fan-out', { eventId: fannedOut.eventId, jobs: outcome.plan.jobs.length });
     });
-    // Every planned record's jobs in one go per lane; if that fails, each of those records is retried
-    // (its deliveries are started and pending, so the retry enqueues them).
+    // Every endpoint with new jobs filled once (its free slots, the rest waiting); if that fails, each record
+    // with jobs is retried (its jobs are on their waiting lists, so the retry fills them).
     try {
-      await enqueuePlans(
-        deps.queue,
+      const queued = await fillPlans(
+        deps,
         plans.map((p) => p.plan),
       );
-      const jobs = plans.reduce((n, p) => n + p.plan.lanes.fast.length + p.plan.lanes.slow.length, 0);
-      if (jobs > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, jobs);
+      if (queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, queued);
     } catch (error) {
-      logger.error('webhook fan-out could not enqueue: the records are retried', { error: String((error as Error)?.message) });
-      for (const p of plans) if (p.plan.lanes.fast.length + p.plan.lanes.slow.length > 0) failed.add(p.i);
+      logger.error('webhook fan-out could not queue: the records are retried', { error: String((error as Error)?.message) });
+      for (const p of plans) if (p.plan.jobs.length > 0) failed.add(p.i);
     }
     const batchItemFailures = [...failed]
       .sort((a, b) => a - b)

@@ -45,6 +45,7 @@ export async function startLocalStack(): Promise<LocalStack> {
     // The webhook engines' queues and sealing key (bench/webhooks.ts creates endpoints the engines deliver to).
     SQS_ENDPOINT: stores.sqs.endpoint,
     WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+    WEBHOOK_TEST_DELIVERY_QUEUE_URL: stores.webhooks.testDeliveryQueueUrl,
     WEBHOOK_SECRET_KEY: stores.webhooks.secretKey,
     WEBHOOK_ALLOW_LOCAL_URLS: 'true',
   };

@@ -15,7 +15,7 @@ export const DELIVERY_LANES = {
    * AWS's advice for an SQS event source: the queue's visibility timeout at least six times the
    * function's timeout, so a batch throttled and retried by Lambda does not reappear while in
    * flight (Lambda developer guide, "Creating and configuring an Amazon SQS event source mapping").
-   * A retry sets its own visibility (ChangeMessageVisibility), so this applies to a receive only.
+   * A retry is a new message with DelaySeconds (hops past 15 minutes), never a message kept in flight.
    */
   visibilityTimeoutSeconds: 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS,
   /** Retries run 3 to 3½ days (retry-schedule.ts); SQS's default 4 days is too close, 14 is its maximum. */
@@ -28,12 +28,13 @@ export const DELIVERY_LANES = {
 } as const;
 
 /**
- * The fast lane's event source mapping runs in provisioned mode: its minimum event pollers stay
+ * The live fast lane's event source mapping runs in provisioned mode: its minimum event pollers stay
  * ready, each with up to 10 concurrent invocations, so 20 batches can be in flight at once from the
  * first message, and it scales at up to 1,000 invocations a minute. In the default mode it would
  * start with 5 and add 5 a second: an endpoint that starts hanging holds every batch it is in for
- * its 10 s timeout until its failing run is marked (SLOW_ATTEMPT_MS, 1 s), and at 8 events a second
- * that alone took the 5 invocations healthy endpoints' deliveries were waiting for. Provisioned
+ * its 10 s timeout, and at 8 events a second that alone took the 5 invocations healthy endpoints'
+ * deliveries were waiting for. Each endpoint holds at most MAX_JOBS_PER_ENDPOINT of the lane's
+ * messages (lib/webhooks/delivery-slots.ts), so its ready capacity is shared per endpoint. Provisioned
  * pollers are billed by the hour (event poller units); two are the minimum AWS allows.
  */
 export const FAST_LANE = {
@@ -41,7 +42,27 @@ export const FAST_LANE = {
   maximumPollers: 20,
 } as const;
 
+/** The live slow lane: retries of deliveries in sustained failure (lib/webhooks/sustained-failure.ts). */
 export const SLOW_LANE = {
   /** Concurrent invocations the slow lane's event source mapping may use (2 at least, AWS's minimum). */
   maxConcurrency: 5,
+} as const;
+
+/**
+ * Test mode's lanes (product rules "Webhook isolation and operators": test-mode deliveries never
+ * delay live ones): queues and event source mappings of their own, in the default mode, each
+ * capped (maxConcurrency) so that whatever a free test key sends, it takes at most this many of
+ * the delivery function's concurrent invocations, never the live lanes' pollers or their queue.
+ */
+export const TEST_FAST_LANE = { maxConcurrency: 5 } as const;
+export const TEST_SLOW_LANE = { maxConcurrency: 2 } as const;
+
+/**
+ * The delivery sweeper (functions/sweep-webhook-deliveries.ts): run by an EventBridge Scheduler
+ * schedule at this rate in AWS, and on the same interval by the local engines.
+ */
+export const DELIVERY_SWEEP = {
+  everyMinutes: 5,
+  /** One run visits every endpoint: a few requests each, eight at a time. */
+  timeoutSeconds: 300,
 } as const;

@@ -55,6 +55,33 @@ interface Fauxqs {
 const require = createRequire(resolve('package.json'));
 const fauxqsFile = <T>(path: string): T => require(resolve('node_modules/fauxqs/dist', path)) as T;
 
+/** SQS's limit on a message's DelaySeconds (SendMessage, SendMessageBatch): 15 minutes. */
+export const SQS_MAX_MESSAGE_DELAY_SECONDS = 900;
+
+/**
+ * fauxqs accepts any DelaySeconds; SQS refuses more than 900 (InvalidParameterValue). The delivery
+ * engine's retries lean on that limit (a longer wait hops), so the twin enforces it: a message
+ * delayed longer is refused before it is stored (the whole request, where SQS fails the one entry
+ * of a batch; either way the sender sees it refused, never a delay silently honoured).
+ */
+function enforceDelayLimit(): void {
+  const { SqsStore } = fauxqsFile<{
+    SqsStore: { createMessage: (...args: unknown[]) => unknown; delayLimitEnforced?: boolean };
+  }>('sqs/sqsStore.js');
+  const { SqsError } = fauxqsFile<{ SqsError: new (code: string, message: string) => Error }>('common/errors.js');
+  if (SqsStore.delayLimitEnforced) return;
+  const createMessage = SqsStore.createMessage.bind(SqsStore);
+  SqsStore.createMessage = (body: unknown, attributes: unknown, delaySeconds: unknown, ...rest: unknown[]) => {
+    if (typeof delaySeconds === 'number' && (delaySeconds > SQS_MAX_MESSAGE_DELAY_SECONDS || delaySeconds < 0))
+      throw new SqsError(
+        'InvalidParameterValue',
+        `Value ${delaySeconds} for parameter DelaySeconds is invalid. Reason: must be between 0 and ${SQS_MAX_MESSAGE_DELAY_SECONDS}, if provided.`,
+      );
+    return createMessage(body, attributes, delaySeconds, ...rest);
+  };
+  SqsStore.delayLimitEnforced = true;
+}
+
 /**
  * fauxqs's own `startFauxqs` always listens on 0.0.0.0 (every interface: anyone on the network
  * could read and send the local queues' messages), whatever host it is given. So the server is
@@ -62,6 +89,7 @@ const fauxqsFile = <T>(path: string): T => require(resolve('node_modules/fauxqs/
  */
 export async function startLocalSqs(): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
+  enforceDelayLimit();
   const { buildApp } = fauxqsFile<Fauxqs>('app.js');
   const { SqsStore } = fauxqsFile<{ SqsStore: new () => FauxqsSqsStore }>('sqs/sqsStore.js');
   const { SnsStore } = fauxqsFile<{ SnsStore: new () => unknown }>('sns/snsStore.js');

@@ -130,8 +130,12 @@ async function main(): Promise<void> {
       ...(process.env.WEBHOOK_DNS_SERVERS ? { webhookDnsServers: process.env.WEBHOOK_DNS_SERVERS.split(',') } : {}),
     });
     const stores = await starting;
-    // The API's handlers (the redeliver route) enqueue on the webhook engines' fast lane.
-    Object.assign(process.env, { SQS_ENDPOINT: stores.sqs.endpoint, WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl });
+    // The API's handlers (the redeliver route) enqueue on the webhook engines' fast lanes (live and test).
+    Object.assign(process.env, {
+      SQS_ENDPOINT: stores.sqs.endpoint,
+      WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+      WEBHOOK_TEST_DELIVERY_QUEUE_URL: stores.webhooks.testDeliveryQueueUrl,
+    });
 
     // Handlers read their configuration when loaded: import them only now.
     const { ensureDemoAccount } = await import('./demo-account.js');

@@ -2,13 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { webhookDeliveryAdapters, webhookFanOutAdapters } from '../../lib/adapters/production-webhook-adapters.js';
+import { webhookDeliveryAdapters, webhookFanOutAdapters, webhookSweepAdapters } from '../../lib/adapters/production-webhook-adapters.js';
+import type { SweepTotals } from '../../lib/webhooks/sweep-deliveries.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import { FAN_OUT_STREAM } from '../contract/stream-consumers.js';
-import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  DELIVERY_LANES,
+  DELIVERY_SWEEP,
+  FAST_LANE,
+  SLOW_LANE,
+  TEST_FAST_LANE,
+  TEST_SLOW_LANE,
+} from '../contract/webhook-lanes.js';
 import { lambdaContext } from './lambda-events.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
@@ -19,17 +29,22 @@ import { startStreamPoller, type StreamPoller } from './stream-poller.js';
  * Webhook delivery's engines in the local world, as the stack runs them in AWS
  * (docs/webhooks-design.md): the fan-out (functions/fan-out-webhook-events.ts) fed by DynamoDB
  * Local's stream, as a second reader of the same stream beside the verifier's (AWS allows two
- * readers per shard), and the delivery function (functions/deliver-webhooks.ts) fed by both
- * delivery lanes on the local SQS (local-sqs.ts), each with a dead-letter queue by redrive as the
- * stack's. Started by start-local-stores.ts, so `npm start`, the integration tests and the bench all
+ * readers per shard), the delivery function (functions/deliver-webhooks.ts) fed by the four
+ * delivery lanes (live and test, fast and slow) on the local SQS (local-sqs.ts), each with a
+ * dead-letter queue by redrive as the stack's, and the delivery sweeper
+ * (functions/sweep-webhook-deliveries.ts) on the stack's schedule's interval. Started by start-local-stores.ts, so `npm start`, the integration tests and the bench all
  * run them. The sender accepts loopback receivers here (WEBHOOK_ALLOW_LOCAL_URLS): these engines
  * only ever run locally.
  */
 export const WEBHOOK_QUEUE_NAMES = {
   fast: 'webhook-deliveries',
   slow: 'webhook-deliveries-slow',
+  testFast: 'webhook-test-deliveries',
+  testSlow: 'webhook-test-deliveries-slow',
   deadLetter: 'webhook-deliveries-dlq',
 } as const;
+
+type LaneName = 'fast' | 'slow' | 'testFast' | 'testSlow';
 
 /** The stack's lane settings (infra/contract/webhook-lanes.ts), as CreateQueue and the pollers take them. */
 export const WEBHOOK_QUEUE_SETTINGS = {
@@ -41,12 +56,18 @@ export const WEBHOOK_QUEUE_SETTINGS = {
 
 /**
  * Batches in flight at once per lane, at most (the event source mapping's maximum concurrency):
- * the fast lane in provisioned mode as the stack runs it (FAST_LANE: its minimum pollers' 20
+ * the live fast lane in provisioned mode as the stack runs it (FAST_LANE: its minimum pollers' 20
  * invocations ready at once; AWS lets it grow to FAST_LANE.maximumPollers × 10, 20 here on a
- * laptop), the slow lane, where failing and hanging endpoints wait, capped as the stack caps it
- * (SLOW_LANE.maxConcurrency) so it never takes the capacity the fast lane needs.
+ * laptop), the live slow lane, where deliveries in sustained failure wait, and the test lanes,
+ * capped as the stack caps them (infra/contract/webhook-lanes.ts) so they never take the
+ * capacity the live fast lane needs.
  */
-export const WEBHOOK_LANE_CONCURRENCY = { fast: 20, slow: SLOW_LANE.maxConcurrency } as const;
+export const WEBHOOK_LANE_CONCURRENCY: Readonly<Record<LaneName, number>> = {
+  fast: 20,
+  slow: SLOW_LANE.maxConcurrency,
+  testFast: TEST_FAST_LANE.maxConcurrency,
+  testSlow: TEST_SLOW_LANE.maxConcurrency,
+};
 
 export interface WebhookEnginesOptions {
   dynamoEndpoint: string;
@@ -61,11 +82,15 @@ export interface WebhookEnginesOptions {
 export interface WebhookEngines {
   deliveryQueueUrl: string;
   slowQueueUrl: string;
+  testDeliveryQueueUrl: string;
+  testSlowQueueUrl: string;
   deadLetterQueueUrl: string;
   /** The key the delivery function opens endpoint secrets with (WEBHOOK_SECRET_KEY for the API routes). */
   secretKey: string;
   /** Messages on each queue: waiting, delayed and in flight. */
-  queueDepth(): { fast: number; slow: number; deadLetters: number };
+  queueDepth(): { fast: number; slow: number; testFast: number; testSlow: number; deadLetters: number };
+  /** Runs the delivery sweeper once now (it also runs every DELIVERY_SWEEP.everyMinutes, as the stack's schedule runs it). */
+  sweep(): Promise<SweepTotals>;
   /** Resolves when every stream record written before the call has been fanned out. */
   streamDrained(): Promise<void>;
   stop(): Promise<void>;
@@ -89,8 +114,12 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(WEBHOOK_QUEUE_SETTINGS.maxReceiveCount) }),
     };
-    const fast = sqs.createQueue(WEBHOOK_QUEUE_NAMES.fast, laneAttributes);
-    const slow = sqs.createQueue(WEBHOOK_QUEUE_NAMES.slow, laneAttributes);
+    const queues = {
+      fast: sqs.createQueue(WEBHOOK_QUEUE_NAMES.fast, laneAttributes),
+      slow: sqs.createQueue(WEBHOOK_QUEUE_NAMES.slow, laneAttributes),
+      testFast: sqs.createQueue(WEBHOOK_QUEUE_NAMES.testFast, laneAttributes),
+      testSlow: sqs.createQueue(WEBHOOK_QUEUE_NAMES.testSlow, laneAttributes),
+    };
 
     // The functions' own configuration, as the stack gives it (lib/runtime/config.ts), pointed at the local stores.
     const cfg = loadConfig({
@@ -99,14 +128,29 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       AWS_REGION: region,
       DYNAMODB_ENDPOINT: options.dynamoEndpoint,
       SQS_ENDPOINT: sqs.endpoint,
-      WEBHOOK_DELIVERY_QUEUE_URL: fast.queueUrl,
-      WEBHOOK_SLOW_QUEUE_URL: slow.queueUrl,
+      WEBHOOK_DELIVERY_QUEUE_URL: queues.fast.queueUrl,
+      WEBHOOK_SLOW_QUEUE_URL: queues.slow.queueUrl,
+      WEBHOOK_TEST_DELIVERY_QUEUE_URL: queues.testFast.queueUrl,
+      WEBHOOK_TEST_SLOW_QUEUE_URL: queues.testSlow.queueUrl,
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
       ...(options.dnsServers ? { WEBHOOK_DNS_SERVERS: options.dnsServers.join(',') } : {}),
     });
     const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(cfg));
     const deliver = buildDeliverWebhooksHandler(webhookDeliveryAdapters(cfg));
+    const sweepCore = buildSweepWebhookDeliveriesCore(webhookSweepAdapters(cfg));
+    // The twin of the stack's EventBridge Scheduler schedule: one run at a time, on the same interval.
+    let sweeping: Promise<SweepTotals> | undefined;
+    const sweep = () => (sweeping ??= sweepCore().finally(() => (sweeping = undefined)));
+    const sweepTimer = setInterval(
+      () => void sweep().catch((error) => console.error(`webhook sweeper: ${(error as Error).message}`)),
+      DELIVERY_SWEEP.everyMinutes * 60_000,
+    );
+    sweepTimer.unref();
+    stoppers.push(async () => {
+      clearInterval(sweepTimer);
+      await sweeping?.catch(() => undefined);
+    });
 
     const stream: StreamPoller = await startStreamPoller({
       endpoint: options.dynamoEndpoint,
@@ -123,11 +167,11 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
     const client = new SQSClient({ region, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
     const invokeDeliver = (event: SQSEvent) =>
       deliver(event, lambdaContext({ functionName: 'deliver-webhooks', timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000 }));
-    const pollers: QueuePoller[] = (['fast', 'slow'] as const).map((lane) =>
+    const pollers: QueuePoller[] = (['fast', 'slow', 'testFast', 'testSlow'] as const).map((lane) =>
       startQueuePoller({
         client,
-        queueUrl: (lane === 'fast' ? fast : slow).queueUrl,
-        queueArn: (lane === 'fast' ? fast : slow).queueArn,
+        queueUrl: queues[lane].queueUrl,
+        queueArn: queues[lane].queueArn,
         region,
         handler: invokeDeliver,
         batchSize: WEBHOOK_QUEUE_SETTINGS.batchSize,
@@ -141,15 +185,20 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
     });
 
     return {
-      deliveryQueueUrl: fast.queueUrl,
-      slowQueueUrl: slow.queueUrl,
+      deliveryQueueUrl: queues.fast.queueUrl,
+      slowQueueUrl: queues.slow.queueUrl,
+      testDeliveryQueueUrl: queues.testFast.queueUrl,
+      testSlowQueueUrl: queues.testSlow.queueUrl,
       deadLetterQueueUrl: dlq.queueUrl,
       secretKey,
       queueDepth: () => ({
         fast: sqs.depth(WEBHOOK_QUEUE_NAMES.fast),
         slow: sqs.depth(WEBHOOK_QUEUE_NAMES.slow),
+        testFast: sqs.depth(WEBHOOK_QUEUE_NAMES.testFast),
+        testSlow: sqs.depth(WEBHOOK_QUEUE_NAMES.testSlow),
         deadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.deadLetter),
       }),
+      sweep,
       streamDrained: () => stream.drained(),
       stop: stopAll,
     };

@@ -15,8 +15,9 @@ import { MODES } from '../../lib/mode.js';
 
 /**
  * The IAM statements the API functions may hold, one builder per need. Every statement names the
- * table, one index (the list function queries `gsi2`; no function queries `gsi1`: the operator's
- * admin CLI does, with the operator's own credentials) or the invoice objects, never `*`.
+ * table, one index (the list function queries `gsi2`; of `gsi1` only the webhook delivery
+ * sweeper queries, and only its COMPANIES partition; the operator's admin CLI reads the rest with
+ * the operator's own credentials) or the invoice objects, never `*`.
  *
  * How IAM sees a DynamoDB write, and so what these statements can and cannot say:
  * - `dynamodb:LeadingKeys` is the item's partition key; IAM never sees the sort key. Items that
@@ -63,6 +64,8 @@ export const PARTITIONS = {
   webhookEndpoints: `${PARTITION_PREFIXES.webhookEndpoints}*`,
   /** An endpoint's delivery log (one partition per endpoint and mode). */
   webhookDeliveries: `${PARTITION_PREFIXES.webhookDeliveries}*`,
+  /** An endpoint's slots in the delivery lanes and its waiting deliveries (one partition per endpoint and mode). */
+  webhookDeliverySlots: `${PARTITION_PREFIXES.webhookDeliverySlots}*`,
 } as const;
 
 /** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the case list's and the event list's shards, both modes. */
@@ -728,17 +731,58 @@ export function webhookFanOutStatements(table: ITable): PolicyStatement[] {
       resources,
       conditions: onPartitions(PARTITIONS.webhookDeliveries),
     }),
+    webhookSlotStatement(table),
   ];
 }
 
 /**
- * The delivery function (functions/deliver-webhooks.ts, on both delivery lanes), each right on its
+ * The endpoints' slots and waiting lists (lib/adapters/dynamodb/webhook-delivery-slots.ts), for the
+ * fan-out, the delivery function and the sweeper: read the partition (Query, GetItem), put and
+ * delete waiting deliveries (PutItem, DeleteItem), claim, promote and release (UpdateItem, inside a
+ * transaction or alone). Nothing outside `WHW#` partitions.
+ */
+function webhookSlotStatement(table: ITable): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'UseWebhookDeliverySlots',
+    actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+    resources: [table.tableArn],
+    conditions: onPartitions(PARTITIONS.webhookDeliverySlots),
+  });
+}
+
+/**
+ * The delivery sweeper (functions/sweep-webhook-deliveries.ts): the companies (Query of `gsi1`'s
+ * COMPANIES partition, the one index partition it may read), their endpoints without secrets, the
+ * delivery records of slot holders (GetItem of `WHD#`), and the slots and waiting lists.
+ */
+export function webhookSweepStatements(table: ITable): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'ListCompanies',
+      actions: ['dynamodb:Query'],
+      resources: [`${table.tableArn}/index/${TABLE_DEFINITION.gsi1.name}`],
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keys.companiesIndexPk()] } },
+    }),
+    queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets'),
+    new PolicyStatement({
+      sid: 'ReadWebhookDeliveries',
+      actions: ['dynamodb:GetItem'],
+      resources: [table.tableArn],
+      conditions: onPartitions(PARTITIONS.webhookDeliveries),
+    }),
+    webhookSlotStatement(table),
+  ];
+}
+
+/**
+ * The delivery function (functions/deliver-webhooks.ts, on every delivery lane), each right on its
  * own partitions:
  * - GetItem of the event (`EVENT#`: the stored bytes it sends) and of the endpoint (`WHEP#`, with
  *   its sealed secrets; the key to open them is bindWebhookSecretKey's);
  * - UpdateItem of the endpoint's health attributes only (WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES);
- * - GetItem, PutItem and UpdateItem of delivery records (`WHD#`), of their attributes only.
- * No Query, no DeleteItem, no PutItem of an endpoint, nothing of cases, keys or claims.
+ * - GetItem, PutItem and UpdateItem of delivery records (`WHD#`), of their attributes only;
+ * - the endpoints' slots and waiting lists (`WHW#`: webhookSlotStatement).
+ * No Query or DeleteItem outside `WHW#`, no PutItem of an endpoint, nothing of cases, keys or claims.
  */
 export function webhookDeliveryStatements(table: ITable): PolicyStatement[] {
   const resources = [table.tableArn];
@@ -767,5 +811,6 @@ export function webhookDeliveryStatements(table: ITable): PolicyStatement[] {
       resources,
       conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
     }),
+    webhookSlotStatement(table),
   ];
 }

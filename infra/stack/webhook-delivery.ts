@@ -1,4 +1,5 @@
-import { Duration } from 'aws-cdk-lib';
+import { CfnElement, Duration, Stack } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   ComparisonOperator,
   GraphWidget,
@@ -12,7 +13,17 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FAN_OUT_STREAM } from '../contract/stream-consumers.js';
-import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE } from '../contract/webhook-lanes.js';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  DELIVERY_LANES,
+  DELIVERY_SWEEP,
+  FAST_LANE,
+  SLOW_LANE,
+  TEST_FAST_LANE,
+  TEST_SLOW_LANE,
+} from '../contract/webhook-lanes.js';
+import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -21,7 +32,7 @@ import { Construct } from 'constructs';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
-import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements } from './grants.js';
+import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements, webhookSweepStatements } from './grants.js';
 import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
 
 /**
@@ -31,26 +42,30 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  * - the fan-out function on the table's stream, filtered to INSERTs of event items, in batches,
  *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
  *   on-failure queue whose depth pages; it sends one message per (event, endpoint) to a lane;
- * - two delivery lanes (SQS): `fast` for endpoints whose deliveries succeed, `slow` for endpoints
- *   with a failing run and for every retry; one delivery function consumes both, the slow lane's
- *   event source mapping capped at SLOW_LANE.maxConcurrency concurrent invocations, so failing or
- *   hanging endpoints can never take the concurrency the fast lane needs (no head-of-line blocking
- *   across endpoint classes), the fast lane's in provisioned mode (FAST_LANE: 20 invocations ready
- *   from the first message; infra/contract/webhook-lanes.ts says why);
+ * - four delivery lanes (SQS), live and test apart: per mode `fast` (first attempts and early
+ *   retries) and `slow` (retries of deliveries in sustained failure); one delivery function
+ *   consumes all four, the live fast lane's mapping in provisioned mode (FAST_LANE: 20 invocations
+ *   ready from the first message; infra/contract/webhook-lanes.ts says why), the live slow lane's
+ *   capped at SLOW_LANE.maxConcurrency, the test lanes' at TEST_FAST_LANE / TEST_SLOW_LANE, so
+ *   neither failing endpoints nor test mode can take the concurrency live deliveries need; each
+ *   endpoint holds at most MAX_JOBS_PER_ENDPOINT messages in them (lib/webhooks/delivery-slots.ts);
+ * - the delivery sweeper, invoked by an EventBridge Scheduler schedule every
+ *   DELIVERY_SWEEP.everyMinutes minutes (functions/sweep-webhook-deliveries.ts);
  * - the dead-letter queue: a message SQS received more than maxAttempts() + 10 times (crashes,
  *   timeouts) is moved there by the redrive policy; its depth pages. Processing failures only: a
  *   delivery that gave up after 3 days is no failure of ours; its record says `failed`, the
  *   metric `WebhookDeliveryGivenUp` counts it, and its own alarm watches the share of give-ups.
  *   A give-up sends nothing, so it cannot be lost between a record and a send.
  *
- * Rights (grants.ts): the fan-out queries endpoints without their secrets and sends to both lanes;
- * the delivery function reads events and endpoints (with secrets, and the key that opens them),
- * records endpoint health and delivery records, consumes both lanes (the event source mappings),
- * sends to the slow lane. Nothing else.
+ * Rights (grants.ts): the fan-out queries endpoints without their secrets and sends to the fast
+ * lanes; the delivery function reads events and endpoints (with secrets, and the key that opens
+ * them), records endpoint health, delivery records and slots, consumes every lane (the event source
+ * mappings) and sends to every lane. Nothing else.
  */
 export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
 export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
-export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE, FAN_OUT_STREAM };
+export const SWEEP_WEBHOOK_DELIVERIES_ENTRY = 'functions/sweep-webhook-deliveries.ts';
+export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE, TEST_FAST_LANE, TEST_SLOW_LANE, FAN_OUT_STREAM };
 
 /**
  * Alarm thresholds. Failure rate: the share of attempts that failed in a period with at least
@@ -83,10 +98,15 @@ export interface WebhookDeliveryProps {
 export class WebhookDelivery extends Construct {
   readonly fanOut: ApiFunction;
   readonly deliver: ApiFunction;
-  /** Endpoints whose deliveries succeed (`WEBHOOK_DELIVERY_QUEUE_URL`). */
+  /** Live first attempts and early retries (`WEBHOOK_DELIVERY_QUEUE_URL`). */
   readonly fastLane: Queue;
-  /** Endpoints with a failing run, and every retry (`WEBHOOK_SLOW_QUEUE_URL`). */
+  /** Live retries of deliveries in sustained failure (`WEBHOOK_SLOW_QUEUE_URL`). */
   readonly slowLane: Queue;
+  /** Test mode's lanes (`WEBHOOK_TEST_DELIVERY_QUEUE_URL`, `WEBHOOK_TEST_SLOW_QUEUE_URL`). */
+  readonly testFastLane: Queue;
+  readonly testSlowLane: Queue;
+  /** The delivery sweeper, on an EventBridge Scheduler schedule. */
+  readonly sweep: ApiFunction;
   /** Messages received too often without being settled (the lanes' redrive policy). */
   readonly deadLetters: Queue;
   /** Stream records the fan-out could not process. */
@@ -108,6 +128,9 @@ export class WebhookDelivery extends Construct {
       });
     this.fastLane = lane('FastLane');
     this.slowLane = lane('SlowLane');
+    this.testFastLane = lane('TestFastLane');
+    this.testSlowLane = lane('TestSlowLane');
+    const allLanes = [this.fastLane, this.slowLane, this.testFastLane, this.testSlowLane];
     this.failedStreamRecords = new Queue(this, 'FailedStreamRecords', { ...queueDefaults, retentionPeriod });
     Validations.of(this.failedStreamRecords).acknowledge({
       id: 'AwsSolutions-SQS3',
@@ -117,6 +140,8 @@ export class WebhookDelivery extends Construct {
     const lanes = {
       WEBHOOK_DELIVERY_QUEUE_URL: this.fastLane.queueUrl,
       WEBHOOK_SLOW_QUEUE_URL: this.slowLane.queueUrl,
+      WEBHOOK_TEST_DELIVERY_QUEUE_URL: this.testFastLane.queueUrl,
+      WEBHOOK_TEST_SLOW_QUEUE_URL: this.testSlowLane.queueUrl,
     };
 
     this.fanOut = new ApiFunction(this, 'FanOut', {
@@ -130,8 +155,9 @@ export class WebhookDelivery extends Construct {
     });
     for (const statement of [...webhookFanOutStatements(table), ...tableGuardrailStatements(table)])
       this.fanOut.role.addToPrincipalPolicy(statement);
+    // The fan-out's fills queue first attempts: the fast lanes only.
     this.fastLane.grantSendMessages(this.fanOut.role);
-    this.slowLane.grantSendMessages(this.fanOut.role);
+    this.testFastLane.grantSendMessages(this.fanOut.role);
     this.fanOut.function.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -157,19 +183,62 @@ export class WebhookDelivery extends Construct {
     for (const statement of [...webhookDeliveryStatements(table), ...tableGuardrailStatements(table)])
       this.deliver.role.addToPrincipalPolicy(statement);
     this.deliver.bindWebhookSecretKey(props.secretKey);
-    // The event source mappings consume both lanes (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
-    // GetQueueAttributes); the function changes a retry's visibility and moves deliveries on.
-    this.slowLane.grantSendMessages(this.deliver.role);
+    // The event source mappings consume every lane (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
+    // GetQueueAttributes); the function sends retries and hops to any lane and the next waiting job to a fast lane.
+    for (const queue of allLanes) queue.grantSendMessages(this.deliver.role);
     const fromLane = { batchSize: DELIVERY_LANES.batchSize, maxBatchingWindow: Duration.seconds(0), reportBatchItemFailures: true };
-    // Provisioned pollers on the fast lane (FAST_LANE: capacity ready when an endpoint starts hanging); the slow lane capped.
+    // Provisioned pollers on the live fast lane (FAST_LANE: capacity ready when an endpoint starts hanging); the others capped.
     this.deliver.function.addEventSource(new SqsEventSource(this.fastLane, { ...fromLane, provisionedPollerConfig: { ...FAST_LANE } }));
     this.deliver.function.addEventSource(new SqsEventSource(this.slowLane, { ...fromLane, maxConcurrency: SLOW_LANE.maxConcurrency }));
+    this.deliver.function.addEventSource(
+      new SqsEventSource(this.testFastLane, { ...fromLane, maxConcurrency: TEST_FAST_LANE.maxConcurrency }),
+    );
+    this.deliver.function.addEventSource(
+      new SqsEventSource(this.testSlowLane, { ...fromLane, maxConcurrency: TEST_SLOW_LANE.maxConcurrency }),
+    );
+
+    this.sweep = new ApiFunction(this, 'Sweep', {
+      entry: `${props.projectRoot}/${SWEEP_WEBHOOK_DELIVERIES_ENTRY}`,
+      projectRoot: props.projectRoot,
+      description: 'Webhook delivery sweeper: releases leaked slots, queues deliveries promoted but never queued, fills free slots',
+      memorySize: 512,
+      timeout: Duration.seconds(DELIVERY_SWEEP.timeoutSeconds),
+      environment: { ...props.environment, ...lanes },
+      logRetention: props.logRetention,
+    });
+    for (const statement of [...webhookSweepStatements(table), ...tableGuardrailStatements(table)])
+      this.sweep.role.addToPrincipalPolicy(statement);
+    // It queues first attempts (and promoted ones again): the fast lanes only.
+    this.fastLane.grantSendMessages(this.sweep.role);
+    this.testFastLane.grantSendMessages(this.sweep.role);
+    // Run by EventBridge Scheduler (AWS's engine, not a timer of ours); a run that fails is retried by the schedule.
+    // Its role may invoke the sweeper only (LambdaInvoke grants the function and its versions).
+    const scheduleRole = new Role(this, 'SweepScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
+    const sweepLogicalId = Stack.of(this).resolve(
+      Stack.of(this).getLogicalId(this.sweep.function.node.defaultChild as CfnElement),
+    ) as string;
+    Validations.of(scheduleRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${sweepLogicalId}.Arn>:*]`,
+      reason:
+        "lambda:InvokeFunction on the sweeper's own versions and aliases, which the scheduler target's grant adds; no other function.",
+    });
+    new Schedule(this, 'SweepSchedule', {
+      schedule: ScheduleExpression.rate(Duration.minutes(DELIVERY_SWEEP.everyMinutes)),
+      target: new LambdaInvoke(this.sweep.function, {
+        role: scheduleRole,
+        retryAttempts: 2,
+        maxEventAge: Duration.minutes(DELIVERY_SWEEP.everyMinutes),
+      }),
+      description: 'Webhook delivery sweeper (functions/sweep-webhook-deliveries.ts)',
+    });
   }
 
-  /** The redeliver route: it sends a new delivery to the fast lane, and is given its URL. */
+  /** The redeliver route: it sends a new delivery to its mode's fast lane, and is given their URLs. */
   grantEnqueueRedelivery(fn: ApiFunction): void {
     this.fastLane.grantSendMessages(fn.role);
+    this.testFastLane.grantSendMessages(fn.role);
     fn.function.addEnvironment('WEBHOOK_DELIVERY_QUEUE_URL', this.fastLane.queueUrl);
+    fn.function.addEnvironment('WEBHOOK_TEST_DELIVERY_QUEUE_URL', this.testFastLane.queueUrl);
   }
 
   /** The age of the oldest pending delivery of an endpoint class: healthy endpoints (fast lane) or failing ones (slow lane). */

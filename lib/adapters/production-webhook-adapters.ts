@@ -7,6 +7,8 @@ import { dnsResolver } from './webhooks/dns-resolver.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
 import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
 import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
+import { DynamoWebhookDeliverySlots } from './dynamodb/webhook-delivery-slots.js';
+import { DynamoCompanyStore } from './dynamodb/company-store.js';
 import { sqsClient } from './sqs/verification-retry-queue.js';
 import type { DeliveryQueue, HostResolver } from '../webhooks/ports.js';
 import { tableAdapters } from './production-adapters.js';
@@ -49,21 +51,25 @@ export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { wi
   };
 }
 
+/** Each mode's lanes (fast and slow). */
 function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
   const missing = [
     ['WEBHOOK_DELIVERY_QUEUE_URL', cfg.webhookDeliveryQueueUrl],
     ['WEBHOOK_SLOW_QUEUE_URL', cfg.webhookSlowQueueUrl],
+    ['WEBHOOK_TEST_DELIVERY_QUEUE_URL', cfg.webhookTestDeliveryQueueUrl],
+    ['WEBHOOK_TEST_SLOW_QUEUE_URL', cfg.webhookTestSlowQueueUrl],
   ].filter(([, value]) => value === undefined);
   if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by ${user}`);
   return new SqsWebhookDeliveryQueue(sqsClient(cfg), {
-    fast: cfg.webhookDeliveryQueueUrl!,
-    slow: cfg.webhookSlowQueueUrl!,
+    live: { fast: cfg.webhookDeliveryQueueUrl!, slow: cfg.webhookSlowQueueUrl! },
+    test: { fast: cfg.webhookTestDeliveryQueueUrl!, slow: cfg.webhookTestSlowQueueUrl! },
   });
 }
 
 /**
  * The webhook fan-out (functions/fan-out-webhook-events.ts): endpoints read without secrets (it
- * holds no key), the delivery log it starts records in, and both delivery lanes.
+ * holds no key), the delivery log it starts records in, the endpoints' slots and waiting lists,
+ * and each mode's lanes.
  */
 export function webhookFanOutAdapters(cfg: AppConfig = config()) {
   const client = documentClient(cfg);
@@ -71,7 +77,26 @@ export function webhookFanOutAdapters(cfg: AppConfig = config()) {
   return {
     endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
     deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
     queue: webhookQueue(cfg, 'the webhook fan-out'),
+    now,
+  };
+}
+
+/**
+ * The delivery sweeper (functions/sweep-webhook-deliveries.ts): the companies and their endpoints
+ * (no secrets), the delivery log (read only), the endpoints' slots and waiting lists, each mode's
+ * lanes.
+ */
+export function webhookSweepAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  const now = () => new Date();
+  return {
+    companies: new DynamoCompanyStore(client, cfg.tableName),
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
+    queue: webhookQueue(cfg, 'the webhook delivery sweeper'),
     now,
   };
 }
@@ -108,14 +133,16 @@ export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
       now,
     },
     messages,
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
     laneOf: (eventSourceArn: string) => messages.laneOf(eventSourceArn),
   };
 }
 
 /**
- * The redeliver route: endpoints (no secrets), the event reader, the delivery log, and the fast
- * lane only (WEBHOOK_DELIVERY_QUEUE_URL): a redelivery is always queued there. The queue is built on
- * first use, so a process without the URL fails the request that needs it, naming the variable.
+ * The redeliver route: endpoints (no secrets), the event reader, the delivery log, and each mode's
+ * fast lane only (WEBHOOK_DELIVERY_QUEUE_URL, WEBHOOK_TEST_DELIVERY_QUEUE_URL): a redelivery is
+ * always queued there. The queue is built on first use, so a process without the URLs fails the
+ * request that needs them, naming the variables.
  */
 export function webhookRedeliveryAdapters(cfg: AppConfig = config()) {
   const client = documentClient(cfg);
@@ -123,10 +150,15 @@ export function webhookRedeliveryAdapters(cfg: AppConfig = config()) {
   const fastLane: DeliveryQueue = {
     enqueue: (lane, jobs, delaySeconds) => {
       if (lane !== 'fast') throw new Error(`the redeliver route enqueues on the fast lane only, not ${lane}`);
-      if (cfg.webhookDeliveryQueueUrl === undefined)
-        throw new Error('Invalid configuration: WEBHOOK_DELIVERY_QUEUE_URL is required by the redeliver route');
-      // The slow lane's URL is not this function's: it never sends there (checked above).
-      queue ??= new SqsWebhookDeliveryQueue(sqsClient(cfg), { fast: cfg.webhookDeliveryQueueUrl, slow: cfg.webhookDeliveryQueueUrl });
+      if (cfg.webhookDeliveryQueueUrl === undefined || cfg.webhookTestDeliveryQueueUrl === undefined)
+        throw new Error(
+          'Invalid configuration: WEBHOOK_DELIVERY_QUEUE_URL and WEBHOOK_TEST_DELIVERY_QUEUE_URL are required by the redeliver route',
+        );
+      // The slow lanes' URLs are not this function's: it never sends there (checked above).
+      queue ??= new SqsWebhookDeliveryQueue(sqsClient(cfg), {
+        live: { fast: cfg.webhookDeliveryQueueUrl },
+        test: { fast: cfg.webhookTestDeliveryQueueUrl },
+      });
       return queue.enqueue('fast', jobs, delaySeconds);
     },
   };

@@ -55,12 +55,15 @@ const schema = z.object({
   WEBHOOK_SECRET_KEY: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
   /**
-   * The webhook delivery queues (docs/webhooks-design.md): the fast lane, the slow lane (failing
-   * endpoints and retries) and the dead-letter queue of failed deliveries. The fan-out, the
-   * delivery function and the redeliver route are given the ones they use; others none.
+   * The webhook delivery queues (docs/webhooks-design.md): per mode a fast lane and a slow lane
+   * (deliveries in sustained failure), live (`WEBHOOK_DELIVERY_QUEUE_URL`, `WEBHOOK_SLOW_QUEUE_URL`)
+   * and test (`WEBHOOK_TEST_…`), and the dead-letter queue of failed deliveries. The fan-out, the
+   * delivery function, the sweeper and the redeliver route are given the ones they use; others none.
    */
   WEBHOOK_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  WEBHOOK_TEST_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  WEBHOOK_TEST_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
   /**
@@ -89,7 +92,8 @@ export interface AppConfig {
   verificationRetryQueueUrl?: string | undefined;
   webhookDeliveryQueueUrl?: string | undefined;
   webhookSlowQueueUrl?: string | undefined;
-  webhookDeadLetterQueueUrl?: string | undefined;
+  webhookTestDeliveryQueueUrl?: string | undefined;
+  webhookTestSlowQueueUrl?: string | undefined;
   webhookSecretKey: string | undefined;
   webhookSecretKeyArn: string | undefined;
   /** npm start only: loopback webhook URLs accepted. */
@@ -125,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     verificationRetryQueueUrl: e.VERIFICATION_RETRY_QUEUE_URL,
     webhookDeliveryQueueUrl: e.WEBHOOK_DELIVERY_QUEUE_URL,
     webhookSlowQueueUrl: e.WEBHOOK_SLOW_QUEUE_URL,
+    webhookTestDeliveryQueueUrl: e.WEBHOOK_TEST_DELIVERY_QUEUE_URL,
+    webhookTestSlowQueueUrl: e.WEBHOOK_TEST_SLOW_QUEUE_URL,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',

@@ -3,6 +3,7 @@ import { disableDecision, healthAfterAttempt, type EndpointHealth } from './endp
 import type { DeliveryLane, SentWebhook, WebhookAttemptSender, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { nextStep } from './retry-schedule.js';
 import { signingSecrets } from './signature.js';
+import { sustainedFailure } from './sustained-failure.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
 
 /**
@@ -37,20 +38,7 @@ export interface DeliverDeps {
   now: () => Date;
   /** In [0, 1): the retry delay's jitter (Math.random unless a test fixes it). */
   random?: () => number;
-  /** SLOW_ATTEMPT_MS unless a test shortens it. */
-  slowAttemptMs?: number;
 }
-
-/**
- * A scheduled attempt still without an answer this long after its host name resolved (the sender's
- * `onResolved`: resolution has its own timeout, dns-resolver.ts) starts its endpoint's failing run at
- * once, with the attempt's start time (the value its failure would record; its success clears it
- * again): the fan-out then sends the endpoint's next deliveries to the slow lane, and the fast lane
- * moves the ones already queued there without attempting them, while this attempt waits out its
- * 10 s. A receiver that hangs thus holds fast-lane consumers for the deliveries of about one second,
- * not of ten (docs/webhooks-design.md, "No head-of-line blocking").
- */
-export const SLOW_ATTEMPT_MS = 1_000;
 
 /** A job that arrives this early (or less) before its record's nextAttemptAt is attempted now. */
 const EARLY_TOLERANCE_MS = 1_000;
@@ -66,17 +54,17 @@ export type DeliveryResult =
       attempt?: SentWebhook;
       endpointDisabled?: boolean;
     }
-  /** Try again after `delaySeconds` (the same job): `attempt` is absent when the job only came too early. */
-  | { kind: 'retry'; delaySeconds: number; nextAttemptAt: string; attempt?: SentWebhook; endpointDisabled?: boolean }
+  /**
+   * Try again after `delaySeconds` (the same job), on `lane`: the slow lane once the delivery's own
+   * attempts show sustained failure (sustained-failure.ts), never after one failed or slow attempt.
+   * `attempt` is absent when the job only came too early.
+   */
+  | { kind: 'retry'; delaySeconds: number; nextAttemptAt: string; lane: DeliveryLane; attempt?: SentWebhook; endpointDisabled?: boolean }
   /** Retries ended: the delivery is `failed`; the function moves the job to the dead-letter queue. */
   | { kind: 'give-up'; attempt: SentWebhook; endpointDisabled?: boolean };
 
-/**
- * `lane` is the queue the job came from: a job on the fast lane whose endpoint has a failing run
- * is not attempted there but answered `retry` with no delay, which the function turns into a move
- * to the slow lane (a failing endpoint never holds a fast-lane consumer).
- */
-export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?: DeliveryLane): Promise<DeliveryResult> {
+/** `lane` is the queue the job came from (a job that came too early goes back to it). */
+export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane: DeliveryLane = 'fast'): Promise<DeliveryResult> {
   const key = deliveryKeyOf(job);
   // The three reads are independent: one round trip instead of three before the attempt.
   const [found, existing, stored] = await Promise.all([
@@ -102,26 +90,22 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
   }
 
   const now = deps.now();
-  if (lane === 'fast' && endpoint.failingSince !== undefined) return { kind: 'retry', delaySeconds: 0, nextAttemptAt: now.toISOString() };
   if (record.nextAttemptAt !== undefined && Date.parse(record.nextAttemptAt) - now.getTime() > EARLY_TOLERANCE_MS) {
     return {
       kind: 'retry',
       delaySeconds: Math.ceil((Date.parse(record.nextAttemptAt) - now.getTime()) / 1000),
       nextAttemptAt: record.nextAttemptAt,
+      lane,
     };
   }
 
   const attemptsBefore = record.attempts.length;
-  const watch = watchForSlowAnswer(deps, job, endpoint, now);
   const sent = await deps.sender.send({
     url: endpoint.url,
     eventId: job.eventId,
     payload: stored.payload,
     secrets: signingSecrets(secrets, now),
-    // The mark counts from the end of resolution: a name slow to resolve is not a receiver slow to answer.
-    onResolved: watch.start,
   });
-  await watch.stop();
   const attempt = attemptOf(sent);
   const after = deps.now();
 
@@ -135,7 +119,8 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
     const step = nextStep({ attemptsMade: attemptsBefore + 1, firstAttemptAt, now: after }, deps.random);
     if (step.kind === 'retry') {
       next = { status: 'pending', nextAttemptAt: step.nextAttemptAt.toISOString() };
-      result = { kind: 'retry', delaySeconds: step.delaySeconds, nextAttemptAt: next.nextAttemptAt!, attempt: sent };
+      const retryLane = sustainedFailure([...record.attempts, attempt]) ? 'slow' : 'fast';
+      result = { kind: 'retry', delaySeconds: step.delaySeconds, nextAttemptAt: next.nextAttemptAt!, lane: retryLane, attempt: sent };
     } else {
       next = { status: 'failed' };
       result = { kind: 'give-up', attempt: sent };
@@ -148,48 +133,14 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane?:
   if (recorded === 'stale') return { kind: 'done', reason: 'duplicate', attempt: sent };
 
   if (job.kind === 'scheduled') {
-    // The health as it stands after the attempt, not as read before it: meanwhile this attempt's own
-    // slow-answer mark, or another attempt to the endpoint, may have started or ended its failing run
+    // The health as it stands after the attempt, not as read before it: meanwhile another attempt to
+    // the endpoint may have started or ended its failing run
     // (the function's batch keeps its own health writes in the reading it shares: a failure and then
     // a success in one batch leave the endpoint healthy).
     const current = await deps.endpoints.getWithSecrets(job.mode, job.companyId, job.endpointId);
     if (current) result.endpointDisabled = await updateHealth(deps, job, current.endpoint, sent.delivered, new Date(sent.at), after);
   }
   return result;
-}
-
-/**
- * Starts the endpoint's failing run if a scheduled attempt is still unanswered slowAttemptMs after
- * `start` (the sender's onResolved); `stop` waits for that write.
- */
-function watchForSlowAnswer(
-  deps: DeliverDeps,
-  job: DeliveryJob,
-  endpoint: EndpointHealth,
-  at: Date,
-): { start(): void; stop(): Promise<void> } {
-  if (job.kind !== 'scheduled' || endpoint.failingSince !== undefined) return { start: () => undefined, stop: async () => undefined };
-  let marking: Promise<void> | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stopped = false;
-  const mark = () => {
-    const failingSince = at.toISOString();
-    marking = deps.endpoints.recordHealth(job.mode, job.companyId, job.endpointId, { status: endpoint.status, failingSince }).then(
-      () => undefined,
-      // Only an early signal: the attempt's outcome records the health as usual.
-      () => undefined,
-    );
-  };
-  return {
-    start: () => {
-      if (!stopped && timer === undefined) timer = setTimeout(mark, deps.slowAttemptMs ?? SLOW_ATTEMPT_MS);
-    },
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      return marking;
-    },
-  };
 }
 
 /** The attempt as the log shows it (the connected address is for operators' logs only). */

@@ -1,5 +1,6 @@
 import type { Mode } from '../mode.js';
-import type { DeliveryLane, DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import { fill } from './delivery-slots.js';
+import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
 import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
@@ -26,13 +27,17 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
  * An endpoint gets only events not older than itself (webhook-endpoint.ts `receivesEvent`): the
  * stream read again after a restart, or by a consumer deployed later, sends nothing from before it.
  *
- * An endpoint with a failing run (`failingSince` set) gets its jobs on the slow lane, so its
- * timeouts never occupy the fast lane's consumers (docs/webhooks-design.md, "No head-of-line
- * blocking").
+ * Fair share per endpoint (delivery-slots.ts): every job is first put on its endpoint's waiting
+ * list (before its record is started, so no record is ever `pending` with neither a message nor a
+ * place on the list: a crash anywhere after leaves the job for the next fill or the sweeper), then
+ * each endpoint is `fill`ed: only the jobs it has free slots for are queued, on the fast lane; the
+ * rest wait outside the lanes until the endpoint's running jobs end. A job found already attempted
+ * or settled (a replayed stream record) is taken off the list again.
  */
 export interface FanOutDeps {
   endpoints: Pick<WebhookEndpointStore, 'list'>;
   deliveries: Pick<WebhookDeliveryStore, 'startAll'>;
+  slots: DeliverySlots;
   queue: DeliveryQueue;
   now: () => Date;
 }
@@ -47,9 +52,10 @@ export interface EventToFanOut {
 }
 
 export interface FanOutResult {
-  /** Jobs enqueued per lane. */
-  fast: number;
-  slow: number;
+  /** New jobs put on their endpoints' waiting lists. */
+  jobs: number;
+  /** Jobs queued by the fills that followed (this event's or older ones waiting before them). */
+  queued: number;
   /** Matching endpoints whose delivery was already attempted or settled (a replayed stream record). */
   alreadyStarted: number;
 }
@@ -68,29 +74,30 @@ export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpo
   };
 }
 
-/** The jobs of one event per lane, their delivery records started, not yet enqueued (planFanOut). */
+/** The jobs of one event, each on its endpoint's waiting list with its delivery's record started (planFanOut). */
 export interface FanOutPlan {
-  lanes: Record<DeliveryLane, DeliveryJob[]>;
+  jobs: DeliveryJob[];
   alreadyStarted: number;
 }
 
-/** The fan-out of one event, enqueued at once. */
+/** The fan-out of one event, its endpoints filled at once. */
 export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promise<FanOutResult> {
   const plan = await planFanOut(deps, event);
-  await enqueuePlans(deps.queue, [plan]);
-  return { fast: plan.lanes.fast.length, slow: plan.lanes.slow.length, alreadyStarted: plan.alreadyStarted };
+  const queued = await fillPlans(deps, [plan]);
+  return { jobs: plan.jobs.length, queued, alreadyStarted: plan.alreadyStarted };
 }
 
 /**
- * Several events' jobs in as few queue requests as the lanes allow (the stream function plans a
- * whole batch of events, then enqueues once: 3 endpoints × 100 events are 30 SendMessageBatch
- * requests, not 100). A failure leaves every plan's records started and pending, which the stream
- * record's retry finds and enqueues.
+ * Fills every endpoint the plans put jobs on (delivery-slots.ts `fill`), each once: the stream
+ * function plans a whole batch of events, then fills once per endpoint (3 endpoints × 100 events
+ * are 3 fills, each queueing what the endpoint has slots for in one SendMessageBatch). A failure
+ * leaves the jobs on their waiting lists, which the stream record's retry (or the sweeper) fills.
  */
-export async function enqueuePlans(queue: DeliveryQueue, plans: readonly FanOutPlan[]): Promise<void> {
-  const fast = plans.flatMap((p) => p.lanes.fast);
-  const slow = plans.flatMap((p) => p.lanes.slow);
-  await Promise.all([fast.length > 0 ? queue.enqueue('fast', fast) : undefined, slow.length > 0 ? queue.enqueue('slow', slow) : undefined]);
+export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans: readonly FanOutPlan[]): Promise<number> {
+  const endpoints = new Map<string, { mode: Mode; endpointId: string }>();
+  for (const job of plans.flatMap((p) => p.jobs)) endpoints.set(`${job.mode}\u0000${job.endpointId}`, job);
+  const filled = await Promise.all([...endpoints.values()].map(({ mode, endpointId }) => fill(deps, mode, endpointId)));
+  return filled.reduce((a, b) => a + b, 0);
 }
 
 /** The deliveries of one event: the matching endpoints' jobs, each delivery's record started. */
@@ -134,7 +141,13 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
   let stored: WebhookDelivery[] = [];
   let startError: unknown;
   try {
-    stored = records.length > 0 ? await deps.deliveries.startAll(records) : [];
+    if (records.length > 0) {
+      // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
+      await deps.slots.wait(wanted.flat().map(({ job }) => job));
+      stored = await deps.deliveries.startAll(records);
+      const attempted = wanted.flat().filter((_, k) => stored[k]!.status !== 'pending' || stored[k]!.attempts.length > 0);
+      if (attempted.length > 0) await deps.slots.forget(attempted.map(({ job }) => job));
+    }
   } catch (error) {
     startError = error;
   }
@@ -142,15 +155,15 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
   return matched.map((outcome, i): PlannedFanOut => {
     if (outcome.status === 'rejected') return { ok: false, error: outcome.reason };
     const deliveries = wanted[i]!;
-    if (deliveries.length === 0) return { ok: true, plan: { lanes: { fast: [], slow: [] }, alreadyStarted: 0 } };
+    if (deliveries.length === 0) return { ok: true, plan: { jobs: [], alreadyStarted: 0 } };
     if (startError !== undefined) return { ok: false, error: startError };
-    const lanes: Record<DeliveryLane, DeliveryJob[]> = { fast: [], slow: [] };
+    const jobs: DeliveryJob[] = [];
     let alreadyStarted = 0;
-    for (const { endpoint, job } of deliveries) {
+    for (const { job } of deliveries) {
       const record = stored[next++]!;
       if (record.status !== 'pending' || record.attempts.length > 0) alreadyStarted++;
-      else lanes[endpoint.failingSince === undefined ? 'fast' : 'slow'].push(job);
+      else jobs.push(job);
     }
-    return { ok: true, plan: { lanes, alreadyStarted } };
+    return { ok: true, plan: { jobs, alreadyStarted } };
   });
 }

@@ -105,15 +105,45 @@ export interface WebhookDeliveryStore {
 }
 
 /**
- * The delivery queues (SQS): `fast` for endpoints whose deliveries succeed, `slow` for endpoints
- * with a failing run (`failingSince` set) and for every retry, so that a failing or hanging
- * endpoint only ever occupies the slow lane's consumers (docs/webhooks-design.md, "No
- * head-of-line blocking"). `delaySeconds` at most 900 (SQS's limit).
+ * The delivery lanes (SQS), one set per mode (a job goes to its own mode's queue, so test-mode
+ * deliveries never wait behind live ones nor take their consumers): `fast` for first attempts and
+ * early retries, `slow` for retries of a delivery in sustained failure (sustained-failure.ts), whose
+ * consumers are capped apart from the fast lane's (docs/webhooks-design.md, "Fair share per
+ * endpoint"). `delaySeconds` at most 900 (SQS's limit); a longer wait hops (the job's `dueAt`).
  */
 export type DeliveryLane = 'fast' | 'slow';
 
 export interface DeliveryQueue {
   enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
+}
+
+/**
+ * Each endpoint's share of the shared lanes (lib/webhooks/delivery-slots.ts): at most `cap` of its
+ * jobs are queued, in flight or waiting for a retry in the lanes at once, each holding one of its
+ * slots; the others wait on the endpoint's waiting list, outside the lanes, oldest first.
+ */
+export interface DeliverySlots {
+  /** Puts the jobs on their endpoints' waiting lists (a job already there stays as it is). */
+  wait(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** Takes jobs off the waiting lists without queueing them (deliveries found already attempted or settled). */
+  forget(jobs: readonly DeliveryJob[]): Promise<void>;
+  /**
+   * Claims the endpoint's free slots (up to `cap` held) for its oldest waiting jobs, in one atomic
+   * write that also marks those jobs promoted, and answers them: the caller queues them, then calls
+   * `promoted`. A job marked promoted but never removed (a crash before queueing) is answered again
+   * by `stalePromotions`.
+   */
+  claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]>;
+  /** Undoes a claim whose jobs could not be queued: their slots given back, the jobs waiting again (not promoted). */
+  abandon(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** Removes promoted jobs from the waiting list once they are queued. */
+  promoted(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** Gives the delivery's slot back (one that held none changes nothing). */
+  release(key: DeliveryKey): Promise<void>;
+  /** The deliveries holding the endpoint's slots. */
+  holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]>;
+  /** Jobs marked promoted at least `olderThanMs` ago and still on the waiting list (their queueing may have been lost). */
+  stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]>;
 }
 
 /**

@@ -3,11 +3,11 @@
  * exponential backoff with jitter, the first retry within 10 s, then growing, for at least 3 days
  * after the first attempt; then the delivery is `failed`.
  *
- * Every delay fits in one SQS visibility timeout, so the delivery function schedules a retry by
- * changing the received message's visibility (ChangeMessageVisibility) and nothing else: no timer,
- * no second queue. SQS allows at most 12 h of visibility counted from the message's receipt, so a
- * delay is at most MAX_DELAY_SECONDS (11 h): the hour left covers the attempt and the function's
- * run before the change is made. The nominal delays grow by FACTOR from BASE_DELAY_SECONDS up to
+ * The delivery function schedules a retry as a new message delayed by DelaySeconds (≤ 15 min), a
+ * longer delay as hops of ≤ 15 min each (functions/deliver-webhooks.ts): no message is held in
+ * flight, so retries never count against SQS's in-flight quota. A delay is at most
+ * MAX_DELAY_SECONDS (11 h), a bound kept from when retries were held by ChangeMessageVisibility
+ * (12 h at most from the receipt); the schedule below has not changed since. The nominal delays grow by FACTOR from BASE_DELAY_SECONDS up to
  * CAP_DELAY_SECONDS; each is spread by ±JITTER so that deliveries that failed together (an
  * endpoint's outage) do not come back together.
  *

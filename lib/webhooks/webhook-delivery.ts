@@ -92,6 +92,12 @@ export const deliveryJobSchema = z
     companyId: z.string().min(1),
     mode: z.enum(MODES),
     createdAt: z.iso.datetime(),
+    /**
+     * When a retry is due, on a job re-sent with a delay: SQS delays a message 15 minutes at most,
+     * so a longer wait is made of hops (the job re-sent with ≤ 900 s until this time), never a
+     * message held in flight (docs/webhooks-design.md, "Retries and SQS's quotas").
+     */
+    dueAt: z.iso.datetime().optional(),
   })
   .strict();
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
@@ -102,7 +108,7 @@ export function deliveryKeyOf(job: Pick<DeliveryJob, 'mode' | 'endpointId' | 'cr
 
 /** The record a job's delivery starts as: pending, no attempt yet. */
 export function newDeliveryRecord(job: DeliveryJob, at: string): WebhookDelivery {
-  const { v: _version, ...named } = job;
+  const { v: _version, dueAt: _dueAt, ...named } = job;
   return { ...named, status: 'pending', attempts: [], updatedAt: at };
 }
 

@@ -7,6 +7,9 @@ import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
+import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js';
+import { sweepEndpoint } from '../../lib/webhooks/delivery-slots.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
@@ -64,7 +67,6 @@ class RecordingMessages implements DeliveryMessages {
   async enqueue(_lane: DeliveryLane, jobs: readonly DeliveryJob[]) {
     this.enqueued.push(...jobs);
   }
-  async changeVisibility() {}
 }
 
 const FAST_ARN = 'arn:aws:sqs:eu-west-2:000000000000:webhook-deliveries';
@@ -98,15 +100,17 @@ afterAll(() => receiver.close());
 const synthesised = synth();
 
 describe.each<Mode>(['live', 'test'])('the webhook engine functions send only item requests their roles allow, %s mode', (mode) => {
-  const sent = { WebhookFanOut: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[] };
+  const sent = { WebhookFanOut: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[], WebhookSweep: [] as ItemRequest[] };
 
   beforeAll(async () => {
     const cfg = config();
     const messages = new RecordingMessages();
     const sealing = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
+    const slots = new DynamoWebhookDeliverySlots(client, cfg.tableName, now);
     const fanOut = buildFanOutWebhookEventsHandler({
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+      slots,
       queue: messages,
       now,
     });
@@ -120,6 +124,7 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
         random: () => 0.5,
       },
       messages,
+      slots,
       laneOf: (arn) => (arn === FAST_ARN ? 'fast' : 'slow'),
     });
 
@@ -170,9 +175,23 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     clock = new Date(clock.getTime() + DISABLE_AFTER_MS);
     sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(later, SLOW_ARN), lambdaContext() as never))));
     expect((await sealing.get(mode, companyId, job.endpointId))?.status).toBe('disabled');
+
+    // The sweeper's requests: the companies, their endpoints, and one endpoint mended (the whole table's
+    // sweep would reach other tests' endpoints).
+    sent.WebhookSweep.push(
+      ...(await requestsOf(async () => {
+        await new DynamoCompanyStore(client, cfg.tableName).list();
+        await new DynamoWebhookEndpointStore(client, cfg.tableName).list(mode, companyId);
+        await sweepEndpoint(
+          { slots, queue: messages, deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now) },
+          mode,
+          job.endpointId,
+        );
+      })),
+    );
   }, 60_000);
 
-  it.each(['WebhookFanOut', 'WebhookDeliver'] as const)('%s: every item request it sent is allowed', (id) => {
+  it.each(['WebhookFanOut', 'WebhookDeliver', 'WebhookSweep'] as const)('%s: every item request it sent is allowed', (id) => {
     expect(sent[id].length).toBeGreaterThan(0);
     const policy = statementsOfFunction(synthesised, id);
     for (const request of sent[id]) expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });

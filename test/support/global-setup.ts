@@ -40,8 +40,10 @@ export default async function globalSetup(): Promise<void> {
     // endpoint secrets with the key they open them with, and the redeliver route enqueues on the fast lane.
     WEBHOOK_SECRET_KEY: stores.webhooks.secretKey,
     WEBHOOK_DELIVERY_QUEUE_URL: stores.webhooks.deliveryQueueUrl,
+    WEBHOOK_TEST_DELIVERY_QUEUE_URL: stores.webhooks.testDeliveryQueueUrl,
     // For tests that run the fan-out or the delivery function themselves (a replayed stream record).
     WEBHOOK_SLOW_QUEUE_URL: stores.webhooks.slowQueueUrl,
+    WEBHOOK_TEST_SLOW_QUEUE_URL: stores.webhooks.testSlowQueueUrl,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

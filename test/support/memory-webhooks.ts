@@ -1,6 +1,6 @@
 import type { Mode } from '../../lib/mode.js';
 import type { EndpointHealth } from '../../lib/webhooks/endpoint-health.js';
-import type { DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from '../../lib/webhooks/ports.js';
+import type { DeliveryLane, DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from '../../lib/webhooks/ports.js';
 import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
   DELIVERY_RETENTION_SECONDS,
@@ -95,10 +95,81 @@ export class MemoryWebhookDeliveryStore implements WebhookDeliveryStore {
 
 /** The delivery queues as lists: what was enqueued to each lane, with its delay. */
 export class MemoryDeliveryQueue implements DeliveryQueue {
-  readonly sent: { lane: 'fast' | 'slow'; job: DeliveryJob; delaySeconds: number }[] = [];
+  readonly sent: { lane: DeliveryLane; job: DeliveryJob; delaySeconds: number }[] = [];
 
-  async enqueue(lane: 'fast' | 'slow', jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
+  async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
     for (const job of jobs) this.sent.push({ lane, job: copy(job), delaySeconds });
+  }
+}
+
+/** Each endpoint's slots and waiting list, as the DynamoDB adapter keeps them (lib/adapters/dynamodb/webhook-delivery-slots.ts). */
+export class MemoryDeliverySlots implements DeliverySlots {
+  /** Per `<mode>\0<endpointId>`: the holders (`<createdAt>#<deliveryId>`) and the waiting jobs by the same key. */
+  readonly held = new Map<string, Set<string>>();
+  readonly waiting = new Map<string, Map<string, { job: DeliveryJob; promotedAt?: string }>>();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  private static endpoint(mode: Mode, endpointId: string) {
+    return `${mode}\u0000${endpointId}`;
+  }
+  private list(mode: Mode, endpointId: string) {
+    const key = MemoryDeliverySlots.endpoint(mode, endpointId);
+    let list = this.waiting.get(key);
+    if (!list) this.waiting.set(key, (list = new Map()));
+    return list;
+  }
+  private holdersOf(mode: Mode, endpointId: string) {
+    const key = MemoryDeliverySlots.endpoint(mode, endpointId);
+    let set = this.held.get(key);
+    if (!set) this.held.set(key, (set = new Set()));
+    return set;
+  }
+
+  async wait(jobs: readonly DeliveryJob[]): Promise<void> {
+    for (const job of jobs) this.list(job.mode, job.endpointId).set(`${job.createdAt}#${job.deliveryId}`, { job: copy(job) });
+  }
+  async forget(jobs: readonly DeliveryJob[]): Promise<void> {
+    for (const job of jobs) this.list(job.mode, job.endpointId).delete(`${job.createdAt}#${job.deliveryId}`);
+  }
+  async promoted(jobs: readonly DeliveryJob[]): Promise<void> {
+    await this.forget(jobs);
+  }
+  async claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]> {
+    await Promise.resolve();
+    const holders = this.holdersOf(mode, endpointId);
+    const free = cap - holders.size;
+    const candidates = [...this.list(mode, endpointId).entries()]
+      .filter(([, w]) => w.promotedAt === undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .slice(0, Math.max(0, free));
+    for (const [key, w] of candidates) {
+      holders.add(key);
+      w.promotedAt = this.now().toISOString();
+    }
+    return candidates.map(([, w]) => copy(w.job));
+  }
+  async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
+    for (const job of jobs) {
+      await this.release(job);
+      const waiting = this.list(job.mode, job.endpointId).get(`${job.createdAt}#${job.deliveryId}`);
+      if (waiting) delete waiting.promotedAt;
+    }
+  }
+  async release(key: DeliveryKey): Promise<void> {
+    this.holdersOf(key.mode, key.endpointId).delete(`${key.createdAt}#${key.deliveryId}`);
+  }
+  async holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]> {
+    return [...this.holdersOf(mode, endpointId)].map((h) => {
+      const at = h.lastIndexOf('#');
+      return { mode, endpointId, createdAt: h.slice(0, at), deliveryId: h.slice(at + 1) };
+    });
+  }
+  async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
+    const before = this.now().getTime() - olderThanMs;
+    return [...this.list(mode, endpointId).values()]
+      .filter((w) => w.promotedAt !== undefined && Date.parse(w.promotedAt) <= before)
+      .map((w) => copy(w.job));
   }
 }
 

@@ -27,6 +27,8 @@ import type { Mode } from '../../mode.js';
  * | Webhook endpoint     | WHEP#<m><companyId>      | EP#<endpointId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk>            |
  * | Webhook endpoint count | WHEP#<m><companyId>    | COUNT       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Webhook delivery     | WHD#<m><endpointId>      | <createdAt>#<deliveryId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
+ * | Endpoint's slots     | WHW#<m><endpointId>      | SLOTS       | -                               | -                    |
+ * | Waiting delivery     | WHW#<m><endpointId>      | W#<createdAt>#<deliveryId> | -                | -                    |
  *
  * `<s>` is the case's list shard, 0 to CASE_LIST_SHARDS - 1, a hash of the case id. An event is
  * listed in its case's shard, so the events of one case are in one index partition.
@@ -101,6 +103,13 @@ import type { Mode } from '../../mode.js';
  * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
+ * | Wait for an endpoint's slot (fan-out)     | PutItem WHW#<m><epId> / W#<createdAt>#<id>, each   |
+ * | Claim free slots for the oldest waiting   | Query WHW#<m><epId> ascending, consistent (SLOTS,  |
+ * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); TransactWriteItems: Update  |
+ * |                                           | SLOTS ADD holders (size(holders) <= cap - k) + one |
+ * |                                           | Update per W# item SET promotedAt (not promoted)   |
+ * | Queued: off the waiting list              | DeleteItem WHW#… / W#…, each                       |
+ * | A job ended: its slot given back          | UpdateItem WHW#… / SLOTS DELETE holders            |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
@@ -143,6 +152,7 @@ export const PARTITION_PREFIXES = {
   registryRate: 'REGISTRY#RATE',
   webhookEndpoints: 'WHEP#',
   webhookDeliveries: 'WHD#',
+  webhookDeliverySlots: 'WHW#',
 } as const;
 
 /** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
@@ -287,6 +297,25 @@ export const keys = {
   webhookDeliveryPartition: (mode: Mode, endpointId: string): string =>
     `${PARTITION_PREFIXES.webhookDeliveries}${MODE_SEGMENT[mode]}${endpointId}`,
 
+  /**
+   * An endpoint's share of the delivery lanes (lib/webhooks/delivery-slots.ts): the `SLOTS` item,
+   * whose string set `holders` names the deliveries (`<createdAt>#<deliveryId>`) holding its slots,
+   * and its waiting deliveries, `W#<createdAt>#<deliveryId>`, oldest first. One partition per
+   * endpoint: a burst of one endpoint writes its own partition only, and each of its items is
+   * written a few times per delivery (a marker put, promoted, deleted; the slot claimed, released).
+   * `SLOTS` sorts before `W#`, so one Query reads the holders and the oldest waiting together.
+   */
+  webhookDeliverySlots: (mode: Mode, endpointId: string): ItemKey => ({
+    pk: keys.webhookDeliverySlotPartition(mode, endpointId),
+    sk: 'SLOTS',
+  }),
+  webhookDeliveryWaiting: (key: { mode: Mode; endpointId: string; createdAt: string; deliveryId: string }): ItemKey => ({
+    pk: keys.webhookDeliverySlotPartition(key.mode, key.endpointId),
+    sk: `${WEBHOOK_WAITING_SK_PREFIX}${key.createdAt}#${key.deliveryId}`,
+  }),
+  webhookDeliverySlotPartition: (mode: Mode, endpointId: string): string =>
+    `${PARTITION_PREFIXES.webhookDeliverySlots}${MODE_SEGMENT[mode]}${endpointId}`,
+
   /** The whole key of an item of a mode's world: its pk/sk plus, for a test item, its test-data listing. */
   withTestDataListing: (mode: Mode, companyId: string, key: ItemKey) => ({ ...key, ...testDataListing(mode, companyId, key) }),
   testDataIndexPk: (companyId: string): string => `TESTDATA#${companyId}`,
@@ -299,6 +328,7 @@ export const keys = {
       PARTITION_PREFIXES.event,
       PARTITION_PREFIXES.webhookEndpoints,
       PARTITION_PREFIXES.webhookDeliveries,
+      PARTITION_PREFIXES.webhookDeliverySlots,
     ].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
@@ -337,10 +367,15 @@ export const ITEM_TYPES = {
   webhookEndpoint: 'WEBHOOK_ENDPOINT',
   webhookEndpointCounter: 'WEBHOOK_ENDPOINT_COUNTER',
   webhookDelivery: 'WEBHOOK_DELIVERY',
+  webhookDeliverySlots: 'WEBHOOK_DELIVERY_SLOTS',
+  webhookDeliveryWaiting: 'WEBHOOK_DELIVERY_WAITING',
 } as const;
 
 /** The sort key prefix of a webhook endpoint in its company's endpoint partition. */
 export const WEBHOOK_ENDPOINT_SK_PREFIX = 'EP#';
+
+/** The sort key prefix of a delivery waiting for its endpoint's slot. */
+export const WEBHOOK_WAITING_SK_PREFIX = 'W#';
 
 /** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */
 export const WITHDRAWN_SK_PREFIX = 'WITHDRAWN#';

@@ -1,5 +1,4 @@
 import {
-  ChangeMessageVisibilityCommand,
   SendMessageBatchCommand,
   type BatchResultErrorEntry,
   type SendMessageBatchRequestEntry,
@@ -7,21 +6,26 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { DeliveryLane, DeliveryQueue } from '../../webhooks/ports.js';
 import type { DeliveryJob } from '../../webhooks/webhook-delivery.js';
+import { MODES } from '../../mode.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
 import { MAX_SQS_DELAY_SECONDS } from './verification-retry-queue.js';
 
 /** SendMessageBatch takes at most 10 entries. */
 export const SQS_BATCH_SIZE = 10;
 
+export type LaneUrls = Partial<Record<DeliveryLane, string>>;
+
 export interface DeliveryQueueUrls {
-  fast: string;
-  slow: string;
+  /** Each mode's lanes: a job goes to its own mode's (a user of one lane only is given that one). */
+  live: LaneUrls;
+  test: LaneUrls;
 }
 
 /**
- * The webhook delivery queues (SQS; locally fauxqs): the fast and slow lanes (the dead-letter queue
- * is filled by their redrive policy alone; docs/webhooks-design.md "The contract of the delivery engine"). Messages are the
- * `DeliveryJob` JSON, sent in batches of ten.
+ * The webhook delivery queues (SQS; locally fauxqs): each mode's fast and slow lanes (the
+ * dead-letter queue is filled by their redrive policy alone; docs/webhooks-design.md "The contract
+ * of the delivery engine"). Messages are the `DeliveryJob` JSON, sent in batches of ten, each to
+ * its own mode's lane: test-mode jobs never share a queue (nor its consumers) with live ones.
  *
  * Never a silent drop: SendMessageBatch answers 200 even when some entries failed, so the failed
  * entries are sent again (those SQS blames on the service) under the retry layer's backoff, and
@@ -42,27 +46,26 @@ export class SqsWebhookDeliveryQueue implements DeliveryQueue {
   ) {}
 
   async enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds = 0): Promise<void> {
-    await this.sendAll(this.urls[lane], jobs, Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))));
-  }
-
-  /**
-   * Makes a received message invisible for `seconds` (a retry on the slow lane): it comes back
-   * then, and no consumer sees it meanwhile. SQS counts at most 12 h from the message's receipt.
-   */
-  async changeVisibility(lane: DeliveryLane, receiptHandle: string, seconds: number): Promise<void> {
-    const command = new ChangeMessageVisibilityCommand({
-      QueueUrl: this.urls[lane],
-      ReceiptHandle: receiptHandle,
-      VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
-    });
-    await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+    const delay = Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds)));
+    await Promise.all(
+      MODES.map((mode) => {
+        const ofMode = jobs.filter((job) => job.mode === mode);
+        if (ofMode.length === 0) return undefined;
+        const url = this.urls[mode][lane];
+        if (url === undefined) throw new Error(`Invalid configuration: no ${mode} ${lane} delivery lane for this function`);
+        return this.sendAll(url, ofMode, delay);
+      }),
+    );
   }
 
   /** The lane of a received record, by its queue's ARN (the event source mapping's eventSourceARN). */
   laneOf(eventSourceArn: string): DeliveryLane {
     const name = queueNameOf(eventSourceArn);
-    if (name === queueNameOf(this.urls.fast)) return 'fast';
-    if (name === queueNameOf(this.urls.slow)) return 'slow';
+    for (const mode of MODES)
+      for (const lane of ['fast', 'slow'] as const) {
+        const url = this.urls[mode][lane];
+        if (url !== undefined && name === queueNameOf(url)) return lane;
+      }
     throw new Error(`a delivery message from an unknown queue: ${eventSourceArn}`);
   }
 

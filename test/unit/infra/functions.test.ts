@@ -47,6 +47,7 @@ describe('API functions', () => {
         'DebtorVerifierWorker',
         'WebhookDeliveryFanOut',
         'WebhookDeliveryDeliver',
+        'WebhookDeliverySweep',
         'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       ].sort(),
     );

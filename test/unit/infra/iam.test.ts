@@ -389,6 +389,10 @@ describe('the partition patterns come from the key design', () => {
       webhookDeliveries: MODES.map(
         (m) => keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
       ),
+      webhookDeliverySlots: MODES.flatMap((m) => [
+        keys.webhookDeliverySlots(m, 'we_1').pk,
+        keys.webhookDeliveryWaiting({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
+      ]),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -406,6 +410,7 @@ describe('the partition patterns come from the key design', () => {
       event: 'EVENT#*',
       webhookEndpoints: 'WHEP#*',
       webhookDeliveries: 'WHD#*',
+      webhookDeliverySlots: 'WHW#*',
     });
   });
 

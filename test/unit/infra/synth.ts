@@ -107,6 +107,7 @@ export function statementsOfFunction(
     | 'RecordUpload'
     | 'WebhookFanOut'
     | 'WebhookDeliver'
+    | 'WebhookSweep'
     | WebhookFunctionId,
 ): Statement[] {
   const { stack, template } = synthesised;
@@ -117,7 +118,9 @@ export function statementsOfFunction(
         ? stack.webhookDelivery.fanOut
         : functionId === 'WebhookDeliver'
           ? stack.webhookDelivery.deliver
-          : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+          : functionId === 'WebhookSweep'
+            ? stack.webhookDelivery.sweep
+            : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
   const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
   if (!role) throw new Error(`no role for ${functionId}`);

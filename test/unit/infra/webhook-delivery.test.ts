@@ -15,6 +15,8 @@ import {
   FAN_OUT_STREAM,
   FAST_LANE,
   SLOW_LANE,
+  TEST_FAST_LANE,
+  TEST_SLOW_LANE,
   WEBHOOK_ALARMS,
 } from '../../../infra/stack/webhook-delivery.js';
 import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
@@ -99,12 +101,16 @@ describe('the webhook delivery lanes', () => {
     expect(DELIVERY_LANES.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS);
   });
 
-  it('are both consumed by the delivery function, ten messages at a time, at once, with partial batch responses; the slow lane\u2019s concurrency capped', () => {
+  it('are all four consumed by the delivery function, ten messages at a time, at once, with partial batch responses; the slow and test lanes capped', () => {
     const mappings = mappingsOf(delivery.deliver);
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(4);
     const on = (q: { node: { defaultChild?: unknown } }) =>
       mappings.find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(idOf(q)))!.Properties;
-    for (const lane of [delivery.fastLane, delivery.slowLane]) {
+    // Test mode's lanes are queues and mappings of their own, capped: a test key never takes live's pollers or queue.
+    expect(on(delivery.testFastLane).ScalingConfig).toEqual({ MaximumConcurrency: TEST_FAST_LANE.maxConcurrency });
+    expect(on(delivery.testSlowLane).ScalingConfig).toEqual({ MaximumConcurrency: TEST_SLOW_LANE.maxConcurrency });
+    expect(on(delivery.testFastLane).ProvisionedPollerConfig).toBeUndefined();
+    for (const lane of [delivery.fastLane, delivery.slowLane, delivery.testFastLane, delivery.testSlowLane]) {
       expect(on(lane)).toMatchObject({
         BatchSize: 10,
         MaximumBatchingWindowInSeconds: 0,
@@ -142,15 +148,18 @@ describe('the webhook delivery lanes', () => {
   it('give each function the queue URLs the contract names, and the delivery function the key that opens endpoint secrets', () => {
     const env = (r: Resource) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     const ref = (q: { node: { defaultChild?: unknown } }) => ({ Ref: idOf(q) });
-    expect(env(fn(delivery.fanOut))).toMatchObject({
+    const lanes = {
       WEBHOOK_DELIVERY_QUEUE_URL: ref(delivery.fastLane),
       WEBHOOK_SLOW_QUEUE_URL: ref(delivery.slowLane),
-    });
+      WEBHOOK_TEST_DELIVERY_QUEUE_URL: ref(delivery.testFastLane),
+      WEBHOOK_TEST_SLOW_QUEUE_URL: ref(delivery.testSlowLane),
+    };
+    expect(env(fn(delivery.fanOut))).toMatchObject(lanes);
+    expect(env(fn(delivery.sweep))).toMatchObject(lanes);
     expect(env(fn(delivery.fanOut)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
     expect(env(fn(delivery.fanOut)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
     expect(env(fn(delivery.deliver))).toMatchObject({
-      WEBHOOK_DELIVERY_QUEUE_URL: ref(delivery.fastLane),
-      WEBHOOK_SLOW_QUEUE_URL: ref(delivery.slowLane),
+      ...lanes,
       WEBHOOK_SECRET_KEY_ARN: { Ref: idOf(stack.webhookSecretKey.secret) },
     });
     // The dead-letter queue is filled by the lanes' redrive policy alone: the function sends nothing there.
@@ -443,12 +452,14 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
 });
 
 describe('the webhook functions\u2019 other rights', () => {
-  it('the fan-out may send to both lanes (and its stream mapping to its on-failure queue), read the stream, start delivery records, and nothing else: no secret, no dead-letter queue, no consuming', () => {
+  it('the fan-out may send to the fast lanes (and its stream mapping to its on-failure queue), read the stream, start delivery records, use the slots, and nothing else: no secret, no dead-letter queue, no consuming', () => {
     const statements = fanOutPolicy();
-    const sends = [idOf(delivery.fastLane), idOf(delivery.slowLane), idOf(delivery.failedStreamRecords)].sort();
+    const sends = [idOf(delivery.fastLane), idOf(delivery.testFastLane), idOf(delivery.failedStreamRecords)].sort();
     expect(sqsRights(statements)).toEqual({ 'sqs:GetQueueAttributes': sends, 'sqs:GetQueueUrl': sends, 'sqs:SendMessage': sends });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      // The waiting jobs' removal (WHW# only: the slots and waiting lists).
+      'dynamodb:DeleteItem',
       'dynamodb:DescribeStream',
       // The delivery record's start (PutItem) and its read-back after a replayed stream record (GetItem), on WHD# only.
       'dynamodb:GetItem',
@@ -457,28 +468,33 @@ describe('the webhook functions\u2019 other rights', () => {
       'dynamodb:ListStreams',
       'dynamodb:PutItem',
       'dynamodb:Query',
+      // A slot claimed and its jobs promoted (WHW# only).
+      'dynamodb:UpdateItem',
     ]);
     // The stream rights are on the table's stream only.
     for (const s of statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))
       expect(JSON.stringify(s.Resource)).toContain('StreamArn');
   });
 
-  it('the delivery function consumes both lanes (its event source mappings), sends only to the slow lane, and reads only the secret key', () => {
+  it('the delivery function consumes the four lanes (its event source mappings), sends to them (retries, hops, the next waiting job), never to the dead-letter queue, and reads only the secret key', () => {
     const statements = deliverPolicy();
-    const [fast, slow] = [idOf(delivery.fastLane), idOf(delivery.slowLane)];
-    const lanes = [fast, slow].sort();
+    const lanes = [delivery.fastLane, delivery.slowLane, delivery.testFastLane, delivery.testSlowLane].map(idOf).sort();
+    const all = lanes;
     expect(sqsRights(statements)).toEqual({
       'sqs:ReceiveMessage': lanes,
+      // The event source mappings' own grant; the function never calls it (a retry is a new message).
       'sqs:ChangeMessageVisibility': lanes,
       'sqs:DeleteMessage': lanes,
-      'sqs:GetQueueAttributes': lanes,
-      'sqs:GetQueueUrl': lanes,
-      'sqs:SendMessage': [slow],
+      'sqs:GetQueueAttributes': all,
+      'sqs:GetQueueUrl': all,
+      'sqs:SendMessage': all,
     });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:Query',
       'dynamodb:UpdateItem',
       'secretsmanager:DescribeSecret',
       'secretsmanager:GetSecretValue',
@@ -516,7 +532,7 @@ describe.each(MODES)('the ping, redeliver and delivery-log routes in %s mode', (
     expect(
       decide(policy('RedeliverWebhookEvent'), { action: 'dynamodb:UpdateItem', leadingKeys: [whd], attributes: ['pk', 'sk', 'status'] }),
     ).toBe('implicit-deny');
-    const fast = [idOf(delivery.fastLane)];
+    const fast = [idOf(delivery.fastLane), idOf(delivery.testFastLane)].sort();
     expect(sqsRights(policy('RedeliverWebhookEvent'))).toEqual({
       'sqs:GetQueueAttributes': fast,
       'sqs:GetQueueUrl': fast,

@@ -6,7 +6,13 @@ import type { OutgoingWebhook, SentWebhook } from '../../../lib/webhooks/ports.j
 import { RETRY_WINDOW_SECONDS } from '../../../lib/webhooks/retry-schedule.js';
 import { deliveryKeyOf } from '../../../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
-import { MemoryDeliveryQueue, MemoryWebhookDeliveryStore, MemoryWebhookEndpointStore } from '../../support/memory-webhooks.js';
+import { fill, finish, MAX_JOBS_PER_ENDPOINT, STALE_PROMOTION_MS, sweepEndpoint } from '../../../lib/webhooks/delivery-slots.js';
+import {
+  MemoryDeliveryQueue,
+  MemoryDeliverySlots,
+  MemoryWebhookDeliveryStore,
+  MemoryWebhookEndpointStore,
+} from '../../support/memory-webhooks.js';
 
 /** The delivery use cases over the memory ports (the same contract as the DynamoDB adapters), with a fixed clock. */
 let clock = new Date('2026-03-01T09:00:00.000Z');
@@ -68,15 +74,24 @@ function world(statuses: number[] = [200]) {
   const endpoints = new MemoryWebhookEndpointStore();
   const deliveries = new MemoryWebhookDeliveryStore(now);
   const queue = new MemoryDeliveryQueue();
+  const slots = new MemoryDeliverySlots(now);
   const sender = new ScriptedSender(statuses);
   const deps: DeliverDeps = { endpoints, events: new Events(), deliveries, sender, now, random: () => 0.5 };
-  return { endpoints, deliveries, queue, sender, deps, fanOut: () => fanOutEvent({ endpoints, deliveries, queue, now }, event) };
+  return {
+    endpoints,
+    deliveries,
+    queue,
+    slots,
+    sender,
+    deps,
+    fanOut: (e: EventToFanOut = event) => fanOutEvent({ endpoints, deliveries, slots, queue, now }, e),
+  };
 }
 
 const secret = { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4T8dBGl2ZfM=', createdAt: '2026-01-01T00:00:00.000Z' };
 
 describe('fanning an event out to endpoints', () => {
-  it('makes one job per enabled endpoint subscribed to the type: healthy ones on the fast lane, failing ones on the slow lane', async () => {
+  it('makes one job per enabled endpoint subscribed to the type, each a first attempt on the fast lane, even an endpoint with a failing run', async () => {
     const w = world();
     const healthy = endpoint({ events: ['case.created'] });
     const failing = endpoint({ failingSince: '2026-02-28T00:00:00.000Z' });
@@ -86,10 +101,10 @@ describe('fanning an event out to endpoints', () => {
     w.endpoints.put(endpoint({ status: 'disabled' }));
     w.endpoints.put(endpoint({ mode: 'test' }));
     w.endpoints.put(endpoint({ companyId: 'co_other' }));
-    expect(await w.fanOut()).toEqual({ fast: 1, slow: 1, alreadyStarted: 0 });
+    expect(await w.fanOut()).toEqual({ jobs: 2, queued: 2, alreadyStarted: 0 });
     expect(w.queue.sent.map((s) => [s.lane, s.job.endpointId])).toEqual([
       ['fast', healthy.endpointId],
-      ['slow', failing.endpointId],
+      ['fast', failing.endpointId],
     ]);
     expect(w.queue.sent[0]!.job).toEqual(deliveryJobFor(event, healthy));
     expect(w.queue.sent[0]!.job).toMatchObject({ kind: 'scheduled', createdAt: event.createdAt });
@@ -104,8 +119,10 @@ describe('fanning an event out to endpoints', () => {
     w.endpoints.put(ep, [secret]);
     await w.fanOut();
     await deliverWebhook(w.deps, w.queue.sent[0]!.job);
-    expect(await w.fanOut()).toEqual({ fast: 0, slow: 0, alreadyStarted: 1 });
+    expect(await w.fanOut()).toEqual({ jobs: 0, queued: 0, alreadyStarted: 1 });
     expect(w.queue.sent).toHaveLength(1);
+    // Taken off the waiting list again: nothing is left for a fill or the sweeper to queue.
+    expect(await w.slots.claimWaiting('live', ep.endpointId, 100)).toEqual([]);
     expect((await w.deliveries.listPage('live', ep.endpointId, { limit: 10 })).deliveries).toHaveLength(1);
   });
 });
@@ -134,7 +151,7 @@ describe('delivering one job', () => {
     const w = world([503, 200]);
     const job = await started(w);
     const first = await deliverWebhook(w.deps, job);
-    expect(first).toMatchObject({ kind: 'retry', delaySeconds: 5 });
+    expect(first).toMatchObject({ kind: 'retry', delaySeconds: 5, lane: 'fast' });
     const stored = await w.deliveries.get(deliveryKeyOf(job));
     expect(stored).toMatchObject({ status: 'pending', nextAttemptAt: new Date(clock.getTime() + 5000).toISOString() });
     expect(w.endpoints.healthWrites).toEqual([
@@ -182,60 +199,29 @@ describe('delivering one job', () => {
     });
   });
 
-  it('an attempt unanswered after a second starts the endpoint’s failing run at once, and its late success clears it', async () => {
+  it('one failed attempt, or one slow one, keeps the delivery on the fast lane; it moves to the slow lane only after sustained failure', async () => {
+    const w = world([503]);
+    const job = await started(w);
+    const lanes: string[] = [];
+    let result = await deliverWebhook(w.deps, job, 'fast');
+    for (let i = 0; i < 6 && result.kind === 'retry'; i++) {
+      lanes.push(result.lane);
+      advance(result.delaySeconds * 1000);
+      result = await deliverWebhook(w.deps, job, result.lane);
+    }
+    // Attempts at 0 s, 5 s, 20 s, 65 s (three or more failures, but within 2 minutes): fast; from 200 s on: slow.
+    expect(lanes).toEqual(['fast', 'fast', 'fast', 'fast', 'slow', 'slow']);
+  });
+
+  it('an attempt that answers slowly but succeeds leaves the endpoint healthy and writes nothing to its health', async () => {
     const w = world();
     const job = await started(w);
-    let answer!: () => void;
     const slow = {
-      sent: [] as OutgoingWebhook[],
-      send: (attempt: OutgoingWebhook) =>
-        new Promise<SentWebhook>((resolve) => {
-          answer = () => resolve({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 1500 });
-          slow.sent.push(attempt);
-          attempt.onResolved?.();
-        }),
+      send: async (): Promise<SentWebhook> => ({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 9_500 }),
     };
-    const delivering = deliverWebhook({ ...w.deps, sender: slow, slowAttemptMs: 20 }, job, 'fast');
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    // While the attempt still waits, the endpoint is failing: the fan-out routes its next deliveries to the slow lane.
-    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBe(clock.toISOString());
-    answer();
-    expect(await delivering).toMatchObject({ kind: 'done', reason: 'delivered' });
+    expect(await deliverWebhook({ ...w.deps, sender: slow }, job, 'fast')).toMatchObject({ kind: 'done', reason: 'delivered' });
+    expect(w.endpoints.healthWrites).toEqual([]);
     expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBeUndefined();
-  });
-
-  it('counts the slow-answer mark from the end of the name’s resolution: a slow resolution marks nothing', async () => {
-    const w = world();
-    const job = await started(w);
-    let resolved!: () => void;
-    let answer!: () => void;
-    const resolving = {
-      send: (attempt: OutgoingWebhook) =>
-        new Promise<SentWebhook>((resolve) => {
-          resolved = () => attempt.onResolved?.();
-          answer = () => resolve({ at: clock.toISOString(), delivered: true, statusCode: 200, durationMs: 90 });
-        }),
-    };
-    const delivering = deliverWebhook({ ...w.deps, sender: resolving, slowAttemptMs: 20 }, job, 'fast');
-    // Still resolving, three times the mark's delay after the attempt began: the endpoint is not marked.
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBeUndefined();
-    // Resolved; unanswered past the mark's delay from there: marked.
-    resolved();
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect((await w.endpoints.get('live', COMPANY, job.endpointId))?.failingSince).toBe(clock.toISOString());
-    answer();
-    expect(await delivering).toMatchObject({ kind: 'done', reason: 'delivered' });
-  });
-
-  it('a job on the fast lane for an endpoint with a failing run is moved to the slow lane unsent', async () => {
-    const w = world();
-    const failing = endpoint({ failingSince: clock.toISOString() });
-    const job = await started(w, failing);
-    expect(await deliverWebhook(w.deps, job, 'fast')).toEqual({ kind: 'retry', delaySeconds: 0, nextAttemptAt: clock.toISOString() });
-    expect(w.sender.sent).toEqual([]);
-    // On the slow lane it is attempted.
-    expect(await deliverWebhook(w.deps, job, 'slow')).toMatchObject({ kind: 'done', reason: 'delivered' });
   });
 
   it('a redelivery leaves the endpoint’s health alone', async () => {
@@ -279,5 +265,72 @@ describe('delivering one job', () => {
     expect(results.map((r) => r.kind).sort()).toEqual(['done', 'retry']);
     expect(results.find((r) => r.kind === 'done')).toMatchObject({ reason: 'duplicate' });
     expect((await w.deliveries.get(deliveryKeyOf(job)))!.attempts).toHaveLength(1);
+  });
+});
+
+describe('a fair share per endpoint', () => {
+  const burst = (n: number, companyId = COMPANY): EventToFanOut[] =>
+    Array.from({ length: n }, (_, i) => ({
+      ...event,
+      companyId,
+      eventId: `evt_${String(i).padStart(22, '0')}`,
+      createdAt: new Date(Date.parse(event.createdAt) + i).toISOString(),
+    }));
+
+  it(`a burst to one endpoint queues at most ${MAX_JOBS_PER_ENDPOINT} jobs; the rest wait outside the lanes, oldest first, each queued as one ends`, async () => {
+    const w = world();
+    const ep = endpoint();
+    w.endpoints.put(ep, [secret]);
+    for (const e of burst(20)) await w.fanOut(e);
+    expect(w.queue.sent).toHaveLength(MAX_JOBS_PER_ENDPOINT);
+    expect(w.queue.sent.map((s) => s.job.eventId)).toEqual(burst(MAX_JOBS_PER_ENDPOINT).map((e) => e.eventId));
+    // Every delivery is in the log, pending, at once.
+    expect((await w.deliveries.listPage('live', ep.endpointId, { limit: 50 })).deliveries).toHaveLength(20);
+
+    // A job ends (delivered): its slot goes to the oldest waiting one, never beyond the cap.
+    await finish({ slots: w.slots, queue: w.queue }, w.queue.sent[0]!.job);
+    expect(w.queue.sent).toHaveLength(MAX_JOBS_PER_ENDPOINT + 1);
+    expect(w.queue.sent.at(-1)!.job.eventId).toBe(burst(MAX_JOBS_PER_ENDPOINT + 1).at(-1)!.eventId);
+    expect(await fill({ slots: w.slots, queue: w.queue }, 'live', ep.endpointId)).toBe(0);
+  });
+
+  it('a company with sixteen endpoints and a burst of 100 events holds at most sixteen times the cap in the lanes; another company’s first attempt is queued at once', async () => {
+    const w = world();
+    for (let i = 0; i < 16; i++) w.endpoints.put(endpoint(), [secret]);
+    for (const e of burst(100)) await w.fanOut(e);
+    expect(w.queue.sent).toHaveLength(16 * MAX_JOBS_PER_ENDPOINT);
+
+    const other = endpoint({ companyId: 'co_other' });
+    w.endpoints.put(other, [secret]);
+    await w.fanOut({ ...event, companyId: 'co_other', eventId: 'evt_other000000000000000001' });
+    expect(w.queue.sent.at(-1)!.job.endpointId).toBe(other.endpointId);
+    expect(w.queue.sent).toHaveLength(16 * MAX_JOBS_PER_ENDPOINT + 1);
+  });
+
+  it('the sweeper releases a slot its ended delivery never gave back, queues a job promoted but never queued, and fills the free slots', async () => {
+    const w = world();
+    const ep = endpoint();
+    w.endpoints.put(ep, [secret]);
+    for (const e of burst(MAX_JOBS_PER_ENDPOINT + 2)) await w.fanOut(e);
+    const first = w.queue.sent[0]!.job;
+    // Settled (its event is not stored here: failed unsent), then the process stopped before it gave its slot back.
+    expect(await deliverWebhook(w.deps, first)).toMatchObject({ kind: 'done' });
+    // A fill that claimed a slot and stopped before queueing: the job is promoted on the list, never sent.
+    await w.slots.release(deliveryKeyOf(w.queue.sent[1]!.job));
+    const lost = await w.slots.claimWaiting('live', ep.endpointId, MAX_JOBS_PER_ENDPOINT);
+    expect(lost).toHaveLength(1);
+    const sentBefore = w.queue.sent.length;
+    advance(STALE_PROMOTION_MS);
+    expect(await sweepEndpoint({ slots: w.slots, queue: w.queue, deliveries: w.deliveries }, 'live', ep.endpointId)).toEqual({
+      released: 1,
+      requeued: 1,
+      filled: 1,
+    });
+    expect(w.queue.sent.slice(sentBefore).map((s) => s.job.eventId)).toEqual([
+      lost[0]!.eventId,
+      burst(MAX_JOBS_PER_ENDPOINT + 2).at(-1)!.eventId,
+    ]);
+    // Nothing left waiting: every started record is queued.
+    expect(await w.slots.claimWaiting('live', ep.endpointId, 100)).toEqual([]);
   });
 });

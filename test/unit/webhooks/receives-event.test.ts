@@ -1,6 +1,11 @@
 import { fanOutEvent, type EventToFanOut } from '../../../lib/webhooks/fan-out-event.js';
 import { EVENT_CLOCK_SKEW_MS, receivesEvent, type WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
-import { MemoryDeliveryQueue, MemoryWebhookDeliveryStore, MemoryWebhookEndpointStore } from '../../support/memory-webhooks.js';
+import {
+  MemoryDeliveryQueue,
+  MemoryDeliverySlots,
+  MemoryWebhookDeliveryStore,
+  MemoryWebhookEndpointStore,
+} from '../../support/memory-webhooks.js';
 
 /** An endpoint receives only events not older than itself (product rules "Webhook isolation and operators"). */
 const CREATED = '2026-03-01T09:00:00.000Z';
@@ -65,7 +70,8 @@ describe('the fan-out of a replayed event', () => {
       mode: 'live',
       createdAt: CREATED,
     };
-    const result = await fanOutEvent({ endpoints, deliveries, queue, now: () => new Date(at(7_200_000)) }, replayed);
+    const now = () => new Date(at(7_200_000));
+    const result = await fanOutEvent({ endpoints, deliveries, slots: new MemoryDeliverySlots(now), queue, now }, replayed);
     expect(result).toEqual({ fast: 1, slow: 0, alreadyStarted: 0 });
     expect(queue.sent.map((s) => s.job.endpointId)).toEqual([older.endpointId]);
     expect(await deliveries.listPage('live', newer.endpointId, { limit: 10 })).toEqual({ deliveries: [] });

@@ -1,0 +1,245 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { Mode } from '../../mode.js';
+import type { DeliverySlots } from '../../webhooks/ports.js';
+import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../../webhooks/webhook-delivery.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { ITEM_TYPES, keys, WEBHOOK_WAITING_SK_PREFIX } from './table-keys.js';
+
+/** Waiting jobs written (put or deleted) at once. */
+const WRITE_CONCURRENCY = 16;
+/** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
+const CLAIM_ROUNDS = 4;
+
+/**
+ * Each endpoint's slots in the delivery lanes and its waiting list, in the table (table-keys.ts:
+ * `WHW#<m><endpointId>`; lib/webhooks/delivery-slots.ts says what they are for).
+ *
+ * - The slots are a string set, `holders`, on the `SLOTS` item, of the deliveries holding them
+ *   (`<createdAt>#<deliveryId>`): a claim is one `ADD` conditional on the set's size, a release one
+ *   `DELETE`. A set, not a counter: giving a slot back twice, or claiming it twice for one delivery,
+ *   changes nothing, and the sweeper can tell which deliveries hold them.
+ * - A claim and the promotion of the waiting jobs it is for are one TransactWriteItems: a job is
+ *   never promoted without its slot, nor a slot taken for a job another fill promoted.
+ * - Items expire through `ttl` DELIVERY_RETENTION_SECONDS after they were last written: a job
+ *   waiting that long has an expired delivery record anyway.
+ */
+export class DynamoWebhookDeliverySlots implements DeliverySlots {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly now: () => Date = () => new Date(),
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  private ttl(): number {
+    return Math.floor(this.now().getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
+  }
+
+  async wait(jobs: readonly DeliveryJob[]): Promise<void> {
+    const ttl = this.ttl();
+    await this.writeEach(
+      distinct(jobs).map(
+        (job) =>
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl },
+          }),
+      ),
+    );
+  }
+
+  async forget(jobs: readonly DeliveryJob[]): Promise<void> {
+    await this.writeEach(
+      distinct(jobs).map((job) => new DeleteCommand({ TableName: this.tableName, Key: keys.webhookDeliveryWaiting(job) })),
+    );
+  }
+
+  async promoted(jobs: readonly DeliveryJob[]): Promise<void> {
+    await this.forget(jobs);
+  }
+
+  async claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]> {
+    for (let round = 1; round <= CLAIM_ROUNDS; round++) {
+      const { holders, waiting } = await this.read(mode, endpointId, cap);
+      const free = cap - holders.length;
+      const candidates = waiting.filter((w) => w.promotedAt === undefined).slice(0, Math.max(0, free));
+      if (candidates.length === 0) return [];
+      const promotedAt = this.now().toISOString();
+      const command = new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: keys.webhookDeliverySlots(mode, endpointId),
+              UpdateExpression: 'ADD holders :ids SET #type = :type, #ttl = :ttl',
+              ConditionExpression: 'attribute_not_exists(holders) OR size(holders) <= :most',
+              ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
+              ExpressionAttributeValues: {
+                ':ids': new Set(candidates.map((c) => holderOf(c.job))),
+                ':most': cap - candidates.length,
+                ':type': ITEM_TYPES.webhookDeliverySlots,
+                ':ttl': this.ttl(),
+              },
+            },
+          },
+          ...candidates.map((c) => ({
+            Update: {
+              TableName: this.tableName,
+              Key: keys.webhookDeliveryWaiting(c.job),
+              UpdateExpression: 'SET promotedAt = :at',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(promotedAt)',
+              ExpressionAttributeValues: { ':at': promotedAt },
+            },
+          })),
+        ],
+      });
+      try {
+        await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+        return candidates.map((c) => c.job);
+      } catch (error) {
+        // Another fill took the slots or the jobs first: read again and claim what is left.
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        if (!(error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')) throw error;
+      }
+    }
+    return [];
+  }
+
+  async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
+    await Promise.all(jobs.map((job) => this.release(job)));
+    await Promise.all(
+      jobs.map(async (job) => {
+        const command = new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.webhookDeliveryWaiting(job),
+          UpdateExpression: 'REMOVE promotedAt',
+          ConditionExpression: 'attribute_exists(pk)',
+        });
+        try {
+          await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        }
+      }),
+    );
+  }
+
+  async release(key: DeliveryKey): Promise<void> {
+    const command = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keys.webhookDeliverySlots(key.mode, key.endpointId),
+      UpdateExpression: 'DELETE holders :id',
+      // Never creates the item: a delivery that held no slot (a redelivery) gives nothing back.
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':id': new Set([holderOf(key)]) },
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]> {
+    const command = new GetCommand({ TableName: this.tableName, Key: keys.webhookDeliverySlots(mode, endpointId), ConsistentRead: true });
+    const item = (await withRetries((options) => this.client.send(command, options), undefined, this.policy)).Item;
+    return holdersOf(item?.holders).map((holder) => keyOfHolder(mode, endpointId, holder));
+  }
+
+  async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
+    const before = new Date(this.now().getTime() - olderThanMs).toISOString();
+    const stale: DeliveryJob[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const command = new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :waiting)',
+        FilterExpression: 'promotedAt <= :before',
+        ExpressionAttributeValues: {
+          ':pk': keys.webhookDeliverySlotPartition(mode, endpointId),
+          ':waiting': WEBHOOK_WAITING_SK_PREFIX,
+          ':before': before,
+        },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
+      const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      for (const item of out.Items ?? []) {
+        const job = jobOf(item);
+        if (job) stale.push(job);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return stale;
+  }
+
+  /** The holders and the oldest waiting jobs (enough to fill `cap` slots past the promoted ones), in one Query. */
+  private async read(mode: Mode, endpointId: string, cap: number) {
+    const command = new QueryCommand({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition(mode, endpointId) },
+      ConsistentRead: true,
+      // SLOTS, then the oldest waiting: the promoted ones not yet removed come first, at most `cap` of them.
+      Limit: 1 + 2 * cap,
+    });
+    const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+    let holders: string[] = [];
+    const waiting: { job: DeliveryJob; promotedAt?: string }[] = [];
+    for (const item of out.Items ?? []) {
+      if (item.type === ITEM_TYPES.webhookDeliverySlots) holders = holdersOf(item.holders);
+      else {
+        const job = jobOf(item);
+        if (job) waiting.push({ job, ...(typeof item.promotedAt === 'string' ? { promotedAt: item.promotedAt } : {}) });
+      }
+    }
+    return { holders, waiting };
+  }
+
+  /**
+   * One PutItem or DeleteItem per waiting job, WRITE_CONCURRENCY at a time: not BatchWriteItem, whose
+   * IAM request names every partition of the batch at once (a single-item write is judged on its own).
+   */
+  private async writeEach(requests: readonly (PutCommand | DeleteCommand)[]): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < requests.length) {
+        const command = requests[next++]!;
+        await withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, requests.length) }, worker));
+  }
+}
+
+/** Each job once (a stream batch may name one twice). */
+function distinct(jobs: readonly DeliveryJob[]): DeliveryJob[] {
+  return [...new Map(jobs.map((job) => [`${job.mode}#${job.endpointId}#${job.createdAt}#${job.deliveryId}`, job])).values()];
+}
+
+function holderOf(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
+  return `${key.createdAt}#${key.deliveryId}`;
+}
+
+function keyOfHolder(mode: Mode, endpointId: string, holder: string): DeliveryKey {
+  const at = holder.lastIndexOf('#');
+  return { mode, endpointId, createdAt: holder.slice(0, at), deliveryId: holder.slice(at + 1) };
+}
+
+function holdersOf(value: unknown): string[] {
+  return value instanceof Set ? [...(value as Set<string>)] : [];
+}
+
+function jobOf(item: Record<string, unknown>): DeliveryJob | undefined {
+  const parsed = deliveryJobSchema.safeParse(item.job);
+  return parsed.success ? parsed.data : undefined;
+}

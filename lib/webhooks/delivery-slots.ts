@@ -1,0 +1,88 @@
+import type { Mode } from '../mode.js';
+import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore } from './ports.js';
+import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from './webhook-delivery.js';
+
+/**
+ * Fair share per endpoint (product rules "Webhook isolation and operators"; docs/webhooks-design.md,
+ * "Fair share per endpoint"): each endpoint has at most MAX_JOBS_PER_ENDPOINT jobs in the shared
+ * lanes at once (queued, in flight, or waiting there for a retry), whatever it and its company do.
+ * Every other delivery to it waits on its waiting list in the table, outside the lanes.
+ *
+ * - The fan-out puts every new job on its endpoint's waiting list, then `fill`s the endpoint.
+ * - `fill` claims the free slots for the oldest waiting jobs (one atomic write: the slots and the
+ *   jobs marked promoted), queues them on the fast lane, then removes them from the list.
+ * - A job keeps its slot through its retries (a retry is a new message with a delay); when it ends
+ *   (delivered, given up, settled, the endpoint gone or disabled) the delivery function `finish`es
+ *   it: the slot given back, then `fill` again. Every marker written is followed by a fill of its
+ *   writer, and every release by a fill: a waiting job is never left behind a free slot by a race
+ *   between the two.
+ * - A crash between the claim and the queueing leaves the job marked promoted on the list; one
+ *   between the end of a job and its release leaves a slot held by a settled delivery: the sweeper
+ *   (`sweepEndpoint`, functions/sweep-webhook-deliveries.ts, scheduled by AWS) mends both.
+ *
+ * So a company with 16 endpoints that never answer and a burst of 100 events has at most
+ * 16 × MAX_JOBS_PER_ENDPOINT jobs in the lanes, and a healthy endpoint's first attempt is never
+ * queued behind the rest of them.
+ */
+export const MAX_JOBS_PER_ENDPOINT = 4;
+
+/** A job marked promoted this long ago and still on the waiting list was never queued (a crash): the sweeper queues it. */
+export const STALE_PROMOTION_MS = 5 * 60 * 1000;
+
+export interface SlotDeps {
+  slots: DeliverySlots;
+  queue: DeliveryQueue;
+}
+
+/** Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the fast lane). Answers how many. */
+export async function fill(deps: SlotDeps, mode: Mode, endpointId: string): Promise<number> {
+  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT);
+  if (jobs.length === 0) return 0;
+  try {
+    await deps.queue.enqueue('fast', jobs);
+  } catch (error) {
+    // Not queued: back to waiting with their slots free, for the caller's retry (or, if this fails too, the sweeper).
+    await deps.slots.abandon(jobs).catch(() => undefined);
+    throw error;
+  }
+  await deps.slots.promoted(jobs);
+  return jobs.length;
+}
+
+/** A job ended (delivered, given up, settled, the endpoint gone): its slot given back, and the next waiting job queued. */
+export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
+  await deps.slots.release(deliveryKeyOf(job));
+  await fill(deps, job.mode, job.endpointId);
+}
+
+export interface SweepResult {
+  /** Slots given back: held by deliveries that are settled or gone. */
+  released: number;
+  /** Jobs marked promoted long ago and queued again (their first queueing may have been lost). */
+  requeued: number;
+  /** Waiting jobs queued into free slots. */
+  filled: number;
+}
+
+/**
+ * The sweeper's repair of one endpoint: slots held by deliveries that ended without giving them
+ * back are released, jobs promoted but never queued are queued (a copy of one that was queued is
+ * harmless: the delivery record admits one attempt per attempt count), then the free slots filled.
+ */
+export async function sweepEndpoint(
+  deps: SlotDeps & { deliveries: Pick<WebhookDeliveryStore, 'get'> },
+  mode: Mode,
+  endpointId: string,
+): Promise<SweepResult> {
+  const held = await deps.slots.holders(mode, endpointId);
+  const records = await Promise.all(held.map((key: DeliveryKey) => deps.deliveries.get(key)));
+  const ended = held.filter((_, i) => records[i]?.status !== 'pending');
+  for (const key of ended) await deps.slots.release(key);
+  const stale = await deps.slots.stalePromotions(mode, endpointId, STALE_PROMOTION_MS);
+  if (stale.length > 0) {
+    await deps.queue.enqueue('fast', stale);
+    await deps.slots.promoted(stale);
+  }
+  const filled = await fill(deps, mode, endpointId);
+  return { released: ended.length, requeued: stale.length, filled };
+}
