@@ -78,7 +78,8 @@ describe('the wiring: one resolver for creation, ping and delivery', () => {
         local({
           WEBHOOK_DELIVERY_QUEUE_URL: 'http://q/1',
           WEBHOOK_SLOW_QUEUE_URL: 'http://q/2',
-          WEBHOOK_DEAD_LETTER_QUEUE_URL: 'http://q/3',
+          WEBHOOK_TEST_DELIVERY_QUEUE_URL: 'http://q/3',
+          WEBHOOK_TEST_SLOW_QUEUE_URL: 'http://q/4',
         }),
       ).delivery.sender,
     ).toBeDefined();

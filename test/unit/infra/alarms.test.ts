@@ -47,8 +47,8 @@ describe('alarms', () => {
       BlockedRequests: 1,
       // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
       // the debtor verifier, the webhook fan-out and the webhook delivery function.
-      Errors: 22,
-      Throttles: 22,
+      Errors: 23,
+      Throttles: 23,
       // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
       IteratorAge: 2,
       AsyncEventsDropped: 1,
@@ -56,11 +56,11 @@ describe('alarms', () => {
       // At the first message: record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead
       // letters; the webhook fan-out's on-failure queue and the delivery dead letters. A backlog on each consumed
       // queue: the verifier's retry queue and both delivery lanes.
-      ApproximateNumberOfMessagesVisible: 8,
+      ApproximateNumberOfMessagesVisible: 10,
       // In flight near SQS's quota, on each of the eight queues.
-      ApproximateNumberOfMessagesNotVisible: 8,
+      ApproximateNumberOfMessagesNotVisible: 10,
       // The oldest pending webhook delivery per endpoint class: fast lane (healthy), slow lane (failing); the verifier's retries.
-      ApproximateAgeOfOldestMessage: 3,
+      ApproximateAgeOfOldestMessage: 5,
       // The webhook failure rate (failed attempts over all attempts) and the give-up rate (given up over finished deliveries).
       WebhookDelivered: 2,
       WebhookAttemptFailed: 1,

@@ -72,7 +72,7 @@ describe('the fan-out of a replayed event', () => {
     };
     const now = () => new Date(at(7_200_000));
     const result = await fanOutEvent({ endpoints, deliveries, slots: new MemoryDeliverySlots(now), queue, now }, replayed);
-    expect(result).toEqual({ fast: 1, slow: 0, alreadyStarted: 0 });
+    expect(result).toEqual({ jobs: 1, queued: 1, alreadyStarted: 0 });
     expect(queue.sent.map((s) => s.job.endpointId)).toEqual([older.endpointId]);
     expect(await deliveries.listPage('live', newer.endpointId, { limit: 10 })).toEqual({ deliveries: [] });
   });
