@@ -90,13 +90,27 @@ function resolved(value: unknown): unknown {
   return Object.fromEntries(entries.map(([k, v]) => [k, resolved(v)]));
 }
 
+/**
+ * A statement's Resource resolved; an intrinsic this module does not resolve is an error only where
+ * it could name the table (a DynamoDB statement), elsewhere a placeholder ARN.
+ */
+function resolvedResource(statement: Statement): unknown {
+  try {
+    return resolved(statement.Resource);
+  } catch (error) {
+    const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+    if (actions.some((action) => action.startsWith('dynamodb:'))) throw error;
+    return `arn:aws:cloudformation:${REGION}:${ACCOUNT}:resource/unresolved`;
+  }
+}
+
 const policies = new WeakMap<Statement[], object>();
 
 /** The statements as one validated identity policy document (cached per statement list). */
 function policyDocument(statements: Statement[]): object {
   const cached = policies.get(statements);
   if (cached) return cached;
-  const document = { Version: '2012-10-17', Statement: statements.map((s) => ({ ...s, Resource: resolved(s.Resource) })) };
+  const document = { Version: '2012-10-17', Statement: statements.map((s) => ({ ...s, Resource: resolvedResource(s) })) };
   const errors = validateIdentityPolicy(document);
   if (errors.length > 0) throw new Error(`invalid policy: ${JSON.stringify(errors)}`);
   policies.set(statements, document);

@@ -859,6 +859,23 @@ describe('IAM as AWS evaluates it', () => {
     expect(may('TestConfirmCase', getItem(keys.case('test', CASE).pk))).toBe('allow');
   });
 
+  // IAM user guide, "Condition operators" and "Multivalued context keys": a key missing from the request
+  // satisfies ForAllValues (vacuously) and a negated operator (StringNotEquals), never ForAnyValue nor a
+  // plain StringEquals. grants.ts leans on each: the guardrails' denies of an update outside a transaction,
+  // and the Select the endpoint Query must name.
+  it('a missing context key is judged as IAM documents it: ForAllValues and StringNotEquals hold, ForAnyValue and StringEquals do not', () => {
+    const statement = (Condition: Record<string, unknown>): Statement[] => [
+      { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': ['DataStoresTable', 'Arn'] }, Condition },
+    ];
+    const plain: ItemRequest = { action: 'dynamodb:UpdateItem', leadingKeys: ['CASE#x'], attributes: [] };
+    const key = 'dynamodb:Attributes';
+    expect(decide(statement({ 'ForAllValues:StringEquals': { [key]: ['status'] } }), plain)).toBe('allow');
+    expect(decide(statement({ 'ForAnyValue:StringEquals': { [key]: ['status'] } }), plain)).toBe('implicit-deny');
+    expect(decide(statement({ StringNotEquals: { 'dynamodb:EnclosingOperation': 'TransactWriteItems' } }), plain)).toBe('allow');
+    expect(decide(statement({ StringEquals: { 'dynamodb:EnclosingOperation': 'TransactWriteItems' } }), plain)).toBe('implicit-deny');
+    expect(decide(statement({ StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } }), plain)).toBe('allow');
+  });
+
   it('the synchronous evaluation agrees with iam-simulate\u2019s fully validated runSimulation on every request above', async () => {
     const requests: [PolicyHolder, ItemRequest][] = [];
     for (const m of MODES) {
@@ -877,5 +894,5 @@ describe('IAM as AWS evaluates it', () => {
       expect({ id, request, decision: may(id, request) }).toEqual({ id, request, decision: validated });
     }
     expect([...decisions].sort()).toEqual(['allow', 'explicit-deny', 'implicit-deny']);
-  });
+  }, 60_000); // a few hundred validated simulations: seconds on a shared machine
 });
