@@ -47,8 +47,8 @@ export const METRICS = {
   endpointDisabled: 'WebhookEndpointDisabled',
 } as const;
 
-/** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts). */
-export interface DeliveryMessages extends DeliveryQueue {}
+/** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts): sends only, never a message held in flight. */
+export type DeliveryMessages = DeliveryQueue;
 
 export interface DeliverWebhooksDeps {
   delivery: DeliverDeps;
