@@ -101,6 +101,7 @@ import type { Mode } from '../../mode.js';
  * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
+ * |                                           | + lastFailureAt, conditional on the stored run     |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
