@@ -191,12 +191,13 @@ const noop = () => undefined;
 
 /** An endpoint as read, with the health a write of this batch gave it. */
 function withHealth<T extends { endpoint: WebhookEndpoint }>(found: T, health: EndpointHealth, disable?: { disabledReason: string }): T {
-  const { failingSince: _, ...endpoint } = found.endpoint;
+  const { failingSince: _, lastFailureAt: __, ...endpoint } = found.endpoint;
   return {
     ...found,
     endpoint: {
       ...endpoint,
       ...(health.failingSince !== undefined ? { failingSince: health.failingSince } : {}),
+      ...(health.failingSince !== undefined ? { lastFailureAt: health.lastFailureAt ?? health.failingSince } : {}),
       ...(disable ? { status: 'disabled' as const, disabledReason: disable.disabledReason } : {}),
     },
   };

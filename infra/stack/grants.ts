@@ -680,7 +680,16 @@ export const WEBHOOK_DELIVERY_ATTRIBUTES = [
  * the health fields, and `pk`/`status` its condition reads. Never the URL, the events or the sealed
  * secrets: the delivery function cannot redirect an endpoint or replace its secrets.
  */
-export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [PK, SK, 'failingSince', 'status', 'disabledReason', 'updatedAt', 'version'] as const;
+export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [
+  PK,
+  SK,
+  'failingSince',
+  'lastFailureAt',
+  'status',
+  'disabledReason',
+  'updatedAt',
+  'version',
+] as const;
 
 /**
  * A Query of endpoint partitions that can return every endpoint attribute except the sealed

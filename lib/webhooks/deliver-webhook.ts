@@ -160,8 +160,9 @@ async function settleUnsent(deps: DeliverDeps, record: WebhookDelivery, error: s
 }
 
 /**
- * failingSince set by a failure (when no run is going), cleared by a success, and the endpoint
- * disabled after 5 days of failures. Writes only a change. True when this attempt disabled it.
+ * failingSince set by a failure (when no run is going, or after a quiet gap), lastFailureAt kept
+ * to within an hour, both cleared by a success, and the endpoint disabled after 5 days of failures
+ * (endpoint-health.ts). Writes only a change. True when this attempt disabled it.
  */
 async function updateHealth(
   deps: DeliverDeps,
@@ -174,10 +175,11 @@ async function updateHealth(
   const before: EndpointHealth = {
     status: endpoint.status,
     ...(endpoint.failingSince !== undefined ? { failingSince: endpoint.failingSince } : {}),
+    ...(endpoint.lastFailureAt !== undefined ? { lastFailureAt: endpoint.lastFailureAt } : {}),
   };
   const health = healthAfterAttempt(before, delivered, at);
   const decision = disableDecision(health, now);
-  if (health.failingSince === before.failingSince && !decision.disable) return false;
+  if (health.failingSince === before.failingSince && health.lastFailureAt === before.lastFailureAt && !decision.disable) return false;
   const outcome = await deps.endpoints.recordHealth(
     job.mode,
     job.companyId,

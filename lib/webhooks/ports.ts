@@ -48,9 +48,13 @@ export interface WebhookEndpointStore {
   /** Removes the endpoint and its secrets; false when it did not exist. */
   delete(mode: Mode, companyId: string, endpointId: string, deadline?: Deadline): Promise<boolean>;
   /**
-   * Records a scheduled delivery's effect on the endpoint's health (endpoint-health.ts):
-   * `failingSince` started (a run already recorded keeps its start, which may be earlier than the
-   * one given) or cleared and, when `disable` is given, status `disabled` with the reason.
+   * Records a scheduled delivery's effect on the endpoint's health (endpoint-health.ts): a failure
+   * (`failingSince` given, `lastFailureAt` its time, or `failingSince` when absent) recorded by the
+   * run stored, whatever the caller read (`failureRecord`): a run still going at that failure keeps
+   * its start, which may be earlier than the one given, and its last failure only moves forward; no
+   * run, or one whose last failure is more than the quiet gap before, is replaced by the one given.
+   * A success (`failingSince` absent) clears both. When `disable` is given, status `disabled` with
+   * the reason.
    * Not conditional on `version`: a delivery's outcome never waits for a partner's PATCH. A change of
    * `failingSince` alone leaves `version` as it is (a PATCH in flight never writes health, so it
    * stands); disabling increments it, so a PATCH in flight is stale and reads the disabled endpoint

@@ -35,6 +35,8 @@ export interface WebhookEndpoint {
   disabledReason?: string;
   /** When the current run of failed deliveries began (endpoint-health.ts); absent while deliveries succeed. */
   failingSince?: string;
+  /** The current failing run's latest failure, to within an hour (endpoint-health.ts); absent while deliveries succeed. */
+  lastFailureAt?: string;
   createdAt: string;
   updatedAt: string;
   /** Incremented by every change; updates are conditional on it, so two concurrent PATCHes cannot lose one another. */

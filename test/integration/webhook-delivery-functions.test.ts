@@ -334,7 +334,11 @@ describe('the webhook fan-out and delivery functions', () => {
     expect((await read(endpoint)).failingSince).toBeUndefined();
 
     const dead = await receiver([500]);
-    const failing = await newEndpoint(r, dead.url, { failingSince: new Date(clock.getTime() - DISABLE_AFTER_MS + 1000).toISOString() });
+    // Failing for nearly 5 days, its last failure 9 hours ago (a retry's delay: the run goes on).
+    const failing = await newEndpoint(r, dead.url, {
+      failingSince: new Date(clock.getTime() - DISABLE_AFTER_MS + 1000).toISOString(),
+      lastFailureAt: new Date(clock.getTime() - 9 * 3600_000).toISOString(),
+    });
     const third = await storedEvent(failing.endpoint.companyId);
     await r.fanOut(third.record, ctx());
     const deadJob = r.messages.enqueued.at(-1)!.job;

@@ -94,6 +94,59 @@ describe.each([
     });
   });
 
+  describe('a failing run after a quiet gap (more than 24 hours without a failure)', () => {
+    const OLD_START = '2026-02-20T10:00:00.000Z';
+    const OLD_LAST = '2026-02-22T10:00:00.000Z';
+    const AFTER_GAP = '2026-03-01T10:00:00.000Z';
+    const failure = (at: string, start = at) => ({ status: 'enabled' as const, failingSince: start, lastFailureAt: at });
+
+    it('replaces the old run: the next failure starts a new one at its own time', async () => {
+      const store = world();
+      const { mode, companyId, endpointId } = await newEndpoint(store);
+      await store.recordHealth(mode, companyId, endpointId, failure(OLD_START));
+      await store.recordHealth(mode, companyId, endpointId, failure(OLD_LAST, OLD_START));
+      expect(await store.get(mode, companyId, endpointId)).toMatchObject({ failingSince: OLD_START, lastFailureAt: OLD_LAST });
+      expect(await store.recordHealth(mode, companyId, endpointId, failure(AFTER_GAP))).toBe('recorded');
+      expect(await store.get(mode, companyId, endpointId)).toMatchObject({ failingSince: AFTER_GAP, lastFailureAt: AFTER_GAP });
+    });
+
+    it('a run recorded without its last failure is judged from its start', async () => {
+      const store = world();
+      const { mode, companyId, endpointId } = await newEndpoint(store);
+      await store.recordHealth(mode, companyId, endpointId, { status: 'enabled', failingSince: OLD_START });
+      await store.recordHealth(mode, companyId, endpointId, failure(AFTER_GAP));
+      expect((await store.get(mode, companyId, endpointId))?.failingSince).toBe(AFTER_GAP);
+    });
+
+    it('two workers that both read the old run start one new run: the first start stands, the later failure moves the last one on', async () => {
+      const a = world();
+      const b = world();
+      const { mode, companyId, endpointId } = await newEndpoint(a);
+      await a.recordHealth(mode, companyId, endpointId, failure(OLD_LAST, OLD_START));
+      await a.recordHealth(mode, companyId, endpointId, failure(AFTER_GAP));
+      await b.recordHealth(mode, companyId, endpointId, failure('2026-03-01T11:30:00.000Z'));
+      expect(await a.get(mode, companyId, endpointId)).toMatchObject({
+        failingSince: AFTER_GAP,
+        lastFailureAt: '2026-03-01T11:30:00.000Z',
+      });
+    });
+
+    it('a failure within the gap keeps the run’s start; an older failure does not move its last failure back; a success clears both', async () => {
+      const store = world();
+      const { mode, companyId, endpointId } = await newEndpoint(store);
+      await store.recordHealth(mode, companyId, endpointId, failure(OLD_START));
+      await store.recordHealth(mode, companyId, endpointId, failure('2026-02-21T09:00:00.000Z', OLD_START));
+      await store.recordHealth(mode, companyId, endpointId, failure('2026-02-21T08:00:00.000Z', '2026-02-21T08:00:00.000Z'));
+      expect(await store.get(mode, companyId, endpointId)).toMatchObject({
+        failingSince: OLD_START,
+        lastFailureAt: '2026-02-21T09:00:00.000Z',
+      });
+      await store.recordHealth(mode, companyId, endpointId, { status: 'enabled' });
+      const cleared = await store.get(mode, companyId, endpointId);
+      expect([cleared?.failingSince, cleared?.lastFailureAt]).toEqual([undefined, undefined]);
+    });
+  });
+
   it('an endpoint deleted meanwhile is gone, and is not brought back by a health write', async () => {
     const store = world();
     const { mode, companyId, endpointId } = await newEndpoint(store);

@@ -172,7 +172,12 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     const later = messages.enqueued[0]!;
     statuses = [500, 500];
     sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(later, FAST_ARN), lambdaContext() as never))));
-    clock = new Date(clock.getTime() + DISABLE_AFTER_MS);
+    // Other deliveries kept failing meanwhile, at least every 9 hours (no quiet gap ends the run), the last 9 hours before this one.
+    const run = await sealing.get(mode, companyId, job.endpointId);
+    clock = new Date(clock.getTime() + DISABLE_AFTER_MS - 9 * 3600_000);
+    const lastFailureAt = clock.toISOString();
+    await sealing.recordHealth(mode, companyId, job.endpointId, { status: 'enabled', failingSince: run!.failingSince!, lastFailureAt });
+    clock = new Date(clock.getTime() + 9 * 3600_000);
     sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(later, SLOW_ARN), lambdaContext() as never))));
     expect((await sealing.get(mode, companyId, job.endpointId))?.status).toBe('disabled');
 

@@ -1,5 +1,5 @@
 import type { Mode } from '../../lib/mode.js';
-import type { EndpointHealth } from '../../lib/webhooks/endpoint-health.js';
+import { failureRecord, type EndpointHealth } from '../../lib/webhooks/endpoint-health.js';
 import type { DeliveryLane, DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from '../../lib/webhooks/ports.js';
 import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
@@ -224,10 +224,12 @@ export class MemoryWebhookEndpointStore implements WebhookEndpointStore {
     if (found.endpoint.version !== expectedVersion) return 'stale' as const;
     if (options.resetHealth && found.endpoint.status !== 'disabled') return 'stale' as const;
     // The settings only, as the DynamoDB store writes them: the stored health stands unless reset.
-    const { failingSince } = found.endpoint;
+    const { failingSince, lastFailureAt } = found.endpoint;
     const next: WebhookEndpoint = copy(endpoint);
     delete next.failingSince;
+    delete next.lastFailureAt;
     if (failingSince !== undefined && !options.resetHealth) next.failingSince = failingSince;
+    if (lastFailureAt !== undefined && !options.resetHealth) next.lastFailureAt = lastFailureAt;
     this.put(next, secrets ? [...secrets] : found.secrets);
     return 'updated' as const;
   }
@@ -241,8 +243,16 @@ export class MemoryWebhookEndpointStore implements WebhookEndpointStore {
     if (!found) return 'gone' as const;
     if (disable && found.endpoint.status !== 'enabled') return 'unchanged' as const;
     this.healthWrites.push({ endpointId, health: copy(health), ...(disable ? { disable } : {}) });
-    if (health.failingSince === undefined) delete found.endpoint.failingSince;
-    else found.endpoint.failingSince ??= health.failingSince;
+    if (health.failingSince === undefined) {
+      delete found.endpoint.failingSince;
+      delete found.endpoint.lastFailureAt;
+    } else {
+      // As the DynamoDB store records a failure: by the stored run, whatever the caller read (endpoint-health.ts failureRecord).
+      const failedAt = health.lastFailureAt ?? health.failingSince;
+      const record = failureRecord(found.endpoint, { ...health, failingSince: health.failingSince });
+      if (record === 'start') found.endpoint.failingSince = health.failingSince;
+      if (record !== 'keep') found.endpoint.lastFailureAt = failedAt;
+    }
     if (disable) {
       found.endpoint.status = 'disabled';
       found.endpoint.disabledReason = disable.disabledReason;

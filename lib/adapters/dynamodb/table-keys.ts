@@ -103,6 +103,7 @@ import type { Mode } from '../../mode.js';
  * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
+ * |                                           | + lastFailureAt, conditional on the stored run     |
  * | Wait for an endpoint's slot (fan-out)     | PutItem WHW#<m><epId> / W#<createdAt>#<id>, each   |
  * | Claim free slots for the oldest waiting   | Query WHW#<m><epId> ascending, consistent (SLOTS,  |
  * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); TransactWriteItems: Update  |

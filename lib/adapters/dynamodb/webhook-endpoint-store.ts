@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   GetCommand,
   QueryCommand,
@@ -11,7 +12,7 @@ import {
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
 import { WebhookEndpointLimitError } from '../../errors.js';
 import { storedMode, type Mode } from '../../mode.js';
-import type { EndpointHealth } from '../../webhooks/endpoint-health.js';
+import { failureRecord, QUIET_GAP_MS, type EndpointHealth } from '../../webhooks/endpoint-health.js';
 import type { WebhookEndpointStore } from '../../webhooks/ports.js';
 import type { EndpointSecret } from '../../webhooks/signature.js';
 import type { WebhookEndpoint } from '../../webhooks/webhook-endpoint.js';
@@ -22,6 +23,8 @@ import { ITEM_TYPES, keys, WEBHOOK_ENDPOINT_SK_PREFIX, type ItemKey } from './ta
 /** The counter update is the second action of a create: its failed condition means "the limit is reached". */
 const COUNTER_ACTION = 1;
 const SECRETS_ATTRIBUTE = 'sealedSecrets';
+/** Rounds of a health write whose stored run changed under it (each failed condition shows the new one). */
+const HEALTH_ROUNDS = 4;
 
 /**
  * Every attribute of an endpoint item except its sealed secrets: what a read that needs no secret
@@ -43,13 +46,14 @@ export const ENDPOINT_VIEW_ATTRIBUTES = [
   'status',
   'disabledReason',
   'failingSince',
+  'lastFailureAt',
   'createdAt',
   'updatedAt',
   'version',
 ] as const;
 
 /** An endpoint's delivery health (endpoint-health.ts): written by recordHealth only, and removed when a PATCH enables it again. */
-export const ENDPOINT_HEALTH_ATTRIBUTES = ['failingSince'] as const;
+export const ENDPOINT_HEALTH_ATTRIBUTES = ['failingSince', 'lastFailureAt'] as const;
 
 /**
  * What an update of an endpoint's settings (PATCH, rotate-secret) may write or read in its
@@ -307,15 +311,71 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
     disable?: { disabledReason: string },
   ): Promise<'recorded' | 'unchanged' | 'gone'> {
     const deadline = standaloneDeadline();
-    const names: Record<string, string> = { '#failingSince': 'failingSince' };
+    const key = keys.webhookEndpoint(mode, companyId, endpointId);
+    const failing = health.failingSince === undefined ? undefined : { ...health, failingSince: health.failingSince };
+    // A failure is written by what the stored run is (failureRecord), with no read first: the first
+    // guess is the caller's own reading (a new run, or one going on); a failed condition's old image
+    // tells the stored run, and the next round writes for it. Each branch's condition is exactly
+    // "the stored run is what this branch is for", so a round fails only when the run changed meanwhile.
+    let record: ReturnType<typeof failureRecord> | undefined;
+    if (failing) record = failing.lastFailureAt !== undefined && failing.lastFailureAt !== failing.failingSince ? 'continue' : 'start';
+    for (let round = 1; ; round++) {
+      const command = this.healthCommand(key, health, record, disable);
+      if (!command) return 'recorded';
+      try {
+        await withRetries((options) => this.client.send(command, options), deadline, this.policy);
+        return 'recorded';
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        if (!error.Item) return 'gone';
+        const stored = unmarshall(error.Item) as Partial<Record<'status' | 'failingSince' | 'lastFailureAt', string>>;
+        if (disable && stored.status !== 'enabled') return 'unchanged';
+        if (!failing || round >= HEALTH_ROUNDS) throw error;
+        record = failureRecord(
+          {
+            status: stored.status === 'disabled' ? 'disabled' : 'enabled',
+            ...(stored.failingSince !== undefined ? { failingSince: stored.failingSince } : {}),
+            ...(stored.lastFailureAt !== undefined ? { lastFailureAt: stored.lastFailureAt } : {}),
+          },
+          failing,
+        );
+      }
+    }
+  }
+
+  /** One health write: the run cleared (record undefined), started, continued or kept (plus the disable, if any). */
+  private healthCommand(
+    key: ItemKey,
+    health: EndpointHealth,
+    record: 'start' | 'continue' | 'keep' | undefined,
+    disable?: { disabledReason: string },
+  ): UpdateCommand | undefined {
+    const names: Record<string, string> = { '#failingSince': 'failingSince', '#lastFailureAt': 'lastFailureAt' };
     const values: Record<string, unknown> = {};
     const sets: string[] = [];
-    let condition = 'attribute_exists(pk)';
+    const conditions = ['attribute_exists(pk)'];
+    // The stored run's last failure: its lastFailureAt, or its start for a run recorded without one.
+    const lastFailure = (op: string, value: string) =>
+      `(#lastFailureAt ${op} ${value} OR (attribute_not_exists(#lastFailureAt) AND #failingSince ${op} ${value}))`;
     if (health.failingSince !== undefined) {
-      // A run already started keeps its start: another worker that read the endpoint before it
-      // was marked must not move the 5-day count later.
-      sets.push('#failingSince = if_not_exists(#failingSince, :failingSince)');
-      values[':failingSince'] = health.failingSince;
+      const failedAt = health.lastFailureAt ?? health.failingSince;
+      values[':failedAt'] = failedAt;
+      values[':aliveFrom'] = new Date(Date.parse(failedAt) - QUIET_GAP_MS).toISOString();
+      if (record === 'start') {
+        // No run stored, or one whose last failure is more than the quiet gap before this one: this failure starts a new run.
+        conditions.push(`(attribute_not_exists(#failingSince) OR ${lastFailure('<', ':aliveFrom')})`);
+        sets.push('#failingSince = :failingSince', '#lastFailureAt = :failedAt');
+        values[':failingSince'] = health.failingSince;
+      } else {
+        conditions.push(`attribute_exists(#failingSince) AND ${lastFailure('>=', ':aliveFrom')}`);
+        if (record === 'continue') {
+          conditions.push(`NOT ${lastFailure('>=', ':failedAt')}`);
+          sets.push('#lastFailureAt = :failedAt');
+        } else {
+          conditions.push(lastFailure('>=', ':failedAt'));
+          if (!disable) return undefined;
+        }
+      }
     }
     if (disable) {
       sets.push('#status = :disabled', 'disabledReason = :reason', 'updatedAt = :now');
@@ -325,28 +385,21 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
       values[':reason'] = disable.disabledReason;
       values[':now'] = new Date().toISOString();
       values[':one'] = 1;
-      condition += ' AND #status = :enabled';
+      conditions.push('#status = :enabled');
     }
     const update =
       (sets.length > 0 ? `SET ${sets.join(', ')}` : '') +
-      (health.failingSince === undefined ? ' REMOVE #failingSince' : '') +
+      (health.failingSince === undefined ? ' REMOVE #failingSince, #lastFailureAt' : '') +
       (disable ? ' ADD version :one' : '');
-    const command = new UpdateCommand({
+    return new UpdateCommand({
       TableName: this.tableName,
-      Key: keys.webhookEndpoint(mode, companyId, endpointId),
+      Key: key,
       UpdateExpression: update.trim(),
-      ConditionExpression: condition,
+      ConditionExpression: conditions.join(' AND '),
       ExpressionAttributeNames: names,
       ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    try {
-      await withRetries((options) => this.client.send(command, options), deadline, this.policy);
-      return 'recorded';
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return error.Item ? 'unchanged' : 'gone';
-      throw error;
-    }
   }
 
   private async read(key: ItemKey, deadline: Deadline): Promise<Record<string, unknown> | undefined> {
@@ -391,5 +444,6 @@ function endpointOf(item: Record<string, unknown>): WebhookEndpoint {
   };
   if (typeof item.disabledReason === 'string') endpoint.disabledReason = item.disabledReason;
   if (typeof item.failingSince === 'string') endpoint.failingSince = item.failingSince;
+  if (typeof item.lastFailureAt === 'string') endpoint.lastFailureAt = item.lastFailureAt;
   return endpoint;
 }

@@ -153,7 +153,7 @@ describe('delivering one job', () => {
     const stored = await w.deliveries.get(deliveryKeyOf(job));
     expect(stored).toMatchObject({ status: 'pending', nextAttemptAt: new Date(clock.getTime() + 5000).toISOString() });
     expect(w.endpoints.healthWrites).toEqual([
-      { endpointId: job.endpointId, health: { status: 'enabled', failingSince: clock.toISOString() } },
+      { endpointId: job.endpointId, health: { status: 'enabled', failingSince: clock.toISOString(), lastFailureAt: clock.toISOString() } },
     ]);
 
     // Arriving early (a duplicate, or a delay SQS could not hold): it waits out the rest, nothing sent.
@@ -187,7 +187,11 @@ describe('delivering one job', () => {
 
   it('disables an endpoint whose every delivery failed for 5 days, once', async () => {
     const w = world([500]);
-    const ep = endpoint({ failingSince: new Date(clock.getTime() - DISABLE_AFTER_MS).toISOString() });
+    // Its last failure 9 hours ago (a retry's delay): the run goes on.
+    const ep = endpoint({
+      failingSince: new Date(clock.getTime() - DISABLE_AFTER_MS).toISOString(),
+      lastFailureAt: new Date(clock.getTime() - 9 * 3600_000).toISOString(),
+    });
     const job = await started(w, ep);
     const result = await deliverWebhook(w.deps, job);
     expect(result).toMatchObject({ kind: 'retry', endpointDisabled: true });

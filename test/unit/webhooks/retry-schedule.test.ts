@@ -1,6 +1,16 @@
 import fc from 'fast-check';
-import { DISABLE_AFTER_MS, disableDecision, healthAfterAttempt, type EndpointHealth } from '../../../lib/webhooks/endpoint-health.js';
 import {
+  DISABLE_AFTER_MS,
+  LAST_FAILURE_MARK_MS,
+  QUIET_GAP_MS,
+  disableDecision,
+  failureRecord,
+  healthAfterAttempt,
+  runContinuesAt,
+  type EndpointHealth,
+} from '../../../lib/webhooks/endpoint-health.js';
+import {
+  MAX_DELAY_SECONDS,
   maxAttempts,
   nextStep,
   nominalDelaySeconds,
@@ -75,11 +85,14 @@ describe('the webhook retry schedule', () => {
 
 describe('an endpoint whose deliveries fail', () => {
   const enabled: EndpointHealth = { status: 'enabled' };
+  const HOUR = 60 * 60 * 1000;
+  const DAY = 24 * HOUR;
   const at = (ms: number) => new Date(t0.getTime() + ms);
 
   it('is disabled once every delivery has failed for 5 days, with a reason', () => {
     let health = healthAfterAttempt(enabled, false, t0);
-    health = healthAfterAttempt(health, false, at(DISABLE_AFTER_MS / 2));
+    // Retries every 9 hours at most (retry-schedule.ts): the run goes on.
+    for (let ms = HOUR * 9; ms < DISABLE_AFTER_MS; ms += HOUR * 9) health = healthAfterAttempt(health, false, at(ms));
     expect(health.failingSince).toBe(t0.toISOString());
     expect(disableDecision(health, at(DISABLE_AFTER_MS - 1))).toEqual({ disable: false });
     const decision = disableDecision(health, at(DISABLE_AFTER_MS));
@@ -95,6 +108,52 @@ describe('an endpoint whose deliveries fail', () => {
     health = healthAfterAttempt(health, false, at(DISABLE_AFTER_MS - 30_000));
     expect(disableDecision(health, at(DISABLE_AFTER_MS + 1))).toEqual({ disable: false });
     expect(disableDecision(health, at(2 * DISABLE_AFTER_MS - 30_000))).toMatchObject({ disable: true });
+  });
+
+  it('after a quiet gap longer than 24 hours, a failure starts a new run: an old run is not counted, and one failure disables nothing', () => {
+    // Failing for 2 days, then nothing to deliver for a week.
+    let health = healthAfterAttempt(enabled, false, t0);
+    for (let ms = HOUR * 9; ms <= 2 * DAY; ms += HOUR * 9) health = healthAfterAttempt(health, false, at(ms));
+    const after = at(9 * DAY);
+    health = healthAfterAttempt(health, false, after);
+    expect(health).toEqual({ status: 'enabled', failingSince: after.toISOString(), lastFailureAt: after.toISOString() });
+    expect(disableDecision(health, after)).toEqual({ disable: false });
+  });
+
+  it('a gap of up to 24 hours keeps the run (and its 5-day count); a gap just over it starts a new one', () => {
+    const start = healthAfterAttempt(enabled, false, t0);
+    expect(healthAfterAttempt(start, false, at(QUIET_GAP_MS)).failingSince).toBe(t0.toISOString());
+    expect(healthAfterAttempt(start, false, at(QUIET_GAP_MS + 1)).failingSince).toBe(at(QUIET_GAP_MS + 1).toISOString());
+    // The gap is more than twice the longest retry delay: a delivery still being retried never leaves one that long.
+    expect(QUIET_GAP_MS).toBeGreaterThan(2 * MAX_DELAY_SECONDS * 1000);
+  });
+
+  it('records the last failure to within an hour (no write per failure), and never moves it back', () => {
+    const start = healthAfterAttempt(enabled, false, t0);
+    expect(healthAfterAttempt(start, false, at(LAST_FAILURE_MARK_MS - 1))).toEqual(start);
+    expect(healthAfterAttempt(start, false, at(LAST_FAILURE_MARK_MS)).lastFailureAt).toBe(at(LAST_FAILURE_MARK_MS).toISOString());
+    expect(healthAfterAttempt(start, false, at(-HOUR * 2))).toEqual(start);
+  });
+
+  it('a run recorded without its last failure is judged from its start', () => {
+    const old = { status: 'enabled' as const, failingSince: t0.toISOString() };
+    expect(runContinuesAt(old, at(QUIET_GAP_MS))).toBe(true);
+    expect(runContinuesAt(old, at(QUIET_GAP_MS + 1))).toBe(false);
+    expect(runContinuesAt(enabled, t0)).toBe(false);
+  });
+
+  it('a store records a failure by the run it holds: a new run after a gap replaces the old one, a live run keeps its start', () => {
+    const stored = { status: 'enabled' as const, failingSince: t0.toISOString(), lastFailureAt: at(HOUR).toISOString() };
+    const failure = (ms: number) => ({
+      status: 'enabled' as const,
+      failingSince: at(ms).toISOString(),
+      lastFailureAt: at(ms).toISOString(),
+    });
+    expect(failureRecord(enabled, failure(0))).toBe('start');
+    expect(failureRecord(stored, failure(HOUR + QUIET_GAP_MS + 1))).toBe('start');
+    expect(failureRecord(stored, failure(2 * HOUR))).toBe('continue');
+    expect(failureRecord(stored, failure(HOUR))).toBe('keep');
+    expect(failureRecord(stored, failure(30 * 60 * 1000))).toBe('keep');
   });
 
   it('is not disabled again when it already is, nor when nothing failed', () => {
