@@ -60,6 +60,7 @@ export interface LocalEngineAddresses {
   sqsEndpoint: string;
   verificationRetryQueueUrl: string;
   webhookDeliveryQueueUrl: string;
+  webhookTestDeliveryQueueUrl?: string;
   /** The Companies House stand-in, and its key (a fixed local value, never a real one). */
   registryUrl: string;
   registryApiKey: string;
@@ -99,6 +100,7 @@ export function runningStackEngines(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     SQS_ENDPOINT: engines.sqsEndpoint,
     VERIFICATION_RETRY_QUEUE_URL: engines.verificationRetryQueueUrl,
     WEBHOOK_DELIVERY_QUEUE_URL: engines.webhookDeliveryQueueUrl,
+    WEBHOOK_TEST_DELIVERY_QUEUE_URL: engines.webhookTestDeliveryQueueUrl,
     COMPANIES_HOUSE_BASE_URL: engines.registryUrl,
     COMPANIES_HOUSE_API_KEY: engines.registryApiKey,
   };

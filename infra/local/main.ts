@@ -188,6 +188,7 @@ async function main(): Promise<void> {
         sqsEndpoint: stores.sqs.endpoint,
         verificationRetryQueueUrl: stores.verification.retryQueueUrl,
         webhookDeliveryQueueUrl: stores.webhooks.deliveryQueueUrl,
+        webhookTestDeliveryQueueUrl: stores.webhooks.testDeliveryQueueUrl,
         registryUrl: stores.verification.registry.url,
         registryApiKey: STAND_IN_API_KEY,
       },

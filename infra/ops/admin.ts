@@ -21,7 +21,7 @@
  * also deletes test uploads: locally from the local S3, else from BUCKET_NAME (S3_ENDPOINT, when
  * set, overrides the endpoint). case reverify and webhook redeliver also use the queues (and the
  * registry) the worker and the redeliver route use: locally those of the running npm start, else
- * VERIFICATION_RETRY_QUEUE_URL and COMPANIES_HOUSE_API_KEY_SECRET, or WEBHOOK_DELIVERY_QUEUE_URL
+ * VERIFICATION_RETRY_QUEUE_URL and COMPANIES_HOUSE_API_KEY_SECRET, or WEBHOOK_DELIVERY_QUEUE_URL and WEBHOOK_TEST_DELIVERY_QUEUE_URL
  * (SQS_ENDPOINT, when set, overrides the SQS endpoint).
  * With --json the last line printed is one JSON object. Bad arguments: one line, exit 2;
  * refused operations (unknown company, revoked key, ...) and unreachable storage: one line, exit 1.
@@ -91,7 +91,7 @@ Target: the local stack by default (the running npm start of LOCAL_DATA_DIR, def
 whatever ports it uses; else DynamoDB Local on DYNAMODB_LOCAL_PORT, default 8000); a deployed table when TABLE_NAME and AWS_REGION are set (AWS credentials from the usual
 places; DYNAMODB_ENDPOINT, when set, overrides the endpoint; clear-test-data also needs BUCKET_NAME, and
 S3_ENDPOINT overrides the S3 endpoint). case reverify also needs VERIFICATION_RETRY_QUEUE_URL and
-COMPANIES_HOUSE_API_KEY_SECRET, webhook redeliver WEBHOOK_DELIVERY_QUEUE_URL (the stack's outputs);
+COMPANIES_HOUSE_API_KEY_SECRET, webhook redeliver WEBHOOK_DELIVERY_QUEUE_URL and WEBHOOK_TEST_DELIVERY_QUEUE_URL (the stack's outputs);
 locally both use the running npm start's queues and registry stand-in.
 
 --json: the last line printed is one JSON object. Exit codes: 0 done, 1 refused (e.g. unknown
@@ -113,6 +113,7 @@ const QUEUE_AND_REGISTRY_VARIABLES = [
   'SQS_ENDPOINT',
   'VERIFICATION_RETRY_QUEUE_URL',
   'WEBHOOK_DELIVERY_QUEUE_URL',
+  'WEBHOOK_TEST_DELIVERY_QUEUE_URL',
   'COMPANIES_HOUSE_API_KEY_SECRET',
   'COMPANIES_HOUSE_API_KEY',
   'COMPANIES_HOUSE_BASE_URL',
@@ -226,9 +227,10 @@ function reverifyDeps(cfg: AppConfig, where: Target) {
 
 /** The partner's redeliver route's own ports (functions/redeliver-webhook-event.ts): the operator needs no partner key. */
 function redeliveryDeps(cfg: AppConfig, where: Target): RedeliverEventDeps {
-  if (cfg.webhookDeliveryQueueUrl === undefined)
+  // Each mode's deliveries have their own lanes: a redelivery goes to its mode's fast lane.
+  if (cfg.webhookDeliveryQueueUrl === undefined || cfg.webhookTestDeliveryQueueUrl === undefined)
     throw new UsageError(
-      `webhook redeliver needs WEBHOOK_DELIVERY_QUEUE_URL: ${where.local ? 'start npm start (its queues are found through LOCAL_DATA_DIR), or set it' : 'see the stack output WebhookDeliveryQueueUrl'}`,
+      `webhook redeliver needs WEBHOOK_DELIVERY_QUEUE_URL and WEBHOOK_TEST_DELIVERY_QUEUE_URL: ${where.local ? 'start npm start (its queues are found through LOCAL_DATA_DIR), or set them' : 'see the stack outputs WebhookDeliveryQueueUrl and WebhookTestDeliveryQueueUrl'}`,
     );
   return webhookRedeliveryAdapters(cfg);
 }

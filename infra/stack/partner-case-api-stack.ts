@@ -291,6 +291,10 @@ export class PartnerCaseApiStack extends Stack {
       value: this.webhookDelivery.fastLane.queueUrl,
       description: 'WEBHOOK_DELIVERY_QUEUE_URL for npm run admin -- webhook redeliver.',
     });
+    new CfnOutput(this, 'WebhookTestDeliveryQueueUrl', {
+      value: this.webhookDelivery.testFastLane.queueUrl,
+      description: 'WEBHOOK_TEST_DELIVERY_QUEUE_URL for npm run admin -- webhook redeliver.',
+    });
     if (this.api.domain) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: this.api.domain.domainNameAliasDomainName,

@@ -115,6 +115,7 @@ describe('npm run admin -- webhook redeliver', () => {
         DYNAMODB_LOCAL_PORT: undefined,
         SQS_ENDPOINT: undefined,
         WEBHOOK_DELIVERY_QUEUE_URL: undefined,
+        WEBHOOK_TEST_DELIVERY_QUEUE_URL: undefined,
         LOCAL_DATA_DIR: dataDir,
       };
       const args = ['webhook', 'redeliver', '--company', c.companyId, '--endpoint', c.endpointId, '--event', c.eventId];
@@ -129,7 +130,7 @@ describe('npm run admin -- webhook redeliver', () => {
       const unknownQueue = await admin(args, local);
       expect(unknownQueue.code).toBe(2);
       expect(unknownQueue.stderr.trim()).toBe(
-        'admin: webhook redeliver needs WEBHOOK_DELIVERY_QUEUE_URL: start npm start (its queues are found through LOCAL_DATA_DIR), or set it',
+        'admin: webhook redeliver needs WEBHOOK_DELIVERY_QUEUE_URL and WEBHOOK_TEST_DELIVERY_QUEUE_URL: start npm start (its queues are found through LOCAL_DATA_DIR), or set them',
       );
 
       // The record npm start writes; this test process stands in for it (it is alive, and node).
@@ -137,6 +138,7 @@ describe('npm run admin -- webhook redeliver', () => {
         sqsEndpoint: process.env.SQS_ENDPOINT,
         verificationRetryQueueUrl: process.env.VERIFICATION_RETRY_QUEUE_URL,
         webhookDeliveryQueueUrl: process.env.WEBHOOK_DELIVERY_QUEUE_URL,
+        webhookTestDeliveryQueueUrl: process.env.WEBHOOK_TEST_DELIVERY_QUEUE_URL,
         registryUrl: process.env.COMPANIES_HOUSE_BASE_URL,
         registryApiKey: 'local-companies-house-key',
       };

@@ -119,5 +119,6 @@ describe('the debtor verifier', () => {
     expect(outputs.VerificationRetryQueueUrl?.Value).toEqual(ref(verifier().retryQueue.node.defaultChild as CfnElement));
     expect(outputs.CompaniesHouseApiKeySecret?.Value).toEqual(ref(verifier().registryKey.node.defaultChild as CfnElement));
     expect(outputs.WebhookDeliveryQueueUrl?.Value).toEqual(ref(stack.webhookDelivery.fastLane.node.defaultChild as CfnElement));
+    expect(outputs.WebhookTestDeliveryQueueUrl?.Value).toEqual(ref(stack.webhookDelivery.testFastLane.node.defaultChild as CfnElement));
   });
 });
