@@ -22,7 +22,9 @@ import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import { generateEndpointSecret, type EndpointSecret } from '../../lib/webhooks/signature.js';
-import { deliveryKeyOf, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
+import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
 import { ddb, lambdaContext } from '../support/fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -429,6 +431,47 @@ describe('the webhook fan-out and delivery functions', () => {
     const stored = await endpointStore.get('live', endpoint.companyId, endpoint.endpointId);
     expect(stored).toMatchObject({ status: 'enabled' });
     expect(stored?.failingSince).toBeUndefined();
+  });
+
+  it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    // A fan-out that stopped after starting the record: the job on the waiting list, its record pending, no message.
+    const { event } = await storedEvent(endpoint.companyId);
+    const stranded = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    await r.slots.wait([stranded]);
+    await r.deliveries.start(newDeliveryRecord(stranded, clock.toISOString()));
+    // And a delivered job whose function stopped before it gave its slot back.
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    const delivered = r.messages.enqueued.find((m) => m.job.deliveryId !== stranded.deliveryId)!.job;
+    await r.deliveries.recordAttempt(
+      deliveryKeyOf(delivered),
+      0,
+      { at: clock.toISOString(), statusCode: 200, durationMs: 5 },
+      { status: 'delivered' },
+    );
+    const queuedBefore = r.messages.enqueued.length;
+    // The fan-out's own fill queued the stranded job too (it was the oldest waiting): take it back to "never queued".
+    await r.slots.release(deliveryKeyOf(stranded));
+    await r.slots.wait([stranded]);
+
+    const sweep = buildSweepWebhookDeliveriesCore({
+      companies: { list: async () => [{ companyId: endpoint.companyId }] },
+      endpoints: r.endpoints,
+      deliveries: r.deliveries,
+      slots: r.slots,
+      queue: r.messages,
+    });
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 1, requeued: 0, filled: 1 });
+    expect(r.messages.enqueued.slice(queuedBefore)).toEqual([{ lane: 'fast', job: stranded, delaySeconds: 0 }]);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([stranded.deliveryId]);
+    // Swept again: nothing left to mend.
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 0, requeued: 0, filled: 0 });
   });
 
   it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {
