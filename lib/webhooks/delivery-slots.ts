@@ -34,9 +34,13 @@ export interface SlotDeps {
   queue: DeliveryQueue;
 }
 
-/** Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the fast lane). Answers how many. */
-export async function fill(deps: SlotDeps, mode: Mode, endpointId: string): Promise<number> {
-  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT);
+/**
+ * Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the
+ * fast lane). Answers how many. `fresh`: jobs the caller has just put on the list (the fan-out),
+ * which the store may claim without reading the list first.
+ */
+export async function fill(deps: SlotDeps, mode: Mode, endpointId: string, fresh?: readonly DeliveryJob[]): Promise<number> {
+  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh);
   if (jobs.length === 0) return 0;
   try {
     await deps.queue.enqueue('fast', jobs);

@@ -433,6 +433,34 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(stored?.failingSince).toBeUndefined();
   });
 
+  it('a fan-out to an endpoint with free slots queues its job without reading the waiting list: four table requests before the send', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    // The fan-out's table requests, in the order sent, up to the SendMessageBatch.
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued).toHaveLength(1);
+    // The endpoints, the job listed, its record started, its slot claimed: no Query of the waiting list.
+    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
+  });
+
   it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {
     const r = rig();
     const target = await receiver([200]);
