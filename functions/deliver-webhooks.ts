@@ -9,7 +9,7 @@ import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
-import { finish } from '../lib/webhooks/delivery-slots.js';
+import { batchFinisher } from '../lib/webhooks/delivery-slots.js';
 import type { DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
 import { deliveryJobSchema, type DeliveryJob } from '../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
@@ -72,7 +72,7 @@ function countAttempt(result: DeliveryResult): void {
 
 export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
   /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
-  async function handle(record: SQSRecord, delivery: DeliverDeps): Promise<boolean> {
+  async function handle(record: SQSRecord, delivery: DeliverDeps, finish: (job: DeliveryJob) => Promise<void>): Promise<boolean> {
     const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
     if (!parsed.success) {
       // Not silently dropped: it stays, and the queue's redrive policy moves it to the DLQ, which an alarm watches.
@@ -81,7 +81,6 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     const job = parsed.data;
     const lane = deps.laneOf(record.eventSourceARN);
-    const slots = { slots: deps.slots, queue: deps.messages };
     const early = job.dueAt === undefined ? 0 : Date.parse(job.dueAt) - delivery.now().getTime();
     if (early > DUE_TOLERANCE_MS) {
       // A hop of a long retry: sent again until due, nothing read (it keeps its endpoint's slot).
@@ -103,14 +102,16 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     // Another copy of this job recorded first and carries the delivery (and its slot) on.
     if (result.kind === 'done' && result.reason === 'duplicate') return false;
-    await finish(slots, attempted);
+    await finish(attempted);
     return false;
   }
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     // One set of shared reads and health writes for the whole batch (not one per record).
     const batchDeps = batchDeliveryDeps(deps.delivery);
-    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeps)));
+    // The batch's ended jobs free their slots at once, and each endpoint is filled by one fill at a time.
+    const finish = batchFinisher({ slots: deps.slots, queue: deps.messages });
+    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeps, finish)));
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;

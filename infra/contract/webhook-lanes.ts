@@ -53,8 +53,10 @@ export const SLOW_LANE = {
  * delay live ones): queues and event source mappings of their own, in the default mode, each
  * capped (maxConcurrency) so that whatever a free test key sends, it takes at most this many of
  * the delivery function's concurrent invocations, never the live lanes' pollers or their queue.
+ * The fast one has room for a company with 16 hanging endpoints (16 × MAX_JOBS_PER_ENDPOINT =
+ * 128 jobs, 13 batches at first) beside other test companies' first attempts.
  */
-export const TEST_FAST_LANE = { maxConcurrency: 5 } as const;
+export const TEST_FAST_LANE = { maxConcurrency: 20 } as const;
 export const TEST_SLOW_LANE = { maxConcurrency: 2 } as const;
 
 /**

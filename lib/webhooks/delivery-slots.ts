@@ -24,7 +24,7 @@ import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from './webhook-del
  * 16 × MAX_JOBS_PER_ENDPOINT jobs in the lanes, and a healthy endpoint's first attempt is never
  * queued behind the rest of them.
  */
-export const MAX_JOBS_PER_ENDPOINT = 4;
+export const MAX_JOBS_PER_ENDPOINT = 8;
 
 /** A job marked promoted this long ago and still on the waiting list was never queued (a crash): the sweeper queues it. */
 export const STALE_PROMOTION_MS = 5 * 60 * 1000;
@@ -34,9 +34,13 @@ export interface SlotDeps {
   queue: DeliveryQueue;
 }
 
-/** Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the fast lane). Answers how many. */
-export async function fill(deps: SlotDeps, mode: Mode, endpointId: string): Promise<number> {
-  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT);
+/**
+ * Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the
+ * fast lane). Answers how many. `fresh`: jobs the caller has just put on the list (the fan-out),
+ * which the store may claim without reading the list first.
+ */
+export async function fill(deps: SlotDeps, mode: Mode, endpointId: string, fresh?: readonly DeliveryJob[]): Promise<number> {
+  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh);
   if (jobs.length === 0) return 0;
   try {
     await deps.queue.enqueue('fast', jobs);
@@ -53,6 +57,41 @@ export async function fill(deps: SlotDeps, mode: Mode, endpointId: string): Prom
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
   await deps.slots.release(deliveryKeyOf(job));
   await fill(deps, job.mode, job.endpointId);
+}
+
+/**
+ * `finish` for the jobs of one batch: each slot given back at once, and one fill per endpoint at a
+ * time, run again once if more jobs ended meanwhile. Several jobs of one endpoint ending together
+ * would otherwise race for the same waiting jobs (each a Query and a transaction, the losers
+ * retried), which is most of a burst's cost per delivery.
+ */
+export function batchFinisher(deps: SlotDeps): (job: DeliveryJob) => Promise<void> {
+  const fills = new Map<string, { again: boolean; done: Promise<void> }>();
+  const fillSoon = (mode: Mode, endpointId: string): Promise<void> => {
+    const key = `${mode}\u0000${endpointId}`;
+    const running = fills.get(key);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await fill(deps, mode, endpointId);
+        } while (entry.again);
+      } finally {
+        fills.delete(key);
+      }
+    })();
+    fills.set(key, entry);
+    return entry.done;
+  };
+  return async (job) => {
+    await deps.slots.release(deliveryKeyOf(job));
+    await fillSoon(job.mode, job.endpointId);
+  };
 }
 
 export interface SweepResult {

@@ -94,9 +94,12 @@ export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promi
  * leaves the jobs on their waiting lists, which the stream record's retry (or the sweeper) fills.
  */
 export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans: readonly FanOutPlan[]): Promise<number> {
-  const endpoints = new Map<string, { mode: Mode; endpointId: string }>();
-  for (const job of plans.flatMap((p) => p.jobs)) endpoints.set(`${job.mode}\u0000${job.endpointId}`, job);
-  const filled = await Promise.all([...endpoints.values()].map(({ mode, endpointId }) => fill(deps, mode, endpointId)));
+  const endpoints = new Map<string, DeliveryJob[]>();
+  for (const job of plans.flatMap((p) => p.jobs)) {
+    const key = `${job.mode}\u0000${job.endpointId}`;
+    endpoints.set(key, [...(endpoints.get(key) ?? []), job]);
+  }
+  const filled = await Promise.all([...endpoints.values()].map((jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs)));
   return filled.reduce((a, b) => a + b, 0);
 }
 

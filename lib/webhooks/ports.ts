@@ -135,9 +135,11 @@ export interface DeliverySlots {
    * Claims the endpoint's free slots (up to `cap` held) for its oldest waiting jobs, in one atomic
    * write that also marks those jobs promoted, and answers them: the caller queues them, then calls
    * `promoted`. A job marked promoted but never removed (a crash before queueing) is answered again
-   * by `stalePromotions`.
+   * by `stalePromotions`. `fresh` are jobs the caller has just listed: the store may claim them
+   * without reading the list first when the slots are free (then they may pass an older waiting job
+   * that a concurrent release has not filled yet; deliveries keep no order).
    */
-  claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]>;
+  claimWaiting(mode: Mode, endpointId: string, cap: number, fresh?: readonly DeliveryJob[]): Promise<DeliveryJob[]>;
   /** Undoes a claim whose jobs could not be queued: their slots given back, the jobs waiting again (not promoted). */
   abandon(jobs: readonly DeliveryJob[]): Promise<void>;
   /** Removes promoted jobs from the waiting list once they are queued. */

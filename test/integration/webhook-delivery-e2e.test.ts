@@ -1,4 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { MAX_JOBS_PER_ENDPOINT } from '../../lib/webhooks/delivery-slots.js';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBStreamEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
@@ -243,6 +244,54 @@ describe('webhook delivery, end to end', () => {
     expect(delay).toBeLessThan(5_000);
     // And the hanging one was asked too (it is hanging, not skipped).
     await until(() => (about(hanging, caseId).length ? true : undefined), 5_000, 'hanging receiver reached');
+  });
+
+  test("a company with 16 hanging endpoints and a burst of cases does not delay another company's first attempt: at most the cap per endpoint is attempted, the rest wait outside the lanes", async () => {
+    const hostile = await company();
+    // Hanging receivers that count the attempts in flight at once (each held until the sender's 10 s timeout).
+    let inFlight = 0;
+    let most = 0;
+    const hang: ReceiverHandler = (_req, res) => {
+      most = Math.max(most, ++inFlight);
+      res.on('close', () => inFlight--);
+    };
+    const hanging = await Promise.all(Array.from({ length: 16 }, () => receiver(hang)));
+    const endpoints = await Promise.all(hanging.map((r) => createEndpoint(hostile.testKey, r.url, ['case.created'])));
+    // A burst in one request (25 cases here, so 400 deliveries, to keep this suite bounded beside the rest in CI;
+    // the use-case tests run 100).
+    const file = await uploadInvoice(hostile.testKey);
+    const burst = await postCases(hostile.testKey, { cases: Array.from({ length: 25 }, () => validCase(file)) });
+    expect(outcome(burst).created).toHaveLength(25);
+    // Attempts to the hostile endpoints have started.
+    await until(() => (inFlight >= 16 ? true : undefined), 20_000, 'hostile attempts under way');
+
+    const other = await company();
+    const healthy = await receiver();
+    await createEndpoint(other.testKey, healthy.url, ['case.created']);
+    const caseId = await createCase(other.testKey);
+    await until(() => (about(healthy, caseId).length ? true : undefined), 10_000, "the other company's delivery");
+    // It arrived while the hostile company's deliveries were still waiting on their endpoints' lists, outside the lanes:
+    // nothing of the other company's waited for them to drain.
+    const waiting = await Promise.all(
+      endpoints.map(async (e) => {
+        const out = await ddb().send(
+          new QueryCommand({
+            TableName: cfg.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+            ExpressionAttributeValues: { ':pk': `WHW#TEST#${e.id}`, ':w': 'W#' },
+            ConsistentRead: true,
+            Select: 'COUNT',
+          }),
+        );
+        return out.Count ?? 0;
+      }),
+    );
+    expect(waiting.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // Never more than the cap per endpoint attempted at once.
+    expect(most).toBeLessThanOrEqual(16 * MAX_JOBS_PER_ENDPOINT);
+
+    // Stop the hostile deliveries (deleted endpoints: every waiting job ends unsent).
+    await Promise.all(endpoints.map((e) => deleteEndpoint(hostile.testKey, e.id)));
   });
 
   test('a deleted endpoint gets nothing more', async () => {

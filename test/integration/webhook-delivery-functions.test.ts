@@ -24,7 +24,9 @@ import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import { generateEndpointSecret, type EndpointSecret } from '../../lib/webhooks/signature.js';
-import { deliveryKeyOf, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
+import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
 import { ddb, lambdaContext } from '../support/fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -475,6 +477,75 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(await r.deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
     expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([event.id]);
     expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ deliveryId: queued.id, status: 'delivered' });
+  });
+
+  it('a fan-out to an endpoint with free slots queues its job without reading the waiting list: four table requests before the send', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    // The fan-out's table requests, in the order sent, up to the SendMessageBatch.
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued).toHaveLength(1);
+    // The endpoints, the job listed, its record started, its slot claimed: no Query of the waiting list.
+    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
+  });
+
+  it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    // A fan-out that stopped after starting the record: the job on the waiting list, its record pending, no message.
+    const { event } = await storedEvent(endpoint.companyId);
+    const stranded = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    await r.slots.wait([stranded]);
+    await r.deliveries.start(newDeliveryRecord(stranded, clock.toISOString()));
+    // And a delivered job whose function stopped before it gave its slot back.
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    const delivered = r.messages.enqueued.find((m) => m.job.deliveryId !== stranded.deliveryId)!.job;
+    await r.deliveries.recordAttempt(
+      deliveryKeyOf(delivered),
+      0,
+      { at: clock.toISOString(), statusCode: 200, durationMs: 5 },
+      { status: 'delivered' },
+    );
+    const queuedBefore = r.messages.enqueued.length;
+    // The fan-out's own fill queued the stranded job too (it was the oldest waiting): take it back to "never queued".
+    await r.slots.release(deliveryKeyOf(stranded));
+    await r.slots.wait([stranded]);
+
+    const sweep = buildSweepWebhookDeliveriesCore({
+      companies: { list: async () => [{ companyId: endpoint.companyId }] },
+      endpoints: r.endpoints,
+      deliveries: r.deliveries,
+      slots: r.slots,
+      queue: r.messages,
+    });
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 1, requeued: 0, filled: 1 });
+    expect(r.messages.enqueued.slice(queuedBefore)).toEqual([{ lane: 'fast', job: stranded, delaySeconds: 0 }]);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([stranded.deliveryId]);
+    // Swept again: nothing left to mend.
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 0, requeued: 0, filled: 0 });
   });
 
   it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {

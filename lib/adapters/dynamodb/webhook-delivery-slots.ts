@@ -67,51 +67,67 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     await this.forget(jobs);
   }
 
-  async claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]> {
+  async claimWaiting(mode: Mode, endpointId: string, cap: number, fresh: readonly DeliveryJob[] = []): Promise<DeliveryJob[]> {
+    // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
+    // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
+    const mine = [...fresh]
+      .filter((job) => job.mode === mode && job.endpointId === endpointId)
+      .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
+      .slice(0, cap);
+    if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine))) return mine;
     for (let round = 1; round <= CLAIM_ROUNDS; round++) {
       const { holders, waiting } = await this.read(mode, endpointId, cap);
       const free = cap - holders.length;
-      const candidates = waiting.filter((w) => w.promotedAt === undefined).slice(0, Math.max(0, free));
+      const candidates = waiting
+        .filter((w) => w.promotedAt === undefined)
+        .slice(0, Math.max(0, free))
+        .map((w) => w.job);
       if (candidates.length === 0) return [];
-      const promotedAt = this.now().toISOString();
-      const command = new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: keys.webhookDeliverySlots(mode, endpointId),
-              UpdateExpression: 'ADD holders :ids SET #type = :type, #ttl = :ttl',
-              ConditionExpression: 'attribute_not_exists(holders) OR size(holders) <= :most',
-              ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
-              ExpressionAttributeValues: {
-                ':ids': new Set(candidates.map((c) => holderOf(c.job))),
-                ':most': cap - candidates.length,
-                ':type': ITEM_TYPES.webhookDeliverySlots,
-                ':ttl': this.ttl(),
-              },
-            },
-          },
-          ...candidates.map((c) => ({
-            Update: {
-              TableName: this.tableName,
-              Key: keys.webhookDeliveryWaiting(c.job),
-              UpdateExpression: 'SET promotedAt = :at',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(promotedAt)',
-              ExpressionAttributeValues: { ':at': promotedAt },
-            },
-          })),
-        ],
-      });
-      try {
-        await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-        return candidates.map((c) => c.job);
-      } catch (error) {
-        // Another fill took the slots or the jobs first: read again and claim what is left.
-        if (!(error instanceof TransactionCanceledException)) throw error;
-        if (!(error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')) throw error;
-      }
+      // Another fill took the slots or the jobs first: read again and claim what is left.
+      if (await this.tryClaim(mode, endpointId, cap, candidates)) return candidates;
     }
     return [];
+  }
+
+  /** One transaction: the jobs' slots (while no more than `cap` are held) and the jobs marked promoted; false when a condition failed. */
+  private async tryClaim(mode: Mode, endpointId: string, cap: number, jobs: readonly DeliveryJob[]): Promise<boolean> {
+    const promotedAt = this.now().toISOString();
+    const command = new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: keys.webhookDeliverySlots(mode, endpointId),
+            UpdateExpression: 'ADD holders :ids SET #type = :type, #ttl = :ttl',
+            ConditionExpression: 'attribute_not_exists(holders) OR size(holders) <= :most',
+            ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
+            ExpressionAttributeValues: {
+              ':ids': new Set(jobs.map((job) => holderOf(job))),
+              ':most': cap - jobs.length,
+              ':type': ITEM_TYPES.webhookDeliverySlots,
+              ':ttl': this.ttl(),
+            },
+          },
+        },
+        ...jobs.map((job) => ({
+          Update: {
+            TableName: this.tableName,
+            Key: keys.webhookDeliveryWaiting(job),
+            UpdateExpression: 'SET promotedAt = :at',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(promotedAt)',
+            ExpressionAttributeValues: { ':at': promotedAt },
+          },
+        })),
+      ],
+    });
+    try {
+      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      return true;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      if (!(error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')) throw error;
+      return false;
+    }
   }
 
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
