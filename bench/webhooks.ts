@@ -205,7 +205,7 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
       value: b.p95,
       target: `≤ 1.2 × ${a.p95} = ${bound}`,
       pass: b.p95 <= bound && b.missing === 0 && b.unverified === 0,
-      note: `p50 ${b.p50} ms; the same trickle as (a) to two endpoints of one company, the other never answering (10 s timeout, then retries on the slow lane); ${b.missing} missing`,
+      note: `p50 ${b.p50} ms; the same trickle as (a) to two endpoints of one company, the other never answering (10 s timeout, then retries delayed on the fast lane, on the slow lane only after sustained failure); ${b.missing} missing`,
     });
 
     // c. Throughput: a burst to three endpoints.

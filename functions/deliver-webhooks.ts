@@ -8,6 +8,7 @@ import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { tracer } from '../lib/runtime/tracer.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
+import { MAX_SEND_DELAY_SECONDS } from '../lib/webhooks/retry-schedule.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
 import { batchFinisher } from '../lib/webhooks/delivery-slots.js';
 import type { DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
@@ -60,7 +61,7 @@ export interface DeliverWebhooksDeps {
 }
 
 /** The most SQS delays a message it is sent (DelaySeconds); a longer wait hops. */
-export const MAX_SEND_DELAY_SECONDS = 900;
+export { MAX_SEND_DELAY_SECONDS };
 /** A job this close to its dueAt (or past it) is attempted now. */
 const DUE_TOLERANCE_MS = 1_000;
 

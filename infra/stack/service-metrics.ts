@@ -56,13 +56,17 @@ export function wafMetric(
  * the service dimension only: `WebhookDelivered` (an attempt answered 2xx), `WebhookAttemptFailed`
  * (any other attempt), `WebhookDeliveryGivenUp` (a delivery gave up after 3 days: status `failed`;
  * routine, counted apart from processing failures), `WebhookEndpointDisabled` (the 5-day rule
- * disabled an endpoint).
+ * disabled an endpoint); and what the delivery sweeper (functions/sweep-webhook-deliveries.ts) publishes
+ * once per run, zeros included: `WebhookSlotsReleased`, `WebhookJobsRequeued`, `WebhookSweepFailures`.
  */
 export const WEBHOOK_METRIC_NAMES = {
   delivered: 'WebhookDelivered',
   attemptFailed: 'WebhookAttemptFailed',
   givenUp: 'WebhookDeliveryGivenUp',
   endpointDisabled: 'WebhookEndpointDisabled',
+  slotsReleased: 'WebhookSlotsReleased',
+  jobsRequeued: 'WebhookJobsRequeued',
+  sweepFailures: 'WebhookSweepFailures',
 } as const;
 
 export type WebhookMetric = keyof typeof WEBHOOK_METRIC_NAMES;

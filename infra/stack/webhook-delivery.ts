@@ -3,6 +3,7 @@ import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   ComparisonOperator,
   GraphWidget,
+  TreatMissingData,
   MathExpression,
   type IMetric,
   type IWidget,
@@ -29,7 +30,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
+import { MAX_SEND_DELAY_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
 import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements, webhookSweepStatements } from './grants.js';
@@ -69,21 +70,42 @@ export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE
 
 /**
  * Alarm thresholds. Failure rate: the share of attempts that failed in a period with at least
- * FAILURE_RATE_MIN_ATTEMPTS attempts. Fast lane: its messages are first attempts to healthy
- * endpoints, taken within a second; one a minute old means the consumers are not keeping up.
- * Slow lane: a delivery's last attempt is 3 to 3½ days after its first (retry-schedule.ts), so a
- * message older than 4 days outlived its schedule. SQS leaves a message received 3 times or more
- * out of this metric (it points at the oldest one received fewer times), so it watches deliveries
- * early in their retries; the dead-letter alarm watches their end. Give-ups: the share of finished
- * deliveries (delivered or given up) that gave up, in an hour with at least GIVE_UP_RATE_MIN_DELIVERIES.
+ * FAILURE_RATE_MIN_ATTEMPTS attempts. Give-ups: the share of finished deliveries (delivered or
+ * given up) that gave up, in an hour with at least GIVE_UP_RATE_MIN_DELIVERIES.
+ *
+ * Lane age (`ApproximateAgeOfOldestMessage`): SQS counts a message's age from when it was sent, and
+ * its guide leaves out of the metric only messages received three times or more (poison pills),
+ * not delayed ones, so a retry or a hop sent with DelaySeconds is taken to age while it waits.
+ * Every lane carries such messages (fast-lane retries before sustained failure, slow-lane retries
+ * and hops of ≤ MAX_SEND_DELAY_SECONDS, and on either lane a copy that came early and hops until
+ * due), so a healthy lane's oldest message may be as old as the longest delay, plus one
+ * visibility timeout when a receipt failed and the message came back. Each threshold is that, plus
+ * how long a due message may wait for the lane's consumers: beyond it the consumer is stuck
+ * (mapping disabled, function failing or throttled), whichever way SQS counts a delay. The test
+ * lanes wait longest: a partner's test endpoints failing only makes retries (and one company holds
+ * at most MAX_JOBS_PER_ENDPOINT messages per endpoint), so they page only when test deliveries due
+ * an hour ago are not taken, a dead consumer, never a partner's dead receiver.
  */
+const LONGEST_HEALTHY_AGE_SECONDS = MAX_SEND_DELAY_SECONDS + DELIVERY_LANES.visibilityTimeoutSeconds;
 export const WEBHOOK_ALARMS = {
   failureRate: 0.25,
   failureRateMinAttempts: 20,
   giveUpRate: 0.05,
   giveUpRateMinDeliveries: 20,
-  fastLaneAgeSeconds: 60,
-  slowLaneAgeSeconds: RETRY_WINDOW_SECONDS + 24 * 60 * 60,
+  /** The oldest message a healthy lane may hold: the longest delay, and one failed receipt's visibility timeout. */
+  longestHealthyAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS,
+  /** Live first attempts: due ones are taken within a second; a minute past the longest delay means stuck. */
+  fastLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 60,
+  /** Live retries in sustained failure: 5 concurrent invocations; 15 minutes past the longest delay means stuck. */
+  slowLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 15 * 60,
+  /** Test mode's lanes: an hour past the longest delay, a dead consumer only. */
+  testLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 60 * 60,
+  /**
+   * The sweeper: runs in a row (one every DELIVERY_SWEEP.everyMinutes) in which it could not sweep
+   * an endpoint, or was not invoked at all. One is retried on the next run by design; three in a
+   * row is a lasting fault.
+   */
+  sweepFailureRuns: 3,
 } as const;
 
 export interface WebhookDeliveryProps {
@@ -241,9 +263,42 @@ export class WebhookDelivery extends Construct {
     fn.function.addEnvironment('WEBHOOK_TEST_DELIVERY_QUEUE_URL', this.testFastLane.queueUrl);
   }
 
-  /** The age of the oldest pending delivery of an endpoint class: healthy endpoints (fast lane) or failing ones (slow lane). */
-  oldestPending(endpointClass: 'healthy' | 'failing', options: MetricOptions = {}): Metric {
-    const queue = endpointClass === 'healthy' ? this.fastLane : this.slowLane;
+  /** The lanes, by mode and by speed, with what their age alarm and dashboard line are called. */
+  private lanes(): { queue: Queue; alarmId: string; label: string; threshold: number; what: string }[] {
+    return [
+      {
+        queue: this.fastLane,
+        alarmId: 'WebhookFastLaneAge',
+        label: 'live fast lane',
+        threshold: WEBHOOK_ALARMS.fastLaneAgeSeconds,
+        what: 'live first attempts and early retries',
+      },
+      {
+        queue: this.slowLane,
+        alarmId: 'WebhookSlowLaneAge',
+        label: 'live slow lane',
+        threshold: WEBHOOK_ALARMS.slowLaneAgeSeconds,
+        what: 'live retries in sustained failure',
+      },
+      {
+        queue: this.testFastLane,
+        alarmId: 'WebhookTestFastLaneAge',
+        label: 'test fast lane',
+        threshold: WEBHOOK_ALARMS.testLaneAgeSeconds,
+        what: 'test-mode first attempts and early retries',
+      },
+      {
+        queue: this.testSlowLane,
+        alarmId: 'WebhookTestSlowLaneAge',
+        label: 'test slow lane',
+        threshold: WEBHOOK_ALARMS.testLaneAgeSeconds,
+        what: 'test-mode retries in sustained failure',
+      },
+    ];
+  }
+
+  /** The age of a lane's oldest message (a delayed retry or hop included: see WEBHOOK_ALARMS). */
+  private oldestMessage(queue: Queue, options: MetricOptions = {}): Metric {
     return queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: METRIC_PERIOD, ...options });
   }
 
@@ -306,25 +361,49 @@ export class WebhookDelivery extends Construct {
         `Webhooks: more than ${WEBHOOK_ALARMS.failureRate * 100}% of delivery attempts failed in 2 of 3 five-minute periods ` +
         `(periods with at least ${WEBHOOK_ALARMS.failureRateMinAttempts} attempts).`,
     });
-    alarms.add('WebhookFastLaneAge', this.oldestPending('healthy'), {
-      threshold: WEBHOOK_ALARMS.fastLaneAgeSeconds,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 3,
-      description: `Webhooks: a delivery to a healthy endpoint has waited more than ${WEBHOOK_ALARMS.fastLaneAgeSeconds} s for 15 minutes.`,
+    for (const lane of this.lanes())
+      alarms.add(lane.alarmId, this.oldestMessage(lane.queue), {
+        threshold: lane.threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        description:
+          `Webhooks: a message on the ${lane.label} (${lane.what}) is older than ${lane.threshold} s, more than its longest ` +
+          `delay (${MAX_SEND_DELAY_SECONDS} s) and one failed receipt allow: its consumer is not taking due deliveries; see docs/deploy.md, runbook.`,
+      });
+    alarms.add('WebhookSweepFailures', webhookMetric('sweepFailures'), {
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: WEBHOOK_ALARMS.sweepFailureRuns,
+      datapointsToAlarm: WEBHOOK_ALARMS.sweepFailureRuns,
+      description:
+        `Webhooks: the delivery sweeper could not sweep an endpoint in ${WEBHOOK_ALARMS.sweepFailureRuns} runs in a row: leaked ` +
+        'slots and deliveries started but never queued stay unrepaired; see docs/deploy.md, runbook.',
     });
-    alarms.add('WebhookSlowLaneAge', this.oldestPending('failing'), {
-      threshold: WEBHOOK_ALARMS.slowLaneAgeSeconds,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      description: 'Webhooks: a delivery to a failing endpoint is pending longer than its retry schedule allows (4 days).',
+    // A sweeper never invoked fails nothing and publishes nothing: only its missing invocations show it.
+    alarms.add('WebhookSweepSilent', this.sweep.function.metricInvocations({ statistic: 'Sum', period: METRIC_PERIOD }), {
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: WEBHOOK_ALARMS.sweepFailureRuns,
+      datapointsToAlarm: WEBHOOK_ALARMS.sweepFailureRuns,
+      treatMissingData: TreatMissingData.BREACHING,
+      description:
+        `Webhooks: the delivery sweeper was not invoked for ${WEBHOOK_ALARMS.sweepFailureRuns} five-minute periods in a row ` +
+        '(its schedule disabled or deleted, or its role refused): nothing repairs leaked slots; see docs/deploy.md, runbook.',
     });
   }
 
-  /** The dashboard row: outcomes, the oldest pending delivery per endpoint class, the queues that page. */
+  /**
+   * The dashboard row: outcomes (give-ups among them), every lane's oldest message, what the
+   * sweeper repaired or could not, and the queues that page.
+   */
   widgets(): IWidget[] {
     const period = METRIC_PERIOD;
-    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 8, height: 6, period });
+    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 6, height: 6, period });
+    const visible = (queue: Queue, label: string) =>
+      queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label });
+    const delayed = (queue: Queue, label: string) =>
+      queue.metricApproximateNumberOfMessagesDelayed({ statistic: 'Maximum', period, label });
+    const lanes = this.lanes();
     return [
       graph('Webhooks: outcomes', [
         webhookMetric('delivered', { label: 'delivered' }),
@@ -332,15 +411,19 @@ export class WebhookDelivery extends Construct {
         webhookMetric('givenUp', { label: 'delivery given up (3 days)' }),
         webhookMetric('endpointDisabled', { label: 'endpoint disabled' }),
       ]),
-      graph('Webhooks: oldest pending delivery (s)', [
-        this.oldestPending('healthy', { label: 'healthy endpoints (fast lane)' }),
-        this.oldestPending('failing', { label: 'failing endpoints (slow lane)' }),
+      graph(
+        'Webhooks: oldest message per lane (s)',
+        lanes.map((lane) => this.oldestMessage(lane.queue, { label: lane.label })),
+      ),
+      graph('Webhooks: sweeper', [
+        webhookMetric('slotsReleased', { label: 'slots released' }),
+        webhookMetric('jobsRequeued', { label: 'jobs requeued' }),
+        webhookMetric('sweepFailures', { label: 'endpoints not swept' }),
       ]),
       graph('Webhooks: queues', [
         this.deadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'dead letters' }),
         this.failedStreamRecords.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fan-out failures' }),
-        this.fastLane.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fast lane visible' }),
-        this.slowLane.metricApproximateNumberOfMessagesNotVisible({ statistic: 'Maximum', period, label: 'slow lane waiting' }),
+        ...lanes.flatMap((lane) => [visible(lane.queue, `${lane.label} due`), delayed(lane.queue, `${lane.label} delayed`)]),
       ]),
     ];
   }

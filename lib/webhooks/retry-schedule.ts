@@ -23,6 +23,12 @@ export const JITTER = 0.2;
 export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 /** The longest delay scheduled: an hour under SQS's limit. */
 export const MAX_DELAY_SECONDS = SQS_MAX_VISIBILITY_SECONDS - 60 * 60;
+/**
+ * The longest delay a delivery message is sent with (SQS's DelaySeconds limit): a longer wait is
+ * made of hops of at most this (functions/deliver-webhooks.ts), so no lane message is ever delayed
+ * longer; the lanes' age alarms are set above it (infra/stack/webhook-delivery.ts).
+ */
+export const MAX_SEND_DELAY_SECONDS = 900;
 /** Retries go on until at least this long after the first attempt. */
 export const RETRY_WINDOW_SECONDS = 3 * 24 * 60 * 60;
 

@@ -65,11 +65,12 @@ describe('alarms', () => {
       WebhookDelivered: 2,
       WebhookAttemptFailed: 1,
       WebhookDeliveryGivenUp: 1,
+      WebhookSweepFailures: 1,
       // The debtor verifier: a case still PENDING after 24 h.
       DebtorVerificationExhausted: 1,
-      // The stream consumers never invoked while cases are created: the fan-out and the verifier.
+      // The stream consumers never invoked while cases are created: the fan-out and the verifier; the sweeper never invoked.
       CasesCreated: 2,
-      Invocations: 2,
+      Invocations: 3,
       ThrottledRequests: 1,
       SystemErrors: 1,
     });
@@ -303,12 +304,29 @@ describe('alarms', () => {
     for (const doc of new Set(named)) expect({ doc, exists: existsSync(path.join(PROJECT_ROOT, doc)) }).toEqual({ doc, exists: true });
   });
 
+  it('the runbook row of every queue-age alarm with a row of its own states the threshold the stack sets, in seconds', () => {
+    const deployDoc = readFileSync(path.join(PROJECT_ROOT, 'docs/deploy.md'), 'utf8');
+    const firstCells = [...deployDoc.matchAll(/^\| (`[^|]+?) +\|/gm)].map((m) => m[1]!);
+    const ages = alarms().filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
+    const stated = ages.flatMap((alarm) => {
+      const name = (alarm.Properties.AlarmName as string).replace(/^PartnerCaseApi-dev-/, '');
+      const cell = firstCells.find((c) => c.includes(`\`${name}\``));
+      return cell === undefined ? [] : [{ name, cell, threshold: `> ${(alarm.Properties.Threshold as number).toLocaleString('en-GB')} s` }];
+    });
+    expect(stated.map((s) => s.name).sort()).toEqual(
+      ['WebhookFastLaneAge', 'WebhookSlowLaneAge', 'WebhookTestFastLaneAge', 'WebhookTestSlowLaneAge'].sort(),
+    );
+    for (const { name, cell, threshold } of stated) expect({ name, states: cell.includes(threshold) }).toEqual({ name, states: true });
+  });
+
   it('every alarm notifies the alarm topic on alarm and on recovery', () => {
     const topicId = Object.keys(resourcesOfType(synth().template, 'AWS::SNS::Topic'))[0];
     for (const alarm of alarms()) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
-      expect(alarm.Properties.TreatMissingData).toBe('notBreaching');
+      // No datapoint means nothing happened, except for a heartbeat: the sweeper's invocations, every 5 minutes.
+      const heartbeat = alarm.Properties.AlarmName === 'PartnerCaseApi-dev-WebhookSweepSilent';
+      expect(alarm.Properties.TreatMissingData).toBe(heartbeat ? 'breaching' : 'notBreaching');
     }
   });
 
@@ -378,7 +396,8 @@ describe('the dashboard of the partner path', () => {
       'Upload records: record-upload',
       'Upload records: failed events waiting',
       'Webhooks: outcomes',
-      'Webhooks: oldest pending delivery (s)',
+      'Webhooks: oldest message per lane (s)',
+      'Webhooks: sweeper',
       'Webhooks: queues',
     ]);
   });

@@ -6,7 +6,7 @@ import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webho
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { SecretBox } from '../../../lib/adapters/webhooks/secret-box.js';
 import { MODES } from '../../../lib/mode.js';
-import { maxAttempts } from '../../../lib/webhooks/retry-schedule.js';
+import { MAX_SEND_DELAY_SECONDS, maxAttempts } from '../../../lib/webhooks/retry-schedule.js';
 import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
 import { scheduledDeliveryId, type WebhookDelivery } from '../../../lib/webhooks/webhook-delivery.js';
 import {
@@ -19,6 +19,9 @@ import {
   TEST_SLOW_LANE,
   WEBHOOK_ALARMS,
 } from '../../../infra/stack/webhook-delivery.js';
+import { DELIVERY_SWEEP } from '../../../infra/contract/webhook-lanes.js';
+import { WEBHOOK_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
+import { SWEEP_METRICS } from '../../../functions/sweep-webhook-deliveries.js';
 import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
 import { actionsOf, PLATFORM_ACTIONS, resourcesOfType, statementsOfFunction, synth, type Resource, type Statement } from './synth.js';
@@ -227,23 +230,78 @@ describe('webhook alarms and the dashboard row', () => {
     expect(alarm('WebhookDeadLetters').Properties.AlarmDescription).not.toMatch(/3 days/);
   });
 
-  it('page on the age of the oldest pending delivery per endpoint class: healthy (fast lane) and failing (slow lane)', () => {
-    for (const [id, q, threshold] of [
+  it('every lane pages when its oldest message outlives the longest delay a retry or hop is sent with: routine retries never page, a stuck consumer does', () => {
+    const lanes = [
       ['WebhookFastLaneAge', delivery.fastLane, WEBHOOK_ALARMS.fastLaneAgeSeconds],
       ['WebhookSlowLaneAge', delivery.slowLane, WEBHOOK_ALARMS.slowLaneAgeSeconds],
-    ] as const) {
+      ['WebhookTestFastLaneAge', delivery.testFastLane, WEBHOOK_ALARMS.testLaneAgeSeconds],
+      ['WebhookTestSlowLaneAge', delivery.testSlowLane, WEBHOOK_ALARMS.testLaneAgeSeconds],
+    ] as const;
+    // A delayed message ages while it waits (SQS counts from the send): a healthy lane holds messages as old as the
+    // longest delay sent, plus one visibility timeout for a receipt that failed.
+    const healthy = MAX_SEND_DELAY_SECONDS + DELIVERY_LANES.visibilityTimeoutSeconds;
+    for (const [id, q, threshold] of lanes) {
       expect(alarm(id).Properties).toMatchObject({
         MetricName: 'ApproximateAgeOfOldestMessage',
         Statistic: 'Maximum',
         Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(q), 'QueueName'] } }],
         Threshold: threshold,
+        ComparisonOperator: 'GreaterThanThreshold',
       });
+      expect({ id, aboveRoutine: threshold > healthy }).toEqual({ id, aboveRoutine: true });
     }
-    // The slow lane holds deliveries for up to 3½ days by design: only beyond that is one stuck.
-    expect(WEBHOOK_ALARMS.slowLaneAgeSeconds).toBeGreaterThan(3.5 * 24 * 3600);
+    // A stuck live consumer pages within minutes of the longest delay (retries never past their schedule); the test
+    // lanes wait an hour more, so a partner's failing test endpoints never page, but a dead consumer still does.
+    expect(WEBHOOK_ALARMS.fastLaneAgeSeconds - healthy).toBeLessThanOrEqual(60);
+    expect(WEBHOOK_ALARMS.slowLaneAgeSeconds - healthy).toBeLessThanOrEqual(15 * 60);
+    expect(WEBHOOK_ALARMS.testLaneAgeSeconds - healthy).toBe(60 * 60);
+    // One lane, one age alarm: none added beside them by watchAsyncWork.
+    const ages = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).filter(
+      (a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage',
+    );
+    for (const [id, q] of lanes)
+      expect({ id, alarms: ages.filter((a) => JSON.stringify(a.Properties.Dimensions).includes(`"${idOf(q)}"`)).length }).toEqual({
+        id,
+        alarms: 1,
+      });
   });
 
-  it('the dashboard has a webhook row: outcomes, the oldest pending delivery per endpoint class, the queues', () => {
+  it('the sweeper pages when it could not sweep an endpoint in three runs in a row, on the metric it publishes', () => {
+    expect(WEBHOOK_METRIC_NAMES).toMatchObject({
+      slotsReleased: SWEEP_METRICS.released,
+      jobsRequeued: SWEEP_METRICS.requeued,
+      sweepFailures: SWEEP_METRICS.failures,
+    });
+    expect(alarm('WebhookSweepFailures').Properties).toMatchObject({
+      Namespace: 'PartnerCaseApi',
+      MetricName: 'WebhookSweepFailures',
+      Dimensions: [{ Name: 'service', Value: 'partner-case-api' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+    // A run every 5 minutes and a 5-minute period: three periods are three runs.
+    expect(DELIVERY_SWEEP.everyMinutes * 60).toBe(300);
+  });
+
+  it('a sweeper that is never invoked (its schedule disabled or deleted) pages: no invocation in three periods in a row, missing data counted as breaching', () => {
+    expect(alarm('WebhookSweepSilent').Properties).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Invocations',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(delivery.sweep.function) } }],
+      Statistic: 'Sum',
+      Period: DELIVERY_SWEEP.everyMinutes * 60,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('the dashboard has a webhook row: outcomes with give-ups, every lane of both modes, the sweeper, the queues', () => {
     const dashboard = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'))[0]!;
     const body = JSON.stringify(stack.resolve(dashboard.Properties.DashboardBody));
     for (const text of [
@@ -251,13 +309,23 @@ describe('webhook alarms and the dashboard row', () => {
       'WebhookDelivered',
       'WebhookAttemptFailed',
       'WebhookDeliveryGivenUp',
+      'delivery given up (3 days)',
       'WebhookEndpointDisabled',
-      'Webhooks: oldest pending delivery (s)',
-      'healthy endpoints (fast lane)',
-      'failing endpoints (slow lane)',
+      'Webhooks: oldest message per lane (s)',
+      'live fast lane',
+      'live slow lane',
+      'test fast lane',
+      'test slow lane',
       'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesDelayed',
+      'Webhooks: sweeper',
+      'WebhookSlotsReleased',
+      'WebhookJobsRequeued',
+      'WebhookSweepFailures',
     ])
       expect(body).toContain(text);
+    for (const q of [delivery.fastLane, delivery.slowLane, delivery.testFastLane, delivery.testSlowLane])
+      expect(body).toContain(`"${idOf(q)}"`);
   });
 });
 
