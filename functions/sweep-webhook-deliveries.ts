@@ -24,8 +24,16 @@ export const SWEEP_METRICS = {
 } as const;
 
 export function buildSweepWebhookDeliveriesCore(deps: SweepDeps) {
+  const onEndpointFailed: SweepDeps['onEndpointFailed'] = ({ mode, endpointId, error }) => {
+    logger.error('webhook delivery sweep: an endpoint could not be swept (swept again next run)', {
+      mode,
+      endpointId,
+      error: String((error as Error)?.message ?? error),
+    });
+    deps.onEndpointFailed?.({ mode, endpointId, error });
+  };
   return async (): Promise<SweepTotals> => {
-    const totals = await sweepDeliveries(deps);
+    const totals = await sweepDeliveries({ ...deps, onEndpointFailed });
     metrics.addMetric(SWEEP_METRICS.released, MetricUnit.Count, totals.released);
     metrics.addMetric(SWEEP_METRICS.requeued, MetricUnit.Count, totals.requeued);
     metrics.addMetric(SWEEP_METRICS.failures, MetricUnit.Count, totals.failed);

@@ -1,4 +1,4 @@
-import { MODES } from '../mode.js';
+import { MODES, type Mode } from '../mode.js';
 import { sweepEndpoint, type SlotDeps, type SweepResult } from './delivery-slots.js';
 import type { WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 
@@ -18,6 +18,8 @@ export interface SweepDeps extends SlotDeps {
   companies: { list(): Promise<{ companyId: string }[]> };
   endpoints: Pick<WebhookEndpointStore, 'list'>;
   deliveries: Pick<WebhookDeliveryStore, 'get'>;
+  /** Told of each endpoint that could not be swept, with why (the caller logs it: a count alone says nothing to act on). */
+  onEndpointFailed?: (failure: { mode: Mode; endpointId: string; error: unknown }) => void;
 }
 
 export interface SweepTotals extends SweepResult {
@@ -48,8 +50,9 @@ export async function sweepDeliveries(deps: SweepDeps): Promise<SweepTotals> {
         totals.released += result.released;
         totals.requeued += result.requeued;
         totals.filled += result.filled;
-      } catch {
+      } catch (error) {
         totals.failed++;
+        deps.onEndpointFailed?.({ mode, endpointId, error });
       }
     }
   };

@@ -548,6 +548,29 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 0, requeued: 0, filled: 0 });
   });
 
+  it('an endpoint the sweeper cannot sweep is counted and named with its error, and the other endpoints are still swept', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const broken = await newEndpoint(r, target.url);
+    await newEndpoint(r, target.url, { companyId: broken.endpoint.companyId });
+    const failures: { mode: string; endpointId: string; error: unknown }[] = [];
+    const slots = Object.create(r.slots) as typeof r.slots;
+    slots.holders = async (mode, endpointId) => {
+      if (endpointId === broken.endpoint.endpointId) throw new Error('storage unavailable');
+      return r.slots.holders(mode, endpointId);
+    };
+    const sweep = buildSweepWebhookDeliveriesCore({
+      companies: { list: async () => [{ companyId: broken.endpoint.companyId }] },
+      endpoints: r.endpoints,
+      deliveries: r.deliveries,
+      slots,
+      queue: r.messages,
+      onEndpointFailed: (failure) => failures.push(failure),
+    });
+    expect(await sweep()).toMatchObject({ endpoints: 2, failed: 1 });
+    expect(failures).toEqual([{ mode: 'live', endpointId: broken.endpoint.endpointId, error: new Error('storage unavailable') }]);
+  });
+
   it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {
     const r = rig();
     const target = await receiver([200]);
