@@ -117,3 +117,25 @@ describe('the documents the docs name', () => {
     expect(missing).toEqual([]);
   });
 });
+
+/** The headings and bold labels (`**Replaying the queue:**`) of a document, as plain text. */
+function sectionNamesOf(markdown: string): string[] {
+  const text = markdown.replace(/```[\s\S]*?```/g, '');
+  const headings = [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1] as string);
+  const labels = [...text.matchAll(/\*\*([^*]+)\*\*/g)].map((m) => m[1] as string);
+  return [...headings, ...labels].map((name) => name.replace(/`/g, '').trim());
+}
+
+describe('the sections the docs cite by name', () => {
+  it('(`deploy.md ("Stages")`, `docs/uploads.md, "Upload records"`) each exist in the document cited', () => {
+    const missing: string[] = [];
+    for (const doc of DOCS) {
+      for (const [, name, cited] of read(doc).matchAll(/((?:docs\/)?[\w-]+\.md)\)?,? \(?"([^"]+)"/g)) {
+        const file = [name as string, path.join(path.dirname(doc), name as string)].find((c) => existsSync(path.join(ROOT, c)));
+        if (!file) continue; // a missing document is the test above's
+        if (!sectionNamesOf(read(file)).some((section) => section.startsWith(cited as string))) missing.push(`${doc}: ${name} "${cited}"`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
