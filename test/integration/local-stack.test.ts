@@ -160,11 +160,11 @@ const linePattern = (shown: string) =>
       .join('.*')}$`,
   );
 
-/**
- * Runs a README block with bash in an empty directory (the keys and the server's address put in
- * place of its placeholders) and compares every line it prints with the block's `#>` lines.
- */
-async function runReadmeBlock(heading: string, keys: { API_KEY: string; TEST_API_KEY?: string }): Promise<void> {
+/** Runs a README block with bash in an empty directory, the keys and the server's address put in place of its placeholders. */
+async function executeReadmeBlock(
+  heading: string,
+  keys: { API_KEY: string; TEST_API_KEY?: string },
+): Promise<{ block: string; code: number | null; stdout: string; stderr: string; leftBehind: string[] }> {
   const block = readmeBlock(heading);
   let script = block.replace(/^BASE=\S+$/m, `BASE=${base}`);
   for (const [name, value] of Object.entries(keys))
@@ -179,19 +179,25 @@ async function runReadmeBlock(heading: string, keys: { API_KEY: string; TEST_API
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    const printed = run.stdout.replace(/\n$/, '').split('\n');
-    const shown = shownOutput(block);
-    const differences = Array.from({ length: Math.max(printed.length, shown.length) }, (_, i) => ({
-      line: i + 1,
-      shown: shown[i],
-      printed: printed[i],
-    })).filter(({ shown: s, printed: p }) => s === undefined || p === undefined || !linePattern(s).test(p));
-    expect(differences).toEqual([]);
-    expect(readdirSync(cwd)).toEqual([]);
+    return { block, ...run, leftBehind: readdirSync(cwd) };
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/** Runs a README block and compares every line it prints with the block's `#>` lines. */
+async function runReadmeBlock(heading: string, keys: { API_KEY: string; TEST_API_KEY?: string }): Promise<void> {
+  const run = await executeReadmeBlock(heading, keys);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+  const printed = run.stdout.replace(/\n$/, '').split('\n');
+  const shown = shownOutput(run.block);
+  const differences = Array.from({ length: Math.max(printed.length, shown.length) }, (_, i) => ({
+    line: i + 1,
+    shown: shown[i],
+    printed: printed[i],
+  })).filter(({ shown: s, printed: p }) => s === undefined || p === undefined || !linePattern(s).test(p));
+  expect(differences).toEqual([]);
+  expect(run.leftBehind).toEqual([]);
 }
 
 describe('the README', () => {
@@ -200,6 +206,22 @@ describe('the README', () => {
     const reader = await newPartner();
     await runReadmeBlock('### Walk-through with curl', { API_KEY: reader.apiKey });
   }, 90_000);
+
+  it('walk-through run a second time on the same data creates nothing: its first case is a DUPLICATE, its batch a 409 with sameRequest false', async () => {
+    const reader = await newPartner();
+    await runReadmeBlock('### Walk-through with curl', { API_KEY: reader.apiKey });
+    const caseIds = async () => {
+      const res = await fetch(`${base}/api/v1/cases?limit=100`, { headers: { Authorization: `Bearer ${reader.apiKey}` } });
+      return ((await res.json()) as { data: { id: string }[] }).data.map((c) => c.id).sort();
+    };
+    const before = await caseIds();
+    const second = await executeReadmeBlock('### Walk-through with curl', { API_KEY: reader.apiKey });
+    expect(second.stdout).toMatch(/"rejected":\[\{"index":0,"invoiceRef":"INV-1000","code":"DUPLICATE"[\s\S]*\nHTTP 200\n/);
+    // The batch reuses walkthrough-1 with the second run's new fileKey: not the same request.
+    expect(second.stdout).toMatch(/\nHTTP 409\n[\s\S]*"code": "IDEMPOTENCY_KEY_REUSED"[\s\S]*"sameRequest": false/);
+    expect(await caseIds()).toEqual(before);
+    expect(second.leftBehind).toEqual([]);
+  }, 120_000);
 
   it('test-mode block prints exactly what it shows: a test upload and case, invisible to the live key', async () => {
     const reader = await newPartner();
