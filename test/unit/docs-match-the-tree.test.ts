@@ -139,3 +139,12 @@ describe('the sections the docs cite by name', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the README's configuration table", () => {
+  it('names every variable lib/runtime/config.ts reads', () => {
+    const variables = [...read('lib/runtime/config.ts').matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] as string);
+    expect(variables.length).toBeGreaterThan(10);
+    const table = section(read('README.md'), 'Configuration');
+    expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
+  });
+});
