@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { API_FUNCTIONS } from '../../infra/contract/route-table.js';
 
 /**
  * The docs a newcomer reads first must describe the tree that is there: the README's layout names
@@ -146,5 +147,18 @@ describe("the README's configuration table", () => {
     expect(variables.length).toBeGreaterThan(10);
     const table = section(read('README.md'), 'Configuration');
     expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
+  });
+});
+
+describe('docs/deploy.md', () => {
+  it('counts the functions there are: the API functions of the route table, the workers beside them, all of them', () => {
+    const apiFunctions = Object.keys(API_FUNCTIONS).length;
+    const handlers = readdirSync(path.join(ROOT, 'functions')).filter((f) => f.endsWith('.ts')).length;
+    const stated = (pattern: RegExp) => Number(pattern.exec(read('docs/deploy.md'))?.[1]);
+    expect({
+      api: stated(/\b(\d+) API functions, one per route/),
+      workers: stated(/\b(\d+) workers:/),
+      all: stated(/\b(\d+) Lambda functions\b/),
+    }).toEqual({ api: apiFunctions, workers: handlers - apiFunctions, all: handlers });
   });
 });
