@@ -31,10 +31,11 @@ import {
   json,
   problem,
   queryParameters,
+  documented,
+  jsonBody,
   type OperationDoc,
   type ParameterDocs,
 } from './components.js';
-import { documented } from './documented.js';
 
 export const MAX_PRINCIPAL_POUNDS = MAX_PRINCIPAL_PENCE / 100;
 const MAX_PRINCIPAL_TEXT = MAX_PRINCIPAL_POUNDS.toLocaleString('en-GB');
@@ -240,23 +241,13 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Create recovery cases (batch)',
     description: `Creates 1 to ${MAX_CASES_PER_REQUEST} cases. Each case is created or rejected on its own: every element of \`cases\` appears exactly once, in \`created\` or in \`rejected\` (with a \`RejectionCode\`), by its zero-based \`index\`. \`201\` when at least one case was created, \`200\` when none was. Creating a case does not start recovery: a case begins as \`DRAFT\`.`,
     parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }],
-    request: {
-      body: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: createCasesRequestSchema,
-            examples: {
-              oneCase: { summary: 'One case', value: { cases: [CASE] } },
-              twoCases: {
-                summary: 'Two cases, the second due in the future',
-                value: { cases: [CASE, { ...CASE, invoiceRef: 'INV-2025-0043', dueDate: '2099-12-31', debtorCompanyNo: null }] },
-              },
-            },
-          },
-        },
+    request: jsonBody(createCasesRequestSchema, {
+      oneCase: { summary: 'One case', value: { cases: [CASE] } },
+      twoCases: {
+        summary: 'Two cases, the second due in the future',
+        value: { cases: [CASE, { ...CASE, invoiceRef: 'INV-2025-0043', dueDate: '2099-12-31', debtorCompanyNo: null }] },
       },
-    },
+    }),
     responses: {
       201: json('At least one case was created.', createCasesResponseSchema, {
         created: { summary: 'One case created, one rejected', value: { created: [CREATED], rejected: [REJECTED_DUE_DATE] } },
@@ -356,17 +347,11 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
     description:
       'Withdraws one of your company\u2019s cases, from `DRAFT`, `READY` or `ON_HOLD`: it becomes `WITHDRAWN` for good, with an entry in `statusHistory` (and your `reason`, if given) and a `case.updated` event. A withdrawn case no longer holds its invoiceRef: the same invoiceRef can be submitted again and is created, not `DUPLICATE`; the look-up by invoiceRef then returns both cases. Withdrawing a case that is already withdrawn answers `200` with the case unchanged (safe to retry). The body is optional. A case of another company answers exactly like one that does not exist (`404`).',
     parameters: [caseIdParameter()],
-    request: {
-      body: {
-        required: false,
-        content: {
-          'application/json': {
-            schema: withdrawRequestDocSchema,
-            examples: { reason: { summary: 'With a reason', value: { reason: 'Paid directly by the debtor' } } },
-          },
-        },
-      },
-    },
+    request: jsonBody(
+      withdrawRequestDocSchema,
+      { reason: { summary: 'With a reason', value: { reason: 'Paid directly by the debtor' } } },
+      false,
+    ),
     responses: {
       200: json('The case, withdrawn (now or before).', caseViewSchema, { withdrawn: { summary: 'A withdrawn case', value: WITHDRAWN } }),
     },

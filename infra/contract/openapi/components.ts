@@ -47,6 +47,11 @@ export function problem(description: string, schema: z.ZodType, headers: HeaderD
   };
 }
 
+/** A JSON request body (required unless said otherwise). */
+export function jsonBody(schema: z.ZodType, examples?: Examples, required = true): RouteConfig['request'] {
+  return { body: { required, content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } } };
+}
+
 export function json(description: string, schema: z.ZodType, examples?: Examples): ResponseConfig {
   return { description, headers: responseHeaders(), content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
 }
@@ -54,6 +59,25 @@ export function json(description: string, schema: z.ZodType, examples?: Examples
 /** The example a schema carries in its `.meta()`. */
 export function example(schema: z.ZodType): Record<string, unknown> {
   return (z.globalRegistry.get(schema)?.example ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * Adds JSON Schema keywords and descriptions to fields of a handler's schema, by name only. The
+ * request schemas are the handlers' own; refinements (lengths counted in code points, "not blank",
+ * real dates, patterns checked in code) cannot be seen by the generator, so the matching keywords
+ * are stated here, field by field, and tests hold them to the handlers at their boundaries.
+ */
+export function documented<S extends Record<string, z.ZodType>>(
+  shape: S,
+  docs: { [K in keyof S]?: Record<string, unknown> },
+): Record<string, z.ZodType> {
+  const out: Record<string, z.ZodType> = {};
+  for (const [name, docsOfField] of Object.entries(docs)) {
+    const field = shape[name];
+    if (!field) throw new Error(`documented(): no field "${name}" in the schema`);
+    out[name] = field.meta(docsOfField as Record<string, unknown>);
+  }
+  return out;
 }
 
 /** The value of an `INVALID_REQUEST` example with these field errors. */

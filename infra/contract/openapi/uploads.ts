@@ -1,8 +1,17 @@
 import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../../lib/uploads/upload-request.js';
 import { uploadTicketSchema } from '../../../lib/uploads/upload-ticket.js';
 import { invalidRequestProblemSchema } from '../../../lib/http/response-schemas.js';
-import { BODY_PROBLEMS, example, invalidRequestExample, json, mebibytes, problem, type OperationDoc } from './components.js';
-import { documented } from './documented.js';
+import {
+  BODY_PROBLEMS,
+  example,
+  invalidRequestExample,
+  json,
+  mebibytes,
+  problem,
+  documented,
+  jsonBody,
+  type OperationDoc,
+} from './components.js';
 
 /** The upload request: the handler's schema, with what its refinements enforce. */
 export const uploadRequestDocSchema = uploadRequestSchema
@@ -29,22 +38,9 @@ export const UPLOAD_OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Request an invoice upload',
     description:
       'Returns a `fileKey` and a presigned S3 `PUT` URL. `PUT` the file bytes to `uploadUrl` with exactly the `headers` given, before `expiresAt`; then cite `fileKey` as `invoiceFileKey` when creating a case. Issuing an upload writes nothing.',
-    request: {
-      body: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: uploadRequestDocSchema,
-            examples: {
-              pdf: {
-                summary: 'A PDF invoice',
-                value: { fileName: 'INV-2025-0042.pdf', contentType: 'application/pdf', contentLength: 48213 },
-              },
-            },
-          },
-        },
-      },
-    },
+    request: jsonBody(uploadRequestDocSchema, {
+      pdf: { summary: 'A PDF invoice', value: { fileName: 'INV-2025-0042.pdf', contentType: 'application/pdf', contentLength: 48213 } },
+    }),
     responses: {
       201: json('The upload ticket.', uploadTicketSchema, {
         pdf: { summary: 'A presigned PUT for a PDF', value: example(uploadTicketSchema) },

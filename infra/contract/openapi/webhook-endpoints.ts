@@ -33,9 +33,10 @@ import {
   problem,
   queryParameters,
   responseHeaders,
+  documented,
+  jsonBody,
   type OperationDoc,
 } from './components.js';
-import { documented } from './documented.js';
 
 const endpointRequestDocs = {
   url: {
@@ -89,7 +90,6 @@ const invalidBody = problem(
   },
 );
 const notFound = { 404: problem('No webhook endpoint with this id exists for your company in this mode.', notFoundProblemSchema) };
-const jsonBody = (schema: z.ZodType) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 
 export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   CreateWebhookEndpoint: {
