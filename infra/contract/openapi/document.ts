@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import { SCOPES, type Scope } from '../../../lib/auth/scopes.js';
 import { MAX_CASES_PER_REQUEST } from '../../../lib/cases/batch-size.js';
 import { EVENT_RETENTION_DAYS } from '../../../lib/cases/event-retention.js';
-import { authorizationOf, ROUTE_TABLE, type RouteSpec } from '../route-table.js';
+import { ROUTE_TABLE, type RouteSpec } from '../route-table.js';
 import { CASE_OPERATIONS } from './cases.js';
 import { errorResponses, IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_PARAMETER, SECURITY_SCHEMES, type OperationDoc } from './components.js';
 import { EVENT_OPERATIONS } from './events.js';
@@ -37,7 +37,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
 };
 
 /** The routes the partner document describes: every route a partner's API key can call (not the IAM-signed internal ones). */
-export const partnerRoutes = (routes: readonly RouteSpec[] = ROUTE_TABLE) => routes.filter((route) => authorizationOf(route) === 'api-key');
+export const partnerRoutes = (routes: readonly RouteSpec[] = ROUTE_TABLE) =>
+  routes.filter((route) => (route.authorization ?? 'api-key') === 'api-key');
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'cases:write':
