@@ -44,6 +44,17 @@ describe('the operations of docs/openapi.json', () => {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', 'default']));
   });
 
+  it('each with a request body answer 413 and 415 for it, as the JSON envelope does before reading it', () => {
+    const withBody = documented.filter(({ op }) => (op as { requestBody?: unknown }).requestBody !== undefined);
+    expect(withBody.length).toBeGreaterThan(5);
+    for (const { method, path, op } of withBody) {
+      expect({ operation: `${method} ${path}`, statuses: Object.keys(op.responses) }).toEqual({
+        operation: `${method} ${path}`,
+        statuses: expect.arrayContaining(['413', '415']),
+      });
+    }
+  });
+
   it('name the scopes a key can hold in requiredScope, and every problem type the one formula gives', () => {
     const document = buildOpenApiDocument() as unknown as {
       components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> };
