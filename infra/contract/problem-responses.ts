@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { PROBLEM_CONTENT_TYPE } from '../../lib/http/problem-details.js';
+import { PROBLEM_CONTENT_TYPE, problemType } from '../../lib/http/problem-details.js';
 
 /**
  * API Gateway answers some requests itself, before or instead of a function (unknown path, a
@@ -189,17 +189,12 @@ export function gatewayResponse(type: string): ProblemGatewayResponse {
   return found;
 }
 
-/** `/problems/not-found` for NOT_FOUND, as `problemType` in lib/http/problem-details.ts builds them. */
-export function problemTypeUri(code: string): string {
-  return `/problems/${code.toLowerCase().replace(/_/g, '-')}`;
-}
-
 type ProblemSpec = Pick<ProblemGatewayResponse, 'status' | 'code' | 'title' | 'detail'>;
 
 /** The body, member for member as `toProblemDetails` (lib/http/problem-details.ts) orders them. */
 export function gatewayProblem(response: ProblemSpec, requestId: string): Record<string, unknown> {
   return {
-    type: problemTypeUri(response.code),
+    type: problemType(response.code),
     title: response.title,
     ...(response.status === undefined ? {} : { status: response.status }),
     detail: response.detail,

@@ -3,6 +3,7 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { problemType } from '../../lib/http/problem-details.js';
 
 /** Rate-based rules count over this window (WAF allows 60, 120, 300 or 600 seconds). */
 export const RATE_WINDOW_SECONDS = 300;
@@ -145,7 +146,7 @@ export class ApiFirewall extends Construct {
         [RATE_LIMITED_BODY_KEY]: {
           contentType: 'APPLICATION_JSON',
           content: JSON.stringify({
-            type: '/problems/rate-limited',
+            type: problemType('RATE_LIMITED'),
             title: 'Too many requests',
             status: 429,
             detail: 'The request rate limit was exceeded. Retry after the Retry-After delay, with backoff.',

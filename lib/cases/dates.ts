@@ -13,7 +13,10 @@
 export type CaseDate = { kind: 'date'; date: string } | { kind: 'datetime'; epochMs: number; londonDate: string };
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+/** The date-time form: seconds and their fraction optional, `Z` or an offset required. */
+export const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+/** Both accepted forms in one pattern (for the API description); `parseCaseDate` also checks the calendar. */
+export const CASE_DATE_PATTERN = new RegExp(`${DATE_ONLY.source}|${DATE_TIME.source}`);
 
 /**
  * Europe/London's clock since 1996: GMT, and BST (GMT+1) from 01:00 UTC on the last Sunday of

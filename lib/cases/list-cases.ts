@@ -86,7 +86,8 @@ export const limitParameter = z
   .transform(Number)
   .optional();
 
-const querySchema = z.strictObject({
+/** The case list's query parameters (also the source of their description in docs/openapi.json). */
+export const caseListQuerySchema = z.strictObject({
   invoiceRef: z
     .string()
     .refine(isWellFormedText, { error: 'invoiceRef must be valid Unicode text (it holds an unpaired surrogate)', abort: true })
@@ -157,7 +158,7 @@ export function parseQueryParameters<Output extends { limit?: number; cursor?: s
 
 /** The case list's query (GET /api/v1/cases). */
 export function parseListQuery(single: QueryParameters, multi: MultiValueQueryParameters): ListQuery {
-  const q = parseQueryParameters(single, multi, LIST_PARAMETERS, querySchema);
+  const q = parseQueryParameters(single, multi, LIST_PARAMETERS, caseListQuerySchema);
   const filters: CaseListFilters = {
     ...(q.status !== undefined ? { status: q.status } : {}),
     ...(q.recoveryGate !== undefined ? { recoveryGate: q.recoveryGate } : {}),

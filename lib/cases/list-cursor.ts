@@ -19,6 +19,9 @@ export const MIN_CURSOR_SECRET_BYTES = 32;
 /** Far longer than any cursor this module issues; anything longer is not one of ours. */
 export const MAX_CURSOR_LENGTH = 1024;
 
+/** A cursor is base64url text: anything else is not one of ours. */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]+$/;
+
 const VERSION = 1;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -84,7 +87,7 @@ export class CursorSealer {
 
   private decrypt(token: string): z.infer<typeof payloadSchema> {
     const unreadable = () => new InvalidCursorError('unreadable');
-    if (token.length === 0 || token.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) throw unreadable();
+    if (token.length === 0 || token.length > MAX_CURSOR_LENGTH || !CURSOR_PATTERN.test(token)) throw unreadable();
     const bytes = Buffer.from(token, 'base64url');
     if (bytes.length <= 1 + IV_BYTES + TAG_BYTES || bytes[0] !== VERSION) throw unreadable();
     const header = bytes.subarray(0, 1);

@@ -47,7 +47,8 @@ export const eventListSchema = z
   .meta({ id: 'EventList', description: 'One page of your company\u2019s events.' });
 export type EventList = z.infer<typeof eventListSchema>;
 
-const eventQuerySchema = z.strictObject({
+/** The event list's query parameters (also the source of their description in docs/openapi.json). */
+export const eventListQuerySchema = z.strictObject({
   type: z.enum(CASE_EVENT_TYPES, { error: `type must be one of ${CASE_EVENT_TYPES.join(', ')}` }).optional(),
   caseId: z
     .string()
@@ -62,7 +63,7 @@ const eventQuerySchema = z.strictObject({
 
 /** The event list's query; every bad, unknown or repeated parameter is reported at once (400 INVALID_REQUEST). */
 export function parseEventListQuery(single: QueryParameters, multi: MultiValueQueryParameters): EventListQuery {
-  const q = parseQueryParameters(single, multi, EVENT_LIST_PARAMETERS, eventQuerySchema);
+  const q = parseQueryParameters(single, multi, EVENT_LIST_PARAMETERS, eventListQuerySchema);
   return {
     filters: {
       ...(q.type !== undefined ? { type: q.type } : {}),

@@ -15,6 +15,12 @@ export interface BatchEnvelope {
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
 /**
+ * Every header value `parseIdempotencyKey` accepts, in one pattern (for the API description):
+ * the key itself (not in quotes), or its quoted form whose unescaped content is such a key.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = /^(?:(?!".*"$)[\x21-\x7e]{1,255}|"(?:[\x21\x23-\x5b\x5d-\x7e]|\\["\\]){1,255}")$/;
+
+/**
  * The Idempotency-Key header: 1–255 visible ASCII characters. The quoted structured-field form
  * of the IETF draft (`"abc"`) names the same key as `abc`.
  */

@@ -71,8 +71,11 @@ export function statusOf(code: ErrorCode): number {
   return PROBLEMS[code].status;
 }
 
-/** Problem `type` URIs are relative references resolved against the API's base address. */
-export function problemType(code: ErrorCode): string {
+/**
+ * Problem `type` URIs are relative references resolved against the API's base address: the one
+ * formula for every problem, whether a handler, the gateway, the firewall or the OpenAPI examples send it.
+ */
+export function problemType(code: string): string {
   return `/problems/${code.toLowerCase().replace(/_/g, '-')}`;
 }
 

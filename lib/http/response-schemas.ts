@@ -1,7 +1,9 @@
 import * as z from 'zod';
 import { createdItemSchema, rejectedItemSchema } from '../cases/batch-result.js';
 import { CASE_ID_EXAMPLE, REFERENCE_EXAMPLE } from '../cases/case-record.js';
+import { SCOPES } from '../auth/scopes.js';
 import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
+import { problemType } from './problem-details.js';
 
 /**
  * The response bodies of the partner API as zod schemas: the source of the response half of
@@ -37,7 +39,7 @@ export const problemSchema = z
     type: z.string().meta({
       format: 'uri-reference',
       description: 'Identifies the problem type; a URI reference relative to the API base address.',
-      example: '/problems/not-found',
+      example: problemType('NOT_FOUND'),
     }),
     title: z.string().meta({ description: 'Short summary of the problem type.', example: 'Not found' }),
     status: z.int().min(400).max(599).meta({ description: 'The HTTP status code.', example: 404 }),
@@ -52,7 +54,7 @@ export const problemSchema = z
     id: 'Problem',
     description: 'RFC 9457 problem details. Problems may carry further members (extension members), described with each response.',
     example: {
-      type: '/problems/not-found',
+      type: problemType('NOT_FOUND'),
       title: 'Not found',
       status: 404,
       detail: 'No resource matches this method and path. Paths start with /api/v1/.',
@@ -76,7 +78,7 @@ function problem<C extends ProblemCode, S extends number, E extends z.ZodRawShap
       type: z.string().meta({
         format: 'uri-reference',
         description: 'Identifies the problem type; a URI reference relative to the API base address.',
-        example: `/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+        example: problemType(code),
       }),
       title: z.string().meta({ description: 'Short summary of the problem type.', example: title }),
       status: z.literal(status).meta({ description: 'The HTTP status code.' }),
@@ -91,7 +93,7 @@ function problem<C extends ProblemCode, S extends number, E extends z.ZodRawShap
       id,
       description,
       example: {
-        type: `/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+        type: problemType(code),
         title,
         status,
         code,
@@ -118,9 +120,7 @@ export const insufficientScopeProblemSchema = problem(
   'Insufficient scope',
   'The API key is valid but lacks the scope this operation requires.',
   {
-    requiredScope: z
-      .enum(['cases:write', 'cases:read', 'webhooks:manage'])
-      .meta({ description: 'The scope the operation requires.', example: 'cases:write' }),
+    requiredScope: z.enum(SCOPES).meta({ description: 'The scope the operation requires.', example: 'cases:write' }),
   },
   { detail: 'This API key does not hold the scope "cases:write" that this operation requires.', requiredScope: 'cases:write' },
 );

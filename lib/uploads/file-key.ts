@@ -55,7 +55,7 @@ const LENGTH_AFTER_PREFIX = 'cmp_'.length + 16 + 1 + FILE_ID_LENGTH + '.pdf'.len
 /** The only length a well-formed live key can have. */
 export const FILE_KEY_LENGTH = FILE_KEY_PREFIX.length + LENGTH_AFTER_PREFIX;
 /** The longest well-formed key of any mode. */
-const MAX_FILE_KEY_LENGTH = Math.max(...Object.values(FILE_KEY_PREFIXES).map((p) => p.length + LENGTH_AFTER_PREFIX));
+export const MAX_FILE_KEY_LENGTH = Math.max(...Object.values(FILE_KEY_PREFIXES).map((p) => p.length + LENGTH_AFTER_PREFIX));
 /** The objects of a company's test uploads (what `company clear-test-data` deletes). */
 export function testUploadsPrefix(companyId: string): string {
   if (!COMPANY_ID_PATTERN.test(companyId)) throw new Error('testUploadsPrefix: not a company id');

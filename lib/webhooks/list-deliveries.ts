@@ -39,7 +39,8 @@ export interface DeliveryListQuery {
   cursor?: string;
 }
 
-const deliveryQuerySchema = z.strictObject({
+/** The delivery log's query parameters (also the source of their description in docs/openapi.json). */
+export const deliveryListQuerySchema = z.strictObject({
   limit: limitParameter,
   // Any value is accepted here; whether it is a cursor we issued is decided when it is opened.
   cursor: z.string().optional(),
@@ -47,7 +48,7 @@ const deliveryQuerySchema = z.strictObject({
 
 /** The delivery log's query; every bad, unknown or repeated parameter is reported at once (400 INVALID_REQUEST). */
 export function parseDeliveryListQuery(single: QueryParameters, multi: MultiValueQueryParameters): DeliveryListQuery {
-  const q = parseQueryParameters(single, multi, DELIVERY_LIST_PARAMETERS, deliveryQuerySchema);
+  const q = parseQueryParameters(single, multi, DELIVERY_LIST_PARAMETERS, deliveryListQuerySchema);
   return { limit: q.limit ?? DEFAULT_LIST_LIMIT, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) };
 }
 
