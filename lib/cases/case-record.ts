@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { randomBase62 } from '../random-id.js';
 import type { Mode } from '../mode.js';
 import type { ValidCase } from './case-input.js';
+import { formatPence } from './money.js';
 
 /**
  * The stored case and its public view (spec 2.4 plus the additive fields of the product rules).
@@ -179,12 +180,6 @@ export interface CaseCreationFields {
 
 /** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
 export const INPUT_CANNOT_SET_CREATION_FIELDS: [Extract<keyof ValidCase, keyof CaseCreationFields>] extends [never] ? true : never = true;
-
-export function formatPence(pence: number): string {
-  const sign = pence < 0 ? '-' : '';
-  const abs = Math.abs(pence);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
 
 /** A stored case's lifecycle fields, with the defaults of a case stored before the lifecycle existed. */
 export function lifecycleOf(stored: StoredCase): {

@@ -4,7 +4,7 @@ import { isOutOfJurisdiction, normaliseCompanyNumber } from '../../../lib/cases/
 import { isAfter, isInPast, londonDate, parseCaseDate } from '../../../lib/cases/dates.js';
 import { invoiceRefKey } from '../../../lib/cases/invoice-ref.js';
 import { toPence } from '../../../lib/cases/money.js';
-import { formatPence } from '../../../lib/cases/case-record.js';
+import { formatPence } from '../../../lib/cases/money.js';
 import { parseIdempotencyKey } from '../../../lib/http/batch-envelope.js';
 
 // 2026-06-15 12:00 in London (BST, UTC+1).
