@@ -54,6 +54,7 @@ import { MAX_CASES_PER_REQUEST } from '../../../lib/cases/batch-size.js';
 import { caseInputSchema, MAX_INVOICE_REF_LENGTH } from '../../../lib/cases/case-input.js';
 import { CURSOR_LIFETIME_MS } from '../../../lib/cases/list-cursor.js';
 import { MAX_PRINCIPAL_PENCE } from '../../../lib/cases/money.js';
+import { MAX_QUOTE_DAYS_AHEAD } from '../../../lib/cases/read-case.js';
 import { MAX_BODY_BYTES } from '../../../lib/http/json-envelope.js';
 import { MAX_FILE_NAME_LENGTH, MAX_UPLOAD_BYTES, uploadRequestSchema } from '../../../lib/uploads/upload-request.js';
 import { uploadTicketSchema } from '../../../lib/uploads/upload-ticket.js';
@@ -195,6 +196,11 @@ export const caseInputDocSchema = caseInputSchema
         maxLength: 2000,
         description: 'Optional context.',
         example: 'Widgets delivered 2025-01-05, invoice unpaid after two reminders.',
+      },
+      claimStatutoryInterest: {
+        description:
+          'Whether the case claims statutory compensation and interest under the Late Payment of Commercial Debts (Interest) Act 1998 (default `true`); with `false` the case claims the principal only.',
+        example: true,
       },
     }),
     attestation: attestationDocSchema,
@@ -735,9 +741,18 @@ function registerDocument(registry: OpenAPIRegistry): void {
         schema: { type: 'string', pattern: CASE_ID_PATTERN.source },
         example: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
       },
+      {
+        name: 'asOf',
+        in: 'query',
+        required: false,
+        description: `A settlement quote: the open case's \`amounts\` as of this date (\`YYYY-MM-DD\`, from today in Europe/London to ${MAX_QUOTE_DAYS_AHEAD} days ahead; default today). A withdrawn case ignores it. Any other value is \`400 INVALID_REQUEST\`.`,
+        schema: { type: 'string', format: 'date' },
+        example: '2025-03-31',
+      },
     ],
     responses: {
       200: json('The case.', caseViewSchema, { draft: { summary: 'A new case', value: example(caseViewSchema) } }),
+      400: problem('The `asOf` query parameter was refused.', invalidRequestProblemSchema),
       401: unauthorized,
       403: forbidden('cases:read'),
       404: problem('No case with this id exists for your company.', notFoundProblemSchema),
