@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { computeAmounts, computeAmountsInPence, type AmountFacts } from '../../../lib/cases/compute-amounts.js';
+import { caseViewSchema, type CaseView } from '../../../lib/cases/case-record.js';
 import { toPence } from '../../../lib/cases/money.js';
 import { slowAmounts, type SlowCase } from '../../support/slow-amounts.js';
 
@@ -283,5 +284,20 @@ describe('The amounts agree with a day-by-day computation in fractions', () => {
       }),
       { seed: 20261126, numRuns: 3000 },
     );
+  });
+});
+
+describe("The Case schema's example", () => {
+  it('shows the amounts the service computes for its own facts', () => {
+    const view = caseViewSchema.meta()!.example as CaseView;
+    expect(
+      computeAmounts({
+        principalPence: toPence(Number(view.principalAmount))!,
+        dueDate: view.dueDate,
+        claimStatutoryInterest: view.claimStatutoryInterest,
+        payments: [],
+        asOf: view.amounts.asOf,
+      }),
+    ).toEqual(view.amounts);
   });
 });
