@@ -2,7 +2,7 @@ import { tableAdapters } from '../lib/adapters/production-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
 import type { StoredCase } from '../lib/cases/case-record.js';
 import type { CaseReader } from '../lib/cases/ports.js';
-import { authoriseCaseRead, caseIdToRead } from '../lib/cases/read-case.js';
+import { authoriseCaseRead, caseIdToRead, parseQuoteAsOf } from '../lib/cases/read-case.js';
 import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { callerOf, prefetchedValue } from '../lib/http/types.js';
 
@@ -10,14 +10,22 @@ import { callerOf, prefetchedValue } from '../lib/http/types.js';
 export interface GetCaseDeps {
   keys: ApiKeyStore;
   caseReader: CaseReader;
+  now?: () => Date;
 }
 
-export const getCase: CoreHandler = async (_event, context) => {
-  // The case was fetched in parallel with the API key (one storage round trip in all); it is
-  // only looked at now, after authentication and the scope check have passed.
-  const found = await prefetchedValue<StoredCase | undefined>(context);
-  return jsonResponse(200, authoriseCaseRead(callerOf(context), found));
-};
+const buildGetCase =
+  (now: () => Date): CoreHandler =>
+  async (event, context) => {
+    // The case was fetched in parallel with the API key (one storage round trip in all); it is
+    // only looked at now, after authentication and the scope check have passed.
+    const found = await prefetchedValue<StoredCase | undefined>(context);
+    const at = now();
+    // `?asOf=` (a settlement quote) is checked before the case is looked at: a bad one is a 400 whether the case exists or not.
+    const quoteAsOf = parseQuoteAsOf(event.queryStringParameters, event.multiValueQueryStringParameters, at);
+    return jsonResponse(200, authoriseCaseRead(callerOf(context), found, { now: at, ...(quoteAsOf !== undefined ? { quoteAsOf } : {}) }));
+  };
+
+export const getCase: CoreHandler = buildGetCase(() => new Date());
 
 export function buildGetCaseHandler(deps: GetCaseDeps) {
   return apiHandler(
@@ -31,7 +39,7 @@ export function buildGetCaseHandler(deps: GetCaseDeps) {
         return id === undefined ? undefined : deps.caseReader.get(mode, id, deadline);
       },
     },
-    getCase,
+    deps.now ? buildGetCase(deps.now) : getCase,
   );
 }
 

@@ -94,6 +94,7 @@ export const caseInputSchema = z.strictObject({
     .nullish(),
   debtorAddress: optionalText('debtorAddress', 500),
   description: optionalText('description', 2000),
+  claimStatutoryInterest: z.boolean({ error: 'claimStatutoryInterest must be true or false' }).nullish(),
 });
 
 export type CaseInput = z.infer<typeof caseInputSchema>;
@@ -114,6 +115,8 @@ export interface ValidCase {
   debtorCompanyNo?: string;
   debtorAddress?: string;
   description?: string;
+  /** Whether statutory compensation and interest are claimed; always set by checkCase (absent only on cases stored before it existed: read as true). */
+  claimStatutoryInterest?: boolean;
 }
 
 export interface CaseCheck {
@@ -245,6 +248,7 @@ export function checkCase(raw: unknown, context: CheckContext): CaseCheck {
     ...(companyNo !== undefined ? { debtorCompanyNo: companyNo } : {}),
     ...(input.debtorAddress != null ? { debtorAddress: input.debtorAddress } : {}),
     ...(input.description != null ? { description: input.description } : {}),
+    claimStatutoryInterest: input.claimStatutoryInterest ?? true,
   };
   return { value, findings };
 }

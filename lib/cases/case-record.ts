@@ -2,6 +2,9 @@ import * as z from 'zod';
 import { randomBase62 } from '../random-id.js';
 import type { Mode } from '../mode.js';
 import type { ValidCase } from './case-input.js';
+import { computeAmounts, type CaseAmounts } from './compute-amounts.js';
+import { londonDate } from './dates.js';
+import { formatPence } from './money.js';
 
 /**
  * The stored case and its public view (spec 2.4 plus the additive fields of the product rules).
@@ -101,6 +104,55 @@ export const livemodeSchema = /* @__PURE__ */ z.boolean().meta({
   example: true,
 });
 
+const moneyText = (description: string, example: string) =>
+  z
+    .string()
+    .regex(/^\d+\.\d{2}$/)
+    .meta({ description, example });
+const isoDate = (description: string, example: string) =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .meta({ description, example });
+
+// Documentation only (OpenAPI, contract tests, types); lib/cases/compute-amounts.ts computes it, docs/api.md "Amounts" explains it.
+export const amountsSchema = /* @__PURE__ */ z
+  .object({
+    principal: moneyText('principalAmount.', '2500.00'),
+    compensation: moneyText(
+      'The fixed sum of the Late Payment of Commercial Debts (Interest) Act 1998 for the principal: below 1,000.00 → 40.00; to 9,999.99 → 70.00; 10,000.00 → 100.00. `0.00` when `claimStatutoryInterest` is false.',
+      '70.00',
+    ),
+    interestFrom: isoDate('The day after dueDate (a date-time dueDate counts as its Europe/London date).', '2025-04-01'),
+    interestRate: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .nullable()
+      .meta({
+        description:
+          "Percent a year: the Bank of England reference rate of the half-year in which interestFrom falls, plus 8.00; fixed for the life of the case. `null` when statutory interest is not claimed, or when that half-year's rate is not in the table yet.",
+        example: '12.75',
+      }),
+    interest: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .nullable()
+      .meta({
+        description:
+          'For each day from interestFrom to asOf: the principal unpaid that day × interestRate ÷ 100 ÷ 365, summed exactly and rounded once, half up. `null` when interestRate is null for want of a reference rate.',
+        example: '58.16',
+      }),
+    claimed: moneyText('principal + compensation + interest.', '2628.16'),
+    paid: moneyText('The sum of the payments on the case (applied to principal, then compensation, then interest).', '1000.00'),
+    outstanding: moneyText('claimed − paid, never below 0.00.', '1628.16'),
+    asOf: isoDate(
+      'The Europe/London date the figures are for: today for an open case (or the date quoted with `?asOf=`), the day it was withdrawn for a withdrawn one.',
+      '2025-06-30',
+    ),
+  })
+  .strict()
+  .meta({ id: 'Amounts', description: 'What the case claims, what was paid and what is outstanding, in GBP (docs/api.md, "Amounts").' });
+
 export const caseViewSchema = /* @__PURE__ */ z
   .object({
     id: caseIdSchema,
@@ -127,6 +179,10 @@ export const caseViewSchema = /* @__PURE__ */ z
     livemode: livemodeSchema,
     debtorVerification: debtorVerificationSchema,
     statusHistory: statusHistorySchema,
+    claimStatutoryInterest: z.boolean().meta({
+      description: 'Whether the case claims statutory compensation and interest (the create input, `true` unless sent `false`).',
+    }),
+    amounts: amountsSchema,
   })
   .meta({
     id: 'Case',
@@ -147,6 +203,18 @@ export const caseViewSchema = /* @__PURE__ */ z
       livemode: true,
       debtorVerification: { status: 'PENDING' },
       statusHistory: [{ status: 'DRAFT', at: '2025-03-04T10:20:30.000Z' }],
+      claimStatutoryInterest: true,
+      amounts: {
+        principal: '1250.50',
+        compensation: '70.00',
+        interestFrom: '2025-02-11',
+        interestRate: '12.75',
+        interest: '9.61',
+        claimed: '1330.11',
+        paid: '0.00',
+        outstanding: '1330.11',
+        asOf: '2025-03-04',
+      },
     },
   });
 export type CaseView = z.infer<typeof caseViewSchema>;
@@ -180,12 +248,6 @@ export interface CaseCreationFields {
 /** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
 export const INPUT_CANNOT_SET_CREATION_FIELDS: [Extract<keyof ValidCase, keyof CaseCreationFields>] extends [never] ? true : never = true;
 
-export function formatPence(pence: number): string {
-  const sign = pence < 0 ? '-' : '';
-  const abs = Math.abs(pence);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
 /** A stored case's lifecycle fields, with the defaults of a case stored before the lifecycle existed. */
 export function lifecycleOf(stored: StoredCase): {
   status: CaseStatus;
@@ -201,7 +263,37 @@ export function lifecycleOf(stored: StoredCase): {
   };
 }
 
-export function toCaseView(stored: StoredCase): CaseView {
+/** When the figures of a view are taken: `now` (default: the clock) gives today's London date; `quoteAsOf` a later date to quote. */
+export interface AmountsAt {
+  now?: Date;
+  /** `YYYY-MM-DD`, already checked (lib/cases/read-case.ts); ignored for a withdrawn case. */
+  quoteAsOf?: string;
+}
+
+/**
+ * The case's amounts: an open case's as of today in London (or the quoted date), a withdrawn
+ * case's as of the day it was withdrawn, when interest stopped. No payment items exist yet, so
+ * nothing is paid.
+ */
+export function amountsOf(stored: StoredCase, at: AmountsAt = {}): CaseAmounts {
+  let asOf: string;
+  if (stored.status === 'WITHDRAWN') {
+    const ended = (stored.statusHistory ?? []).findLast((entry) => entry.status === 'WITHDRAWN')?.at ?? stored.updatedAt;
+    asOf = londonDate(Date.parse(ended));
+  } else {
+    asOf = at.quoteAsOf ?? londonDate((at.now ?? new Date()).getTime());
+  }
+  return computeAmounts({
+    principalPence: stored.principalPence,
+    dueDate: stored.dueDate,
+    // A case stored before the choice existed claims, as the default does.
+    claimStatutoryInterest: stored.claimStatutoryInterest ?? true,
+    payments: [],
+    asOf,
+  });
+}
+
+export function toCaseView(stored: StoredCase, at: AmountsAt = {}): CaseView {
   const lifecycle = lifecycleOf(stored);
   return {
     id: stored.caseId,
@@ -219,5 +311,7 @@ export function toCaseView(stored: StoredCase): CaseView {
     livemode: stored.mode === 'live',
     debtorVerification: lifecycle.debtorVerification,
     statusHistory: lifecycle.statusHistory,
+    claimStatutoryInterest: stored.claimStatutoryInterest ?? true,
+    amounts: amountsOf(stored, at),
   };
 }

@@ -81,7 +81,7 @@ export async function changeCase<Reason extends string>(
     const result = request.rule({ status, recoveryGate, debtorVerification }, deps.now());
     if (!result.changed) return { kind: 'unchanged', reason: result.reason, stored: before };
     const after = caseAfter(before, result);
-    const event = buildCaseEvent(toCaseView(after), result.at, result.previousAttributes);
+    const event = buildCaseEvent(toCaseView(after, { now: new Date(result.at) }), result.at, result.previousAttributes);
     const outcome = await deps.store.apply({ before, after, event, ...request.extras?.(before, result, event) }, deadline);
     if (outcome === 'applied') return { kind: 'changed', stored: after, event };
   }

@@ -397,7 +397,7 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
       ...(ctx.userAgent ? { userAgent: ctx.userAgent } : {}),
     },
     // The outbox: announced in the transaction that creates it, carrying the record GET will return.
-    event: buildCaseEvent(toCaseView(stored), ctx.at),
+    event: buildCaseEvent(toCaseView(stored, { now: new Date(ctx.at) }), ctx.at),
   };
 }
 

@@ -219,7 +219,7 @@ export async function listCases(
     // Every case with the invoiceRef (at most one not WITHDRAWN), newest first, in one page: the limit does not cut it.
     const data = found
       .filter((c) => c.companyId === caller.companyId && c.mode === caller.mode && matches(c, query.filters))
-      .map(toCaseView);
+      .map((c) => toCaseView(c, { now }));
     return { data, nextCursor: null };
   }
 
@@ -228,6 +228,6 @@ export async function listCases(
     deadline,
   );
   // The lister answers from storage; the tenancy rule is kept here too, whatever a key scheme says.
-  const data = page.cases.filter((c) => c.companyId === caller.companyId && c.mode === caller.mode).map(toCaseView);
+  const data = page.cases.filter((c) => c.companyId === caller.companyId && c.mode === caller.mode).map((c) => toCaseView(c, { now }));
   return { data, nextCursor: page.next ? deps.cursors.seal({ ...binding, position: page.next }, now) : null };
 }

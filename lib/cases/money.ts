@@ -29,3 +29,10 @@ export function toPence(amount: number): number | undefined {
 export function amountInRange(pence: number): boolean {
   return Number.isSafeInteger(pence) && pence > 0 && pence <= MAX_PRINCIPAL_PENCE;
 }
+
+/** Integer pence as the API shows money: a decimal string with two places (`125050` → `"1250.50"`). */
+export function formatPence(pence: number): string {
+  const sign = pence < 0 ? '-' : '';
+  const abs = Math.abs(pence);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}

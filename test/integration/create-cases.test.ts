@@ -48,6 +48,21 @@ describe('creating cases', () => {
     expect(read.body.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
+  it('stores claimStatutoryInterest as sent (true when absent), and the case claims accordingly', async () => {
+    const res = await postCases(partner.apiKey, {
+      cases: [
+        validCase(fileKey, { invoiceRef: 'INV-CLAIM-1', principalAmount: 1000 }),
+        validCase(fileKey, { invoiceRef: 'INV-CLAIM-2', principalAmount: 1000, claimStatutoryInterest: false }),
+      ],
+    });
+    const [claiming, notClaiming] = await Promise.all(outcome(res).created.map((c) => readCase(partner.apiKey, c.id)));
+    expect(claiming!.body).toMatchObject({ claimStatutoryInterest: true, amounts: { principal: '1000.00', compensation: '70.00' } });
+    expect(notClaiming!.body).toMatchObject({
+      claimStatutoryInterest: false,
+      amounts: { principal: '1000.00', compensation: '0.00', interestRate: null, interest: '0.00', claimed: '1000.00' },
+    });
+  });
+
   it('keeps the attestation exactly as made, with who, when, which key and from where', async () => {
     const res = await postCases(partner.apiKey, { cases: [validCase(fileKey, { invoiceRef: 'INV-AUDIT-1' })] });
     const id = outcome(res).created[0]!.id;

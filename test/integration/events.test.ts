@@ -2,6 +2,7 @@ import { GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynam
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { buildCaseEvent, type CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { computeAmounts } from '../../lib/cases/compute-amounts.js';
 import { newCaseId, type CaseView } from '../../lib/cases/case-record.js';
 import { EVENT_RETENTION_MS } from '../../lib/cases/event-retention.js';
 import { CursorSealer } from '../../lib/cases/list-cursor.js';
@@ -50,6 +51,14 @@ function caseView(caseId: string, createdAt: string, mode: Mode): CaseView {
     livemode: mode === 'live',
     debtorVerification: { status: 'NOT_REQUESTED' },
     statusHistory: [{ status: 'DRAFT', at: createdAt }],
+    claimStatutoryInterest: true,
+    amounts: computeAmounts({
+      principalPence: 125_000,
+      dueDate: '2025-02-10',
+      claimStatutoryInterest: true,
+      payments: [],
+      asOf: createdAt.slice(0, 10),
+    }),
   };
 }
 

@@ -1,6 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '../../lib/random-id.js';
 import type { StoredCase } from '../../lib/cases/case-record.js';
+import { londonDate } from '../../lib/cases/dates.js';
 import { config } from '../../lib/runtime/config.js';
 import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { handler } from '../../functions/get-case.js';
@@ -38,10 +39,20 @@ async function storeCase(companyId: string, overrides: Partial<StoredCase> = {})
   return stored;
 }
 
-async function getCase(id: string, headers: Record<string, string>) {
-  const event = apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers });
+async function getCase(id: string, headers: Record<string, string>, query?: Record<string, string | string[]>) {
+  const event = apiEvent({
+    method: 'GET',
+    path: `/api/v1/cases/${id}`,
+    resource: '/api/v1/cases/{id}',
+    pathParameters: { id },
+    headers,
+    ...(query ? { query } : {}),
+  });
   return parse(await checkedInvoke(handler, event, lambdaContext()));
 }
+
+const DAY = 86_400_000;
+const londonDay = (offsetDays: number) => londonDate(Date.now() + offsetDays * DAY);
 
 describe('reading a case', () => {
   let partner: Partner;
@@ -70,7 +81,80 @@ describe('reading a case', () => {
       livemode: true,
       debtorVerification: { status: 'NOT_REQUESTED' },
       statusHistory: [{ status: 'DRAFT', at: stored.createdAt }],
+      claimStatutoryInterest: true,
+      amounts: expect.objectContaining({
+        principal: '1250.00',
+        compensation: '70.00',
+        interestFrom: '2025-02-02',
+        interestRate: '12.75',
+        paid: '0.00',
+        asOf: londonDay(0),
+      }),
     });
+  });
+
+  it("stops a withdrawn case's amounts on the day it was withdrawn, whatever asOf is asked", async () => {
+    // 2,500.00 due 31 Mar 2025, withdrawn 30 Jun 2025: 1 Apr–30 Jun = 91 days × 2,500.00 × 12.75 % ÷ 365 = 79.4692 → 79.47
+    const stored = await storeCase(partner.companyId, {
+      principalPence: 250_000,
+      invoiceDate: '2025-03-01',
+      dueDate: '2025-03-31',
+      status: 'WITHDRAWN',
+      statusHistory: [
+        { status: 'DRAFT', at: '2025-03-04T10:00:00.000Z' },
+        { status: 'WITHDRAWN', at: '2025-06-30T22:30:00.000Z' }, // 23:30 in London: still 30 June
+      ],
+    });
+    const expected = {
+      principal: '2500.00',
+      compensation: '70.00',
+      interestFrom: '2025-04-01',
+      interestRate: '12.75',
+      interest: '79.47',
+      claimed: '2649.47',
+      paid: '0.00',
+      outstanding: '2649.47',
+      asOf: '2025-06-30',
+    };
+    expect((await getCase(stored.caseId, bearer(partner.apiKey))).body.amounts).toEqual(expected);
+    expect((await getCase(stored.caseId, bearer(partner.apiKey), { asOf: londonDay(10) })).body.amounts).toEqual(expected);
+  });
+
+  it('quotes an open case for a later date with ?asOf=, accruing interest to that day', async () => {
+    const stored = await storeCase(partner.companyId);
+    const today = (await getCase(stored.caseId, bearer(partner.apiKey))).body.amounts as Record<string, string>;
+    const quote = await getCase(stored.caseId, bearer(partner.apiKey), { asOf: londonDay(365) });
+    expect(quote.statusCode).toBe(200);
+    const quoted = quote.body.amounts as Record<string, string>;
+    expect(quoted.asOf).toBe(londonDay(365));
+    // 365 more days of 1,250.00 at 12.75 %: exactly 159.375 more (the sum is rounded once, so today's figure may carry ±0.005).
+    const more = Math.round((Number(quoted.interest) - Number(today.interest)) * 100);
+    expect(more === 15937 || more === 15938).toBe(true);
+  });
+
+  it('claims neither compensation nor interest for a case stored with claimStatutoryInterest false', async () => {
+    const stored = await storeCase(partner.companyId, { claimStatutoryInterest: false });
+    const res = await getCase(stored.caseId, bearer(partner.apiKey));
+    expect(res.body).toMatchObject({
+      claimStatutoryInterest: false,
+      amounts: { compensation: '0.00', interestRate: null, interest: '0.00', claimed: '1250.00', outstanding: '1250.00' },
+    });
+  });
+
+  it.each([
+    ['yesterday', () => londonDay(-1)],
+    ['366 days ahead', () => londonDay(366)],
+    ['an impossible date', () => '2027-02-30'],
+    ['a date-time', () => `${londonDay(1)}T00:00:00Z`],
+    ['a word', () => 'tomorrow'],
+    ['given twice', () => [londonDay(1), londonDay(2)]],
+  ])('refuses ?asOf= %s with 400 INVALID_REQUEST naming asOf, for a case that exists or not', async (_name, value) => {
+    const stored = await storeCase(partner.companyId);
+    for (const id of [stored.caseId, `case_${randomBase62(22)}`]) {
+      const res = await getCase(id, bearer(partner.apiKey), { asOf: value() });
+      expect(res.statusCode).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', errors: [{ field: 'asOf', message: expect.any(String) }] });
+    }
   });
 
   it('returns the lifecycle fields as stored: the verification outcome and every status the case has had', async () => {

@@ -9,6 +9,7 @@ import { CASE_DATE_PATTERN, DATE_TIME } from '../../../lib/cases/dates.js';
 import { caseListQuerySchema, caseListSchema, DEFAULT_LIST_LIMIT, LIST_PARAMETERS, MAX_LIST_LIMIT } from '../../../lib/cases/list-cases.js';
 import { CURSOR_LIFETIME_MS, CURSOR_PATTERN, MAX_CURSOR_LENGTH } from '../../../lib/cases/list-cursor.js';
 import { MAX_PRINCIPAL_PENCE } from '../../../lib/cases/money.js';
+import { MAX_QUOTE_DAYS_AHEAD } from '../../../lib/cases/read-case.js';
 import {
   batchEmptyProblemSchema,
   batchTooLargeProblemSchema,
@@ -106,6 +107,11 @@ export const caseInputDocSchema = caseInputSchema
         maxLength: 2000,
         description: 'Optional context.',
         example: 'Widgets delivered 2025-01-05, invoice unpaid after two reminders.',
+      },
+      claimStatutoryInterest: {
+        description:
+          'Whether the case claims statutory compensation and interest under the Late Payment of Commercial Debts (Interest) Act 1998 (default `true`); with `false` the case claims the principal only.',
+        example: true,
       },
     }),
     attestation: attestationDocSchema,
@@ -335,10 +341,20 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Cases',
     summary: 'Read a case',
     description: "Returns one of your company's cases. A case of another company answers exactly like one that does not exist (`404`).",
-    parameters: [caseIdParameter()],
+    parameters: [
+      caseIdParameter(),
+      {
+        name: 'asOf',
+        in: 'query',
+        required: false,
+        description: `A settlement quote: the open case's \`amounts\` as of this date (\`YYYY-MM-DD\`, from today in Europe/London to ${MAX_QUOTE_DAYS_AHEAD} days ahead; default today). A withdrawn case ignores it. Any other value is \`400 INVALID_REQUEST\`.`,
+        schema: { type: 'string', format: 'date' },
+        example: '2025-03-31',
+      },
+    ],
     responses: { 200: json('The case.', caseViewSchema, { draft: { summary: 'A new case', value: example(caseViewSchema) } }) },
-    problems: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
-    problemResponses: { 404: caseNotFound },
+    problems: ['INVALID_REQUEST', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+    problemResponses: { 400: problem('The `asOf` query parameter was refused.', invalidRequestProblemSchema), 404: caseNotFound },
   },
 
   WithdrawCase: {

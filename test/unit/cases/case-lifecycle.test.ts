@@ -17,6 +17,7 @@ import {
   type LifecycleState,
 } from '../../../lib/cases/case-lifecycle.js';
 import { CodedError } from '../../../lib/errors.js';
+import { computeAmounts } from '../../../lib/cases/compute-amounts.js';
 import { CASE_STATUSES, caseViewSchema, type CaseStatus, type CaseView, type DebtorVerification } from '../../../lib/cases/case-record.js';
 
 const CREATED = new Date('2026-03-04T10:20:30.000Z');
@@ -54,6 +55,14 @@ const baseView: CaseView = {
   livemode: true,
   debtorVerification: { status: 'PENDING' },
   statusHistory: [{ status: 'DRAFT', at: CREATED.toISOString() }],
+  claimStatutoryInterest: true,
+  amounts: computeAmounts({
+    principalPence: 125_050,
+    dueDate: '2026-02-10',
+    claimStatutoryInterest: true,
+    payments: [],
+    asOf: '2026-03-04',
+  }),
 };
 
 describe('a case is created', () => {

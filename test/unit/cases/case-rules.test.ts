@@ -4,7 +4,7 @@ import { isOutOfJurisdiction, normaliseCompanyNumber } from '../../../lib/cases/
 import { isAfter, isInPast, londonDate, parseCaseDate } from '../../../lib/cases/dates.js';
 import { invoiceRefKey } from '../../../lib/cases/invoice-ref.js';
 import { toPence } from '../../../lib/cases/money.js';
-import { formatPence } from '../../../lib/cases/case-record.js';
+import { formatPence } from '../../../lib/cases/money.js';
 import { parseIdempotencyKey } from '../../../lib/http/batch-envelope.js';
 
 // 2026-06-15 12:00 in London (BST, UTC+1).
@@ -54,6 +54,15 @@ describe('a case is accepted by the pure rules when', () => {
   });
 });
 
+describe('claimStatutoryInterest', () => {
+  it('is stored true when absent or null, and as sent when a boolean', () => {
+    expect(checkCase(validInput(), ctx).value?.claimStatutoryInterest).toBe(true);
+    expect(checkCase(validInput({ claimStatutoryInterest: null }), ctx).value?.claimStatutoryInterest).toBe(true);
+    expect(checkCase(validInput({ claimStatutoryInterest: false }), ctx).value?.claimStatutoryInterest).toBe(false);
+    expect(checkCase(validInput({ claimStatutoryInterest: true }), ctx).value?.claimStatutoryInterest).toBe(true);
+  });
+});
+
 describe('a case is rejected with INVALID_FIELD when', () => {
   it.each([
     ['debtorName is missing', { debtorName: undefined }, 'debtorName'],
@@ -80,6 +89,7 @@ describe('a case is rejected with INVALID_FIELD when', () => {
     ['debtorCompanyNo is not a company number', { debtorCompanyNo: 'ABC' }, 'debtorCompanyNo'],
     ['debtorAddress is 501 characters', { debtorAddress: 'a'.repeat(501) }, 'debtorAddress'],
     ['description is 2001 characters', { description: 'd'.repeat(2001) }, 'description'],
+    ['claimStatutoryInterest is the string "false"', { claimStatutoryInterest: 'false' }, 'claimStatutoryInterest'],
     ['a misspelt optional field is sent', { debtorCompanyNumber: 'SC123456' }, 'debtorCompanyNumber'],
     [
       'an unknown attestation field is sent',

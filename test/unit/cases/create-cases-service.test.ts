@@ -105,7 +105,7 @@ describe('creating a batch of cases (use case, in memory)', () => {
       ['E-DUP', 'DUPLICATE'],
       ['E-3', 'AMOUNT_OUT_OF_RANGE'],
     ]);
-    const [withNumber, without] = result.created.map((c) => toCaseView(w.writer.cases.get(c.id)!));
+    const [withNumber, without] = result.created.map((c) => toCaseView(w.writer.cases.get(c.id)!, { now: NOW }));
     const at = NOW.toISOString();
     expect([withNumber, without]).toEqual([
       expect.objectContaining({ status: 'DRAFT', debtorVerification: { status: 'PENDING' }, statusHistory: [{ status: 'DRAFT', at }] }),
