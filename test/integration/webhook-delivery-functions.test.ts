@@ -507,6 +507,43 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
   });
 
+  it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 12; i++) events.push(await storedEvent(endpoint.companyId));
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed.
+    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'TransactWriteCommand']);
+    expect(r.messages.enqueued).toHaveLength(8);
+    const waiting = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition('live', endpoint.endpointId), ':w': 'W#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(waiting.Items ?? []).toHaveLength(4);
+  });
+
   it('a burst’s ended jobs are followed by the oldest waiting ones, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
     const cfg = config();
     const r = rig();
