@@ -39,8 +39,14 @@ export interface SlotDeps {
  * fast lane). Answers how many. `fresh`: jobs the caller has just put on the list (the fan-out),
  * which the store may claim without reading the list first.
  */
-export async function fill(deps: SlotDeps, mode: Mode, endpointId: string, fresh?: readonly DeliveryJob[]): Promise<number> {
-  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh);
+export async function fill(
+  deps: SlotDeps,
+  mode: Mode,
+  endpointId: string,
+  fresh?: readonly DeliveryJob[],
+  freed?: number,
+): Promise<number> {
+  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh, freed);
   if (jobs.length === 0) return 0;
   try {
     await deps.queue.enqueue('fast', jobs);
@@ -56,7 +62,7 @@ export async function fill(deps: SlotDeps, mode: Mode, endpointId: string, fresh
 /** A job ended (delivered, given up, settled, the endpoint gone): its slot given back, and the next waiting job queued. */
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
   await deps.slots.release(deliveryKeyOf(job));
-  await fill(deps, job.mode, job.endpointId);
+  await fill(deps, job.mode, job.endpointId, undefined, 1);
 }
 
 /**
@@ -66,21 +72,23 @@ export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
  * retried), which is most of a burst's cost per delivery.
  */
 export function batchFinisher(deps: SlotDeps): (job: DeliveryJob) => Promise<void> {
-  const fills = new Map<string, { again: boolean; done: Promise<void> }>();
+  // `freed`: slots given back since the running fill started, which the next round fills.
+  const fills = new Map<string, { freed: number; done: Promise<void> }>();
   const fillSoon = (mode: Mode, endpointId: string): Promise<void> => {
     const key = `${mode}\u0000${endpointId}`;
     const running = fills.get(key);
     if (running) {
-      running.again = true;
+      running.freed++;
       return running.done;
     }
-    const entry = { again: false, done: Promise.resolve() };
+    const entry = { freed: 1, done: Promise.resolve() };
     entry.done = (async () => {
       try {
         do {
-          entry.again = false;
-          await fill(deps, mode, endpointId);
-        } while (entry.again);
+          const freed = entry.freed;
+          entry.freed = 0;
+          await fill(deps, mode, endpointId, undefined, freed);
+        } while (entry.freed > 0);
       } finally {
         fills.delete(key);
       }

@@ -137,9 +137,11 @@ export interface DeliverySlots {
    * `promoted`. A job marked promoted but never removed (a crash before queueing) is answered again
    * by `stalePromotions`. `fresh` are jobs the caller has just listed: the store may claim them
    * without reading the list first when the slots are free (then they may pass an older waiting job
-   * that a concurrent release has not filled yet; deliveries keep no order).
+   * that a concurrent release has not filled yet; deliveries keep no order). `freed`: how many slots
+   * the caller has just given back, which the store may fill from waiting jobs it read before
+   * without reading the list again (its claim's conditions still decide).
    */
-  claimWaiting(mode: Mode, endpointId: string, cap: number, fresh?: readonly DeliveryJob[]): Promise<DeliveryJob[]>;
+  claimWaiting(mode: Mode, endpointId: string, cap: number, fresh?: readonly DeliveryJob[], freed?: number): Promise<DeliveryJob[]>;
   /** Undoes a claim whose jobs could not be queued: their slots given back, the jobs waiting again (not promoted). */
   abandon(jobs: readonly DeliveryJob[]): Promise<void>;
   /** Removes promoted jobs from the waiting list once they are queued. */

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
@@ -505,6 +505,92 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(r.messages.enqueued).toHaveLength(1);
     // The endpoints, the job listed, its record started, its slot claimed: no Query of the waiting list.
     expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
+  });
+
+  it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 12; i++) events.push(await storedEvent(endpoint.companyId));
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed.
+    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'TransactWriteCommand']);
+    expect(r.messages.enqueued).toHaveLength(8);
+    const waiting = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition('live', endpoint.endpointId), ':w': 'W#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(waiting.Items ?? []).toHaveLength(4);
+  });
+
+  it('a burst’s ended jobs are followed by the oldest waiting ones, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 30; i++) events.push(await storedEvent(endpoint.companyId));
+    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    const first = r.messages.enqueued.map((e) => e.job);
+    expect(first).toHaveLength(8);
+    const waitingBefore = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition('live', endpoint.endpointId), ':w': 'W#' },
+        ConsistentRead: true,
+      }),
+    );
+    const oldest = (waitingBefore.Items ?? []).slice(0, 8).map((i) => (i.job as DeliveryJob).deliveryId);
+    // The delivery function's reads of the waiting list (the slots' Queries), each job in a batch of its own.
+    const queries: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (command.constructor.name === 'QueryCommand') queries.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: r.endpoints,
+        events: new DynamoEventStore(ddb(), cfg.tableName),
+        deliveries: r.deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+      },
+      messages: r.messages,
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      laneOf: () => 'fast',
+    });
+    for (const job of first) expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toHaveLength(8);
+    // Each ended job's slot went to the oldest waiting job, in order; one read served all eight (it was one per job).
+    expect(r.messages.enqueued.slice(8).map((e) => e.job.deliveryId)).toEqual(oldest);
+    expect(queries).toHaveLength(1);
+    const holders = (await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId);
+    expect(holders.sort()).toEqual([...oldest].sort());
   });
 
   it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {

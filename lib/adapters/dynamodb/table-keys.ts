@@ -104,11 +104,14 @@ import type { Mode } from '../../mode.js';
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
  * |                                           | + lastFailureAt, conditional on the stored run     |
- * | Wait for an endpoint's slot (fan-out)     | PutItem WHW#<m><epId> / W#<createdAt>#<id>, each   |
+ * | Wait for an endpoint's slot (fan-out)     | TransactWriteItems of up to 100 Put WHW#<m><epId> /|
+ * |                                           | W#<createdAt>#<id> (one alone: PutItem)            |
  * | Claim free slots for the oldest waiting   | Query WHW#<m><epId> ascending, consistent (SLOTS,  |
  * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); TransactWriteItems: Update  |
  * |                                           | SLOTS ADD holders (size(holders) <= cap - k) + one |
  * |                                           | Update per W# item SET promotedAt (not promoted)   |
+ * |                                           | (after a release: jobs an earlier Query saw, no    |
+ * |                                           | Query; its conditions fail → the Query)            |
  * | Queued: off the waiting list              | DeleteItem WHW#… / W#…, each                       |
  * | A job ended: its slot given back          | UpdateItem WHW#… / SLOTS DELETE holders            |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |

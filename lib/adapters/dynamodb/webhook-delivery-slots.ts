@@ -14,8 +14,14 @@ import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type D
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
 import { ITEM_TYPES, keys, WEBHOOK_WAITING_SK_PREFIX } from './table-keys.js';
 
-/** Waiting jobs written (put or deleted) at once. */
+/** Waiting jobs put per TransactWriteItems (its limit: 100 actions). */
+const PUTS_PER_TRANSACTION = 100;
+/** Waiting jobs deleted at once. */
 const WRITE_CONCURRENCY = 16;
+/** Waiting jobs read per fill, in caps: the promoted ones not yet removed, this fill's, and the next fills'. */
+const READ_AHEAD_CAPS = 4;
+/** Endpoints whose waiting jobs are remembered at once (knownWaiting), at most. */
+const KNOWN_ENDPOINTS = 1_000;
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
 
@@ -33,6 +39,13 @@ const CLAIM_ROUNDS = 4;
  *   waiting that long has an expired delivery record anyway.
  */
 export class DynamoWebhookDeliverySlots implements DeliverySlots {
+  /**
+   * Per endpoint, the waiting jobs the last read saw beyond those it claimed, oldest first: a burst's
+   * releases are each followed by a fill, and without this each fill read the list again for one job.
+   * Only a hint (this process's view): every claim is conditional on the stored state.
+   */
+  private readonly knownWaiting = new Map<string, DeliveryJob[]>();
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -44,16 +57,26 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     return Math.floor(this.now().getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
   }
 
+  /**
+   * The jobs put in TransactWriteItems of up to 100 (a stream batch of 100 events to three endpoints
+   * is three requests, where one PutItem each made it 300, the slowest part of a burst's fan-out).
+   * A transaction, not BatchWriteItem: its puts are judged by IAM one by one, like a PutItem, and it
+   * leaves nothing unprocessed to send again. Each job once: a transaction naming an item twice is
+   * refused.
+   */
   async wait(jobs: readonly DeliveryJob[]): Promise<void> {
     const ttl = this.ttl();
-    await this.writeEach(
-      distinct(jobs).map(
-        (job) =>
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl },
-          }),
-      ),
+    const puts = distinct(jobs).map((job) => ({
+      Put: { TableName: this.tableName, Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl } },
+    }));
+    const groups: (typeof puts)[] = [];
+    for (let i = 0; i < puts.length; i += PUTS_PER_TRANSACTION) groups.push(puts.slice(i, i + PUTS_PER_TRANSACTION));
+    await Promise.all(
+      groups.map((group) => {
+        // One job alone (an event to one endpoint) is a PutItem: a transaction costs twice the write capacity.
+        const command = group.length === 1 ? new PutCommand(group[0]!.Put) : new TransactWriteCommand({ TransactItems: group });
+        return withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
+      }),
     );
   }
 
@@ -67,7 +90,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     await this.forget(jobs);
   }
 
-  async claimWaiting(mode: Mode, endpointId: string, cap: number, fresh: readonly DeliveryJob[] = []): Promise<DeliveryJob[]> {
+  async claimWaiting(mode: Mode, endpointId: string, cap: number, fresh: readonly DeliveryJob[] = [], freed = 0): Promise<DeliveryJob[]> {
     // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
     // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
     const mine = [...fresh]
@@ -75,18 +98,37 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
       .slice(0, cap);
     if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine))) return mine;
+    const endpoint = `${mode}\u0000${endpointId}`;
+    // Slots the caller has just given back, claimed for the waiting jobs an earlier read of this endpoint saw
+    // beyond what it claimed, without reading again: the claim's conditions (no more than `cap` held, each job
+    // still listed and not promoted) keep it exact; when they fail, another fill got there first and the list is
+    // read. Taken off the known list before the write, so a concurrent fill of the same endpoint takes the next ones.
+    const known = this.knownWaiting.get(endpoint) ?? [];
+    if (freed > 0 && known.length >= freed) {
+      const candidates = known.splice(0, Math.min(freed, cap));
+      if (await this.tryClaim(mode, endpointId, cap, candidates)) return candidates;
+    }
+    this.knownWaiting.delete(endpoint);
     for (let round = 1; round <= CLAIM_ROUNDS; round++) {
       const { holders, waiting } = await this.read(mode, endpointId, cap);
       const free = cap - holders.length;
-      const candidates = waiting
-        .filter((w) => w.promotedAt === undefined)
-        .slice(0, Math.max(0, free))
-        .map((w) => w.job);
+      const unpromoted = waiting.filter((w) => w.promotedAt === undefined).map((w) => w.job);
+      const candidates = unpromoted.slice(0, Math.max(0, free));
       if (candidates.length === 0) return [];
       // Another fill took the slots or the jobs first: read again and claim what is left.
-      if (await this.tryClaim(mode, endpointId, cap, candidates)) return candidates;
+      if (await this.tryClaim(mode, endpointId, cap, candidates)) {
+        this.remember(endpoint, unpromoted.slice(candidates.length));
+        return candidates;
+      }
     }
     return [];
+  }
+
+  /** The waiting jobs a read saw and did not claim, oldest first, for the next fills of the endpoint (bounded). */
+  private remember(endpoint: string, jobs: DeliveryJob[]): void {
+    if (jobs.length === 0) return;
+    if (this.knownWaiting.size >= KNOWN_ENDPOINTS) this.knownWaiting.clear();
+    this.knownWaiting.set(endpoint, jobs);
   }
 
   /** One transaction: the jobs' slots (while no more than `cap` are held) and the jobs marked promoted; false when a condition failed. */
@@ -205,8 +247,9 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition(mode, endpointId) },
       ConsistentRead: true,
-      // SLOTS, then the oldest waiting: the promoted ones not yet removed come first, at most `cap` of them.
-      Limit: 1 + 2 * cap,
+      // SLOTS, then the oldest waiting: the promoted ones not yet removed come first (at most `cap` of them), then
+      // enough for this fill and the next few (remembered: knownWaiting).
+      Limit: 1 + READ_AHEAD_CAPS * cap,
     });
     const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
     let holders: string[] = [];
