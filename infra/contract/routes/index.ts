@@ -9,7 +9,7 @@ import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoints.js';
  * Everything else is derived from it:
  * - the stack's functions (construct ids, entry, timeout, memory), REST resources and methods,
  *   405 answers and IAM authorisation (infra/stack/partner-case-api-stack.ts, http-api.ts);
- * - each function's grants (`grants`, through infra/stack/grants.ts `TABLE_ACCESS`);
+ * - each function's grants (`grants`, through infra/stack/grants.ts `GRANTS`);
  * - the local server's routes and handler loaders (infra/local/api-routes.ts), `npm run invoke`;
  * - the sample events' skeletons (infra/local/sample-event-files.ts renders `events/`);
  * - the views older code reads (route-table.ts: `ApiFunctionId`, `API_FUNCTIONS`, `ROUTE_TABLE`);
@@ -23,9 +23,11 @@ import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoints.js';
  * 3. its use case in lib/;
  * 4. its docs (docs/api.md; its OpenAPI operation, keyed by the operation name, in
  *    infra/contract/openapi/, then `npm run openapi`);
- * and a new kind of table access only if none of grants.ts `TABLE_ACCESS` fits (the compiler then
+ * and a new kind of table access only if none of grants.ts `GRANTS` fits (the compiler then
  * asks for its statements). Nothing else lists routes: a sample event for it is a row of
- * infra/local/sample-event-files.ts if you want one.
+ * infra/local/sample-event-files.ts if you want one. (Tried on a scratch branch with a
+ * `GET /api/v1/cases/{id}/timeline`: cases.ts, the handler and the use case were the only files
+ * the compiler and the unit tests asked for.)
  *
  * Order matters only for what API Gateway shows: a resource's methods are listed in this order in
  * its 405 answer's `Allow` header.

@@ -20,8 +20,8 @@ export type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type RouteAuthorization = 'api-key' | 'aws-iam';
 
 /**
- * How a function may use the table: a key of infra/stack/grants.ts `TABLE_ACCESS`, which says
- * exactly which statements each one holds (a test keeps the two lists equal).
+ * How a function may use the table: a key of infra/stack/grants.ts `GRANTS`, which says
+ * exactly which statements each one holds (GRANTS is typed by this union: the compiler keeps the two equal).
  */
 export type TableAccess =
   | 'authenticate'
