@@ -4,6 +4,7 @@ import {
   API_FUNCTIONS,
   authorizationOf,
   memoryOf,
+  ROUTE_MANIFEST,
   ROUTE_TABLE,
   type ApiFunctionId,
   type RouteAuthorization,
@@ -13,8 +14,8 @@ import { DEFAULT_STACK_CONFIG, readStackConfig, type StageIndependentConfig } fr
 import type { LambdaHandler } from './invoke-with-deadline.js';
 
 /**
- * The routes the local server serves: the stack's route table (route-table.ts) with each
- * function's timeout and memory, plus how to load its handler. Each handler is imported on first
+ * The routes the local server serves: the route manifest (infra/contract/routes/) with each
+ * function's timeout and memory, and its handler loaded by the manifest's `load`. Each handler is imported on first
  * use, after the environment points at the local stores (the handlers read their configuration
  * once, when loaded).
  */
@@ -33,30 +34,9 @@ export interface ApiRoute {
   load: () => Promise<LambdaHandler>;
 }
 
-const LOADERS: Record<ApiFunctionId, () => Promise<LambdaHandler>> = {
-  getCase: async () => (await import('../../functions/get-case.js')).handler as unknown as LambdaHandler,
-  listCases: async () => (await import('../../functions/list-cases.js')).handler as unknown as LambdaHandler,
-  createCases: async () => (await import('../../functions/create-cases.js')).handler as unknown as LambdaHandler,
-  createUpload: async () => (await import('../../functions/create-upload.js')).handler as unknown as LambdaHandler,
-  listEvents: async () => (await import('../../functions/list-events.js')).handler as unknown as LambdaHandler,
-  getEvent: async () => (await import('../../functions/get-event.js')).handler as unknown as LambdaHandler,
-  withdrawCase: async () => (await import('../../functions/withdraw-case.js')).handler as unknown as LambdaHandler,
-  confirmCases: async () => (await import('../../functions/confirm-cases.js')).handler as unknown as LambdaHandler,
-  testConfirmCase: async () => (await import('../../functions/test-confirm-case.js')).handler as unknown as LambdaHandler,
-  createWebhookEndpoint: async () => (await import('../../functions/create-webhook-endpoint.js')).handler as unknown as LambdaHandler,
-  listWebhookEndpoints: async () => (await import('../../functions/list-webhook-endpoints.js')).handler as unknown as LambdaHandler,
-  getWebhookEndpoint: async () => (await import('../../functions/get-webhook-endpoint.js')).handler as unknown as LambdaHandler,
-  updateWebhookEndpoint: async () => (await import('../../functions/update-webhook-endpoint.js')).handler as unknown as LambdaHandler,
-  deleteWebhookEndpoint: async () => (await import('../../functions/delete-webhook-endpoint.js')).handler as unknown as LambdaHandler,
-  rotateWebhookEndpointSecret: async () =>
-    (await import('../../functions/rotate-webhook-endpoint-secret.js')).handler as unknown as LambdaHandler,
-  pingWebhookEndpoint: async () => (await import('../../functions/ping-webhook-endpoint.js')).handler as unknown as LambdaHandler,
-  redeliverWebhookEvent: async () => (await import('../../functions/redeliver-webhook-event.js')).handler as unknown as LambdaHandler,
-  listWebhookDeliveries: async () => (await import('../../functions/list-webhook-deliveries.js')).handler as unknown as LambdaHandler,
-};
-
-export function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {
-  return LOADERS[id]();
+/** Imports a function's handler (the manifest's `load`, typed there). */
+export async function loadFunction(id: ApiFunctionId): Promise<LambdaHandler> {
+  return (await ROUTE_MANIFEST[id].load()).handler;
 }
 
 /** The stack settings `cdk synth -c stage=dev` would use: cdk.json's context over the defaults. */
@@ -81,7 +61,7 @@ export function apiRoutes(config: StageIndependentConfig = localStackConfig()): 
       timeoutMs: fn.timeoutSeconds * 1000,
       memoryMb: memoryOf(fn, config),
       authorization: authorizationOf(route),
-      load: LOADERS[route.function],
+      load: () => loadFunction(route.function),
     };
   });
 }

@@ -12,29 +12,21 @@ import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { s3Client } from '../../lib/adapters/s3/s3-client.js';
 import { API_FUNCTION_IDS, API_FUNCTIONS, memoryOf, type ApiFunctionId } from '../contract/route-table.js';
 import { loadFunction, localStackConfig } from './api-routes.js';
+import { SAMPLE_EVENT_TABLE } from './sample-event-files.js';
 import { invokeWithDeadline, type Invocation } from './invoke-with-deadline.js';
 import { lambdaContext } from './lambda-events.js';
 
 /**
- * The sample API Gateway events in `events/`: which function each one is for and the status it
- * documents. The same files feed `sam local invoke`, `npm run invoke` and a test that runs every
- * one of them. Events hold placeholders (`{{API_KEY}}`, `{{CASE_ID}}`, ...) instead of secrets;
- * `provisionEventValues` creates keys, an uploaded file and a case in one company of the local
- * stores (the given key's, or a reused sample company) and returns the values to fill them with.
+ * The sample API Gateway events in `events/` (rendered from sample-event-files.ts): which function
+ * each one is for and the status it documents. The same files feed `sam local invoke`, `npm run
+ * invoke` and a test that runs every one of them. Events hold placeholders (`{{API_KEY}}`,
+ * `{{CASE_ID}}`, ...) instead of secrets; `provisionEventValues` creates keys, an uploaded file and
+ * a case in one company of the local stores (the given key's, or a reused sample company) and
+ * returns the values to fill them with.
  */
-export const FUNCTION_NAMES = [
-  'get-case',
-  'list-cases',
-  'create-cases',
-  'create-upload',
-  'list-events',
-  'get-event',
-  'withdraw-case',
-  'ping-webhook-endpoint',
-  'redeliver-webhook-event',
-  'list-webhook-deliveries',
-] as const;
-export type FunctionName = (typeof FUNCTION_NAMES)[number];
+/** Every API function's name (the manifest's), as `npm run invoke` takes it. */
+export const FUNCTION_NAMES: readonly string[] = API_FUNCTION_IDS.map((id) => API_FUNCTIONS[id].name);
+export type FunctionName = string;
 
 export interface SampleEvent {
   function: FunctionName;
@@ -42,89 +34,12 @@ export interface SampleEvent {
   description: string;
 }
 
-export const SAMPLE_EVENTS: Record<string, SampleEvent> = {
-  'get-case.json': { function: 'get-case', status: 200, description: 'read a case with a Bearer key' },
-  'get-case-x-api-key.json': { function: 'get-case', status: 200, description: 'read a case with the X-Api-Key header' },
-  'get-case-missing-key.json': { function: 'get-case', status: 401, description: 'no API key' },
-  'get-case-wrong-scope.json': { function: 'get-case', status: 403, description: 'a key with only cases:write' },
-  'get-case-unknown.json': { function: 'get-case', status: 404, description: 'a case id that does not exist' },
-  'list-cases.json': { function: 'list-cases', status: 200, description: 'the first page of DRAFT cases, 10 a page' },
-  'list-cases-by-invoice-ref.json': { function: 'list-cases', status: 200, description: 'find the sample case by its invoiceRef' },
-  'list-cases-invalid-query.json': { function: 'list-cases', status: 400, description: 'limit 0, an unknown and a repeated parameter' },
-  'list-cases-invalid-cursor.json': { function: 'list-cases', status: 400, description: 'a cursor this API did not issue: INVALID_CURSOR' },
-  'list-cases-wrong-scope.json': { function: 'list-cases', status: 403, description: 'a key with only cases:write' },
-  'create-cases.json': { function: 'create-cases', status: 201, description: 'two valid cases' },
-  'create-cases-mixed.json': {
-    function: 'create-cases',
-    status: 201,
-    description: 'one valid, one due in the future, one failed attestation',
-  },
-  'create-cases-all-rejected.json': { function: 'create-cases', status: 200, description: 'nothing created: amount over 10,000' },
-  'create-cases-duplicate.json': { function: 'create-cases', status: 200, description: 'an invoiceRef already being chased: DUPLICATE' },
-  'create-cases-idempotency-replay.json': { function: 'create-cases', status: 409, description: 'an Idempotency-Key used before' },
-  'create-cases-malformed-json.json': { function: 'create-cases', status: 400, description: 'a body that is not JSON' },
-  'create-cases-empty-batch.json': { function: 'create-cases', status: 400, description: 'zero cases: BATCH_EMPTY' },
-  'create-cases-missing-key.json': { function: 'create-cases', status: 401, description: 'no API key' },
-  'create-cases-wrong-scope.json': { function: 'create-cases', status: 403, description: 'a key with only cases:read' },
-  'create-cases-wrong-content-type.json': { function: 'create-cases', status: 415, description: 'a form body instead of JSON' },
-  'create-upload.json': { function: 'create-upload', status: 201, description: 'a presigned PUT for a PDF' },
-  'create-upload-invalid.json': { function: 'create-upload', status: 400, description: 'bad content type and length' },
-  'create-upload-wrong-scope.json': { function: 'create-upload', status: 403, description: 'a key with only cases:read' },
-  'list-events.json': { function: 'list-events', status: 200, description: 'the first page of case.created events, 10 a page' },
-  'list-events-invalid-query.json': { function: 'list-events', status: 400, description: 'limit 0, an unknown and a repeated parameter' },
-  'list-events-invalid-cursor.json': {
-    function: 'list-events',
-    status: 400,
-    description: 'a cursor this API did not issue: INVALID_CURSOR',
-  },
-  'list-events-wrong-scope.json': { function: 'list-events', status: 403, description: 'a key with only cases:write' },
-  'get-event-unknown.json': {
-    function: 'get-event',
-    status: 404,
-    description: 'an event id that does not exist (or is older than 30 days)',
-  },
-  'get-event-wrong-scope.json': { function: 'get-event', status: 403, description: 'a key with only cases:write' },
-  'withdraw-case.json': { function: 'withdraw-case', status: 200, description: 'withdraw a case with a reason (again: 200, unchanged)' },
-  'withdraw-case-invalid.json': { function: 'withdraw-case', status: 400, description: 'a reason over 500 characters' },
-  'withdraw-case-unknown.json': { function: 'withdraw-case', status: 404, description: 'a case id that does not exist (no body)' },
-  'withdraw-case-wrong-scope.json': { function: 'withdraw-case', status: 403, description: 'a key with only cases:read' },
-  // Webhook routes: the sample company has no endpoint (creating one resolves its URL's name), so these show the refusals.
-  'ping-webhook-endpoint-unknown.json': {
-    function: 'ping-webhook-endpoint',
-    status: 404,
-    description: 'an endpoint id that does not exist',
-  },
-  'ping-webhook-endpoint-wrong-scope.json': {
-    function: 'ping-webhook-endpoint',
-    status: 403,
-    description: 'a key without webhooks:manage',
-  },
-  'redeliver-webhook-event-invalid.json': {
-    function: 'redeliver-webhook-event',
-    status: 400,
-    description: 'an eventId that is not an event id',
-  },
-  'redeliver-webhook-event-unknown.json': {
-    function: 'redeliver-webhook-event',
-    status: 404,
-    description: 'an endpoint id that does not exist',
-  },
-  'redeliver-webhook-event-wrong-scope.json': {
-    function: 'redeliver-webhook-event',
-    status: 403,
-    description: 'a key without webhooks:manage',
-  },
-  'list-webhook-deliveries-unknown.json': {
-    function: 'list-webhook-deliveries',
-    status: 404,
-    description: 'the delivery log of an endpoint id that does not exist',
-  },
-  'list-webhook-deliveries-wrong-scope.json': {
-    function: 'list-webhook-deliveries',
-    status: 403,
-    description: 'a key without webhooks:manage',
-  },
-};
+export const SAMPLE_EVENTS: Record<string, SampleEvent> = Object.fromEntries(
+  Object.entries(SAMPLE_EVENT_TABLE).map(([file, row]) => [
+    file,
+    { function: API_FUNCTIONS[row.function].name, status: row.status, description: row.description },
+  ]),
+);
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -8,21 +8,8 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { Construct } from 'constructs';
-import {
-  apiKeyAuthenticationStatements,
-  caseConfirmStatements,
-  itemReadStatements,
-  caseListStatements,
-  caseWithdrawStatements,
-  caseWriteStatements,
-  eventListStatements,
-  invoiceCheckStatements,
-  invoiceUploadStatements,
-  tableGuardrailStatements,
-  uploadRecordStatements,
-  webhookEndpointStatements,
-  type WebhookEndpointAccess,
-} from './grants.js';
+import type { InvoiceBucketAccess, TableAccess } from '../contract/routes/index.js';
+import { grantStatements } from './grants.js';
 
 /**
  * The newest Node.js runtime this aws-cdk-lib offers, on Graviton (arm64: cheaper per GB-second
@@ -38,45 +25,6 @@ const ESBUILD_TARGET = 'node24';
  * (esbuild's ESM output cannot shim `require` of Node built-ins on its own).
  */
 export const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-/**
- * How a function may use the table (grants.ts says exactly what each allows and denies):
- * - `authenticate`: read the API key and record its use (UpdateItem of `lastUsedAt` on `KEY#`
- *   items only). GetItem only of `KEY#` items.
- * - `read`: `authenticate` plus GetItem of cases (`CASE#`).
- * - `list-cases`: `authenticate`, Query on the case-list index (gsi2), and for the look-up by
- *   invoiceRef a Query of invoiceRef partitions (`INVREF#`) and BatchGetItem of cases (`CASE#`).
- * - `write-cases`: `authenticate`, GetItem of company profiles (auto-attestation), plus the case
- *   transaction, the idempotency claim and the reference counter, each limited by partition and
- *   attributes.
- * - `withdraw-case`: `authenticate`, GetItem of cases, and the parts of a withdrawal's transaction
- *   (grants.ts `caseWithdrawStatements`).
- * Which partitions each may GetItem is grants.ts ITEM_READS.
- * Every binding also carries the guardrail denials (API keys, cases and audit records).
- * - `record-uploads`: PutItem of upload records only, present or tombstoned (the record-upload
- *   function, which authenticates no one).
- * - `read-events`: `authenticate` plus GetItem of events (`EVENT#`); nothing else (get-event).
- * - `list-events`: `authenticate` plus Query on gsi2's event-list partitions (`EVENTS#`) only.
- */
-export type TableAccess =
-  | 'authenticate'
-  | 'read'
-  | 'list-cases'
-  | 'write-cases'
-  | 'withdraw-case'
-  | 'record-uploads'
-  | 'read-events'
-  | 'list-events'
-  | 'confirm-cases'
-  | 'confirm-test-cases'
-  | WebhookEndpointAccess;
-
-/**
- * How a function may use the invoice bucket:
- * - `issue-uploads`: presign PUTs (s3:PutObject).
- * - `check-uploads`: HEAD an uploaded invoice (s3:GetObject).
- */
-export type InvoiceBucketAccess = 'issue-uploads' | 'check-uploads';
 
 export interface ApiFunctionProps {
   /** Absolute path of the handler file; it exports `handler`. */
@@ -154,24 +102,9 @@ export class ApiFunction extends Construct {
     });
   }
 
+  /** The table statements of one kind of access (grants.ts GRANTS: what each allows and denies). */
   bindTable(table: ITable, access: TableAccess): void {
-    const statements = [
-      ...(access === 'record-uploads'
-        ? uploadRecordStatements(table)
-        : access === 'confirm-cases'
-          ? itemReadStatements(table, access)
-          : apiKeyAuthenticationStatements(table, access)),
-      ...tableGuardrailStatements(table),
-    ];
-    if (access === 'confirm-cases') statements.push(...caseConfirmStatements(table));
-    if (access === 'confirm-test-cases') statements.push(...caseConfirmStatements(table, 'test-only'));
-    if (access === 'write-cases') statements.push(...caseWriteStatements(table));
-    if (access === 'list-cases') statements.push(...caseListStatements(table));
-    if (access === 'list-events') statements.push(...eventListStatements(table));
-    if (access === 'withdraw-case') statements.push(...caseWithdrawStatements(table));
-    if (access.startsWith('webhook-endpoints-') || access.startsWith('webhook-deliveries-'))
-      statements.push(...webhookEndpointStatements(table, access as WebhookEndpointAccess));
-    this.addStatements(statements);
+    this.addStatements(grantStatements(access, { table }));
   }
 
   /** The list cursors' key: read access to the one secret, and its ARN (never its value) in the environment. */
@@ -187,7 +120,7 @@ export class ApiFunction extends Construct {
   }
 
   bindInvoiceBucket(bucket: IBucket, access: InvoiceBucketAccess): void {
-    this.addStatements(access === 'issue-uploads' ? invoiceUploadStatements(bucket) : invoiceCheckStatements(bucket));
+    this.addStatements(grantStatements(access, { bucket }));
     const stack = Stack.of(this);
     const bucketLogicalId = stack.resolve(stack.getLogicalId(bucket.node.defaultChild as CfnElement)) as string;
     for (const prefix of Object.values(FILE_KEY_PREFIXES)) {

@@ -1,7 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { ComparisonOperator, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,9 +8,9 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
-import { PARTITION_PREFIXES, TABLE_DEFINITION, GSI1_ATTRIBUTES, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table-keys.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
+import { WRITABLE_ATTRIBUTES } from './grants.js';
 import { METRIC_PERIOD } from './service-metrics.js';
 
 /**
@@ -28,7 +27,7 @@ import { METRIC_PERIOD } from './service-metrics.js';
  * - the Companies House key in a Secrets Manager secret the function reads (once per cold start,
  *   again after a 401), created empty: docs/deploy.md says how to set and rotate it.
  *
- * Rights: GetItem and UpdateItem of case items, the update limited to what verification changes
+ * Rights (grants.ts GRANTS `verify-debtors`): GetItem and UpdateItem of case items, the update limited to what verification changes
  * (`dynamodb:Attributes`); PutItem of event items; the registry's cache and rate-limiter items
  * (`REGISTRY#`); the secret; sending to its own retry queue. Nothing else of the table.
  */
@@ -47,40 +46,11 @@ export const VERIFIER_RETRY_QUEUE = {
 const FUNCTION_TIMEOUT_SECONDS = 60;
 
 /**
- * What the worker's UpdateItem of a case may name: the lifecycle fields a verification or a
- * settling changes, plus what the change store's condition reads (`recoveryGate` is set to the
- * value it had, lib/adapters/dynamodb/case-change-store.ts).
+ * What the worker's UpdateItem of a case may name: the lifecycle fields a verification or a settling
+ * changes, plus what the change store's condition reads: the same as any case change's
+ * (grants.ts GRANTS `verify-debtors`).
  */
-export const VERIFIER_CASE_ATTRIBUTES = [
-  TABLE_DEFINITION.partitionKey,
-  TABLE_DEFINITION.sortKey,
-  'status',
-  'recoveryGate',
-  'debtorVerification',
-  'statusHistory',
-  'updatedAt',
-] as const;
-
-/** The event item (lib/adapters/dynamodb/event-items.ts). */
-export const EVENT_ITEM_ATTRIBUTES = [
-  TABLE_DEFINITION.partitionKey,
-  TABLE_DEFINITION.sortKey,
-  ...GSI1_ATTRIBUTES,
-  TABLE_DEFINITION.gsi2.partitionKey,
-  TABLE_DEFINITION.gsi2.sortKey,
-  'type',
-  'eventId',
-  'eventType',
-  'companyId',
-  'caseId',
-  'mode',
-  'createdAt',
-  'payload',
-  TTL_ATTRIBUTE,
-] as const;
-
-/** The registry's shared cache and rate limiter items (docs/lifecycle-design.md step 5). */
-export const REGISTRY_PARTITIONS = 'REGISTRY#*';
+export const VERIFIER_CASE_ATTRIBUTES = WRITABLE_ATTRIBUTES.caseLifecycle;
 
 export interface DebtorVerifierProps {
   table: ITable;
@@ -137,7 +107,7 @@ export class DebtorVerifier extends Construct {
       logRetention: props.logRetention,
     });
 
-    for (const statement of verifierStatements(table)) this.worker.role.addToPrincipalPolicy(statement);
+    this.worker.bindTable(table, 'verify-debtors');
     this.registryKey.grantRead(this.worker.role);
     this.retryQueue.grantSendMessages(this.worker.role);
 
@@ -190,40 +160,4 @@ export class DebtorVerifier extends Construct {
       },
     );
   }
-}
-
-/** The worker's table rights (see the header); no other function holds any of them. */
-export function verifierStatements(table: ITable): PolicyStatement[] {
-  const onPartitions = (...patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
-  const writingOnly = (attributes: readonly string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] } });
-  const cases = `${PARTITION_PREFIXES.case}*`;
-  const events = `${PARTITION_PREFIXES.event}*`;
-  return [
-    new PolicyStatement({ sid: 'ReadCases', actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: onPartitions(cases) }),
-    new PolicyStatement({
-      sid: 'ChangeCaseVerification',
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: { ...onPartitions(cases), ...writingOnly(VERIFIER_CASE_ATTRIBUTES) },
-    }),
-    new PolicyStatement({
-      sid: 'PutCaseEvents',
-      actions: ['dynamodb:PutItem'],
-      resources: [table.tableArn],
-      conditions: { ...onPartitions(events), ...writingOnly(EVENT_ITEM_ATTRIBUTES) },
-    }),
-    new PolicyStatement({
-      sid: 'RegistryCacheAndRateLimiter',
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(REGISTRY_PARTITIONS),
-    }),
-    new PolicyStatement({
-      sid: 'NeverDeleteOrCreateCases',
-      effect: Effect.DENY,
-      actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
-      resources: [table.tableArn],
-      conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [cases] } },
-    }),
-  ];
 }

@@ -1,4 +1,5 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { InvoiceBucketAccess, TableAccess } from '../contract/routes/index.js';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import {
@@ -14,7 +15,9 @@ import { FILE_KEY_PREFIXES } from '../../lib/uploads/file-key.js';
 import { MODES } from '../../lib/mode.js';
 
 /**
- * The IAM statements the API functions may hold, one builder per need. Every statement names the
+ * The IAM statements every function may hold, as data: `GRANTS` says, for each kind of access a
+ * function is given (the route manifest's `grants`, infra/contract/routes/; the workers' constructs),
+ * which statements it holds, and `grantStatements` turns them into IAM. Every statement names the
  * table, one index (the list function queries `gsi2`; of `gsi1` only the webhook delivery
  * sweeper queries, and only its COMPANIES partition; the operator's admin CLI reads the rest with
  * the operator's own credentials) or the invoice objects, never `*`.
@@ -44,27 +47,21 @@ const { partitionKey: PK, sortKey: SK } = TABLE_DEFINITION;
  * against real keys of every item kind).
  */
 export const PARTITIONS = {
-  /** API-key items. */
   apiKey: `${PARTITION_PREFIXES.apiKey}*`,
-  /** Cases and their attestation audit records. */
+  // Cases and their attestation audit records.
   case: `${PARTITION_PREFIXES.case}*`,
-  /** Company profiles. */
   company: `${PARTITION_PREFIXES.company}*`,
-  /** invoiceRef guards: each in a partition of its own. */
+  // invoiceRef guards and Idempotency-Key claims: each in a partition of its own.
   invoiceRefGuard: `${PARTITION_PREFIXES.invoiceRefGuard}*`,
-  /** Idempotency-Key claims: each in a partition of its own. */
   idempotencyClaim: `${PARTITION_PREFIXES.idempotencyClaim}*`,
-  /** The case-reference counter: one exact partition. */
+  // The case-reference counter: one exact partition.
   referenceCounter: keys.caseReferenceCounter().pk,
-  /** Upload records: one partition per invoice file. */
+  // One partition per invoice file; per event (the outbox, both modes); per company and mode (its webhook
+  // endpoints and their counter); per endpoint and mode (its delivery log; its lane slots and waiting deliveries).
   upload: `${PARTITION_PREFIXES.upload}*`,
-  /** Case events (the outbox): one partition per event, both modes. */
   event: `${PARTITION_PREFIXES.event}*`,
-  /** A company's webhook endpoints of one mode and their counter: one partition per company and mode. */
   webhookEndpoints: `${PARTITION_PREFIXES.webhookEndpoints}*`,
-  /** An endpoint's delivery log (one partition per endpoint and mode). */
   webhookDeliveries: `${PARTITION_PREFIXES.webhookDeliveries}*`,
-  /** An endpoint's slots in the delivery lanes and its waiting deliveries (one partition per endpoint and mode). */
   webhookDeliverySlots: `${PARTITION_PREFIXES.webhookDeliverySlots}*`,
 } as const;
 
@@ -74,17 +71,12 @@ export const INDEX_PARTITIONS = {
   eventList: `${INDEX_PARTITION_PREFIXES.eventList}*`,
 } as const;
 
-/**
- * The test-mode partitions of the kinds the test-confirm helper writes (`CASE#TEST#…`,
- * `EVENT#TEST#…`: the mode segment follows the kind's prefix, table-keys.ts), so a helper deployed
- * in prod can never change a live case.
- */
+/** The test-mode partitions the test-confirm helper writes (`CASE#TEST#…`, `EVENT#TEST#…`): deployed in prod, it can never change a live case. */
 export const TEST_PARTITIONS = {
   case: `${keys.case('test', '').pk}*`,
   event: `${keys.event('test', '').pk}*`,
 } as const;
 
-/** The partitions a case change may write: every case and event, or (the test helper) test ones only. */
 type CasePartitions = { case: string; event: string };
 
 /**
@@ -99,14 +91,7 @@ export const WRITABLE_ATTRIBUTES = {
   idempotencyClaim: [
     PK,
     SK,
-    'type',
-    'companyId',
-    'idempotencyKey',
-    'state',
-    'requestId',
-    'claimedAt',
-    'claimedAtEpoch',
-    'requestHash',
+    ...words('type companyId idempotencyKey state requestId claimedAt claimedAtEpoch requestHash'),
     TTL_ATTRIBUTE,
     ...GSI1_ATTRIBUTES,
   ],
@@ -121,534 +106,17 @@ export const WRITABLE_ATTRIBUTES = {
   confirmation: [
     PK,
     SK,
-    'type',
-    'caseId',
-    'companyId',
-    'mode',
-    'confirmedBy',
-    'confirmedAt',
-    'requestId',
-    'source',
-    'principal',
-    'eventId',
+    ...words('type caseId companyId mode confirmedBy confirmedAt requestId source principal eventId'),
     ...GSI1_ATTRIBUTES,
   ],
   // The one event item shape (lib/adapters/dynamodb/event-items.ts): fields, its listing (gsi2), a test item's gsi1, its TTL.
   event: [
-    PK,
-    SK,
-    'type',
-    'eventId',
-    'eventType',
-    'companyId',
-    'caseId',
-    'mode',
-    'createdAt',
-    'payload',
-    TTL_ATTRIBUTE,
-    TABLE_DEFINITION.gsi2.partitionKey,
-    TABLE_DEFINITION.gsi2.sortKey,
-    ...GSI1_ATTRIBUTES,
+    ...[PK, SK, ...words('type eventId eventType companyId caseId mode createdAt payload'), TTL_ATTRIBUTE],
+    ...[TABLE_DEFINITION.gsi2.partitionKey, TABLE_DEFINITION.gsi2.sortKey, ...GSI1_ATTRIBUTES],
   ],
   // The withdrawn case left in its invoiceRef's partition (`WITHDRAWN#...`) when its guard is given up.
   withdrawnInvoiceRef: [PK, SK, 'type', 'caseId', 'companyId', 'reference', 'createdAt', 'withdrawnAt', 'mode', ...GSI1_ATTRIBUTES],
-} as const;
-
-const TRANSACTION = { 'dynamodb:EnclosingOperation': 'TransactWriteItems' };
-
-const onPartitions = (...patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
-const writingOnly = (attributes: readonly string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] } });
-const touchingPartitions = (...patterns: string[]) => ({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': patterns } });
-
-/**
- * What each API function may read with GetItem, by partition: only the kinds of item its code
- * reads (test/integration/function-item-reads.test.ts records every request the real handlers
- * send and evaluates this policy against them; test/unit/infra/iam.test.ts shows each function can
- * read nothing else). Every function reads the API key (authentication). Beyond that:
- * - `read` (get-case): the case (`CASE#`, which also holds its attestation audit record: IAM
- *   cannot see the sort key);
- * - `list-cases`: nothing more (the look-up by invoiceRef queries and batch-reads, caseListStatements);
- * - `write-cases` (create-cases): the company profile (auto-attestation setting). IAM cannot tie
- *   it to the caller's company; the use case reads the caller's own only;
- * - `withdraw-case`: the case it changes (`CASE#`, as get-case);
- * - `authenticate` (create-upload): nothing more.
- * - `read-events` (get-event): the event (`EVENT#`);
- * - `list-events`: nothing more (it queries the index only: eventListStatements).
- * No function may GetItem an idempotency claim (stored responses), an upload record, the
- * reference counter or, except create-cases, a company profile.
- */
-export const ITEM_READS = {
-  authenticate: [PARTITIONS.apiKey],
-  read: [PARTITIONS.apiKey, PARTITIONS.case],
-  'list-cases': [PARTITIONS.apiKey],
-  'write-cases': [PARTITIONS.apiKey, PARTITIONS.company],
-  'read-events': [PARTITIONS.apiKey, PARTITIONS.event],
-  'list-events': [PARTITIONS.apiKey],
-  'withdraw-case': [PARTITIONS.apiKey, PARTITIONS.case],
-  // Confirmation: the case it changes (the internal route has no API key to read).
-  'confirm-cases': [PARTITIONS.case],
-  // The test helper: test cases only (TEST_PARTITIONS).
-  'confirm-test-cases': [PARTITIONS.apiKey, TEST_PARTITIONS.case],
-  // Webhook endpoint management: list (Query), create and delete (transactions) read only the key;
-  // get, update and rotate read the endpoint too.
-  'webhook-endpoints-list': [PARTITIONS.apiKey],
-  'webhook-endpoints-create': [PARTITIONS.apiKey],
-  'webhook-endpoints-read': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
-  'webhook-endpoints-change': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
-  'webhook-endpoints-delete': [PARTITIONS.apiKey],
-  // Ping reads the endpoint with its sealed secrets (it signs); the delivery log reads the endpoint
-  // (tenancy: the log of a foreign endpoint is not found); redeliver reads the endpoint and the event.
-  'webhook-endpoints-ping': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
-  'webhook-deliveries-list': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints],
-  // Its delivery record's start reads the record back when a retried Put finds it written (the first answer lost).
-  'webhook-deliveries-redeliver': [PARTITIONS.apiKey, PARTITIONS.webhookEndpoints, PARTITIONS.event, PARTITIONS.webhookDeliveries],
-} as const satisfies Record<string, readonly string[]>;
-
-/**
- * Authentication, shared by every API function: GetItem of the partitions it needs (ITEM_READS;
- * the API key always), and recording the key's last use: UpdateItem on `KEY#` items, of
- * `lastUsedAt` only. A function that only reads or issues uploads can modify nothing else.
- */
-export function apiKeyAuthenticationStatements(table: ITable, reads: keyof typeof ITEM_READS): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'ReadTableItems',
-      actions: ['dynamodb:GetItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(...ITEM_READS[reads]),
-    }),
-    new PolicyStatement({
-      sid: 'RecordApiKeyUse',
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: { ...onPartitions(PARTITIONS.apiKey), ...writingOnly(WRITABLE_ATTRIBUTES.apiKeyUse) },
-    }),
-  ];
-}
-
-/**
- * What every function is refused whatever else it is granted, so a broader grant added later
- * cannot quietly undo it: API keys are written only by the operator's admin CLI (a function may
- * only set `lastUsedAt`); cases and attestation audit records are never deleted, created only
- * inside the all-or-nothing case transaction, and updated only inside a case change's transaction
- * and only in their lifecycle fields (WRITABLE_ATTRIBUTES.caseLifecycle: never the amount, the
- * debtor or the attestation). Only the functions granted a case change may do even that.
- */
-export function tableGuardrailStatements(table: ITable): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'NeverCreateOrDeleteApiKeys',
-      effect: Effect.DENY,
-      actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
-      resources: [table.tableArn],
-      conditions: touchingPartitions(PARTITIONS.apiKey),
-    }),
-    new PolicyStatement({
-      sid: 'NeverChangeApiKeysBeyondLastUse',
-      effect: Effect.DENY,
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: {
-        ...touchingPartitions(PARTITIONS.apiKey),
-        'ForAnyValue:StringNotEquals': { 'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.apiKeyUse] },
-      },
-    }),
-    new PolicyStatement({
-      sid: 'NeverDeleteCasesOrAuditRecords',
-      effect: Effect.DENY,
-      actions: ['dynamodb:DeleteItem'],
-      resources: [table.tableArn],
-      conditions: touchingPartitions(PARTITIONS.case),
-    }),
-    new PolicyStatement({
-      sid: 'CasesChangeOnlyInTheirChangeTransaction',
-      effect: Effect.DENY,
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      // A missing key (a plain UpdateItem) also satisfies StringNotEquals.
-      conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'CasesChangeOnlyTheirLifecycle',
-      effect: Effect.DENY,
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: {
-        ...touchingPartitions(PARTITIONS.case),
-        'ForAnyValue:StringNotEquals': { 'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.caseLifecycle] },
-      },
-    }),
-    new PolicyStatement({
-      sid: 'CasesAndAuditRecordsOnlyInTheCaseTransaction',
-      effect: Effect.DENY,
-      actions: ['dynamodb:PutItem'],
-      resources: [table.tableArn],
-      // A missing key (a plain PutItem) also satisfies StringNotEquals.
-      conditions: { ...touchingPartitions(PARTITIONS.case), StringNotEquals: TRANSACTION },
-    }),
-  ];
-}
-
-/** The ARN of the list index (gsi2: the case list and the event list): the only index a function may query. */
-export function caseListIndexArn(table: ITable): string {
-  return `${table.tableArn}/index/${TABLE_DEFINITION.gsi2.name}`;
-}
-
-/**
- * The case list (list-cases only): Query on the case-list index, only on the case list's
- * partitions (`CASES#`): the event list's partitions share the index but are not granted. The
- * partition a query names is built from the caller's company by the handler; IAM cannot tie it to
- * the key (one role serves every company). The look-up by invoiceRef queries the invoiceRef's own
- * partition of the table (its guard and its `WITHDRAWN#` items) and batch-reads the cases they
- * name: Query of the table only on `INVREF#` partitions, BatchGetItem only of `CASE#` items (which
- * IAM cannot tell from their audit records).
- */
-export function caseListStatements(table: ITable): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'ListCasesByCompany',
-      actions: ['dynamodb:Query'],
-      resources: [caseListIndexArn(table)],
-      // The case list's partitions only (`CASES#`), as eventListStatements (which says what LeadingKeys carries here).
-      conditions: onPartitions(INDEX_PARTITIONS.caseList),
-    }),
-    new PolicyStatement({
-      sid: 'FindCasesByInvoiceRef',
-      actions: ['dynamodb:Query'],
-      resources: [table.tableArn],
-      conditions: onPartitions(PARTITIONS.invoiceRefGuard),
-    }),
-    new PolicyStatement({
-      sid: 'ReadCasesFoundByInvoiceRef',
-      actions: ['dynamodb:BatchGetItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(PARTITIONS.case),
-    }),
-  ];
-}
-
-/**
- * The event list (list-events only): Query on the list index (gsi2), read-only, and only on the
- * event list's partitions (`EVENTS#`): the case list's partitions share the index but are not
- * granted. The only partition key value a query on the index names is the gsi2pk of its key
- * condition, so that is what `dynamodb:LeadingKeys` can carry (AWS does not spell out index
- * queries); with `ForAllValues` a request whose context lacked the key would pass as well, so the
- * condition can narrow the grant but never break the function's own queries. The partition a
- * query names is built from the caller's company by the handler; IAM cannot tie it to the key.
- */
-export function eventListStatements(table: ITable): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'ListEventsByCompany',
-      actions: ['dynamodb:Query'],
-      resources: [caseListIndexArn(table)],
-      conditions: onPartitions(INDEX_PARTITIONS.eventList),
-    }),
-  ];
-}
-
-/**
- * Case creation (create-cases only), each write as narrow as IAM can say it:
- * - the case transaction: PutItem of the case and its audit record (`CASE#`), the invoiceRef
- *   guard (`INVREF#`) and the case's `case.created` event (`EVENT#`), only as parts of a
- *   TransactWriteItems;
- * - the idempotency claim: PutItem of a claim-shaped item under `COMPANY#`, UpdateItem of the
- *   completion attributes only, DeleteItem (release) under `COMPANY#`;
- * - the reference counter: UpdateItem of its sequence, on its one partition.
- * - BatchGetItem of invoiceRef guards (the read-back of a case transaction whose answer was lost)
- *   and of upload records (which cited invoice files S3 reported), nothing else.
- * It is never granted UpdateItem or DeleteItem under `CASE#`, nor any write of an API key beyond
- * `lastUsedAt` (see tableGuardrailStatements). ConditionCheckItem is not granted: no transaction
- * uses one.
- */
-export function caseWriteStatements(table: ITable): PolicyStatement[] {
-  const resources = [table.tableArn];
-  return [
-    new PolicyStatement({
-      sid: 'WriteCaseTransactions',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.case, PARTITIONS.invoiceRefGuard, PARTITIONS.event), StringEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'BatchReadGuardsAndUploadRecords',
-      actions: ['dynamodb:BatchGetItem'],
-      resources,
-      conditions: onPartitions(PARTITIONS.invoiceRefGuard, PARTITIONS.upload),
-    }),
-    new PolicyStatement({
-      sid: 'ClaimIdempotencyKeys',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.idempotencyClaim), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyClaim) },
-    }),
-    new PolicyStatement({
-      sid: 'CompleteIdempotencyClaims',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.idempotencyClaim), ...writingOnly(WRITABLE_ATTRIBUTES.idempotencyCompletion) },
-    }),
-    new PolicyStatement({
-      sid: 'ReleaseIdempotencyClaims',
-      actions: ['dynamodb:DeleteItem'],
-      resources,
-      conditions: onPartitions(PARTITIONS.idempotencyClaim),
-    }),
-    new PolicyStatement({
-      sid: 'ReserveCaseReferences',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: {
-        'ForAllValues:StringEquals': {
-          'dynamodb:LeadingKeys': [PARTITIONS.referenceCounter],
-          'dynamodb:Attributes': [...WRITABLE_ATTRIBUTES.referenceCounter],
-        },
-      },
-    }),
-  ];
-}
-
-/**
- * What every case change writes (lib/adapters/dynamodb/case-change-store.ts), each only as a part of
- * its TransactWriteItems: the case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses
- * every other attribute and any update outside a transaction) and its `case.updated` event
- * (`EVENT#`, the event item's attributes only). Withdraw and confirm add their own parts.
- */
-function caseChangeStatements(table: ITable, partitions: CasePartitions = PARTITIONS): PolicyStatement[] {
-  const resources = [table.tableArn];
-  return [
-    new PolicyStatement({
-      sid: 'ChangeCaseLifecycle',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(partitions.case), ...writingOnly(WRITABLE_ATTRIBUTES.caseLifecycle), StringEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'WriteCaseEvents',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(partitions.event), ...writingOnly(WRITABLE_ATTRIBUTES.event), StringEquals: TRANSACTION },
-    }),
-  ];
-}
-
-/**
- * Withdrawing a case (withdraw-case only): the parts of the one TransactWriteItems of
- * lib/adapters/dynamodb/case-change-store.ts, each only as a part of such a transaction:
- * - UpdateItem of a case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses every other
- *   attribute and any update outside a transaction);
- * - PutItem of an event item (`EVENT#`), of the event's attributes only;
- * - DeleteItem under `INVREF#`: the invoiceRef guard, given up (the service's condition: only while
- *   it names this case);
- * - PutItem under `INVREF#` of the withdrawn case's item only: it must carry `withdrawnAt` and
- *   nothing beyond that item's attributes, so no guard can be written through this grant.
- * IAM never sees the sort key: a case's attestation audit record shares its partition, and a
- * guard's partition also holds its `WITHDRAWN#` items, so those are told apart by the service's
- * keys and conditions, not by IAM. Nothing here is granted to any other partner function.
- */
-export function caseWithdrawStatements(table: ITable): PolicyStatement[] {
-  const resources = [table.tableArn];
-  return [
-    ...caseChangeStatements(table),
-    new PolicyStatement({
-      sid: 'ReleaseInvoiceRefGuards',
-      actions: ['dynamodb:DeleteItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.invoiceRefGuard), StringEquals: TRANSACTION },
-    }),
-    new PolicyStatement({
-      sid: 'KeepWithdrawnInvoiceRefs',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: {
-        ...onPartitions(PARTITIONS.invoiceRefGuard),
-        ...writingOnly(WRITABLE_ATTRIBUTES.withdrawnInvoiceRef),
-        'ForAnyValue:StringEquals': { 'dynamodb:Attributes': ['withdrawnAt'] },
-        StringEquals: TRANSACTION,
-      },
-    }),
-  ];
-}
-
-/**
- * Reading what a function needs by GetItem (ITEM_READS) without an API key: the internal routes,
- * whose callers API Gateway authorises with IAM.
- */
-export function itemReadStatements(table: ITable, reads: keyof typeof ITEM_READS): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'ReadTableItems',
-      actions: ['dynamodb:GetItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(...ITEM_READS[reads]),
-    }),
-  ];
-}
-
-/**
- * Confirming a case (confirm-cases, test-confirm-case), one TransactWriteItems per case
- * (lib/adapters/dynamodb/case-change-store.ts), each part only inside such a transaction:
- * - UpdateItem of the case's lifecycle fields (`CASE#`; tableGuardrailStatements refuses any other);
- * - PutItem of the confirmation record (`CASE#`, its own attributes only: a case or an audit
- *   record has others, so neither can be created here);
- * - PutItem of the `case.updated` event (`EVENT#`, the event item's attributes only).
- * No DeleteItem: withdrawal's guard release is not needed to confirm. The test helper
- * (`test-only`), which every prod deploy carries, gets each of these on test partitions only
- * (TEST_PARTITIONS): its handler confirms test cases only, and IAM holds it to that too.
- */
-export function caseConfirmStatements(table: ITable, cases: 'any' | 'test-only' = 'any'): PolicyStatement[] {
-  const resources = [table.tableArn];
-  const partitions = cases === 'test-only' ? TEST_PARTITIONS : PARTITIONS;
-  return [
-    ...caseChangeStatements(table, partitions),
-    new PolicyStatement({
-      sid: 'WriteConfirmationRecords',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(partitions.case), ...writingOnly(WRITABLE_ATTRIBUTES.confirmation), StringEquals: TRANSACTION },
-    }),
-  ];
-}
-
-/**
- * The record-upload function (invoked by the invoice bucket's events): PutItem of upload records
- * only, of their own attributes only (a present record, or a tombstone with its TTL; each put is
- * conditional on the event being newer). It deletes nothing, reads nothing and is granted nothing else.
- */
-export function uploadRecordStatements(table: ITable): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'RecordUploads',
-      actions: ['dynamodb:PutItem'],
-      resources: [table.tableArn],
-      conditions: { ...onPartitions(PARTITIONS.upload), ...writingOnly(WRITABLE_ATTRIBUTES.upload) },
-    }),
-  ];
-}
-
-/**
- * The objects the functions may touch: every fileKey the service issues lies under `invoices/`
- * (live) or `test-invoices/` (test mode; lib/uploads/file-key.ts); the per-company and per-mode
- * part of the key is enforced by the handlers.
- */
-export function invoiceObjectsArns(bucket: IBucket): string[] {
-  return MODES.map((mode) => bucket.arnForObjects(`${FILE_KEY_PREFIXES[mode]}*`));
-}
-
-/** Presigning an invoice PUT: the URL carries the signer's authority, so it needs PutObject. */
-export function invoiceUploadStatements(bucket: IBucket): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'PresignInvoiceUploads',
-      actions: ['s3:PutObject'],
-      resources: invoiceObjectsArns(bucket),
-    }),
-  ];
-}
-
-/**
- * Checking that an invoice was uploaded: HeadObject is authorised by s3:GetObject on the invoice
- * objects. s3:ListBucket on the bucket makes S3 answer a HEAD of a missing key with 404 rather than
- * 403 (S3's HeadObject documentation), so the handler reads only a 404 as "not uploaded" and a 403
- * as the storage failure it is (lib/adapters/s3/invoice-file-store.ts). The grant is on the bucket
- * without an `s3:prefix` condition: a HEAD request carries no prefix, and whether S3 evaluates that
- * key for the 404-or-403 decision is not documented; a condition it cannot satisfy would quietly
- * bring the 403 back. The function's code never lists, and the bucket holds invoices only.
- */
-export function invoiceCheckStatements(bucket: IBucket): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'CheckInvoiceUploads',
-      actions: ['s3:GetObject'],
-      resources: invoiceObjectsArns(bucket),
-    }),
-    new PolicyStatement({
-      sid: 'TellMissingInvoicesApart',
-      actions: ['s3:ListBucket'],
-      resources: [bucket.bucketArn],
-    }),
-  ];
-}
-
-export type WebhookEndpointAccess =
-  | 'webhook-endpoints-list'
-  | 'webhook-endpoints-create'
-  | 'webhook-endpoints-read'
-  | 'webhook-endpoints-change'
-  | 'webhook-endpoints-delete'
-  | 'webhook-endpoints-ping'
-  | 'webhook-deliveries-list'
-  | 'webhook-deliveries-redeliver';
-
-/**
- * Webhook endpoint management (lib/adapters/dynamodb/webhook-endpoint-store.ts), each function only
- * what its route does, all on `WHEP#` partitions only:
- * - list: Query of the table (no index);
- * - create: PutItem of the endpoint and UpdateItem of the counter, only inside a transaction;
- * - read (get): the GetItem of ITEM_READS only;
- * - change (update, rotate): UpdateItem of the endpoint's settings only (ENDPOINT_SETTINGS_ATTRIBUTES,
- *   conditional on its version): never a whole item, so never the delivery health read with it;
- * - delete: DeleteItem of the endpoint and UpdateItem of the counter, only inside a transaction.
- * IAM cannot tie the partition to the caller's company (the use cases key every call by it).
- */
-export function webhookEndpointStatements(table: ITable, access: WebhookEndpointAccess): PolicyStatement[] {
-  const resources = [table.tableArn];
-  const on = onPartitions(PARTITIONS.webhookEndpoints);
-  switch (access) {
-    case 'webhook-endpoints-list':
-      return [queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpoints')];
-    // Ping: the GetItem of ITEM_READS (the endpoint with its sealed secrets) and the key (bindWebhookSecretKey), nothing else.
-    case 'webhook-endpoints-ping':
-      return [];
-    case 'webhook-deliveries-list':
-      return [
-        new PolicyStatement({
-          sid: 'QueryWebhookDeliveries',
-          actions: ['dynamodb:Query'],
-          resources,
-          conditions: onPartitions(PARTITIONS.webhookDeliveries),
-        }),
-      ];
-    case 'webhook-deliveries-redeliver':
-      return [
-        new PolicyStatement({
-          sid: 'StartWebhookRedeliveries',
-          actions: ['dynamodb:PutItem'],
-          resources,
-          conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
-        }),
-      ];
-    case 'webhook-endpoints-create':
-      return [
-        new PolicyStatement({
-          sid: 'CreateWebhookEndpoints',
-          actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-          resources,
-          conditions: { ...on, StringEquals: TRANSACTION },
-        }),
-      ];
-    case 'webhook-endpoints-read':
-      return [];
-    case 'webhook-endpoints-change':
-      return [
-        new PolicyStatement({
-          sid: 'ChangeWebhookEndpoints',
-          actions: ['dynamodb:UpdateItem'],
-          resources,
-          conditions: { ...on, ...writingOnly(ENDPOINT_SETTINGS_ATTRIBUTES) },
-        }),
-      ];
-    case 'webhook-endpoints-delete':
-      return [
-        new PolicyStatement({
-          sid: 'DeleteWebhookEndpoints',
-          actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
-          resources,
-          conditions: { ...on, StringEquals: TRANSACTION },
-        }),
-      ];
-  }
-}
+};
 
 /**
  * The attributes of a delivery record (lib/adapters/dynamodb/webhook-delivery-store.ts): what its
@@ -656,170 +124,288 @@ export function webhookEndpointStatements(table: ITable, access: WebhookEndpoint
  * or reads in its condition. A write naming anything else is refused.
  */
 export const WEBHOOK_DELIVERY_ATTRIBUTES = [
-  PK,
-  SK,
-  ...GSI1_ATTRIBUTES,
-  'type',
-  'kind',
-  'deliveryId',
-  'endpointId',
-  'companyId',
-  'eventId',
-  'eventType',
-  'mode',
-  'createdAt',
-  'status',
-  'attempts',
-  'nextAttemptAt',
-  'updatedAt',
+  ...[PK, SK, ...GSI1_ATTRIBUTES, ...words('type kind deliveryId endpointId companyId eventId eventType mode createdAt status')],
+  ...words('attempts nextAttemptAt updatedAt'),
   TTL_ATTRIBUTE,
-] as const;
+];
 
 /**
  * What recording a delivery's effect on its endpoint may change (WebhookEndpointStore.recordHealth):
  * the health fields, and `pk`/`status` its condition reads. Never the URL, the events or the sealed
  * secrets: the delivery function cannot redirect an endpoint or replace its secrets.
  */
-export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [
-  PK,
-  SK,
-  'failingSince',
-  'lastFailureAt',
-  'status',
-  'disabledReason',
-  'updatedAt',
-  'version',
-] as const;
+export const WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES = [PK, SK, ...words('failingSince lastFailureAt status disabledReason updatedAt version')];
+
+/** The registry's shared cache and rate-limiter items (docs/lifecycle-design.md step 5): the debtor verifier's only. */
+const REGISTRY_PARTITIONS = 'REGISTRY#*';
 
 /**
- * A Query of endpoint partitions that can return every endpoint attribute except the sealed
- * secrets: the request must send `Select` SPECIFIC_ATTRIBUTES and name only
- * ENDPOINT_VIEW_ATTRIBUTES, the store's projection. A Query without a projection asks for
- * ALL_ATTRIBUTES and is refused; one projecting `sealedSecrets` names an attribute outside the
- * list and is refused. AWS's documented pattern for attribute-level read access (IAM user guide,
- * "Amazon DynamoDB: Allows access to specific attributes") tests Select with
- * `StringEqualsIfExists`, and AWS does not document what the key holds for a request that sends no
- * Select: with IfExists, a request whose context lacked it would pass with no Attributes either, and
- * read the secrets. So Select is required with StringEquals, and the store sends it explicitly;
- * test/unit/infra/iam.test.ts evaluates the store's real Query against it.
+ * One statement, as data; its conditions (grantStatements spells them): `partitions` and
+ * `exactPartitions` (LeadingKeys, all like / equal to these), `touching` (a deny's: any like these),
+ * `writes` (every attribute named is one of these), `beyond` (a deny's: some is not), `including`
+ * (some is), `transaction` (`only`: a part of a TransactWriteItems; `outside`: not one) and `select`.
  */
-function queryEndpointsWithoutSecrets(table: ITable, sid: string): PolicyStatement {
-  return new PolicyStatement({
-    sid,
-    actions: ['dynamodb:Query'],
-    resources: [table.tableArn],
-    conditions: {
-      ...onPartitions(PARTITIONS.webhookEndpoints),
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ENDPOINT_VIEW_ATTRIBUTES] },
-      StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
-    },
+export type Rule = Conditions & { sid: string; effect: 'Allow' | 'Deny'; actions: readonly string[]; on: Target };
+type Target = 'table' | 'gsi1' | 'gsi2' | 'invoice-objects' | 'invoice-bucket';
+interface Conditions {
+  partitions?: readonly string[];
+  exactPartitions?: readonly string[];
+  touching?: readonly string[];
+  writes?: readonly string[];
+  beyond?: readonly string[];
+  including?: readonly string[];
+  transaction?: 'only' | 'outside';
+  select?: 'SPECIFIC_ATTRIBUTES';
+}
+type More = Conditions & { on?: Target };
+
+function words(list: string): string[] {
+  return list.split(' ');
+}
+const rule = (effect: Rule['effect'], sid: string, actions: string, more: More): Rule => ({
+  ...{ sid, effect, actions: words(actions).map((a) => (a.includes(':') ? a : `dynamodb:${a}`)), on: 'table' },
+  ...more,
+});
+/** An Allow of the actions (space-separated) on the table's partitions, with further conditions. */
+const allow = (sid: string, actions: string, partitions: readonly string[], more: More = {}) =>
+  rule('Allow', sid, actions, { ...(partitions.length ? { partitions } : {}), ...more });
+const deny = (sid: string, actions: string, touching: readonly string[], more: More = {}) =>
+  rule('Deny', sid, actions, { touching, ...more });
+const [inTransaction, P, W] = [{ transaction: 'only' } as const, PARTITIONS, WRITABLE_ATTRIBUTES];
+
+/**
+ * What every function but the debtor verifier is refused whatever else it is granted, so a broader
+ * grant added later cannot quietly undo it: API keys are written only by the operator's admin CLI (a
+ * function may only set `lastUsedAt`); cases and attestation audit records are never deleted, created
+ * only inside the all-or-nothing case transaction, and updated only inside a case change's transaction
+ * and only in their lifecycle fields (WRITABLE_ATTRIBUTES.caseLifecycle: never the amount, the debtor
+ * or the attestation). Only the functions granted a case change may do even that.
+ */
+const GUARDRAILS: readonly Rule[] = [
+  deny('NeverCreateOrDeleteApiKeys', 'PutItem DeleteItem', [P.apiKey]),
+  deny('NeverChangeApiKeysBeyondLastUse', 'UpdateItem', [P.apiKey], { beyond: W.apiKeyUse }),
+  deny('NeverDeleteCasesOrAuditRecords', 'DeleteItem', [P.case]),
+  deny('CasesChangeOnlyInTheirChangeTransaction', 'UpdateItem', [P.case], { transaction: 'outside' }),
+  deny('CasesChangeOnlyTheirLifecycle', 'UpdateItem', [P.case], { beyond: W.caseLifecycle }),
+  deny('CasesAndAuditRecordsOnlyInTheCaseTransaction', 'PutItem', [P.case], { transaction: 'outside' }),
+];
+
+/**
+ * What a function may read with GetItem, by partition: only the kinds of item its code reads
+ * (test/integration/function-item-reads.test.ts records every request the real handlers send and
+ * evaluates this policy against them; test/unit/infra/iam.test.ts shows each can read nothing else).
+ * No function may GetItem an idempotency claim (stored responses), an upload record, the reference
+ * counter or, except create-cases, a company profile.
+ */
+const readItems = (...partitions: string[]) => allow('ReadTableItems', 'GetItem', partitions);
+
+/** What each kind of access may GetItem (its ReadTableItems statement). */
+export function itemReads(access: TableAccess): readonly string[] {
+  return GRANTS[access].find((r) => r.sid === 'ReadTableItems')?.partitions ?? [];
+}
+
+/**
+ * A partner route's function: authentication (GetItem of the API key and what else it reads; and
+ * recording the key's last use: UpdateItem of `lastUsedAt` only, on `KEY#` items), the
+ * guardrails, then what its route does.
+ */
+const partnerRoute = (reads: string[], ...rules: Rule[]): Rule[] => [
+  readItems(P.apiKey, ...reads),
+  allow('RecordApiKeyUse', 'UpdateItem', [P.apiKey], { writes: W.apiKeyUse }),
+  ...GUARDRAILS,
+  ...rules,
+];
+
+/**
+ * What a case change writes (case-change-store.ts), each only as a part of its TransactWriteItems:
+ * the case's lifecycle fields and its `case.updated` event; confirming adds the confirmation record
+ * (its own attributes only, so neither a case nor an audit record can be created here).
+ */
+const caseChange = (on: CasePartitions): Rule[] => [
+  allow('ChangeCaseLifecycle', 'UpdateItem', [on.case], { writes: W.caseLifecycle, ...inTransaction }),
+  allow('WriteCaseEvents', 'PutItem', [on.event], { writes: W.event, ...inTransaction }),
+];
+const caseConfirm = (on: CasePartitions): Rule[] => [
+  ...caseChange(on),
+  allow('WriteConfirmationRecords', 'PutItem', [on.case], { writes: W.confirmation, ...inTransaction }),
+];
+
+/**
+ * A Query of endpoints that returns every attribute but the sealed secrets: it must send `Select`
+ * SPECIFIC_ATTRIBUTES and name only ENDPOINT_VIEW_ATTRIBUTES (the store's projection); without a
+ * projection (ALL_ATTRIBUTES) or projecting `sealedSecrets` it is refused. AWS's documented pattern
+ * tests Select with `StringEqualsIfExists`, but a request whose context lacked Select would then pass
+ * with no Attributes either; so StringEquals, and the store sends Select (iam.test.ts checks its Query).
+ */
+const queryEndpointsWithoutSecrets = (sid: string) =>
+  allow(sid, 'Query', [P.webhookEndpoints], { writes: ENDPOINT_VIEW_ATTRIBUTES, select: 'SPECIFIC_ATTRIBUTES' });
+/** The endpoints' slots and waiting lists (webhook-delivery-slots.ts): fan-out, delivery and sweeper; nothing outside `WHW#`. */
+const DELIVERY_SLOTS = allow('UseWebhookDeliverySlots', 'Query GetItem UpdateItem PutItem DeleteItem', [P.webhookDeliverySlots]);
+const readDeliveries = (sid: string) => allow(sid, 'GetItem', [P.webhookDeliveries]);
+const writeDeliveries = (sid: string, actions = 'PutItem') =>
+  allow(sid, actions, [P.webhookDeliveries], { writes: WEBHOOK_DELIVERY_ATTRIBUTES });
+
+/**
+ * Every kind of access a function is given, and the statements it holds, in the order its role's
+ * policy lists them. IAM cannot tie a partition to the caller's company (one role serves every
+ * company): the use cases key every call by it.
+ */
+export const GRANTS: Readonly<Record<TableAccess | InvoiceBucketAccess, readonly Rule[]>> = {
+  // create-upload: nothing beyond authentication (the bucket grant presigns).
+  authenticate: partnerRoute([]),
+  // get-case: the case (`CASE#`, which also holds its audit record: IAM cannot see the sort key).
+  read: partnerRoute([P.case]),
+  // The case list: Query on gsi2's case-list partitions only (`CASES#`: the event list's share the index
+  // but are not granted); the look-up by invoiceRef: Query of `INVREF#` partitions of the table (a guard
+  // and its `WITHDRAWN#` items) and BatchGetItem of the `CASE#` items they name.
+  'list-cases': partnerRoute(
+    [],
+    allow('ListCasesByCompany', 'Query', [INDEX_PARTITIONS.caseList], { on: 'gsi2' }),
+    allow('FindCasesByInvoiceRef', 'Query', [P.invoiceRefGuard]),
+    allow('ReadCasesFoundByInvoiceRef', 'BatchGetItem', [P.case]),
+  ),
+  // Case creation: the case transaction (case, audit record, invoiceRef guard, `case.created` event); the
+  // read-back of guards and of upload records; the idempotency claim (put, complete, release); the
+  // reference counter's sequence. ConditionCheckItem is not granted: no transaction uses one.
+  'write-cases': partnerRoute(
+    // The company profile (auto-attestation); the use case reads the caller's own only.
+    [P.company],
+    allow('WriteCaseTransactions', 'PutItem', [P.case, P.invoiceRefGuard, P.event], inTransaction),
+    allow('BatchReadGuardsAndUploadRecords', 'BatchGetItem', [P.invoiceRefGuard, P.upload]),
+    allow('ClaimIdempotencyKeys', 'PutItem', [P.idempotencyClaim], { writes: W.idempotencyClaim }),
+    allow('CompleteIdempotencyClaims', 'UpdateItem', [P.idempotencyClaim], { writes: W.idempotencyCompletion }),
+    allow('ReleaseIdempotencyClaims', 'DeleteItem', [P.idempotencyClaim]),
+    allow('ReserveCaseReferences', 'UpdateItem', [], { exactPartitions: [P.referenceCounter], writes: W.referenceCounter }),
+  ),
+  // Withdrawal's one transaction: the case change; the invoiceRef guard given up (the service's condition:
+  // only while it names this case); the withdrawn case's item kept in its partition, which must carry
+  // `withdrawnAt` and nothing beyond that item's attributes, so no guard can be written through this grant.
+  'withdraw-case': partnerRoute(
+    [P.case],
+    ...caseChange(P),
+    allow('ReleaseInvoiceRefGuards', 'DeleteItem', [P.invoiceRefGuard], inTransaction),
+    allow('KeepWithdrawnInvoiceRefs', 'PutItem', [P.invoiceRefGuard], {
+      writes: W.withdrawnInvoiceRef,
+      including: ['withdrawnAt'],
+      ...inTransaction,
+    }),
+  ),
+  'read-events': partnerRoute([P.event]),
+  // Query on gsi2's event-list partitions only (`EVENTS#`). The only partition key value a query on the
+  // index names is its key condition's gsi2pk, so that is what LeadingKeys can carry (AWS does not spell
+  // out index queries); with ForAllValues a request whose context lacked the key would pass too, so the
+  // condition can narrow the grant but never break the function's own queries.
+  'list-events': partnerRoute([], allow('ListEventsByCompany', 'Query', [INDEX_PARTITIONS.eventList], { on: 'gsi2' })),
+  // The internal route reads the case it changes (it has no API key to read); the test helper, test cases only.
+  'confirm-cases': [readItems(P.case), ...GUARDRAILS, ...caseConfirm(P)],
+  'confirm-test-cases': partnerRoute([TEST_PARTITIONS.case], ...caseConfirm(TEST_PARTITIONS)),
+  // Webhook endpoint management (webhook-endpoint-store.ts), on `WHEP#` partitions only. Get, update, rotate
+  // and ping read the endpoint (ping: with its sealed secrets; it signs); update and rotate change its settings
+  // only (conditional on its version), never a whole item, so never the delivery health read with it. The
+  // delivery log reads the endpoint (a foreign endpoint's log is not found); redeliver reads the endpoint,
+  // the event, and its delivery record back when a retried Put finds it written (the first answer lost).
+  'webhook-endpoints-list': partnerRoute([], queryEndpointsWithoutSecrets('QueryWebhookEndpoints')),
+  'webhook-endpoints-create': partnerRoute([], allow('CreateWebhookEndpoints', 'PutItem UpdateItem', [P.webhookEndpoints], inTransaction)),
+  'webhook-endpoints-read': partnerRoute([P.webhookEndpoints]),
+  'webhook-endpoints-change': partnerRoute(
+    [P.webhookEndpoints],
+    allow('ChangeWebhookEndpoints', 'UpdateItem', [P.webhookEndpoints], { writes: ENDPOINT_SETTINGS_ATTRIBUTES }),
+  ),
+  'webhook-endpoints-delete': partnerRoute(
+    [],
+    allow('DeleteWebhookEndpoints', 'DeleteItem UpdateItem', [P.webhookEndpoints], inTransaction),
+  ),
+  'webhook-endpoints-ping': partnerRoute([P.webhookEndpoints]),
+  'webhook-deliveries-list': partnerRoute([P.webhookEndpoints], allow('QueryWebhookDeliveries', 'Query', [P.webhookDeliveries])),
+  'webhook-deliveries-redeliver': partnerRoute(
+    [P.webhookEndpoints, P.event, P.webhookDeliveries],
+    writeDeliveries('StartWebhookRedeliveries'),
+  ),
+  // The record-upload function (the invoice bucket's events): conditional PutItem of upload records, of
+  // their own attributes (a present record, or a tombstone with its TTL); it reads and deletes nothing.
+  'record-uploads': [allow('RecordUploads', 'PutItem', [P.upload], { writes: W.upload }), ...GUARDRAILS],
+  // The fan-out (on the table's stream, which carries the event): a company's endpoints of one mode
+  // without their secrets, the start of each delivery record (and the GetItem that reads back one a
+  // replayed stream record finds started), the slots. Its queues are granted in webhook-delivery.ts.
+  'webhook-fan-out': [
+    queryEndpointsWithoutSecrets('QueryWebhookEndpointsWithoutSecrets'),
+    writeDeliveries('StartWebhookDeliveries'),
+    readDeliveries('ReadStartedWebhookDeliveries'),
+    DELIVERY_SLOTS,
+    ...GUARDRAILS,
+  ],
+  // The delivery function: the event (the stored bytes it sends) and the endpoint with its sealed
+  // secrets; the endpoint's health attributes only (never its URL, events or secrets); its delivery
+  // records, of their attributes only; the slots. No Query or DeleteItem outside `WHW#`, nothing of
+  // cases, keys or claims.
+  'webhook-deliver': [
+    allow('ReadEventsAndEndpoints', 'GetItem', [P.event, P.webhookEndpoints]),
+    allow('RecordEndpointHealth', 'UpdateItem', [P.webhookEndpoints], { writes: WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES }),
+    readDeliveries('ReadWebhookDeliveries'),
+    writeDeliveries('WriteWebhookDeliveries', 'PutItem UpdateItem'),
+    DELIVERY_SLOTS,
+    ...GUARDRAILS,
+  ],
+  // The sweeper: the companies (gsi1's COMPANIES partition, the one index partition it may read), their
+  // endpoints without secrets, the delivery records of slot holders, the slots.
+  'webhook-sweep': [
+    allow('ListCompanies', 'Query', [], { on: 'gsi1', exactPartitions: [keys.companiesIndexPk()] }),
+    queryEndpointsWithoutSecrets('QueryWebhookEndpointsWithoutSecrets'),
+    readDeliveries('ReadWebhookDeliveries'),
+    DELIVERY_SLOTS,
+    ...GUARDRAILS,
+  ],
+  // The debtor verifier (debtor-verifier.ts): reads cases and changes their lifecycle fields (outside a
+  // transaction, so it holds its own denial instead of the guardrails), puts their events, and uses the
+  // registry's cache and rate limiter. No other function holds any of these.
+  'verify-debtors': [
+    allow('ReadCases', 'GetItem', [P.case]),
+    allow('ChangeCaseVerification', 'UpdateItem', [P.case], { writes: W.caseLifecycle }),
+    allow('PutCaseEvents', 'PutItem', [P.event], { writes: W.event }),
+    allow('RegistryCacheAndRateLimiter', 'GetItem PutItem UpdateItem', [REGISTRY_PARTITIONS]),
+    deny('NeverDeleteOrCreateCases', 'DeleteItem PutItem', [P.case]),
+  ],
+  // Presigning an invoice PUT: the URL carries the signer's authority, so it needs PutObject.
+  'issue-uploads': [allow('PresignInvoiceUploads', 's3:PutObject', [], { on: 'invoice-objects' })],
+  // Checking an upload: HeadObject needs s3:GetObject; s3:ListBucket makes S3 answer a missing key 404, not 403
+  // (S3's HeadObject documentation), so the handler reads only a 404 as "not uploaded". No `s3:prefix`
+  // condition: a HEAD carries none, and whether S3 evaluates it for the 404-or-403 decision is not documented.
+  'check-uploads': [
+    allow('CheckInvoiceUploads', 's3:GetObject', [], { on: 'invoice-objects' }),
+    allow('TellMissingInvoicesApart', 's3:ListBucket', [], { on: 'invoice-bucket' }),
+  ],
+};
+
+/** What a rule names; every fileKey the service issues lies under `invoices/` or `test-invoices/` (lib/uploads/file-key.ts). */
+function resourcesOf(rule: Rule, table?: ITable, bucket?: IBucket): string[] {
+  if (rule.on === 'invoice-objects' || rule.on === 'invoice-bucket') {
+    if (!bucket) throw new Error(`${rule.sid} names the invoice bucket`);
+    return rule.on === 'invoice-bucket' ? [bucket.bucketArn] : MODES.map((mode) => bucket.arnForObjects(`${FILE_KEY_PREFIXES[mode]}*`));
+  }
+  if (!table) throw new Error(`${rule.sid} names the table`);
+  return [rule.on === 'table' ? table.tableArn : `${table.tableArn}/index/${TABLE_DEFINITION[rule.on].name}`];
+}
+
+/** The IAM statements of one kind of access (GRANTS), on the table or the invoice bucket it names. */
+export function grantStatements(access: TableAccess | InvoiceBucketAccess, on: { table?: ITable; bucket?: IBucket }): PolicyStatement[] {
+  return GRANTS[access].map((rule) => {
+    const conditions: Record<string, Record<string, unknown>> = {};
+    const add = (operator: string, key: string, value: unknown) => (conditions[operator] = { ...conditions[operator], [key]: value });
+    const { partitions, exactPartitions, touching, writes, beyond, including, transaction, select } = rule;
+    if (partitions) add('ForAllValues:StringLike', 'dynamodb:LeadingKeys', [...partitions]);
+    if (exactPartitions) add('ForAllValues:StringEquals', 'dynamodb:LeadingKeys', [...exactPartitions]);
+    if (touching) add('ForAnyValue:StringLike', 'dynamodb:LeadingKeys', [...touching]);
+    if (writes) add('ForAllValues:StringEquals', 'dynamodb:Attributes', [...writes]);
+    if (beyond) add('ForAnyValue:StringNotEquals', 'dynamodb:Attributes', [...beyond]);
+    if (including) add('ForAnyValue:StringEquals', 'dynamodb:Attributes', [...including]);
+    if (transaction) add(transaction === 'only' ? 'StringEquals' : 'StringNotEquals', 'dynamodb:EnclosingOperation', 'TransactWriteItems');
+    if (select) add('StringEquals', 'dynamodb:Select', select);
+    return new PolicyStatement({
+      sid: rule.sid,
+      effect: rule.effect === 'Deny' ? Effect.DENY : Effect.ALLOW,
+      actions: [...rule.actions],
+      resources: resourcesOf(rule, on.table, on.bucket),
+      ...(Object.keys(conditions).length ? { conditions } : {}),
+    });
   });
-}
-
-/**
- * The fan-out (functions/fan-out-webhook-events.ts, on the table's stream): it reads the event from
- * the stream record itself; its table rights are the Query of a company's endpoints of one mode,
- * without their secrets (queryEndpointsWithoutSecrets), and the start of each delivery record
- * (`WHD#`: a conditional PutItem of the record's attributes only, and the GetItem that reads back a
- * record a replayed stream record finds started). It sends to the delivery lanes (webhook-delivery.ts
- * grants those on the queues).
- */
-export function webhookFanOutStatements(table: ITable): PolicyStatement[] {
-  const resources = [table.tableArn];
-  return [
-    queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets'),
-    new PolicyStatement({
-      sid: 'StartWebhookDeliveries',
-      actions: ['dynamodb:PutItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
-    }),
-    new PolicyStatement({
-      sid: 'ReadStartedWebhookDeliveries',
-      actions: ['dynamodb:GetItem'],
-      resources,
-      conditions: onPartitions(PARTITIONS.webhookDeliveries),
-    }),
-    webhookSlotStatement(table),
-  ];
-}
-
-/**
- * The endpoints' slots and waiting lists (lib/adapters/dynamodb/webhook-delivery-slots.ts), for the
- * fan-out, the delivery function and the sweeper: read the partition (Query, GetItem), put and
- * delete waiting deliveries (PutItem, DeleteItem), claim, promote and release (UpdateItem, inside a
- * transaction or alone). Nothing outside `WHW#` partitions.
- */
-function webhookSlotStatement(table: ITable): PolicyStatement {
-  return new PolicyStatement({
-    sid: 'UseWebhookDeliverySlots',
-    actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
-    resources: [table.tableArn],
-    conditions: onPartitions(PARTITIONS.webhookDeliverySlots),
-  });
-}
-
-/**
- * The delivery sweeper (functions/sweep-webhook-deliveries.ts): the companies (Query of `gsi1`'s
- * COMPANIES partition, the one index partition it may read), their endpoints without secrets, the
- * delivery records of slot holders (GetItem of `WHD#`), and the slots and waiting lists.
- */
-export function webhookSweepStatements(table: ITable): PolicyStatement[] {
-  return [
-    new PolicyStatement({
-      sid: 'ListCompanies',
-      actions: ['dynamodb:Query'],
-      resources: [`${table.tableArn}/index/${TABLE_DEFINITION.gsi1.name}`],
-      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keys.companiesIndexPk()] } },
-    }),
-    queryEndpointsWithoutSecrets(table, 'QueryWebhookEndpointsWithoutSecrets'),
-    new PolicyStatement({
-      sid: 'ReadWebhookDeliveries',
-      actions: ['dynamodb:GetItem'],
-      resources: [table.tableArn],
-      conditions: onPartitions(PARTITIONS.webhookDeliveries),
-    }),
-    webhookSlotStatement(table),
-  ];
-}
-
-/**
- * The delivery function (functions/deliver-webhooks.ts, on every delivery lane), each right on its
- * own partitions:
- * - GetItem of the event (`EVENT#`: the stored bytes it sends) and of the endpoint (`WHEP#`, with
- *   its sealed secrets; the key to open them is bindWebhookSecretKey's);
- * - UpdateItem of the endpoint's health attributes only (WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES);
- * - GetItem, PutItem and UpdateItem of delivery records (`WHD#`), of their attributes only;
- * - the endpoints' slots and waiting lists (`WHW#`: webhookSlotStatement).
- * No Query or DeleteItem outside `WHW#`, no PutItem of an endpoint, nothing of cases, keys or claims.
- */
-export function webhookDeliveryStatements(table: ITable): PolicyStatement[] {
-  const resources = [table.tableArn];
-  return [
-    new PolicyStatement({
-      sid: 'ReadEventsAndEndpoints',
-      actions: ['dynamodb:GetItem'],
-      resources,
-      conditions: onPartitions(PARTITIONS.event, PARTITIONS.webhookEndpoints),
-    }),
-    new PolicyStatement({
-      sid: 'RecordEndpointHealth',
-      actions: ['dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.webhookEndpoints), ...writingOnly(WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES) },
-    }),
-    new PolicyStatement({
-      sid: 'ReadWebhookDeliveries',
-      actions: ['dynamodb:GetItem'],
-      resources,
-      conditions: onPartitions(PARTITIONS.webhookDeliveries),
-    }),
-    new PolicyStatement({
-      sid: 'WriteWebhookDeliveries',
-      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      resources,
-      conditions: { ...onPartitions(PARTITIONS.webhookDeliveries), ...writingOnly(WEBHOOK_DELIVERY_ATTRIBUTES) },
-    }),
-    webhookSlotStatement(table),
-  ];
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { ApiFunction, type InvoiceBucketAccess, type TableAccess } from './api-function.js';
+import { ApiFunction } from './api-function.js';
 import { CursorSecret } from './cursor-secret.js';
 import { WebhookSecretKey } from './webhook-secret-key.js';
 import { ServiceAlarms } from './alarms.js';
@@ -18,6 +18,7 @@ import {
   byApiFunction,
   IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
   memoryOf,
+  ROUTE_MANIFEST,
   ROUTE_TABLE,
   type ApiFunctionId,
 } from '../contract/route-table.js';
@@ -45,43 +46,6 @@ function acknowledgeBucketNotificationsHandler(stack: Stack): void {
       'CDK-managed custom resource that sets the invoice bucket notification at deploy time; it only writes its own logs with this policy.',
   });
 }
-
-/**
- * What each API function may reach, keyed by the route table's function ids: a route whose
- * function has no entry here does not compile. Least privilege per function (grants.ts).
- */
-export interface FunctionGrants {
-  table: TableAccess;
-  invoiceBucket?: InvoiceBucketAccess;
-  cursorSecret?: true;
-  /** The key sealing webhook endpoint secrets (only the routes that make or use a secret). */
-  webhookSecretKey?: true;
-  /** Sending new deliveries to the fast delivery lane (the redeliver route). */
-  webhookRedeliveries?: true;
-}
-
-export const API_FUNCTION_GRANTS: Readonly<Record<ApiFunctionId, FunctionGrants>> = {
-  getCase: { table: 'read' },
-  listCases: { table: 'list-cases', cursorSecret: true },
-  createUpload: { table: 'authenticate', invoiceBucket: 'issue-uploads' },
-  createCases: { table: 'write-cases', invoiceBucket: 'check-uploads' },
-  listEvents: { table: 'list-events', cursorSecret: true },
-  getEvent: { table: 'read-events' },
-  withdrawCase: { table: 'withdraw-case' },
-  confirmCases: { table: 'confirm-cases' },
-  testConfirmCase: { table: 'confirm-test-cases' },
-  createWebhookEndpoint: { table: 'webhook-endpoints-create', webhookSecretKey: true },
-  listWebhookEndpoints: { table: 'webhook-endpoints-list' },
-  getWebhookEndpoint: { table: 'webhook-endpoints-read' },
-  updateWebhookEndpoint: { table: 'webhook-endpoints-change' },
-  deleteWebhookEndpoint: { table: 'webhook-endpoints-delete' },
-  rotateWebhookEndpointSecret: { table: 'webhook-endpoints-change', webhookSecretKey: true },
-  // Ping reads the endpoint with its secrets and signs; redeliver reads the endpoint and the event, writes a WHD#
-  // record and sends to the fast lane; the delivery log reads the endpoint, queries WHD# and opens cursors.
-  pingWebhookEndpoint: { table: 'webhook-endpoints-ping', webhookSecretKey: true },
-  redeliverWebhookEvent: { table: 'webhook-deliveries-redeliver', webhookRedeliveries: true },
-  listWebhookDeliveries: { table: 'webhook-deliveries-list', cursorSecret: true },
-};
 
 export interface PartnerCaseApiStackProps extends StackProps {
   config: StackConfig;
@@ -138,7 +102,7 @@ export class PartnerCaseApiStack extends Stack {
       bucketName: invoiceBucket.bucketName,
       claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
     });
-    // Entry, timeout and memory setting come from route-table.ts, which the local server and
+    // Entry, timeout and memory setting come from the route manifest (infra/contract/routes/), which the local server and
     // `npm run invoke` read too. Memory sizes are starting points the benchmark refines (more
     // memory also means proportionally more CPU, which shortens cold starts and the hashing work).
     const fn = (id: ApiFunctionId) => {
@@ -159,7 +123,8 @@ export class PartnerCaseApiStack extends Stack {
     this.cursorSecret = new CursorSecret(this, 'CursorSecret');
     this.webhookSecretKey = new WebhookSecretKey(this, 'WebhookSecretKey');
     for (const id of API_FUNCTION_IDS) {
-      const grants = API_FUNCTION_GRANTS[id];
+      // What each function may reach is its manifest entry's `grants` (least privilege: grants.ts).
+      const { grants } = ROUTE_MANIFEST[id];
       this.functions[id].bindTable(table, grants.table);
       if (grants.cursorSecret) this.functions[id].bindCursorSecret(this.cursorSecret.secret);
       if (grants.webhookSecretKey) this.functions[id].bindWebhookSecretKey(this.webhookSecretKey.secret);
@@ -207,7 +172,7 @@ export class PartnerCaseApiStack extends Stack {
       secretKey: this.webhookSecretKey.secret,
     });
     for (const id of API_FUNCTION_IDS) {
-      if (API_FUNCTION_GRANTS[id].webhookRedeliveries) this.webhookDelivery.grantEnqueueRedelivery(this.functions[id]);
+      if (ROUTE_MANIFEST[id].grants.webhookRedeliveries) this.webhookDelivery.grantEnqueueRedelivery(this.functions[id]);
     }
 
     this.api = new PartnerApi(this, 'Api', {

@@ -33,7 +33,6 @@ import { Construct } from 'constructs';
 import { MAX_SEND_DELAY_SECONDS } from '../../lib/webhooks/retry-schedule.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
-import { tableGuardrailStatements, webhookDeliveryStatements, webhookFanOutStatements, webhookSweepStatements } from './grants.js';
 import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
 
 /**
@@ -175,8 +174,7 @@ export class WebhookDelivery extends Construct {
       environment: { ...props.environment, ...lanes },
       logRetention: props.logRetention,
     });
-    for (const statement of [...webhookFanOutStatements(table), ...tableGuardrailStatements(table)])
-      this.fanOut.role.addToPrincipalPolicy(statement);
+    this.fanOut.bindTable(table, 'webhook-fan-out');
     // The fan-out's fills queue first attempts: the fast lanes only.
     this.fastLane.grantSendMessages(this.fanOut.role);
     this.testFastLane.grantSendMessages(this.fanOut.role);
@@ -202,8 +200,7 @@ export class WebhookDelivery extends Construct {
       environment: { ...props.environment, ...lanes },
       logRetention: props.logRetention,
     });
-    for (const statement of [...webhookDeliveryStatements(table), ...tableGuardrailStatements(table)])
-      this.deliver.role.addToPrincipalPolicy(statement);
+    this.deliver.bindTable(table, 'webhook-deliver');
     this.deliver.bindWebhookSecretKey(props.secretKey);
     // The event source mappings consume every lane (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
     // GetQueueAttributes); the function sends retries and hops to any lane and the next waiting job to a fast lane.
@@ -228,8 +225,7 @@ export class WebhookDelivery extends Construct {
       environment: { ...props.environment, ...lanes },
       logRetention: props.logRetention,
     });
-    for (const statement of [...webhookSweepStatements(table), ...tableGuardrailStatements(table)])
-      this.sweep.role.addToPrincipalPolicy(statement);
+    this.sweep.bindTable(table, 'webhook-sweep');
     // It queues first attempts (and promoted ones again): the fast lanes only.
     this.fastLane.grantSendMessages(this.sweep.role);
     this.testFastLane.grantSendMessages(this.sweep.role);

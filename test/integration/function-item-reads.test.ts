@@ -13,7 +13,8 @@ import { buildRotateWebhookEndpointSecretHandler } from '../../functions/rotate-
 import { buildUpdateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
-import { ITEM_READS } from '../../infra/stack/grants.js';
+import { itemReads } from '../../infra/stack/grants.js';
+import type { TableAccess } from '../../infra/contract/routes/index.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { config } from '../../lib/runtime/config.js';
 import type { Mode } from '../../lib/mode.js';
@@ -52,7 +53,7 @@ const synthesised = synth();
 type EndpointFunctionId = Exclude<WebhookFunctionId, 'PingWebhookEndpoint' | 'RedeliverWebhookEvent' | 'ListWebhookDeliveries'>;
 type FunctionId =
   'GetCase' | 'ListCases' | 'CreateUpload' | 'CreateCases' | 'GetEvent' | 'ListEvents' | 'WithdrawCase' | EndpointFunctionId;
-const ACCESS: Record<FunctionId, keyof typeof ITEM_READS> = {
+const ACCESS: Record<FunctionId, TableAccess> = {
   GetCase: 'read',
   ListCases: 'list-cases',
   CreateUpload: 'authenticate',
@@ -227,7 +228,7 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
 
   it.each<FunctionId>(FUNCTION_IDS)('%s: each partition it may GetItem is one it really read', (id) => {
     const read = sent[id].filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
-    for (const pattern of ITEM_READS[ACCESS[id]]) {
+    for (const pattern of itemReads(ACCESS[id])) {
       expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
     }
   });

@@ -1,21 +1,12 @@
 import { loadConfig } from '../../../lib/runtime/config.js';
-import { API_FUNCTIONS, memoryOf } from '../../../infra/contract/route-table.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, memoryOf, ROUTE_MANIFEST } from '../../../infra/contract/route-table.js';
 import { DEFAULT_STACK_CONFIG } from '../../../infra/contract/stack-config.js';
 import { onlyResource, resourcesOfType, synth, type Resource } from './synth.js';
 
-const FUNCTIONS = [
-  'GetCase',
-  'ListCases',
-  'CreateCases',
-  'CreateUpload',
-  'ListEvents',
-  'GetEvent',
-  'WithdrawCase',
-  'ConfirmCases',
-  'TestConfirmCase',
-] as const;
+/** Every API function, by construct id (the route manifest's). */
+const FUNCTIONS = API_FUNCTION_IDS.map((id) => API_FUNCTIONS[id].constructId);
 
-function functionResource(id: (typeof FUNCTIONS)[number], context: Record<string, unknown> = {}): Resource {
+function functionResource(id: string, context: Record<string, unknown> = {}): Resource {
   const entries = Object.entries(resourcesOfType(synth(context).template, 'AWS::Lambda::Function')).filter(([logicalId]) =>
     logicalId.startsWith(`${id}Function`),
   );
@@ -28,21 +19,9 @@ describe('API functions', () => {
     const ids = Object.keys(resourcesOfType(synth().template, 'AWS::Lambda::Function')).map((id) =>
       id.replace(/Function[0-9A-F]{8}$|[0-9A-F]{8}$/, ''),
     );
-    const webhookEndpointFunctions = [
-      'CreateWebhookEndpoint',
-      'ListWebhookEndpoints',
-      'GetWebhookEndpoint',
-      'UpdateWebhookEndpoint',
-      'DeleteWebhookEndpoint',
-      'RotateWebhookEndpointSecret',
-      'PingWebhookEndpoint',
-      'RedeliverWebhookEvent',
-      'ListWebhookDeliveries',
-    ];
     expect(ids.sort()).toEqual(
       [
         ...FUNCTIONS,
-        ...webhookEndpointFunctions,
         'RecordUpload',
         'DebtorVerifierWorker',
         'WebhookDeliveryFanOut',
@@ -94,7 +73,7 @@ describe('API functions', () => {
 
   it('each function has the timeout and memory setting of the route table the local server also reads', () => {
     for (const fn of Object.values(API_FUNCTIONS)) {
-      expect(functionResource(fn.constructId as (typeof FUNCTIONS)[number]).Properties).toMatchObject({
+      expect(functionResource(fn.constructId).Properties).toMatchObject({
         Timeout: fn.timeoutSeconds,
         MemorySize: memoryOf(fn, DEFAULT_STACK_CONFIG),
       });
@@ -121,7 +100,9 @@ describe('API functions', () => {
     expect(logGroup?.DeletionPolicy).toBe('Retain');
   });
 
-  it.each(FUNCTIONS)('%s receives every setting lib/runtime/config.ts reads, and it parses', (id) => {
+  it.each(API_FUNCTION_IDS)('%s receives every setting lib/runtime/config.ts reads, and it parses', (fnId) => {
+    const id = API_FUNCTIONS[fnId].constructId;
+    const { grants } = ROUTE_MANIFEST[fnId];
     const variables = (functionResource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toEqual({
       TABLE_NAME: { Ref: expect.stringMatching(/^DataStoresTable/) },
@@ -133,17 +114,28 @@ describe('API functions', () => {
       POWERTOOLS_METRICS_NAMESPACE: 'PartnerCaseApi',
       POWERTOOLS_LOG_LEVEL: 'INFO',
       NODE_OPTIONS: '--enable-source-maps',
-      // Only the lists read the cursor key, and they get the secret's ARN, never its value.
-      ...(id === 'ListCases' || id === 'ListEvents' ? { CURSOR_SECRET_ARN: { Ref: expect.stringMatching(/^CursorSecret/) } } : {}),
+      // The secrets' ARNs (never their values) and the lanes' URLs only where the manifest grants them.
+      ...(grants.cursorSecret ? { CURSOR_SECRET_ARN: { Ref: expect.stringMatching(/^CursorSecret/) } } : {}),
+      ...(grants.webhookSecretKey ? { WEBHOOK_SECRET_KEY_ARN: { Ref: expect.stringMatching(/^WebhookSecretKey/) } } : {}),
+      ...(grants.webhookRedeliveries
+        ? {
+            WEBHOOK_DELIVERY_QUEUE_URL: { Ref: expect.stringMatching(/^WebhookDeliveryFastLane/) },
+            WEBHOOK_TEST_DELIVERY_QUEUE_URL: { Ref: expect.stringMatching(/^WebhookDeliveryTestFastLane/) },
+          }
+        : {}),
     });
-    const deployed = {
-      ...variables,
+    // What CloudFormation resolves each reference to.
+    const resolved: Record<string, string> = {
       TABLE_NAME: 'table',
       BUCKET_NAME: 'bucket',
+      CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-2:111111111111:secret:cursor-AbCdEf',
+      WEBHOOK_SECRET_KEY_ARN: 'arn:aws:secretsmanager:eu-west-2:111111111111:secret:webhook-AbCdEf',
+      WEBHOOK_DELIVERY_QUEUE_URL: 'https://sqs.eu-west-2.amazonaws.com/111111111111/fast',
+      WEBHOOK_TEST_DELIVERY_QUEUE_URL: 'https://sqs.eu-west-2.amazonaws.com/111111111111/test-fast',
+    };
+    const deployed = {
+      ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : resolved[name]])),
       AWS_REGION: 'eu-west-2',
-      ...(id === 'ListCases' || id === 'ListEvents'
-        ? { CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-2:111111111111:secret:cursor-AbCdEf' }
-        : {}),
     } as NodeJS.ProcessEnv;
     expect(loadConfig(deployed)).toMatchObject({
       idempotencyTtlSeconds: 86400,

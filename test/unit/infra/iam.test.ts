@@ -1,23 +1,28 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PARTITIONS, PARTITIONS, TEST_PARTITIONS, WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS } from '../../../infra/contract/route-table.js';
+import { WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
-import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
-import { DynamoCaseWriter } from '../../../lib/adapters/dynamodb/case-writer.js';
 import { DynamoEventStore } from '../../../lib/adapters/dynamodb/event-store.js';
 import { DynamoWebhookEndpointStore } from '../../../lib/adapters/dynamodb/webhook-endpoint-store.js';
-import { withdrawCaseFor } from '../../../lib/cases/change-case.js';
-import type { StoredCase } from '../../../lib/cases/case-record.js';
-import { confirmCases } from '../../../lib/cases/change-case.js';
 import { DynamoUploadRecords } from '../../../lib/adapters/dynamodb/upload-records.js';
-import type { NewCase } from '../../../lib/cases/ports.js';
-import { DynamoIdempotencyStore } from '../../../lib/adapters/dynamodb/idempotency-store.js';
-import { DynamoReferenceAllocator } from '../../../lib/adapters/dynamodb/reference-allocator.js';
 import { keys } from '../../../lib/adapters/dynamodb/table-keys.js';
-import { MODES, type Mode } from '../../../lib/mode.js';
+import { MODES } from '../../../lib/mode.js';
 import { decide, decideValidated, itemRequestsOf, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
+import {
+  CASE,
+  COMPANY,
+  confirmRequests,
+  createCasesRequests,
+  EVENT,
+  FILE_KEY,
+  put,
+  remove,
+  update,
+  withdrawRequests,
+} from './store-requests.js';
 import {
   PLATFORM_ACTIONS,
   actionsOf,
@@ -29,17 +34,8 @@ import {
   type Statement,
 } from './synth.js';
 
-const FUNCTIONS = [
-  'GetCase',
-  'ListCases',
-  'CreateCases',
-  'CreateUpload',
-  'ListEvents',
-  'GetEvent',
-  'WithdrawCase',
-  'ConfirmCases',
-  'TestConfirmCase',
-] as const;
+/** Every API function, by construct id (the route manifest's). */
+const FUNCTIONS = API_FUNCTION_IDS.map((id) => API_FUNCTIONS[id].constructId);
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
@@ -52,154 +48,9 @@ function statementWithSid(statements: Statement[], sid: string): Statement {
 }
 
 const synthesised = synth();
-type PolicyHolder = (typeof FUNCTIONS)[number] | 'RecordUpload' | 'ListWebhookEndpoints' | 'WebhookFanOut';
+type PolicyHolder = string;
 const policyOf = (id: PolicyHolder) => statementsOfFunction(synthesised, id);
 const may = (id: PolicyHolder, request: ItemRequest) => decide(policyOf(id), request);
-
-const COMPANY = 'co_7f3a';
-const CASE = 'case_01HZX';
-const EVENT = 'evt_01HZX';
-const FILE_KEY = `invoices/${COMPANY}/F1.pdf`;
-const put = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
-  action: 'dynamodb:PutItem',
-  leadingKeys: [key.pk],
-  attributes: ['pk', 'sk', ...attributes],
-  ...(enclosingOperation ? { enclosingOperation } : {}),
-});
-const update = (key: { pk: string; sk: string }, attributes: string[], enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
-  action: 'dynamodb:UpdateItem',
-  leadingKeys: [key.pk],
-  attributes: ['pk', 'sk', ...attributes],
-  ...(enclosingOperation ? { enclosingOperation } : {}),
-});
-const remove = (key: { pk: string; sk: string }, enclosingOperation?: 'TransactWriteItems'): ItemRequest => ({
-  action: 'dynamodb:DeleteItem',
-  leadingKeys: [key.pk],
-  attributes: ['pk', 'sk'],
-  ...(enclosingOperation ? { enclosingOperation } : {}),
-});
-
-/** Every request withdraw-case sends for one withdrawal: the key's use, the case read, the one transaction. */
-async function withdrawRequests(mode: Mode): Promise<ItemRequest[]> {
-  const at = '2025-06-01T10:00:00.000Z';
-  const stored = {
-    caseId: CASE,
-    companyId: COMPANY,
-    mode,
-    reference: 'PC-1',
-    status: 'DRAFT',
-    recoveryGate: 'AWAITING_CONFIRMATION',
-    debtorName: 'Acme Widgets Ltd',
-    invoiceRef: 'INV-1',
-    invoiceRefKey: 'inv-1',
-    principalPence: 100,
-    currency: 'GBP',
-    createdAt: at,
-    updatedAt: at,
-    debtorVerification: { status: 'PENDING' },
-    statusHistory: [{ status: 'DRAFT', at }],
-  } as unknown as StoredCase;
-  const client = new RecordingClient((name) => (name === 'GetCommand' ? { Item: { ...keys.case(mode, CASE), ...stored } } : {}));
-  const ddb = client as unknown as DynamoDBDocumentClient;
-  await new DynamoApiKeyStore(ddb, 't').touch('k_1', at, '2025-06-01T09:59:00Z');
-  const withdrawn = await withdrawCaseFor(
-    { store: new DynamoCaseChangeStore(ddb, 't'), now: () => new Date('2025-06-01T10:05:00Z') },
-    { mode, companyId: COMPANY, caseId: CASE, reason: 'sent in error' },
-  );
-  expect(withdrawn.status).toBe('WITHDRAWN');
-  return client.requests;
-}
-
-/** Every request the real stores send while create-cases does its work, recorded instead of sent. */
-async function createCasesRequests(mode: Mode): Promise<ItemRequest[]> {
-  const client = new RecordingClient((name) => (name === 'UpdateCommand' ? { Attributes: { sequence: 42 } } : {}));
-  const ddb = client as unknown as DynamoDBDocumentClient;
-  const now = new Date('2025-06-01T10:00:00Z');
-  await new DynamoApiKeyStore(ddb, 't').touch('k_1', now.toISOString(), '2025-06-01T09:59:00Z');
-  const idempotency = new DynamoIdempotencyStore(ddb, 't');
-  await idempotency.claim({
-    mode,
-    companyId: COMPANY,
-    idempotencyKey: 'idem-1',
-    requestId: 'r1',
-    now,
-    ttlSeconds: 86400,
-    staleAfterSeconds: 60,
-    requestHash: 'h',
-  });
-  await idempotency.complete(mode, COMPANY, 'idem-1', 'r1', { created: [], rejected: [] }, now);
-  // An answer too large for a plain map is stored gzipped under another attribute.
-  const large = {
-    created: [],
-    rejected: Array.from({ length: 100 }, (_, i) => ({ index: i, invoiceRef: `${i}`.repeat(2000), code: 'INVALID_FIELD', message: 'x' })),
-  };
-  await idempotency.complete(mode, COMPANY, 'idem-2', 'r2', large, now);
-  await idempotency.release(mode, COMPANY, 'idem-1', 'r1');
-  await new DynamoReferenceAllocator(ddb, 't').reserve(5);
-  const newCase = {
-    stored: {
-      caseId: CASE,
-      companyId: COMPANY,
-      mode,
-      invoiceRef: 'INV-1',
-      invoiceRefKey: 'inv-1',
-      reference: 'PC-1',
-      createdAt: now.toISOString(),
-    },
-    audit: { caseId: CASE, companyId: COMPANY, mode, attestedBy: 'Jane Smith' },
-    event: { id: EVENT, type: 'case.created', createdAt: now.toISOString(), livemode: mode === 'live', data: { object: { id: CASE } } },
-  } as unknown as NewCase;
-  await new DynamoCaseWriter(ddb, 't').write(newCase);
-  // A transaction whose answer is lost, then read back: the guards in one BatchGetItem.
-  const lost = new RecordingClient((name) => {
-    if (name === 'TransactWriteItemsCommand') throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
-    return {};
-  });
-  // (Its settling attempt, the same transaction again, is left out: it would come 5 s later.)
-  await new DynamoCaseWriter(
-    lost as unknown as DynamoDBDocumentClient,
-    't',
-    { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
-    { settleAfterMs: 60_000 },
-  ).write(newCase);
-  await new DynamoUploadRecords(ddb, 't').recorded([FILE_KEY]);
-  return [...client.requests, ...lost.requests];
-}
-
-/** Every request a confirmation sends (the change store's one transaction), recorded instead of sent. */
-async function confirmRequests(mode: Mode, debtorVerification?: StoredCase['debtorVerification']): Promise<ItemRequest[]> {
-  const client = new RecordingClient();
-  const store = new DynamoCaseChangeStore(client as unknown as DynamoDBDocumentClient, 't');
-  const at = '2025-06-01T10:00:00.000Z';
-  const stored = {
-    caseId: CASE,
-    companyId: COMPANY,
-    mode,
-    reference: 'PC-1',
-    status: 'DRAFT',
-    recoveryGate: 'AWAITING_CONFIRMATION',
-    invoiceRef: 'INV-1',
-    invoiceRefKey: 'inv-1',
-    principalPence: 100,
-    createdAt: at,
-    updatedAt: at,
-    ...(debtorVerification ? { debtorVerification, statusHistory: [{ status: 'DRAFT', at }] } : {}),
-  } as unknown as StoredCase;
-  const [outcome] = await confirmCases(
-    { store: { get: async () => stored, apply: (change) => store.apply(change) }, now: () => new Date('2025-06-01T11:00:00Z') },
-    {
-      mode,
-      companyId: COMPANY,
-      caseIds: [CASE],
-      confirmedBy: { name: 'Jane Smith', email: 'jane@example.com' },
-      requestId: 'r1',
-      source: 'dashboard',
-      principal: 'arn:aws:iam::123456789012:role/dashboard',
-    },
-  );
-  expect(outcome?.result).toBe('confirmed');
-  return client.requests;
-}
 
 describe('least-privilege IAM', () => {
   it('get-case may only read table items and record API-key use', () => {
@@ -285,12 +136,13 @@ describe('least-privilege IAM', () => {
     expect(policyOf('ListEvents').filter((s) => actionsOf(s).includes('dynamodb:Query'))).toEqual([query]);
   });
 
-  it('only the list functions may query (list-cases: the case-list index and invoiceRef partitions of the table; list-events: the event list), and no function may scan', () => {
+  it('only the list functions may query (list-cases: the case-list index and invoiceRef partitions of the table; list-events: the event list; the webhook endpoint and delivery lists), and no function may scan', () => {
+    const lists = ['ListCases', 'ListEvents', 'ListWebhookEndpoints', 'ListWebhookDeliveries'];
     for (const id of FUNCTIONS) {
       const allowed = policyOf(id)
         .filter((s) => s.Effect === 'Allow')
         .flatMap(actionsOf);
-      expect(allowed.includes('dynamodb:Query')).toBe(id === 'ListCases' || id === 'ListEvents');
+      expect({ id, query: allowed.includes('dynamodb:Query') }).toEqual({ id, query: lists.includes(id) });
       expect(allowed).not.toContain('dynamodb:Scan');
     }
   });
@@ -369,75 +221,6 @@ describe('least-privilege IAM', () => {
         Version: '2012-10-17',
         Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } }],
       });
-    }
-  });
-});
-
-describe('the partition patterns come from the key design', () => {
-  it('each pattern matches the keys of the items it stands for, live and test, and no other kind', () => {
-    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
-    const items = {
-      apiKey: [keys.apiKey('k_1').pk],
-      case: MODES.flatMap((m) => [keys.case(m, CASE).pk, keys.attestation(m, CASE).pk]),
-      company: [keys.company(COMPANY).pk],
-      invoiceRefGuard: MODES.map((m) => keys.invoiceRefGuard(m, COMPANY, 'inv-1').pk),
-      idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
-      referenceCounter: [keys.caseReferenceCounter().pk],
-      upload: [keys.upload('invoices/cmp_AAAAAAAAAAAAAAAA/x.pdf').pk],
-      event: MODES.map((m) => keys.event(m, EVENT).pk),
-      webhookEndpoints: MODES.flatMap((m) => [keys.webhookEndpoint(m, COMPANY, 'we_1').pk, keys.webhookEndpointCounter(m, COMPANY).pk]),
-      webhookDeliveries: MODES.map(
-        (m) => keys.webhookDelivery({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
-      ),
-      webhookDeliverySlots: MODES.flatMap((m) => [
-        keys.webhookDeliverySlots(m, 'we_1').pk,
-        keys.webhookDeliveryWaiting({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
-      ]),
-    };
-    for (const [kind, pattern] of Object.entries(PARTITIONS)) {
-      for (const [otherKind, pks] of Object.entries(items)) {
-        for (const pk of pks) expect({ pattern, pk, matches: like(pattern, pk) }).toEqual({ pattern, pk, matches: kind === otherKind });
-      }
-    }
-    expect(PARTITIONS).toEqual({
-      apiKey: 'KEY#*',
-      case: 'CASE#*',
-      company: 'COMPANY#*',
-      invoiceRefGuard: 'INVREF#*',
-      idempotencyClaim: 'IDEMPOTENCY#*',
-      referenceCounter: 'COUNTER#CASE_REFERENCE',
-      upload: 'UPLOAD#*',
-      event: 'EVENT#*',
-      webhookEndpoints: 'WHEP#*',
-      webhookDeliveries: 'WHD#*',
-      webhookDeliverySlots: 'WHW#*',
-    });
-  });
-
-  it('the case list\u2019s index pattern matches its partitions in both modes, and not the event list\u2019s', () => {
-    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
-    for (const m of MODES) {
-      expect(like(INDEX_PARTITIONS.caseList, keys.caseListPartition(m, COMPANY, 3))).toBe(true);
-      expect(like(INDEX_PARTITIONS.caseList, keys.caseListing(m, COMPANY, '2025-06-01T10:00:00.000Z', CASE).gsi2pk)).toBe(true);
-      expect(like(INDEX_PARTITIONS.caseList, keys.eventListPartition(m, COMPANY, 3))).toBe(false);
-    }
-  });
-
-  it('the test helper\u2019s patterns match test cases, their records and test events, and no live item', () => {
-    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
-    expect(TEST_PARTITIONS).toEqual({ case: 'CASE#TEST#*', event: 'EVENT#TEST#*' });
-    for (const key of [keys.case('test', CASE), keys.attestation('test', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(true);
-    expect(like(TEST_PARTITIONS.event, keys.event('test', EVENT).pk)).toBe(true);
-    for (const key of [keys.case('live', CASE), keys.attestation('live', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(false);
-    expect(like(TEST_PARTITIONS.event, keys.event('live', EVENT).pk)).toBe(false);
-  });
-
-  it('the event list\u2019s index pattern matches its partitions in both modes, and not the case list\u2019s', () => {
-    const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
-    for (const m of MODES) {
-      expect(like(INDEX_PARTITIONS.eventList, keys.eventListPartition(m, COMPANY, 3))).toBe(true);
-      expect(like(INDEX_PARTITIONS.eventList, keys.eventListing(m, COMPANY, CASE, '2025-06-01T10:00:00.000Z', EVENT).gsi2pk)).toBe(true);
-      expect(like(INDEX_PARTITIONS.eventList, keys.caseListPartition(m, COMPANY, 3))).toBe(false);
     }
   });
 });

@@ -4,6 +4,8 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PartnerCaseApiStack } from '../../../infra/stack/partner-case-api-stack.js';
 import { readStackConfig } from '../../../infra/contract/stack-config.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS } from '../../../infra/contract/route-table.js';
+import type { ApiFunction } from '../../../infra/stack/api-function.js';
 
 /**
  * Synthesises the stack the way `cdk synth` does (same cdk.json context: feature flags and
@@ -69,7 +71,7 @@ export function onlyResource(template: Template, type: string): Resource {
   return found[0] as Resource;
 }
 
-/** The webhook routes' functions, by construct id (infra/contract/route-table.ts). */
+/** The webhook routes' functions, by construct id (infra/contract/routes/webhook-endpoints.ts). */
 export type WebhookFunctionId =
   | 'CreateWebhookEndpoint'
   | 'ListWebhookEndpoints'
@@ -91,36 +93,19 @@ export interface Statement {
 
 export const actionsOf = (statement: Statement): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
 
-/** Every policy statement attached to the role of the function whose construct id is given. */
-export function statementsOfFunction(
-  synthesised: Synthesised,
-  functionId:
-    | 'GetCase'
-    | 'ListCases'
-    | 'CreateCases'
-    | 'CreateUpload'
-    | 'ListEvents'
-    | 'GetEvent'
-    | 'WithdrawCase'
-    | 'ConfirmCases'
-    | 'TestConfirmCase'
-    | 'RecordUpload'
-    | 'WebhookFanOut'
-    | 'WebhookDeliver'
-    | 'WebhookSweep'
-    | WebhookFunctionId,
-): Statement[] {
+/** Every policy statement attached to the role of the function whose construct id is given (an API function's is its manifest's). */
+export function statementsOfFunction(synthesised: Synthesised, functionId: string): Statement[] {
   const { stack, template } = synthesised;
-  const fn =
-    functionId === 'RecordUpload'
-      ? stack.recordUpload
-      : functionId === 'WebhookFanOut'
-        ? stack.webhookDelivery.fanOut
-        : functionId === 'WebhookDeliver'
-          ? stack.webhookDelivery.deliver
-          : functionId === 'WebhookSweep'
-            ? stack.webhookDelivery.sweep
-            : stack.functions[`${functionId.charAt(0).toLowerCase()}${functionId.slice(1)}` as keyof typeof stack.functions];
+  const workers: Record<string, ApiFunction> = {
+    RecordUpload: stack.recordUpload,
+    WebhookFanOut: stack.webhookDelivery.fanOut,
+    WebhookDeliver: stack.webhookDelivery.deliver,
+    WebhookSweep: stack.webhookDelivery.sweep,
+    DebtorVerifierWorker: stack.debtorVerifier.worker,
+  };
+  const api = API_FUNCTION_IDS.find((id) => API_FUNCTIONS[id].constructId === functionId);
+  const fn = api ? stack.functions[api] : workers[functionId];
+  if (!fn) throw new Error(`no function ${functionId}`);
   const roleLogicalId = stack.resolve(stack.getLogicalId(fn.role.node.defaultChild as CfnElement)) as string;
   const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalId];
   if (!role) throw new Error(`no role for ${functionId}`);
@@ -134,19 +119,7 @@ export function statementsOfFunction(
 }
 
 /** The actions a function's role is granted, sorted and deduplicated. */
-export function actionsOfFunction(
-  synthesised: Synthesised,
-  functionId:
-    | 'GetCase'
-    | 'ListCases'
-    | 'CreateCases'
-    | 'CreateUpload'
-    | 'ListEvents'
-    | 'GetEvent'
-    | 'WithdrawCase'
-    | 'ConfirmCases'
-    | 'TestConfirmCase',
-): string[] {
+export function actionsOfFunction(synthesised: Synthesised, functionId: string): string[] {
   return [...new Set(statementsOfFunction(synthesised, functionId).flatMap(actionsOf))].sort();
 }
 

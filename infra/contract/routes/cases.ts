@@ -1,0 +1,83 @@
+import { route } from './route-entry.js';
+
+/** `/api/v1/cases`: recovery cases. */
+export const CASE_ROUTES = {
+  // Up to 100 cases in a few rounds of TransactWriteItems (33 cases each) after one read of their upload
+  // records, plus retries within the request's deadline; well inside API Gateway's 29 s.
+  createCases: route({
+    name: 'create-cases',
+    constructId: 'CreateCases',
+    method: 'POST',
+    resource: '/api/v1/cases',
+    operationName: 'CreateCases',
+    summary: 'Create recovery cases (batch)',
+    scope: 'cases:write',
+    timeoutSeconds: 15,
+    memorySetting: 'createCasesMemoryMb',
+    grants: { table: 'write-cases', invoiceBucket: 'check-uploads' },
+    load: () => import('../../../functions/create-cases.js'),
+  }),
+  // One round of parallel index queries; a selective status/recoveryGate filter may take a few more.
+  listCases: route({
+    name: 'list-cases',
+    constructId: 'ListCases',
+    method: 'GET',
+    resource: '/api/v1/cases',
+    operationName: 'ListCases',
+    summary: 'List or look up cases',
+    scope: 'cases:read',
+    grants: { table: 'list-cases', cursorSecret: true },
+    load: () => import('../../../functions/list-cases.js'),
+  }),
+  getCase: route({
+    name: 'get-case',
+    constructId: 'GetCase',
+    method: 'GET',
+    resource: '/api/v1/cases/{id}',
+    operationName: 'GetCase',
+    summary: 'Read a case',
+    scope: 'cases:read',
+    grants: { table: 'read' },
+    load: () => import('../../../functions/get-case.js'),
+  }),
+};
+
+/** Changing a case's lifecycle: the partner's withdrawal, the test helper, and the internal confirmations. */
+export const CASE_CHANGE_ROUTES = {
+  // One read of the case (beside the key) and one transaction; a lost race reads and writes again.
+  withdrawCase: route({
+    name: 'withdraw-case',
+    constructId: 'WithdrawCase',
+    method: 'POST',
+    resource: '/api/v1/cases/{id}/withdraw',
+    operationName: 'WithdrawCase',
+    summary: 'Withdraw a case',
+    scope: 'cases:write',
+    grants: { table: 'withdraw-case' },
+    load: () => import('../../../functions/withdraw-case.js'),
+  }),
+  testConfirmCase: route({
+    name: 'test-confirm-case',
+    constructId: 'TestConfirmCase',
+    method: 'POST',
+    resource: '/api/v1/test-helpers/cases/{id}/confirm',
+    operationName: 'TestConfirmCase',
+    summary: 'Confirm a test case (test mode only)',
+    scope: 'cases:write',
+    grants: { table: 'confirm-test-cases' },
+    load: () => import('../../../functions/test-confirm-case.js'),
+  }),
+  // Up to 100 confirmations in parallel, each a read and a transaction (two round trips).
+  confirmCases: route({
+    name: 'confirm-cases',
+    constructId: 'ConfirmCases',
+    method: 'POST',
+    resource: '/internal/v1/confirmations',
+    operationName: 'ConfirmCases',
+    summary: 'Confirm cases (internal)',
+    authorization: 'aws-iam',
+    timeoutSeconds: 10,
+    grants: { table: 'confirm-cases' },
+    load: () => import('../../../functions/confirm-cases.js'),
+  }),
+};
