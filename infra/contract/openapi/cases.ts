@@ -244,7 +244,6 @@ const WITHDRAWN = {
 export const CASE_OPERATIONS: Record<string, OperationDoc> = {
   CreateCases: {
     tag: 'Cases',
-    summary: 'Create recovery cases (batch)',
     description: `Creates 1 to ${MAX_CASES_PER_REQUEST} cases. Each case is created or rejected on its own: every element of \`cases\` appears exactly once, in \`created\` or in \`rejected\` (with a \`RejectionCode\`), by its zero-based \`index\`. \`201\` when at least one case was created, \`200\` when none was. Creating a case does not start recovery: a case begins as \`DRAFT\`.`,
     parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }],
     request: jsonBody(createCasesRequestSchema, {
@@ -303,7 +302,6 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
 
   ListCases: {
     tag: 'Cases',
-    summary: 'List or look up cases',
     description:
       "Your company's cases, newest first (`createdAt` descending, then `id` descending), a page at a time. Pass `nextCursor` as `cursor`, with the same filters, for the next page; it is `null` on the last page. Walking every page of a collection that does not change meanwhile returns each case exactly once. A list may lag creation by about a second (it is served from a secondary index).\n\n" +
       'With `invoiceRef` it is a look-up instead: every case with that invoiceRef, compared as the duplicate check compares it (trimmed, Unicode NFC-normalised, case-folded), newest first, found even a moment after it was created or withdrawn. At most one of them is not `WITHDRAWN` (the one holding the invoiceRef); the others were withdrawn, which gives an invoiceRef up for a new case. They come in one page (`limit` does not apply, `nextCursor` is `null`). Other filters given with it must match too.\n\n' +
@@ -339,7 +337,6 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
 
   GetCase: {
     tag: 'Cases',
-    summary: 'Read a case',
     description: "Returns one of your company's cases. A case of another company answers exactly like one that does not exist (`404`).",
     parameters: [
       caseIdParameter(),
@@ -359,7 +356,6 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
 
   WithdrawCase: {
     tag: 'Cases',
-    summary: 'Withdraw a case',
     description:
       'Withdraws one of your company\u2019s cases, from `DRAFT`, `READY` or `ON_HOLD`: it becomes `WITHDRAWN` for good, with an entry in `statusHistory` (and your `reason`, if given) and a `case.updated` event. A withdrawn case no longer holds its invoiceRef: the same invoiceRef can be submitted again and is created, not `DUPLICATE`; the look-up by invoiceRef then returns both cases. Withdrawing a case that is already withdrawn answers `200` with the case unchanged (safe to retry). The body is optional. A case of another company answers exactly like one that does not exist (`404`).',
     parameters: [caseIdParameter()],

@@ -181,10 +181,9 @@ export interface ParameterObject {
   example?: unknown;
 }
 
-/** The per-operation detail each resource file gives; method, path, id and scope come from the route table. */
+/** The per-operation detail each resource file gives; method, path, id, scope and summary come from the route manifest. */
 export interface OperationDoc {
   tag: string;
-  summary: string;
   description: string;
   parameters?: (ParameterObject | { $ref: string })[];
   request?: RouteConfig['request'];

@@ -85,7 +85,7 @@ function operationOf(route: RouteSpec): RouteConfig {
     path: route.resource,
     operationId: `${route.operationName[0]?.toLowerCase()}${route.operationName.slice(1)}`,
     tags: [doc.tag],
-    summary: doc.summary,
+    summary: route.summary,
     description: `${doc.description}\n\nRequires the scope \`${scope}\`.`,
     // OpenAPI 3.1 lets a requirement on a non-OAuth scheme list "roles"; the scope is also stated in
     // the description and in x-required-scope for tools that ignore them.

@@ -38,7 +38,6 @@ const CREATED_EVENT = {
 export const EVENT_OPERATIONS: Record<string, OperationDoc> = {
   ListEvents: {
     tag: 'Events',
-    summary: 'List events',
     description:
       `Your company's events of the key's mode, newest first (\`createdAt\` descending, then \`id\` descending), a page at a time: one \`case.created\` per case created and one \`case.updated\` per change of a case's \`status\`, \`recoveryGate\` or \`debtorVerification\`. Events are kept ${EVENT_RETENTION_DAYS} days; older ones are never returned. The list may lag the change it announces by about a second (it is served from a secondary index); \`GET /api/v1/events/{id}\` reads an event as soon as its change is made.\n\n` +
       `Paging and cursors work as for \`GET /api/v1/cases\`: pass \`nextCursor\` as \`cursor\`, with the same filters; it is \`null\` on the last page, and walking every page returns each event once. Each parameter at most once; an unknown, repeated or bad parameter is \`400 INVALID_REQUEST\` with \`errors\`. A cursor is opaque, bound to your company, the key's mode and the filters it was issued for, and expires after ${CURSOR_HOURS} hours: otherwise \`400 INVALID_CURSOR\` (a case list's cursor is refused here too).`,
@@ -67,7 +66,6 @@ export const EVENT_OPERATIONS: Record<string, OperationDoc> = {
 
   GetEvent: {
     tag: 'Events',
-    summary: 'Read an event',
     description: `Returns one of your company's events of the key's mode, exactly as the list and webhooks carry it. An event of another company or of the other mode, and one older than ${EVENT_RETENTION_DAYS} days, answer exactly like one that does not exist (\`404\`).`,
     parameters: [idParameter('The event id (`evt_...`).', EVENT_ID_PATTERN, EVENT_ID_EXAMPLE)],
     responses: {

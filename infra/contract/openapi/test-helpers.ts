@@ -6,7 +6,6 @@ import { example, json, problem, type OperationDoc } from './components.js';
 export const TEST_HELPER_OPERATIONS: Record<string, OperationDoc> = {
   TestConfirmCase: {
     tag: 'Test helpers',
-    summary: 'Confirm a test case (test mode only)',
     description:
       'Test-mode keys only: makes the confirmation a user would make in your dashboard (spec rule 4) for one of your test cases, ' +
       'so you can rehearse what follows: `recoveryGate` becomes `CONFIRMED`, `status` `READY` (or stays `DRAFT` while the debtor is ' +

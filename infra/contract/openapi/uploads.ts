@@ -35,7 +35,6 @@ export const uploadRequestDocSchema = uploadRequestSchema
 export const UPLOAD_OPERATIONS: Record<string, OperationDoc> = {
   CreateUpload: {
     tag: 'Uploads',
-    summary: 'Request an invoice upload',
     description:
       'Returns a `fileKey` and a presigned S3 `PUT` URL. `PUT` the file bytes to `uploadUrl` with exactly the `headers` given, before `expiresAt`; then cite `fileKey` as `invoiceFileKey` when creating a case. Issuing an upload writes nothing.',
     request: jsonBody(uploadRequestDocSchema, {

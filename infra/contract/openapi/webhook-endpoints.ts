@@ -94,7 +94,6 @@ const notFound = { 404: problem('No webhook endpoint with this id exists for you
 export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   CreateWebhookEndpoint: {
     tag: 'Webhooks',
-    summary: 'Create a webhook endpoint',
     description: `Creates an endpoint and returns it with its signing \`secret\`, shown only here (and on rotation). At most ${MAX_ENDPOINTS_PER_MODE} endpoints per company and mode; an endpoint made with a test key receives test events only.`,
     request: jsonBody(createEndpointRequestDocSchema),
     responses: {
@@ -113,14 +112,12 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   ListWebhookEndpoints: {
     tag: 'Webhooks',
-    summary: 'List webhook endpoints',
     description: "Every endpoint of your company in the key's mode, newest first, without secrets.",
     responses: { 200: json('The endpoints.', webhookEndpointListSchema) },
     problems: ['SERVICE_UNAVAILABLE'],
   },
   GetWebhookEndpoint: {
     tag: 'Webhooks',
-    summary: 'Read a webhook endpoint',
     description: 'One endpoint, without its secret.',
     parameters: endpointId,
     responses: { 200: json('The endpoint.', webhookEndpointViewSchema) },
@@ -129,7 +126,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   UpdateWebhookEndpoint: {
     tag: 'Webhooks',
-    summary: 'Change a webhook endpoint',
     description:
       'Changes `url`, `events`, `description` or `status`; a new URL is checked as on creation. Enabling an endpoint the service disabled clears `disabledReason`.',
     parameters: endpointId,
@@ -140,7 +136,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   DeleteWebhookEndpoint: {
     tag: 'Webhooks',
-    summary: 'Delete a webhook endpoint',
     description: 'Removes the endpoint and its secrets; no delivery follows, and it no longer counts against the limit.',
     parameters: endpointId,
     responses: { 204: { description: 'Deleted.', headers: responseHeaders() } },
@@ -149,7 +144,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   RotateWebhookEndpointSecret: {
     tag: 'Webhooks',
-    summary: "Rotate a webhook endpoint's secret",
     description:
       'Makes a new signing secret and returns it (shown only here). For 24 hours every delivery carries a signature with the previous secret too, so you can switch without missing a verification.',
     parameters: endpointId,
@@ -159,7 +153,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   PingWebhookEndpoint: {
     tag: 'Webhooks',
-    summary: 'Ping a webhook endpoint',
     description:
       `Sends one \`${WEBHOOK_PING_EVENT_TYPE}\` event to the endpoint now, signed like every delivery (with both secrets during a rotation), and answers with what happened: \`delivered\` is \`true\` for a 2xx within ${DELIVERY_TIMEOUT_MS / 1000} seconds. ` +
       'A ping is sent once and never retried, is not in the delivery log, and leaves the endpoint\u2019s health alone (it neither counts towards nor ends a run of failures). A disabled endpoint is pinged too: check your fix, then enable it.',
@@ -178,7 +171,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   RedeliverWebhookEvent: {
     tag: 'Webhooks',
-    summary: 'Redeliver an event',
     description:
       'Delivers one of your events to the endpoint again, as a new delivery with its own id in the delivery log, retried like any other. The event must be your company\u2019s, of the endpoint\u2019s mode, and not older than ' +
       `${EVENT_RETENTION_DAYS} days; the endpoint must be enabled. Its \`webhook-id\` is the event id, as on the first delivery, so a receiver that deduplicates sees it as a repeat.`,
@@ -219,7 +211,6 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
   },
   ListWebhookDeliveries: {
     tag: 'Webhooks',
-    summary: 'List an endpoint\u2019s deliveries',
     description:
       `The endpoint\u2019s delivery log, newest first, a page at a time: one delivery per event and endpoint (however often the event reached the queue), plus one per redelivery, each with its attempts (\`at\`, \`statusCode\` when one came, \`durationMs\`, \`error\`). Kept ${DELIVERY_RETENTION_SECONDS / 86_400} days. ` +
       `Paging as for \`GET /api/v1/events\`: pass \`nextCursor\` as \`cursor\`; a cursor is bound to your company, the key\u2019s mode and this endpoint and expires after ${CURSOR_HOURS} hours (else \`400 INVALID_CURSOR\`).`,

@@ -31,6 +31,7 @@ describe('the operations of docs/openapi.json', () => {
       resource: '/api/v1/things',
       function: 'getCase',
       operationName: 'GetThing',
+      summary: 'Read a thing',
       scope: 'cases:read',
     };
     expect(() => buildOpenApiDocument([...ROUTE_TABLE, unknown])).toThrow(/no OpenAPI operation for GET \/api\/v1\/things/);
