@@ -20,6 +20,13 @@ const common = {
   setupFiles: ['<rootDir>/test/support/env.ts'],
 };
 
+// The CDK synth tests (they load aws-cdk-lib and synthesise the stack: most of a unit run's time) form
+// their own project, `infra`, so `--selectProjects unit` stays fast. Selected by path so the files stay
+// where they are: everything under test/unit/infra except the files named here, which synthesise
+// nothing, plus the gateway parity test, which compares the synthesised API with the local routes.
+const INFRA_WITHOUT_SYNTH = '(match-filter-pattern|deploy-docs)\\.test\\.ts$';
+const INFRA_TESTS = ['/test/unit/infra/(?!' + INFRA_WITHOUT_SYNTH + ')[^/]*\\.test\\.ts$', '/test/unit/gateway-parity\\.test\\.ts$'];
+
 export default {
   // The adversarial project's summary (fuzz runs, faults, invariants, tenancy cells, auth cases).
   reporters: ['default', '<rootDir>/test/adversarial/summary-reporter.mjs'],
@@ -28,6 +35,12 @@ export default {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...INFRA_TESTS],
+    },
+    {
+      ...common,
+      displayName: 'infra',
+      testRegex: INFRA_TESTS,
     },
     {
       ...common,
