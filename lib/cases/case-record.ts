@@ -186,6 +186,24 @@ export function formatPence(pence: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/**
+ * A new case's lifecycle (spec rule 1: "A created case begins at `DRAFT`", whatever its gates): its
+ * debtor verification `PENDING` when it names a debtorCompanyNo, else `NOT_REQUESTED`, and its
+ * history one `DRAFT` entry. A case whose gates are already satisfied moves on afterwards, off the
+ * create request's path (`settleStatus` in case-lifecycle.ts). Also the defaults of a case stored
+ * before the lifecycle existed (`lifecycleOf`).
+ */
+export function newCaseLifecycle(
+  hasDebtorCompanyNo: boolean,
+  createdAt: string,
+): { status: 'DRAFT'; debtorVerification: DebtorVerification; statusHistory: StatusHistoryEntry[] } {
+  return {
+    status: 'DRAFT',
+    debtorVerification: { status: hasDebtorCompanyNo ? 'PENDING' : 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at: createdAt }],
+  };
+}
+
 /** A stored case's lifecycle fields, with the defaults of a case stored before the lifecycle existed. */
 export function lifecycleOf(stored: StoredCase): {
   status: CaseStatus;
@@ -193,11 +211,12 @@ export function lifecycleOf(stored: StoredCase): {
   debtorVerification: DebtorVerification;
   statusHistory: StatusHistoryEntry[];
 } {
+  const created = newCaseLifecycle(stored.debtorCompanyNo !== undefined, stored.createdAt);
   return {
     status: stored.status,
     recoveryGate: stored.recoveryGate,
-    debtorVerification: stored.debtorVerification ?? { status: stored.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
-    statusHistory: stored.statusHistory ?? [{ status: 'DRAFT', at: stored.createdAt }],
+    debtorVerification: stored.debtorVerification ?? created.debtorVerification,
+    statusHistory: stored.statusHistory ?? created.statusHistory,
   };
 }
 

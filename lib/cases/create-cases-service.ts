@@ -6,7 +6,7 @@ import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import { buildCaseEvent } from './case-lifecycle.js';
-import { newCaseId, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
+import { newCaseId, newCaseLifecycle, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
@@ -366,11 +366,13 @@ interface BuildContext {
  */
 function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
   const { attestation, ...checked } = value;
+  // Spec rule 1: every case begins DRAFT; its gates move it on afterwards (lib/cases/case-lifecycle.ts).
+  const lifecycle = newCaseLifecycle(checked.debtorCompanyNo !== undefined, ctx.at);
   const stored: StoredCase = {
     caseId: ctx.caseId,
     companyId: ctx.companyId,
     reference: ctx.reference,
-    status: 'DRAFT',
+    status: lifecycle.status,
     recoveryGate: ctx.gate,
     currency: 'GBP',
     createdAt: ctx.at,
@@ -378,9 +380,8 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     createdByKeyId: ctx.keyId,
     requestId: ctx.requestId,
     mode: ctx.mode,
-    // Spec rule 1: every case begins DRAFT; its gates move it on afterwards (lib/cases/case-lifecycle.ts).
-    debtorVerification: { status: checked.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
-    statusHistory: [{ status: 'DRAFT', at: ctx.at }],
+    debtorVerification: lifecycle.debtorVerification,
+    statusHistory: lifecycle.statusHistory,
     ...checked,
   };
   return {
