@@ -14,8 +14,6 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
 /** A case is created `AUTO_ATTESTED` or `AWAITING_CONFIRMATION`; `CONFIRMED` is reached from the latter only. */
 export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const;
 export type RecoveryGate = (typeof RECOVERY_GATES)[number];
-/** The gates a case can be created with. */
-export type InitialRecoveryGate = Exclude<RecoveryGate, 'CONFIRMED'>;
 
 export const DEBTOR_VERIFICATION_STATUSES = ['NOT_REQUESTED', 'PENDING', 'VERIFIED', 'NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const;
 export type DebtorVerificationStatus = (typeof DEBTOR_VERIFICATION_STATUSES)[number];
