@@ -35,7 +35,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const { startLocalStack } = await import('./lib/local-stack.js');
-const { check, checks, gitCommit, heading, ms, results, table } = await import('./lib/report.js');
+const { check, checkNone, checks, figureTable, gitCommit, heading, ms, results, table } = await import('./lib/report.js');
 const { median, p95, round } = await import('./lib/stats.js');
 const { cdkEsbuildTarget, PROJECT_ROOT } = await import('./lib/bundle.js');
 const { benchCases, createCasesEvent } = await import('../test/support/storage-rig/events.js');
@@ -413,13 +413,7 @@ try {
     hottestShare <= 0.5,
   );
   const everyRequest = itemsWrittenByEveryRequest(recordedLoads);
-  const everyMark = check(
-    'batch',
-    'items written by every request',
-    everyRequest.length === 0 ? 'none' : everyRequest.join(', '),
-    'none',
-    everyRequest.length === 0,
-  );
+  const everyMark = checkNone('batch', 'items written by every request', everyRequest);
   console.log(
     `Hottest partition at ${(hottestShare * 100).toFixed(1)} % of its limit → ${heatMark}; items written by every one of ${recordedLoads.length} requests: ${everyRequest.length === 0 ? 'none' : everyRequest.join(', ')} → ${everyMark}`,
   );
@@ -509,22 +503,14 @@ try {
   const { verificationBench, verificationLatencyBench } = await import('./verification.js');
   const { REGISTRY_DELAY_MS } = await import('./lib/local-stack.js');
   const verificationRows = [...(await verificationBench(cfg)), ...(await verificationLatencyBench(cfg, REGISTRY_DELAY_MS))];
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    verificationRows.map((r) => [r.figure, r.value, r.target, check('verification', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('verification', verificationRows);
   results.verification = verificationRows;
 
   await waitForQuiet('section 7');
   heading('7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)');
   const { webhooksBench } = await import('./webhooks.js');
   const webhookRows = await webhooksBench(cfg);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    webhookRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', webhookRows);
   results.webhooks = webhookRows;
 
   await waitForQuiet('section 7b');
@@ -533,22 +519,14 @@ try {
   );
   const { webhookDnsBench } = await import('./webhook-dns.js');
   const dnsRows = await webhookDnsBench(cfg, stack.dns);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    dnsRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', dnsRows);
   results.webhookDns = dnsRows;
 
   await waitForQuiet('section 7c');
   heading('7c. Webhooks under a hostile tenant (16 hanging endpoints and a 100-case burst beside a healthy company)');
   const { webhookIsolationBench } = await import('./webhook-isolation.js');
   const isolationRows = await webhookIsolationBench(cfg);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    isolationRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', isolationRows);
   results.webhookIsolation = isolationRows;
   closeRig(local);
 } finally {

@@ -21,6 +21,29 @@ export function check(section: string, figure: string, value: number | string, t
   return pass ? 'PASS' : 'FAIL';
 }
 
+/** A check that nothing was found: `none`, or the found items named. */
+export function checkNone(section: string, figure: string, found: readonly string[]): string {
+  return check(section, figure, found.length === 0 ? 'none' : found.join(', '), 'none', found.length === 0);
+}
+
+/** One row a figure, as the sections run from their own files report them. */
+export interface FigureRow {
+  figure: string;
+  value: number | string;
+  target: string;
+  pass: boolean;
+  note: string;
+}
+
+/** A section's figure rows as one table, each checked against its target. */
+export function figureTable(section: string, rows: readonly FigureRow[]): void {
+  table(
+    ['figure', 'value', 'target', '', 'note'],
+    rows.map((r) => [r.figure, r.value, r.target, check(section, r.figure, r.value, r.target, r.pass), r.note]),
+    ['l', 'r', 'r', 'l', 'l'],
+  );
+}
+
 export function table(headers: string[], rows: (string | number)[][], align?: ('l' | 'r')[]): void {
   const cells = rows.map((r) => r.map(String));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
