@@ -427,6 +427,16 @@ function duplicateMessage(reference: string): string {
   return `invoiceRef is already being chased in case ${reference}`;
 }
 
+/** An element whose write (its own, or the one it repeats) created no case: DUPLICATE of the existing one, or TEMPORARY_FAILURE. */
+function notCreated(slot: Slot, outcome: Slot['outcome']): RejectedItem {
+  if (outcome?.kind === 'duplicate')
+    return rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
+      existingCaseId: outcome.existingCaseId,
+      existingReference: outcome.existingReference,
+    });
+  return rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome));
+}
+
 function assemble(slots: Slot[]): BatchResult {
   const created: CreatedItem[] = [];
   const rejected: RejectedItem[] = [];
@@ -449,15 +459,8 @@ function assemble(slots: Slot[]): BatchResult {
             existingReference: reference,
           }),
         );
-      } else if (outcome?.kind === 'duplicate') {
-        rejected.push(
-          rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
-            existingCaseId: outcome.existingCaseId,
-            existingReference: outcome.existingReference,
-          }),
-        );
       } else {
-        rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+        rejected.push(notCreated(slot, outcome));
         if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
       }
       continue;
@@ -472,15 +475,8 @@ function assemble(slots: Slot[]): BatchResult {
         reference: stored.reference,
         livemode: stored.mode === 'live',
       });
-    } else if (outcome?.kind === 'duplicate') {
-      rejected.push(
-        rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
-          existingCaseId: outcome.existingCaseId,
-          existingReference: outcome.existingReference,
-        }),
-      );
     } else {
-      rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+      rejected.push(notCreated(slot, outcome));
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }
