@@ -1,4 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
@@ -7,7 +6,7 @@ import type { ApiKeyStore } from '../auth/ports.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
-import { logger, operationalLog } from '../runtime/logger.js';
+import { operationalLog } from '../runtime/logger.js';
 import { metrics } from '../runtime/metrics.js';
 import { authenticate } from './authenticate.js';
 import { jsonEnvelope, requireObjectBody } from './json-envelope.js';
@@ -48,8 +47,6 @@ export type CoreHandler = (event: ApiEvent, context: ApiContext) => Promise<ApiR
 export function apiHandler(options: ApiHandlerOptions, core: CoreHandler) {
   const chain = middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(traceRequest())
-    // The function's name, cold start and request id on every line (as the workers' lines have them).
-    .use(injectLambdaContext(logger))
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(requestContext())
     .use(

@@ -1,4 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
@@ -71,7 +70,6 @@ export function iamCallerFrom(context: ApiContext): IamCaller {
 export function internalHandler(core: CoreHandler) {
   return middy<ApiEvent, ApiResult, Error, InternalContext>()
     .use(traceRequest())
-    .use(injectLambdaContext(logger))
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(requestContext())
     .use(requireIamCaller())
