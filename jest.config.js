@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 // Jest runs the TypeScript sources through @swc/jest as CommonJS. middy 6 is ESM-only, so it is
@@ -27,7 +29,20 @@ const common = {
 const INFRA_WITHOUT_SYNTH = '(match-filter-pattern|deploy-docs)\\.test\\.ts$';
 const INFRA_TESTS = ['/test/unit/infra/(?!' + INFRA_WITHOUT_SYNTH + ')[^/]*\\.test\\.ts$', '/test/unit/gateway-parity\\.test\\.ts$'];
 
+// Jest leaves one core to itself: on a 2-core machine that is one worker. A run of the in-process
+// tiers alone (unit, infra) takes a second one: their slowest files mostly wait on real sockets and
+// DNS timeouts, which a second worker overlaps. Runs with the Java-backed tiers keep jest's default.
+const flag = process.argv.findIndex((arg) => arg === '--selectProjects' || arg.startsWith('--selectProjects='));
+const selected =
+  flag === -1
+    ? []
+    : process.argv[flag].includes('=')
+      ? [process.argv[flag].split('=')[1]]
+      : process.argv.slice(flag + 1).filter((arg, i, rest) => rest.slice(0, i + 1).every((a) => !a.startsWith('-')));
+const inProcessOnly = selected.length > 0 && selected.every((name) => name === 'unit' || name === 'infra');
+
 export default {
+  ...(inProcessOnly ? { maxWorkers: Math.max(2, availableParallelism() - 1) } : {}),
   // The adversarial project's summary (fuzz runs, faults, invariants, tenancy cells, auth cases).
   reporters: ['default', '<rootDir>/test/adversarial/summary-reporter.mjs'],
   projects: [
