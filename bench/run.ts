@@ -10,6 +10,7 @@
  *   3. CPU per case           create handler over in-memory stores, 1 / 10 / 100 cases
  *   4. Cold start             bundles built like the CDK stack, fresh process, vs an SDK-only floor
  *   5. Memory                 peak RSS of a 100-case create in a fresh process
+ *                             (4 and 5: bench/cold-start-and-memory.ts; the report's checks and tables: bench/lib/report.ts)
  *   6. Debtor verification    registry requests through the shared cache and rate limiter
  *                             (bench/verification.ts; runs alone with `npx tsx bench/verification.ts`)
  *   7. Webhooks               event → delivery latency, isolation beside a hanging endpoint, signed
@@ -23,11 +24,9 @@
  * Knobs (environment): BENCH_DELAY_MS (10), BENCH_RUNS (30), BENCH_COLD_RUNS (15).
  * Method and reading of every figure: docs/performance.md.
  */
-import { IDEMPOTENCY_CLAIM_HORIZON_SECONDS } from '../infra/contract/route-table.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 // In this process the handlers run in loops: no request log lines or EMF metrics on the console.
@@ -36,11 +35,10 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const { startLocalStack } = await import('./lib/local-stack.js');
+const { check, checkNone, checks, figureTable, gitCommit, heading, ms, results, table } = await import('./lib/report.js');
 const { median, p95, round } = await import('./lib/stats.js');
-const { bundleLikeCdk, bytesByPackage, cdkEsbuildTarget, packageInputs, PROJECT_ROOT } = await import('./lib/bundle.js');
-const { runChild } = await import('./lib/processes.js');
-const { DEFAULT_STACK_CONFIG, functionEnvironment } = await import('../infra/contract/stack-config.js');
-const { benchCases, createCasesEvent, createUploadEvent, getCaseEvent } = await import('../test/support/storage-rig/events.js');
+const { cdkEsbuildTarget, PROJECT_ROOT } = await import('./lib/bundle.js');
+const { benchCases, createCasesEvent } = await import('../test/support/storage-rig/events.js');
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 10);
 const RUNS = Math.max(30, Number(process.env.BENCH_RUNS ?? 30));
@@ -50,46 +48,6 @@ const TMP = join(PROJECT_ROOT, 'bench/tmp');
 const RESULTS = join(PROJECT_ROOT, 'bench/results.json');
 
 // -------------------------------------------------------------------------------------------
-// Reporting
-
-interface Check {
-  section: string;
-  figure: string;
-  value: number | string;
-  target: string;
-  pass: boolean;
-}
-const checks: Check[] = [];
-const results: Record<string, unknown> = {};
-
-function check(section: string, figure: string, value: number | string, target: string, pass: boolean): string {
-  checks.push({ section, figure, value, target, pass });
-  return pass ? 'PASS' : 'FAIL';
-}
-
-function table(headers: string[], rows: (string | number)[][], align?: ('l' | 'r')[]): void {
-  const cells = rows.map((r) => r.map(String));
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const fmt = (r: string[]) =>
-    r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(fmt(headers));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of cells) console.log(fmt(r));
-}
-
-const heading = (text: string) => console.log(`\n== ${text}\n`);
-const ms = (v: number) => round(v, 1).toFixed(1);
-const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-// -------------------------------------------------------------------------------------------
 
 const startedAt = Date.now();
 rmSync(join(TMP, 'scratch'), { recursive: true, force: true });
@@ -97,7 +55,7 @@ mkdirSync(join(TMP, 'scratch'), { recursive: true });
 
 const meta = {
   date: new Date().toISOString(),
-  commit: gitCommit(),
+  commit: gitCommit(PROJECT_ROOT),
   node: process.version,
   cpus: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}`,
   memoryGiB: round(totalmem() / 2 ** 30, 1),
@@ -130,6 +88,7 @@ try {
   const { closeRig, makeRig, measure, measureUpload, SCENARIOS } = await import('../test/support/storage-rig/scenarios.js');
   const { cpuRig, measureCreateCpu } = await import('./lib/cpu.js');
   const { profileCpu } = await import('./lib/profile.js');
+  const { coldStartAndMemoryBench } = await import('./cold-start-and-memory.js');
   const cfg = loadConfig();
   type Measurement = Awaited<ReturnType<typeof measure>>;
 
@@ -454,13 +413,7 @@ try {
     hottestShare <= 0.5,
   );
   const everyRequest = itemsWrittenByEveryRequest(recordedLoads);
-  const everyMark = check(
-    'batch',
-    'items written by every request',
-    everyRequest.length === 0 ? 'none' : everyRequest.join(', '),
-    'none',
-    everyRequest.length === 0,
-  );
+  const everyMark = checkNone('batch', 'items written by every request', everyRequest);
   console.log(
     `Hottest partition at ${(hottestShare * 100).toFixed(1)} % of its limit → ${heatMark}; items written by every one of ${recordedLoads.length} requests: ${everyRequest.length === 0 ? 'none' : everyRequest.join(', ')} → ${everyMark}`,
   );
@@ -531,188 +484,17 @@ try {
   };
 
   // ---------------------------------------------------------------------------------------
-  // 4. Cold start and 5. memory.
+  // 4. Cold start and 5. memory (bench/cold-start-and-memory.ts).
 
-  await waitForQuiet('section 4');
-  console.log('\nSection 4: bundling like the CDK stack and starting fresh processes...');
-  const bundleDir = join(TMP, 'bundles');
-  const functions = [
-    { name: 'get-case', entry: 'functions/get-case.ts', floor: 'bench/floors/get-case.ts', kind: 'get' as const },
-    { name: 'create-cases', entry: 'functions/create-cases.ts', floor: 'bench/floors/create-cases.ts', kind: 'create' as const },
-    { name: 'create-upload', entry: 'functions/create-upload.ts', floor: 'bench/floors/create-upload.ts', kind: 'upload' as const },
-  ];
-  const variants: {
-    name: string;
-    fn: (typeof functions)[number];
-    role: 'handler' | 'floor';
-    bundle: Awaited<ReturnType<typeof bundleLikeCdk>>;
-  }[] = [];
-  for (const fn of functions) {
-    variants.push({ name: fn.name, fn, role: 'handler', bundle: await bundleLikeCdk(fn.name, fn.entry, bundleDir) });
-    variants.push({ name: `floor-${fn.name}`, fn, role: 'floor', bundle: await bundleLikeCdk(`floor-${fn.name}`, fn.floor, bundleDir) });
-  }
-  const childEnv: Record<string, string> = {
-    ...functionEnvironment(DEFAULT_STACK_CONFIG, {
-      tableName: cfg.tableName,
-      bucketName: cfg.bucketName,
-      claimHorizonSeconds: IDEMPOTENCY_CLAIM_HORIZON_SECONDS,
-    }),
-    ...stack.env,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  const cold = new Map<string, Awaited<ReturnType<typeof runChild>>[]>(variants.map((v) => [v.name, []]));
-  let coldSeq = 0;
-  for (let r = 0; r < COLD_RUNS; r++) {
-    for (const v of variants) {
-      await local.fixtures.warmKey(local.partner.keyId);
-      const event =
-        v.fn.kind === 'get'
-          ? getCaseEvent(local.partner.apiKey, local.seedCaseId)
-          : v.fn.kind === 'create'
-            ? createCasesEvent(local.partner.apiKey, benchCases(`cold-${++coldSeq}`, 1, local.partner.fileKeys))
-            : createUploadEvent(local.partner.apiKey);
-      const result = await runChild(v.bundle.file, [event], childEnv, join(TMP, 'scratch'), v.name);
-      const status = result.invocations[0]!.statusCode;
-      if (status !== 200 && status !== 201)
-        throw new Error(`${v.name}: cold invocation answered ${status}: ${result.invocations[0]!.body ?? ''}`);
-      cold.get(v.name)!.push(result);
-    }
-  }
-
-  await waitForQuiet('section 5');
-  console.log('Section 5: peak RSS of 100-case creates in a fresh process...');
-  const createBundle = variants.find((v) => v.name === 'create-cases')!.bundle;
-  const memoryEvents = Array.from({ length: 6 }, (_, i) =>
-    createCasesEvent(local.partner.apiKey, benchCases(`mem-${i}`, 100, local.partner.fileKeys)),
-  );
-  await local.fixtures.warmKey(local.partner.keyId);
-  const memory = await runChild(createBundle.file, memoryEvents, childEnv, join(TMP, 'scratch'), 'memory');
-  for (const inv of memory.invocations)
-    if (inv.statusCode !== 201) throw new Error(`memory run answered ${inv.statusCode}: ${inv.body ?? ''}`);
-
-  heading(
-    `4. Cold start: bundled as the CDK stack does (esbuild, ESM, minified, ${meta.esbuildTarget}, SDK bundled), fresh Node process, median of ${COLD_RUNS}`,
-  );
-  const coldRows: (string | number)[][] = [];
-  const coldResults: Record<string, unknown> = {};
-  const s3Pattern = /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|s3-request-presigner)\//;
-  for (const fn of functions) {
-    const floorRuns = cold.get(`floor-${fn.name}`)!;
-    const floorCold = median(floorRuns.map((x) => x.coldMs));
-    for (const role of ['handler', 'floor'] as const) {
-      const v = variants.find((x) => x.fn === fn && x.role === role)!;
-      const runs = cold.get(v.name)!;
-      const coldMs = median(runs.map((x) => x.coldMs));
-      const ratio = coldMs / floorCold;
-      const s3 = packageInputs(v.bundle, s3Pattern).length;
-      const zod = bytesByPackage(v.bundle).zod ?? 0;
-      let mark = '';
-      if (role === 'handler') mark = check('cold start', `${fn.name}: load + first invoke ÷ floor`, round(ratio, 2), '≤ 1.3', ratio <= 1.3);
-      coldRows.push([
-        v.name,
-        kib(v.bundle.bytes),
-        zod ? kib(zod) : '-',
-        s3 ? `${s3} files` : 'none',
-        ms(median(runs.map((x) => x.loadMs))),
-        ms(median(runs.map((x) => x.firstInvokeMs))),
-        ms(coldMs),
-        ms(median(runs.map((x) => x.processStartToFirstResponseMs))),
-        role === 'floor' ? '1.00' : round(ratio, 2).toFixed(2),
-        role === 'handler' ? '≤ 1.3' : '',
-        mark,
-      ]);
-      coldResults[v.name] = {
-        role,
-        bytes: v.bundle.bytes,
-        sourceMapBytes: v.bundle.mapBytes,
-        zodBytes: zod,
-        s3InputFiles: s3,
-        loadMs: round(median(runs.map((x) => x.loadMs))),
-        firstInvokeMs: round(median(runs.map((x) => x.firstInvokeMs))),
-        loadPlusFirstInvokeMs: round(coldMs),
-        processStartToFirstResponseMs: round(median(runs.map((x) => x.processStartToFirstResponseMs))),
-        ratioToFloor: round(ratio, 2),
-        peakRssMb: round(median(runs.map((x) => x.invocations[0]!.maxRssMb))),
-        zodLocalesBytes: Object.entries(v.bundle.inputs).reduce(
-          (n, [path, bytes]) => (path.includes('zod/v4/locales/') ? n + bytes : n),
-          0,
-        ),
-        largestInputs: Object.entries(bytesByPackage(v.bundle))
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 10)
-          .map(([name, bytes]) => ({ name, bytes })),
-      };
-    }
-  }
-  table(['bundle', 'bytes', 'zod', 'S3 code', 'load', '1st invoke', 'load+invoke', 'from exec', '÷ floor', 'target', ''], coldRows);
-  for (const fn of functions) {
-    const r = coldResults[fn.name] as { zodLocalesBytes: number; largestInputs: { name: string; bytes: number }[] };
-    console.log(
-      `${fn.name} bundle, largest parts: ${r.largestInputs
-        .slice(0, 6)
-        .map((x) => `${x.name} ${kib(x.bytes)}`)
-        .join(', ')} (zod locales: ${kib(r.zodLocalesBytes)})`,
-    );
-  }
-  const readS3 = packageInputs(variants.find((v) => v.name === 'get-case')!.bundle, s3Pattern);
-  const readMark = check(
-    'cold start',
-    'read bundle carries no S3 code',
-    readS3.length === 0 ? 'none' : readS3.join(', '),
-    'none',
-    readS3.length === 0,
-  );
-  console.log(
-    `\nRead handler (get-case) bundle: S3 code ${readS3.length === 0 ? 'none' : readS3.length + ' files'} (metafile inputs under @aws-sdk/client-s3, middleware-sdk-s3, s3-request-presigner) → ${readMark}`,
-  );
-  console.log(
-    'load = import of the bundle (parse, compile, top-level code: config, clients, schemas); 1st invoke = first request against the',
-  );
-  console.log(
-    'local stores with a valid, warmed key; from exec = from process start (Node bootstrap included). Floors: bench/floors/*.ts,',
-  );
-  console.log('the same SDK clients and storage calls without the project code.');
-  results.coldStart = {
+  await coldStartAndMemoryBench({
+    local,
+    cfg,
+    stackEnv: stack.env,
+    tmp: TMP,
+    coldRuns: COLD_RUNS,
     esbuildTarget: meta.esbuildTarget,
-    nodeOptions: childEnv.NODE_OPTIONS,
-    bundles: coldResults,
-    readBundleS3Inputs: readS3,
-  };
-
-  heading('5. Memory: create-cases bundle, fresh process, 100-case creates against the local stores');
-  const firstRss = memory.invocations[0]!.maxRssMb;
-  const lastRss = memory.invocations[memory.invocations.length - 1]!.maxRssMb;
-  const floorRss = median(cold.get('floor-create-cases')!.map((x) => x.invocations[0]!.maxRssMb));
-  const handlerRss1 = median(cold.get('create-cases')!.map((x) => x.invocations[0]!.maxRssMb));
-  const memMark = check('memory', 'peak RSS, cold start + one 100-case create', round(firstRss), '≤ 128 MB', firstRss <= 128);
-  table(
-    ['process', 'peak RSS MB', 'target', ''],
-    [
-      ['cold start + one 100-case create', round(firstRss).toFixed(1), '≤ 128', memMark],
-      [`after ${memory.invocations.length} 100-case creates`, round(lastRss).toFixed(1), '', ''],
-      ['create-cases, cold + 1-case create', round(handlerRss1).toFixed(1), '', ''],
-      ['SDK-only floor, cold + 1-case create', round(floorRss).toFixed(1), '', ''],
-    ],
-  );
-  console.log(`V8 heap in use at the end: ${ms(memory.heapUsedMb)} MB.`);
-  console.log(
-    `100-case create in that process: first ${ms(memory.invocations[0]!.ms)} ms (cold), then ${memory.invocations
-      .slice(1)
-      .map((i) => ms(i.ms))
-      .join(', ')} ms (DynamoDB Local).`,
-  );
-  console.log(
-    `CDK memory settings today: create-cases ${DEFAULT_STACK_CONFIG.createCasesMemoryMb} MB, get-case and create-upload ${DEFAULT_STACK_CONFIG.functionMemoryMb} MB.`,
-  );
-  results.memory = {
-    peakRssMbAfterOne100CaseCreate: round(firstRss),
-    peakRssMbAfterSix100CaseCreates: round(lastRss),
-    peakRssMbCreateCasesCold1Case: round(handlerRss1),
-    peakRssMbSdkFloorCold1Case: round(floorRss),
-    heapUsedMbAtEnd: round(memory.heapUsedMb),
-    target: 128,
-    cdkMemoryMb: { createCases: DEFAULT_STACK_CONFIG.createCasesMemoryMb, others: DEFAULT_STACK_CONFIG.functionMemoryMb },
-  };
+    waitForQuiet,
+  });
 
   await waitForQuiet('section 6');
   heading(
@@ -721,22 +503,14 @@ try {
   const { verificationBench, verificationLatencyBench } = await import('./verification.js');
   const { REGISTRY_DELAY_MS } = await import('./lib/local-stack.js');
   const verificationRows = [...(await verificationBench(cfg)), ...(await verificationLatencyBench(cfg, REGISTRY_DELAY_MS))];
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    verificationRows.map((r) => [r.figure, r.value, r.target, check('verification', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('verification', verificationRows);
   results.verification = verificationRows;
 
   await waitForQuiet('section 7');
   heading('7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)');
   const { webhooksBench } = await import('./webhooks.js');
   const webhookRows = await webhooksBench(cfg);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    webhookRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', webhookRows);
   results.webhooks = webhookRows;
 
   await waitForQuiet('section 7b');
@@ -745,22 +519,14 @@ try {
   );
   const { webhookDnsBench } = await import('./webhook-dns.js');
   const dnsRows = await webhookDnsBench(cfg, stack.dns);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    dnsRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', dnsRows);
   results.webhookDns = dnsRows;
 
   await waitForQuiet('section 7c');
   heading('7c. Webhooks under a hostile tenant (16 hanging endpoints and a 100-case burst beside a healthy company)');
   const { webhookIsolationBench } = await import('./webhook-isolation.js');
   const isolationRows = await webhookIsolationBench(cfg);
-  table(
-    ['figure', 'value', 'target', '', 'note'],
-    isolationRows.map((r) => [r.figure, r.value, r.target, check('webhooks', r.figure, r.value, r.target, r.pass), r.note]),
-    ['l', 'r', 'r', 'l', 'l'],
-  );
+  figureTable('webhooks', isolationRows);
   results.webhookIsolation = isolationRows;
   closeRig(local);
 } finally {

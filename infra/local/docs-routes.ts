@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 
@@ -74,14 +73,4 @@ export function docsResponse(method: string, pathname: string): StaticResponse |
     default:
       return undefined;
   }
-}
-
-/** Node http adapter: answers a docs route and returns true, or leaves the request alone. */
-export function serveDocs(req: IncomingMessage, res: ServerResponse): boolean {
-  const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-  const response = docsResponse(req.method ?? 'GET', pathname);
-  if (!response) return false;
-  res.writeHead(response.statusCode, { ...response.headers, 'Content-Length': String(Buffer.byteLength(response.body)) });
-  res.end(req.method === 'HEAD' ? undefined : response.body);
-  return true;
 }

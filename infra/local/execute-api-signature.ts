@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { parseLongDate } from './parse-long-date.js';
+import { parseRawQuery } from './parse-raw-query.js';
 
 /**
  * What API Gateway does for a method with AuthorizationType AWS_IAM, for the local server
@@ -59,39 +61,9 @@ export type SignatureCheck =
 export const SIGNATURE_SERVICE = 'execute-api';
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 const MAX_SKEW_MS = 15 * 60 * 1000;
-const LONG_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 
 function refuse(type: RefusalType, reason: string): SignatureCheck {
   return { ok: false, type, reason };
-}
-
-function parseLongDate(value: string): number | undefined {
-  const m = LONG_DATE.exec(value);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const back = new Date(ms);
-  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
-  return ms;
-}
-
-function parseQuery(raw: string): Record<string, string | string[]> | undefined {
-  const query: Record<string, string | string[]> = {};
-  for (const part of raw.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    let key: string;
-    let value: string;
-    try {
-      key = decodeURIComponent(eq === -1 ? part : part.slice(0, eq));
-      value = eq === -1 ? '' : decodeURIComponent(part.slice(eq + 1));
-    } catch {
-      return undefined;
-    }
-    const existing = query[key];
-    query[key] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  return query;
 }
 
 function constantTimeEqual(expected: string, provided: string): boolean {
@@ -111,7 +83,7 @@ export async function verifyExecuteApiSignature(
   options: { credentials: readonly LocalIamCredential[]; region: string; now?: number },
 ): Promise<SignatureCheck> {
   const authorizations = request.headers.authorization ?? [];
-  const query = parseQuery(request.rawQuery);
+  const query = parseRawQuery(request.rawQuery);
   if (query === undefined) return refuse('INVALID_SIGNATURE', 'the query string is not validly URL-encoded');
   if (query['X-Amz-Signature'] !== undefined || query['X-Amz-Credential'] !== undefined)
     return refuse('INVALID_SIGNATURE', 'query-string (presigned) signatures are not supported by the local server');

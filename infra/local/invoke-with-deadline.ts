@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { gatewayProblemResult, gatewayResponse } from '../contract/problem-responses.js';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../contract/route-table.js';
 import { lambdaContext } from './lambda-events.js';
+import { runInInvocationScope } from './run-in-invocation-scope.js';
 
 /**
  * Runs a handler the way Lambda behind API Gateway does, for the local server and
@@ -69,7 +70,7 @@ export async function invokeWithDeadline(handler: LambdaHandler, event: APIGatew
     timer = setTimeout(() => resolve('expired'), Math.min(options.timeoutMs, integrationTimeoutMs));
   });
   const run = Promise.resolve()
-    .then(() => handler(event, context))
+    .then(() => runInInvocationScope(context, () => handler(event, context)))
     .then(
       (result) => ({ result }),
       (error: unknown) => ({ error }),

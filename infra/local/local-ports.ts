@@ -22,21 +22,32 @@ export interface LocalPorts {
   apiPort: number;
   dynamoPort: number;
   s3Port: number;
+  /** The local SQS (fauxqs) and the Companies House stand-in: a free port each unless set. */
+  sqsPort?: number;
+  registryPort?: number;
 }
 
-function portFrom(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
+function portFrom(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
   return n;
 }
 
-/** Ports from `PORT`, `DYNAMODB_LOCAL_PORT`, `S3_LOCAL_PORT`, with fixed defaults. */
+/**
+ * Ports from `PORT`, `DYNAMODB_LOCAL_PORT`, `S3_LOCAL_PORT` (fixed defaults), `SQS_LOCAL_PORT`
+ * and `REGISTRY_LOCAL_PORT` (a free port when unset: only npm start's own engines and the
+ * recorded stack reach them).
+ */
 export function localPorts(env: NodeJS.ProcessEnv = process.env): LocalPorts {
+  const sqsPort = portFrom(env.SQS_LOCAL_PORT, 'SQS_LOCAL_PORT');
+  const registryPort = portFrom(env.REGISTRY_LOCAL_PORT, 'REGISTRY_LOCAL_PORT');
   return {
-    apiPort: portFrom(env.PORT, LOCAL_DEFAULTS.apiPort, 'PORT'),
-    dynamoPort: portFrom(env.DYNAMODB_LOCAL_PORT, LOCAL_DEFAULTS.dynamoPort, 'DYNAMODB_LOCAL_PORT'),
-    s3Port: portFrom(env.S3_LOCAL_PORT, LOCAL_DEFAULTS.s3Port, 'S3_LOCAL_PORT'),
+    apiPort: portFrom(env.PORT, 'PORT') ?? LOCAL_DEFAULTS.apiPort,
+    dynamoPort: portFrom(env.DYNAMODB_LOCAL_PORT, 'DYNAMODB_LOCAL_PORT') ?? LOCAL_DEFAULTS.dynamoPort,
+    s3Port: portFrom(env.S3_LOCAL_PORT, 'S3_LOCAL_PORT') ?? LOCAL_DEFAULTS.s3Port,
+    ...(sqsPort === undefined ? {} : { sqsPort }),
+    ...(registryPort === undefined ? {} : { registryPort }),
   };
 }
 

@@ -87,7 +87,7 @@ function enforceDelayLimit(): void {
  * could read and send the local queues' messages), whatever host it is given. So the server is
  * assembled here from its parts, as `startFauxqs` does, and listens on loopback only.
  */
-export async function startLocalSqs(): Promise<LocalSqs> {
+export async function startLocalSqs(port = 0): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
   enforceDelayLimit();
   const { buildApp } = fauxqsFile<Fauxqs>('app.js');
@@ -102,7 +102,7 @@ export async function startLocalSqs(): Promise<LocalSqs> {
     defaultRegion: region,
     stores: { sqsStore, snsStore: new SnsStore(), s3Store: new S3Store() },
   });
-  await app.listen({ port: 0, host: LOOPBACK });
+  await app.listen({ port, host: LOOPBACK });
   const bound = app.server.address() as AddressInfo;
   return {
     endpoint: `http://${LOOPBACK}:${bound.port}`,

@@ -14,15 +14,32 @@ import { join } from 'node:path';
 import type { StaticRoute } from './http-adapter.js';
 import { describePortHolder, reclaimStaleDynamoLocal } from './local-processes.js';
 import { forgetLocalStack, LOCAL_DEFAULTS, localPorts, recordLocalStack } from './local-ports.js';
-import { startLocalStores, type LocalStores } from './start-local-stores.js';
-import { STAND_IN_API_KEY } from './companies-house-stand-in.js';
-import { javaAvailable, localEnvironment, portInUse } from './stores.js';
+import type { LocalStores } from './start-local-stores.js';
 
 /** Where the first start leaves the demo keys (mode 0600) for scripts such as CI's smoke test. */
 export const DEMO_KEY_FILE = 'demo-api-key';
 export const DEMO_TEST_KEY_FILE = 'demo-test-api-key';
-/** This start's IAM credentials for the internal routes (mode 0600), as `export` lines a shell can source. */
+/**
+ * This start's IAM credentials for the internal routes (mode 0600), as shell assignments of their
+ * own names: sourcing the file never replaces the developer's AWS_* credentials.
+ */
 export const INTERNAL_CREDENTIALS_FILE = 'internal-iam-credentials';
+
+/**
+ * The documented defaults of the handlers' Powertools utilities (docs/local-development.md):
+ * WARN logs, no metrics, no tracing. Set before any module that builds them is loaded (the
+ * logger, metrics and tracer read their environment once, when constructed), so every static
+ * import of this file stays clear of lib/runtime; what starts the stack is imported after.
+ */
+async function applyQuietDefaults(): Promise<void> {
+  process.env.POWERTOOLS_LOG_LEVEL ||= 'WARN';
+  process.env.POWERTOOLS_METRICS_DISABLED ||= 'true';
+  // Outside Lambda the tracer switches itself off; said here too so no X-Ray daemon is ever looked for.
+  process.env.POWERTOOLS_TRACE_ENABLED = 'false';
+  // Each line labelled with its own function: every local invocation in its own scope.
+  const { enableInvocationScopes } = await import('./run-in-invocation-scope.js');
+  await enableInvocationScopes();
+}
 
 /**
  * The served OpenAPI document names this server, on its actual port, instead of the default
@@ -41,6 +58,10 @@ function withLocalServer(serve: StaticRoute, openApiRoute: string, base: string)
 }
 
 async function main(): Promise<void> {
+  await applyQuietDefaults();
+  const { javaAvailable, localEnvironment, portInUse } = await import('./stores.js');
+  const { startLocalStores } = await import('./start-local-stores.js');
+  const { STAND_IN_API_KEY } = await import('./companies-house-stand-in.js');
   let ports;
   try {
     ports = localPorts();
@@ -56,6 +77,8 @@ async function main(): Promise<void> {
     ['PORT', ports.apiPort],
     ['DYNAMODB_LOCAL_PORT', ports.dynamoPort],
     ['S3_LOCAL_PORT', ports.s3Port],
+    ...(ports.sqsPort === undefined ? [] : [['SQS_LOCAL_PORT', ports.sqsPort] as [string, number]]),
+    ...(ports.registryPort === undefined ? [] : [['REGISTRY_LOCAL_PORT', ports.registryPort] as [string, number]]),
   ];
   const dataDir = process.env.LOCAL_DATA_DIR || '.local';
   const dynamoDir = join(dataDir, 'dynamodb');
@@ -80,7 +103,7 @@ async function main(): Promise<void> {
       const holder = describePortHolder(port);
       const who = holder ? ` by ${holder}` : ': is another npm start running?';
       console.error(
-        `Port ${port} (${name}) is already in use${who}. Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT and S3_LOCAL_PORT.`,
+        `Port ${port} (${name}) is already in use${who}. Stop it, or choose free ports with PORT, DYNAMODB_LOCAL_PORT, S3_LOCAL_PORT, SQS_LOCAL_PORT and REGISTRY_LOCAL_PORT.`,
       );
       process.exit(1);
     }
@@ -91,10 +114,6 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_LOCAL_URLS: 'true',
     WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? localWebhookSecretKey(dataDir),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
-    // Outside Lambda the tracer switches itself off; said here too so no X-Ray daemon is ever looked for.
-    POWERTOOLS_TRACE_ENABLED: 'false',
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
   });
 
   let server: Server | undefined;
@@ -124,6 +143,8 @@ async function main(): Promise<void> {
     starting = startLocalStores({
       dynamoPort: ports.dynamoPort,
       s3Port: ports.s3Port,
+      sqsPort: ports.sqsPort,
+      registryPort: ports.registryPort,
       dataDir,
       webhookSecretKey: process.env.WEBHOOK_SECRET_KEY,
       // The API's routes read WEBHOOK_DNS_SERVERS from this environment themselves; the delivery engines are told.
@@ -163,7 +184,7 @@ async function main(): Promise<void> {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(
       internalCredentialsFile,
-      `export AWS_ACCESS_KEY_ID=${internalCredential.accessKeyId}\nexport AWS_SECRET_ACCESS_KEY=${internalCredential.secretAccessKey}\nexport AWS_REGION=${LOCAL_DEFAULTS.region}\n`,
+      `LOCAL_INTERNAL_ACCESS_KEY_ID=${internalCredential.accessKeyId}\nLOCAL_INTERNAL_SECRET_ACCESS_KEY=${internalCredential.secretAccessKey}\nLOCAL_INTERNAL_REGION=${LOCAL_DEFAULTS.region}\n`,
       { mode: 0o600 },
     );
     chmodSync(internalCredentialsFile, 0o600);
@@ -201,12 +222,17 @@ async function main(): Promise<void> {
     console.log(
       `  S3 (s3rver)     http://127.0.0.1:${ports.s3Port}  bucket ${LOCAL_DEFAULTS.bucketName}   (files in ${join(dataDir, 's3')})`,
     );
+    console.log(`  SQS (fauxqs)    ${stores.sqs.endpoint}  (SQS_LOCAL_PORT)`);
+    console.log(`  Registry        ${stores.verification.registry.url}  Companies House stand-in (REGISTRY_LOCAL_PORT)`);
     console.log(`  API reference   ${base}/docs`);
     console.log(
-      `  Verifier        table stream + retry queue (SQS ${stores.verification.sqsEndpoint}) -> functions/verify-debtors.ts; live registry: Companies House stand-in ${stores.verification.registry.url} (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
+      `  Verifier        table stream + retry queue (SQS) -> functions/verify-debtors.ts; live registry: the stand-in (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
     );
     console.log(
-      `  Webhooks        table stream -> fan-out -> delivery lanes (SQS ${stores.sqs.endpoint}) -> functions/deliver-webhooks.ts; endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)`,
+      `  Webhooks        table stream -> fan-out -> delivery lanes (SQS) -> functions/deliver-webhooks.ts; endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)`,
+    );
+    console.log(
+      `  Logs            ${process.env.POWERTOOLS_LOG_LEVEL} and above, metrics ${process.env.POWERTOOLS_METRICS_DISABLED === 'false' ? 'on' : 'off'} (POWERTOOLS_LOG_LEVEL, POWERTOOLS_METRICS_DISABLED)`,
     );
     if (!stores.loopbackOnly) {
       console.log(
@@ -247,13 +273,9 @@ async function main(): Promise<void> {
     );
     console.log('  npm run webhook-receiver -- --secret whsec_... --port 4010');
     console.log('');
-    console.log(`Internal routes (/internal/v1/, e.g. the dashboard's confirmations) take SigV4 signatures (service execute-api,`);
     console.log(
-      `region ${LOCAL_DEFAULTS.region}) made with these credentials, new for this start and kept in ${internalCredentialsFile} (mode 0600):`,
+      `Internal routes (/internal/v1/) take SigV4 signatures made with this start's credentials, in ${internalCredentialsFile} (mode 0600; docs/internal-api.md).`,
     );
-    console.log('');
-    console.log(`  export AWS_ACCESS_KEY_ID=${internalCredential.accessKeyId}`);
-    console.log(`  export AWS_SECRET_ACCESS_KEY=${internalCredential.secretAccessKey}`);
     console.log('');
     console.log('Ctrl-C stops everything.');
   } catch (error) {

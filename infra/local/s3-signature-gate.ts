@@ -11,6 +11,8 @@ import {
 import type { AddressInfo } from 'node:net';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { parseLongDate } from './parse-long-date.js';
+import { parseRawQuery, type RawQuery } from './parse-raw-query.js';
 
 /**
  * A thin HTTP layer in front of s3rver that refuses what S3 refuses and s3rver lets through.
@@ -59,7 +61,6 @@ export interface RunningS3SignatureGate {
 
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 const SERVICE = 's3';
-const LONG_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 /** S3's longest presigned validity, in seconds. */
 const MAX_EXPIRES_SECONDS = 604_800;
 /** S3's tolerance for a request clock ahead of (or, for header signatures, behind) its own. */
@@ -80,7 +81,7 @@ const UNSIGNED_AMZ_HEADERS_ALLOWED = new Set(['x-amz-content-sha256']);
 /** Hop-by-hop headers, and Expect, which the gate answers itself. */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'expect', 'proxy-connection', 'upgrade']);
 
-type Query = Record<string, string | string[]>;
+type Query = RawQuery;
 type SignableRequest = Parameters<SignatureV4['presign']>[0];
 
 /** An S3 error answer: status, code, message and S3's extra elements. */
@@ -111,42 +112,6 @@ function xmlEscape(text: string): string {
 
 function iso8601Seconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** `20261123T051535Z` → epoch ms, or undefined when it is not exactly that form or not a real date. */
-function parseLongDate(value: string | undefined): number | undefined {
-  const m = value === undefined ? null : LONG_DATE.exec(value);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const back = new Date(ms);
-  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
-  return ms;
-}
-
-/**
- * The query as sent, decoded but not otherwise normalised: `+` stays `+` (SigV4 clients encode a
- * space as %20), a parameter without `=` has the empty value, repeated parameters keep every value.
- */
-function parseRawQuery(raw: string): Query | S3Refusal {
-  const query: Query = {};
-  if (raw === '') return query;
-  for (const part of raw.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    let key: string;
-    let value: string;
-    try {
-      key = decodeURIComponent(eq === -1 ? part : part.slice(0, eq));
-      value = eq === -1 ? '' : decodeURIComponent(part.slice(eq + 1));
-    } catch {
-      return new S3Refusal(400, 'InvalidArgument', 'The query string is not validly URL-encoded.');
-    }
-    const existing = query[key];
-    if (existing === undefined) query[key] = value;
-    else query[key] = Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  return query;
 }
 
 function single(query: Query, name: string): string | undefined {
@@ -513,7 +478,10 @@ export async function startS3SignatureGate(options: S3SignatureGateOptions): Pro
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const query = parseRawQuery(q === -1 ? '' : url.slice(q + 1));
-    if (query instanceof S3Refusal) return refuseAfterBody(req, res, query, expectsContinue);
+    if (!query) {
+      const refusal = new S3Refusal(400, 'InvalidArgument', 'The query string is not validly URL-encoded.');
+      return refuseAfterBody(req, res, refusal, expectsContinue);
+    }
 
     const refusal = await authenticate(req, path, query);
     if (refusal) return refuseAfterBody(req, res, refusal, expectsContinue);

@@ -27,6 +27,8 @@ export interface LocalStoresOptions {
    * runs in memory and the objects go to a temporary directory that `stop()` removes.
    */
   dataDir?: string;
+  /** The local SQS's port (a free one when left out). */
+  sqsPort?: number;
   /** The Companies House stand-in's port (a free one when left out) and a delay before each answer (the bench). */
   registryPort?: number;
   registryDelayMs?: number;
@@ -88,7 +90,7 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
   };
   try {
     await ensureTable(dynamo.value.endpoint, LOCAL_DEFAULTS.tableName);
-    sqs = await startLocalSqs();
+    sqs = await startLocalSqs(options.sqsPort);
     verification = await startVerificationEngines({
       dynamoEndpoint: dynamo.value.endpoint,
       sqs,

@@ -7,6 +7,7 @@ import { loadConfig, loadRegistryConfig } from '../../lib/runtime/config.js';
 import { buildVerifyDebtorsHandler } from '../../functions/verify-debtors.js';
 import { startCompaniesHouseStandIn, STAND_IN_API_KEY, type CompaniesHouseStandIn } from './companies-house-stand-in.js';
 import { lambdaContext } from './lambda-events.js';
+import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
@@ -80,8 +81,10 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
     const handler = buildVerifyDebtorsHandler(
       verificationAdapters(cfg, loadRegistryConfig({ COMPANIES_HOUSE_API_KEY: STAND_IN_API_KEY, COMPANIES_HOUSE_BASE_URL: registry.url })),
     );
-    const invoke = <E extends DynamoDBStreamEvent | SQSEvent>(event: E) =>
-      handler(event, lambdaContext({ functionName: 'verify-debtors', timeoutMs: 60_000 }));
+    const invoke = <E extends DynamoDBStreamEvent | SQSEvent>(event: E) => {
+      const context = lambdaContext({ functionName: 'verify-debtors', timeoutMs: 60_000 });
+      return runInInvocationScope(context, () => handler(event, context));
+    };
 
     const stream: StreamPoller = await startStreamPoller({
       endpoint: options.dynamoEndpoint,

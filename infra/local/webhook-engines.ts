@@ -20,6 +20,7 @@ import {
   TEST_SLOW_LANE,
 } from '../contract/webhook-lanes.js';
 import { lambdaContext } from './lambda-events.js';
+import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { startQueuePoller, type QueuePoller } from './queue-poller.js';
@@ -156,7 +157,10 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       endpoint: options.dynamoEndpoint,
       region,
       tableName,
-      handler: (event: DynamoDBStreamEvent) => fanOut(event, lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 })),
+      handler: (event: DynamoDBStreamEvent) => {
+        const context = lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 });
+        return runInInvocationScope(context, () => fanOut(event, context));
+      },
       // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of event items only.
       batchSize: FAN_OUT_STREAM.batchSize,
       filterPattern: FAN_OUT_STREAM.filterPattern,
@@ -165,8 +169,10 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
 
     // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
     const client = new SQSClient({ region, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
-    const invokeDeliver = (event: SQSEvent) =>
-      deliver(event, lambdaContext({ functionName: 'deliver-webhooks', timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000 }));
+    const invokeDeliver = (event: SQSEvent) => {
+      const context = lambdaContext({ functionName: 'deliver-webhooks', timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000 });
+      return runInInvocationScope(context, () => deliver(event, context));
+    };
     const pollers: QueuePoller[] = (['fast', 'slow', 'testFast', 'testSlow'] as const).map((lane) =>
       startQueuePoller({
         client,

@@ -148,25 +148,6 @@ export function isAllowedTransition(from: CaseStatus, to: CaseStatus): boolean {
   return ALLOWED_TRANSITIONS[from].includes(to);
 }
 
-/**
- * A case as created (spec rule 1: "A created case begins at `DRAFT`", whatever its gates): a
- * case whose gates are already satisfied then moves on through `settleStatus`, off the create
- * request's path, with its own `case.updated` event.
- */
-export function initialLifecycle(
-  recoveryGate: RecoveryGate,
-  hasDebtorCompanyNo: boolean,
-  createdAt: Date,
-): {
-  state: LifecycleState;
-  statusHistory: StatusHistoryEntry[];
-} {
-  return {
-    state: { status: 'DRAFT', recoveryGate, debtorVerification: { status: hasDebtorCompanyNo ? 'PENDING' : 'NOT_REQUESTED' } },
-    statusHistory: [{ status: 'DRAFT', at: createdAt.toISOString() }],
-  };
-}
-
 export interface LifecycleChanged {
   changed: true;
   state: LifecycleState;
@@ -271,21 +252,6 @@ export function settleStatus(current: LifecycleState, at: Date): LifecycleChange
   if (deriveStatus(current.status, current.recoveryGate, current.debtorVerification) === current.status)
     return { changed: false, reason: 'unchanged' };
   return change(current, {}, at);
-}
-
-/** The case record after a change, as GET returns it and the event carries it. */
-export function applyChange(view: CaseView, changed: LifecycleChanged): CaseView {
-  return {
-    ...view,
-    ...changed.state,
-    updatedAt: changed.at,
-    statusHistory: changed.historyEntry ? [...view.statusHistory, changed.historyEntry] : view.statusHistory,
-  };
-}
-
-/** The created case's view with its lifecycle fields (the create path's record until the wiring adds them to it). */
-export function withLifecycle(view: CaseView, state: LifecycleState, statusHistory: StatusHistoryEntry[]): CaseView {
-  return { ...view, ...state, statusHistory };
 }
 
 /** The event announcing a creation (`previous` absent) or a change, written in the same transaction as it. */

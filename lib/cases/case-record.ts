@@ -17,8 +17,6 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
 /** A case is created `AUTO_ATTESTED` or `AWAITING_CONFIRMATION`; `CONFIRMED` is reached from the latter only. */
 export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const;
 export type RecoveryGate = (typeof RECOVERY_GATES)[number];
-/** The gates a case can be created with. */
-export type InitialRecoveryGate = Exclude<RecoveryGate, 'CONFIRMED'>;
 
 export const DEBTOR_VERIFICATION_STATUSES = ['NOT_REQUESTED', 'PENDING', 'VERIFIED', 'NAME_MISMATCH', 'NOT_ACTIVE', 'NOT_FOUND'] as const;
 export type DebtorVerificationStatus = (typeof DEBTOR_VERIFICATION_STATUSES)[number];
@@ -248,6 +246,24 @@ export interface CaseCreationFields {
 /** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
 export const INPUT_CANNOT_SET_CREATION_FIELDS: [Extract<keyof ValidCase, keyof CaseCreationFields>] extends [never] ? true : never = true;
 
+/**
+ * A new case's lifecycle (spec rule 1: "A created case begins at `DRAFT`", whatever its gates): its
+ * debtor verification `PENDING` when it names a debtorCompanyNo, else `NOT_REQUESTED`, and its
+ * history one `DRAFT` entry. A case whose gates are already satisfied moves on afterwards, off the
+ * create request's path (`settleStatus` in case-lifecycle.ts). Also the defaults of a case stored
+ * before the lifecycle existed (`lifecycleOf`).
+ */
+export function newCaseLifecycle(
+  hasDebtorCompanyNo: boolean,
+  createdAt: string,
+): { status: 'DRAFT'; debtorVerification: DebtorVerification; statusHistory: StatusHistoryEntry[] } {
+  return {
+    status: 'DRAFT',
+    debtorVerification: { status: hasDebtorCompanyNo ? 'PENDING' : 'NOT_REQUESTED' },
+    statusHistory: [{ status: 'DRAFT', at: createdAt }],
+  };
+}
+
 /** A stored case's lifecycle fields, with the defaults of a case stored before the lifecycle existed. */
 export function lifecycleOf(stored: StoredCase): {
   status: CaseStatus;
@@ -255,11 +271,12 @@ export function lifecycleOf(stored: StoredCase): {
   debtorVerification: DebtorVerification;
   statusHistory: StatusHistoryEntry[];
 } {
+  const created = newCaseLifecycle(stored.debtorCompanyNo !== undefined, stored.createdAt);
   return {
     status: stored.status,
     recoveryGate: stored.recoveryGate,
-    debtorVerification: stored.debtorVerification ?? { status: stored.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
-    statusHistory: stored.statusHistory ?? [{ status: 'DRAFT', at: stored.createdAt }],
+    debtorVerification: stored.debtorVerification ?? created.debtorVerification,
+    statusHistory: stored.statusHistory ?? created.statusHistory,
   };
 }
 

@@ -58,7 +58,7 @@ interface ChangeRequest<Reason extends string> {
   extras?: (before: StoredCase, changed: LifecycleChanged, event: CaseEvent) => Pick<CaseChange, 'confirmation' | 'releaseInvoiceRef'>;
 }
 
-export function caseAfter(before: StoredCase, changed: LifecycleChanged): StoredCase {
+function caseAfter(before: StoredCase, changed: LifecycleChanged): StoredCase {
   const lifecycle = lifecycleOf(before);
   return {
     ...before,
@@ -117,8 +117,6 @@ export async function withdrawCaseFor(deps: ChangeCaseDeps, command: WithdrawCom
   if (result.kind === 'not_found') throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
   return result.stored;
 }
-
-export type ConfirmOutcome = 'confirmed' | ConfirmUnchangedReason | 'not_found' | 'retry';
 
 /** One case's answer in a confirmation request. */
 export type ConfirmCaseOutcome =

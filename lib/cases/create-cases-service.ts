@@ -6,7 +6,7 @@ import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import { buildCaseEvent } from './case-lifecycle.js';
-import { newCaseId, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
+import { newCaseId, newCaseLifecycle, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
@@ -366,11 +366,13 @@ interface BuildContext {
  */
 function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
   const { attestation, ...checked } = value;
+  // Spec rule 1: every case begins DRAFT; its gates move it on afterwards (lib/cases/case-lifecycle.ts).
+  const lifecycle = newCaseLifecycle(checked.debtorCompanyNo !== undefined, ctx.at);
   const stored: StoredCase = {
     caseId: ctx.caseId,
     companyId: ctx.companyId,
     reference: ctx.reference,
-    status: 'DRAFT',
+    status: lifecycle.status,
     recoveryGate: ctx.gate,
     currency: 'GBP',
     createdAt: ctx.at,
@@ -378,9 +380,8 @@ function buildNewCase(value: ValidCase, ctx: BuildContext): NewCase {
     createdByKeyId: ctx.keyId,
     requestId: ctx.requestId,
     mode: ctx.mode,
-    // Spec rule 1: every case begins DRAFT; its gates move it on afterwards (lib/cases/case-lifecycle.ts).
-    debtorVerification: { status: checked.debtorCompanyNo === undefined ? 'NOT_REQUESTED' : 'PENDING' },
-    statusHistory: [{ status: 'DRAFT', at: ctx.at }],
+    debtorVerification: lifecycle.debtorVerification,
+    statusHistory: lifecycle.statusHistory,
     ...checked,
   };
   return {
@@ -426,6 +427,16 @@ function duplicateMessage(reference: string): string {
   return `invoiceRef is already being chased in case ${reference}`;
 }
 
+/** An element whose write (its own, or the one it repeats) created no case: DUPLICATE of the existing one, or TEMPORARY_FAILURE. */
+function notCreated(slot: Slot, outcome: Slot['outcome']): RejectedItem {
+  if (outcome?.kind === 'duplicate')
+    return rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
+      existingCaseId: outcome.existingCaseId,
+      existingReference: outcome.existingReference,
+    });
+  return rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome));
+}
+
 function assemble(slots: Slot[]): BatchResult {
   const created: CreatedItem[] = [];
   const rejected: RejectedItem[] = [];
@@ -448,15 +459,8 @@ function assemble(slots: Slot[]): BatchResult {
             existingReference: reference,
           }),
         );
-      } else if (outcome?.kind === 'duplicate') {
-        rejected.push(
-          rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
-            existingCaseId: outcome.existingCaseId,
-            existingReference: outcome.existingReference,
-          }),
-        );
       } else {
-        rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+        rejected.push(notCreated(slot, outcome));
         if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
       }
       continue;
@@ -471,15 +475,8 @@ function assemble(slots: Slot[]): BatchResult {
         reference: stored.reference,
         livemode: stored.mode === 'live',
       });
-    } else if (outcome?.kind === 'duplicate') {
-      rejected.push(
-        rejection(slot, 'DUPLICATE', duplicateMessage(outcome.existingReference), {
-          existingCaseId: outcome.existingCaseId,
-          existingReference: outcome.existingReference,
-        }),
-      );
     } else {
-      rejected.push(rejection(slot, 'TEMPORARY_FAILURE', temporaryMessage(outcome)));
+      rejected.push(notCreated(slot, outcome));
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }

@@ -43,12 +43,6 @@ export class HttpError extends CodedError {
   }
 }
 
-export class MethodNotAllowedError extends HttpError {
-  constructor(allowed: readonly string[]) {
-    super('METHOD_NOT_ALLOWED', `This resource supports: ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
-  }
-}
-
 export class PayloadTooLargeError extends HttpError {
   constructor(limitBytes: number) {
     super('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limitBytes} bytes.`, {}, { limitBytes });

@@ -6,7 +6,8 @@ import type { ApiContext, ApiEvent, ApiResult } from './types.js';
 
 /**
  * First middleware: fixes the request id (API Gateway's, else Lambda's), resets per-request log
- * keys, and writes exactly one log line when the request ends, whatever the outcome.
+ * keys, adds the Lambda context to them, and writes exactly one log line when the request ends,
+ * whatever the outcome.
  */
 export function requestContext(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
   const finish = (request: { event: ApiEvent; context: ApiContext; response: ApiResult | null | undefined }) => {
@@ -34,6 +35,9 @@ export function requestContext(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiC
       context.logFields = {};
       context.requestId = request.event.requestContext?.requestId || context.awsRequestId || randomUUID();
       logger.resetKeys();
+      // The function's name and ARN on every line, as the workers' lines have them (injectLambdaContext
+      // is not used here: it would also reset a log level set at run time on every invocation).
+      logger.addContext(context);
       logger.appendKeys({ requestId: context.requestId });
     },
     after: (request) => finish(request),

@@ -104,13 +104,18 @@ export interface AppConfig {
   local: boolean;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const parsed = schema.safeParse(env);
+/** The environment read through its schema; every problem named in one error. */
+function parseEnvironment<T>(envSchema: z.ZodMiniType<T>, env: NodeJS.ProcessEnv): T {
+  const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const e = parseEnvironment(schema, env);
   const local = Boolean(e.DYNAMODB_ENDPOINT ?? e.S3_ENDPOINT);
   if (e.WEBHOOK_DNS_SERVERS !== undefined && !local)
     throw new Error('Invalid configuration: WEBHOOK_DNS_SERVERS is for the local world only (DYNAMODB_ENDPOINT or S3_ENDPOINT unset)');
@@ -179,12 +184,7 @@ export interface RegistryConfig {
 }
 
 export function loadRegistryConfig(env: NodeJS.ProcessEnv = process.env): RegistryConfig {
-  const parsed = registrySchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`Invalid configuration: ${problems}`);
-  }
-  const e = parsed.data;
+  const e = parseEnvironment(registrySchema, env);
   if (e.COMPANIES_HOUSE_API_KEY === undefined && e.COMPANIES_HOUSE_API_KEY_SECRET === undefined)
     throw new Error('Invalid configuration: COMPANIES_HOUSE_API_KEY or COMPANIES_HOUSE_API_KEY_SECRET is required by the verifier');
   return {

@@ -122,10 +122,6 @@ function otherModeMessage(uploadMode: Mode, caseMode: Mode): string {
   return `invoiceFileKey was uploaded with a ${uploadMode}-mode key and cannot be cited by a ${caseMode}-mode case; upload the file again with your ${caseMode}-mode key and use that fileKey`;
 }
 
-export function isUploadContentType(value: string): value is UploadContentType {
-  return (UPLOAD_CONTENT_TYPES as readonly string[]).includes(value);
-}
-
 /** A new, never-before-seen key under the company's prefix. `fileId` is for tests only. */
 export function issueFileKey(
   companyId: string,

@@ -51,15 +51,6 @@ export interface EventToFanOut {
   createdAt: string;
 }
 
-export interface FanOutResult {
-  /** New jobs put on their endpoints' waiting lists. */
-  jobs: number;
-  /** Jobs queued by the fills that followed (this event's or older ones waiting before them). */
-  queued: number;
-  /** Matching endpoints whose delivery was already attempted or settled (a replayed stream record). */
-  alreadyStarted: number;
-}
-
 export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpoint, 'endpointId'>): DeliveryJob {
   return {
     v: 1,
@@ -74,17 +65,10 @@ export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpo
   };
 }
 
-/** The jobs of one event, each on its endpoint's waiting list with its delivery's record started (planFanOut). */
+/** The jobs of one event, each on its endpoint's waiting list with its delivery's record started (planFanOuts). */
 export interface FanOutPlan {
   jobs: DeliveryJob[];
   alreadyStarted: number;
-}
-
-/** The fan-out of one event, its endpoints filled at once. */
-export async function fanOutEvent(deps: FanOutDeps, event: EventToFanOut): Promise<FanOutResult> {
-  const plan = await planFanOut(deps, event);
-  const queued = await fillPlans(deps, [plan]);
-  return { jobs: plan.jobs.length, queued, alreadyStarted: plan.alreadyStarted };
 }
 
 /**
@@ -101,13 +85,6 @@ export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans
   }
   const filled = await Promise.all([...endpoints.values()].map((jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs)));
   return filled.reduce((a, b) => a + b, 0);
-}
-
-/** The deliveries of one event: the matching endpoints' jobs, each delivery's record started. */
-export async function planFanOut(deps: Omit<FanOutDeps, 'queue'>, event: EventToFanOut): Promise<FanOutPlan> {
-  const [planned] = await planFanOuts(deps, [event]);
-  if (!planned!.ok) throw planned!.error;
-  return planned!.plan;
 }
 
 export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };

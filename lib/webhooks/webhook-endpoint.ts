@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { CASE_EVENT_TYPES } from '../cases/case-lifecycle.js';
 import { unknownFieldErrors, type FieldError } from '../errors.js';
 import type { Mode } from '../mode.js';
 import { isWellFormedText } from '../text.js';
@@ -14,8 +15,8 @@ import { MAX_ENDPOINT_URL_LENGTH } from './endpoint-url.js';
 /** The most endpoints a company may have in one mode. */
 export const MAX_ENDPOINTS_PER_MODE = 16;
 export const MAX_DESCRIPTION_LENGTH = 256;
-/** The event types an endpoint can subscribe to; `*` is every type, present and future. */
-export const SUBSCRIBABLE_EVENT_TYPES = ['case.created', 'case.updated', '*'] as const;
+/** The event types an endpoint can subscribe to: every case event type, and `*`, every type present and future. */
+export const SUBSCRIBABLE_EVENT_TYPES = [...CASE_EVENT_TYPES, '*'] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { API_FUNCTIONS, ROUTE_TABLE } from '../../infra/contract/route-table.js';
 import { commandLine, processAlive, readDynamoLocalRecord, reclaimStaleDynamoLocal } from '../../infra/local/local-processes.js';
 import { freePort, portInUse } from '../../infra/local/stores.js';
 
@@ -45,16 +46,21 @@ interface Started {
   stop(signal: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
 }
 
-async function start(): Promise<Started> {
+/** This process's environment without the test tier's Powertools settings: npm start's own defaults apply. */
+function developerEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POWERTOOLS_') && name !== 'LOG_LEVEL'));
+}
+
+async function start(env: NodeJS.ProcessEnv = { POWERTOOLS_LOG_LEVEL: 'SILENT' }): Promise<Started> {
   // As the npm start script runs it: node with the tsx loader, so signals reach main.ts directly.
   const proc = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
     env: {
-      ...process.env,
+      ...developerEnvironment(),
       PORT: String(ports.api),
       DYNAMODB_LOCAL_PORT: String(ports.dynamo),
       S3_LOCAL_PORT: String(ports.s3),
       LOCAL_DATA_DIR: dataDir,
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      ...env,
     },
   });
   child = proc;
@@ -74,7 +80,9 @@ async function start(): Promise<Started> {
     void exited.then((code) => reject(new Error(`npm start exited with ${code} before it was ready:\n${stdout}\n${stderr}`)));
   });
   return {
-    stdout,
+    get stdout() {
+      return stdout;
+    },
     stop: async (signal) => {
       proc.kill(signal);
       return { code: await exited, stderr };
@@ -183,4 +191,73 @@ describe('npm start', () => {
     expect(thirdStop.stderr).toBe('');
     await expectAllPortsFree();
   }, 120_000);
+
+  it('is quiet and safe: no log or metric lines for a walk-through at its defaults, each line labelled with its own function at INFO, the internal credentials only in a 0600 file, every port set by its variable, printed and on loopback only', async () => {
+    const more = { sqs: await freePort(), registry: await freePort() };
+    const portVariables = { SQS_LOCAL_PORT: String(more.sqs), REGISTRY_LOCAL_PORT: String(more.registry) };
+    /** The partner's path through the running stack: an upload, cases created and read back (the workers run on their events). */
+    const walkThrough = () => {
+      const run = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'infra/ops/smoke.ts',
+          '--base-url',
+          `http://127.0.0.1:${ports.api}`,
+          '--api-key-file',
+          join(dataDir, 'demo-test-api-key'),
+        ],
+        { encoding: 'utf8', env: developerEnvironment(), timeout: 60_000 },
+      );
+      expect(run.status).toBe(0);
+    };
+    // The workers log after the request that caused them: give them a moment before reading.
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 2_000));
+
+    const quiet = await start(portVariables);
+    walkThrough();
+    await settle();
+    const printed = quiet.stdout.split('\n');
+    expect(printed.filter((line) => line.startsWith('{'))).toEqual([]);
+    expect(quiet.stdout).not.toContain('"_aws"');
+    expect(quiet.stdout).toContain('Logs            WARN and above, metrics off');
+    // Every port printed, the two engines' on the ports their variables set, each on loopback only.
+    expect(quiet.stdout).toContain(`SQS (fauxqs)    http://127.0.0.1:${more.sqs}`);
+    expect(quiet.stdout).toContain(`Registry        http://127.0.0.1:${more.registry}`);
+    for (const port of [ports.api, ports.dynamo, ports.s3, more.sqs, more.registry]) {
+      expect(quiet.stdout).toContain(`:${port}`);
+      expect(await accepts('127.0.0.1', port)).toBe(true);
+      if (externalAddress) expect(await accepts(externalAddress, port)).toBe(false);
+    }
+    // The internal routes' credentials: a file only its owner reads, under names that cannot replace the developer's own.
+    const credentialsFile = join(dataDir, 'internal-iam-credentials');
+    expect((statSync(credentialsFile).mode & 0o777).toString(8)).toBe('600');
+    const credentials = readFileSync(credentialsFile, 'utf8');
+    expect(credentials).toMatch(/^LOCAL_INTERNAL_ACCESS_KEY_ID=\S+\nLOCAL_INTERNAL_SECRET_ACCESS_KEY=\S+\nLOCAL_INTERNAL_REGION=\S+\n$/);
+    const secret = /LOCAL_INTERNAL_SECRET_ACCESS_KEY=(\S+)/.exec(credentials)![1]!;
+    expect(quiet.stdout).not.toContain(secret);
+    expect(quiet.stdout).not.toMatch(/AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)=/);
+    expect(quiet.stdout).toContain(`this start's credentials, in ${credentialsFile} (mode 0600`);
+    expect((await quiet.stop('SIGINT')).code).toBe(0);
+
+    const verbose = await start({ ...portVariables, POWERTOOLS_LOG_LEVEL: 'INFO' });
+    walkThrough();
+    await settle();
+    const lines = verbose.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { function_name?: string; method?: string; resource?: string });
+    const requests = lines.filter((line) => line.resource !== undefined);
+    expect(requests.length).toBeGreaterThan(5);
+    const functionOf = (method?: string, resource?: string) => {
+      const route = ROUTE_TABLE.find((r) => r.method === method && r.resource === resource);
+      return route && API_FUNCTIONS[route.function].name;
+    };
+    expect(requests.map((line) => [line.resource, line.function_name])).toEqual(
+      requests.map((line) => [line.resource, functionOf(line.method, line.resource)]),
+    );
+    expect((await verbose.stop('SIGTERM')).code).toBe(0);
+    await expectAllPortsFree();
+  }, 180_000);
 });

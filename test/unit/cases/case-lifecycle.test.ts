@@ -1,14 +1,11 @@
 import {
   ALLOWED_TRANSITIONS,
-  applyChange,
   buildCaseEvent,
   caseEventSchema,
   confirmCase,
   deriveStatus,
-  initialLifecycle,
   recordVerification,
   settleStatus,
-  withLifecycle,
   withdrawCase,
   withdrawRequestSchema,
   type DebtorVerificationOutcome,
@@ -17,8 +14,18 @@ import {
   type LifecycleState,
 } from '../../../lib/cases/case-lifecycle.js';
 import { CodedError } from '../../../lib/errors.js';
-import { computeAmounts } from '../../../lib/cases/compute-amounts.js';
-import { CASE_STATUSES, caseViewSchema, type CaseStatus, type CaseView, type DebtorVerification } from '../../../lib/cases/case-record.js';
+import {
+  CASE_STATUSES,
+  caseViewSchema,
+  newCaseLifecycle,
+  toCaseView,
+  type CaseStatus,
+  type DebtorVerification,
+  type RecoveryGate,
+  type StoredCase,
+} from '../../../lib/cases/case-record.js';
+import { changeCase, type ChangeResult } from '../../../lib/cases/change-case.js';
+import { MemoryCaseWriter } from '../../support/memory-stores.js';
 
 const CREATED = new Date('2026-03-04T10:20:30.000Z');
 const LATER = new Date('2026-03-04T10:25:00.000Z');
@@ -34,46 +41,55 @@ const mismatch: DebtorVerificationOutcome = { status: 'NAME_MISMATCH', registere
 const notActive: DebtorVerificationOutcome = { status: 'NOT_ACTIVE', companyStatus: 'dissolved', checkedAt: LATER.toISOString() };
 const notFound: DebtorVerificationOutcome = { status: 'NOT_FOUND', checkedAt: LATER.toISOString() };
 
+/** A new case's lifecycle state, as creation stores it (newCaseLifecycle). */
+function createdState(recoveryGate: RecoveryGate, hasDebtorCompanyNo: boolean): LifecycleState {
+  const { status, debtorVerification } = newCaseLifecycle(hasDebtorCompanyNo, CREATED.toISOString());
+  return { status, recoveryGate, debtorVerification };
+}
+
 function changed<R extends string>(result: LifecycleChange<R>): LifecycleChanged {
   if (!result.changed) throw new Error(`expected a change, got "${result.reason}"`);
   return result;
 }
 
-const baseView: CaseView = {
-  id: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+/** A case as creation stores it: its checked input, what creation adds, and newCaseLifecycle's fields. */
+const createdCase = (recoveryGate: RecoveryGate, debtorCompanyNo?: string): StoredCase => ({
+  caseId: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+  companyId: 'cmp_1',
   reference: 'PC-222-22B',
-  status: 'DRAFT',
-  debtorName: 'Acme Widgets Ltd',
-  principalAmount: '1250.50',
+  recoveryGate,
   currency: 'GBP',
   createdAt: CREATED.toISOString(),
   updatedAt: CREATED.toISOString(),
+  createdByKeyId: 'key_1',
+  requestId: 'req_1',
+  mode: 'live',
+  debtorName: 'Acme Widgets Ltd',
+  debtorEmail: 'ap@acme.example',
   invoiceRef: 'INV-1',
+  invoiceRefKey: 'INV-1',
   invoiceDate: '2026-01-10',
   dueDate: '2026-02-10',
-  recoveryGate: 'AWAITING_CONFIRMATION',
-  livemode: true,
-  debtorVerification: { status: 'PENDING' },
-  statusHistory: [{ status: 'DRAFT', at: CREATED.toISOString() }],
-  claimStatutoryInterest: true,
-  amounts: computeAmounts({
-    principalPence: 125_050,
-    dueDate: '2026-02-10',
-    claimStatutoryInterest: true,
-    payments: [],
-    asOf: '2026-03-04',
-  }),
-};
+  principalPence: 125050,
+  invoiceFileKey: 'uploads/cmp_1/invoice.pdf',
+  ...(debtorCompanyNo === undefined ? {} : { debtorCompanyNo }),
+  ...newCaseLifecycle(debtorCompanyNo !== undefined, CREATED.toISOString()),
+});
 
 describe('a case is created', () => {
   it('DRAFT with one history entry, whatever its gates (spec rule 1)', () => {
-    const { state: s, statusHistory } = initialLifecycle('AUTO_ATTESTED', false, CREATED);
-    expect(s).toEqual({ status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED', debtorVerification: { status: 'NOT_REQUESTED' } });
-    expect(statusHistory).toEqual([{ status: 'DRAFT', at: CREATED.toISOString() }]);
+    const view = toCaseView(createdCase('AUTO_ATTESTED'));
+    expect(view).toMatchObject({ status: 'DRAFT', recoveryGate: 'AUTO_ATTESTED', debtorVerification: { status: 'NOT_REQUESTED' } });
+    expect(view.statusHistory).toEqual([{ status: 'DRAFT', at: CREATED.toISOString() }]);
   });
 
   it('with its debtor verification PENDING when it cites a debtorCompanyNo', () => {
-    expect(initialLifecycle('AWAITING_CONFIRMATION', true, CREATED).state.debtorVerification).toEqual({ status: 'PENDING' });
+    expect(toCaseView(createdCase('AWAITING_CONFIRMATION', '01234567')).debtorVerification).toEqual({ status: 'PENDING' });
+  });
+
+  it('stored before the lifecycle existed, reads as a case created then', () => {
+    const { debtorVerification: _dv, statusHistory: _history, ...legacy } = createdCase('AWAITING_CONFIRMATION', '01234567');
+    expect(toCaseView(legacy)).toEqual(toCaseView(createdCase('AWAITING_CONFIRMATION', '01234567')));
   });
 });
 
@@ -107,7 +123,7 @@ describe('the status follows the gates', () => {
 
 describe('an auto-attested case without a debtorCompanyNo', () => {
   it('is settled from DRAFT to READY with a history entry and previousAttributes { status: DRAFT }', () => {
-    const c = changed(settleStatus(initialLifecycle('AUTO_ATTESTED', false, CREATED).state, LATER));
+    const c = changed(settleStatus(createdState('AUTO_ATTESTED', false), LATER));
     expect(c.state.status).toBe('READY');
     expect(c.historyEntry).toEqual({ status: 'READY', at: LATER.toISOString() });
     expect(c.previousAttributes).toEqual({ status: 'DRAFT' });
@@ -236,8 +252,19 @@ describe('a debtor verification outcome', () => {
 });
 
 describe('the case record and its events', () => {
-  const created = initialLifecycle('AWAITING_CONFIRMATION', true, CREATED);
-  const view = withLifecycle(baseView, created.state, created.statusHistory);
+  const created = createdCase('AWAITING_CONFIRMATION', '01234567');
+  const view = toCaseView(created);
+
+  /** The case changed as a route or worker changes it: through changeCase, on a store holding the created case. */
+  async function change(
+    rule: (s: LifecycleState, at: Date) => LifecycleChange<string>,
+  ): Promise<Extract<ChangeResult<string>, { kind: 'changed' }>> {
+    const store = new MemoryCaseWriter();
+    store.cases.set(created.caseId, created);
+    const result = await changeCase({ store, now: () => LATER }, { mode: created.mode, caseId: created.caseId, rule });
+    if (result.kind !== 'changed') throw new Error(`expected a change, got ${result.kind}`);
+    return result;
+  }
 
   it('case.created carries the record with its lifecycle fields and no previousAttributes', () => {
     const event = buildCaseEvent(view, CREATED.toISOString());
@@ -247,28 +274,27 @@ describe('the case record and its events', () => {
     expect(event.data).not.toHaveProperty('previousAttributes');
   });
 
-  it('case.updated carries the record after the change, its history appended, and the earlier values', () => {
-    const verifiedChange = changed(recordVerification(created.state, notFound, LATER));
-    const after = applyChange(view, verifiedChange);
+  it('case.updated carries the record after the change, its history appended, and the earlier values', async () => {
+    const { stored, event } = await change((s, at) => recordVerification(s, notFound, at));
+    // An event's amounts are the case's as of the event (its own clock), not as of reading it.
+    const after = toCaseView(stored, { now: LATER });
     expect(caseViewSchema.parse(after)).toEqual(after);
     expect(after).toMatchObject({ status: 'ON_HOLD', updatedAt: LATER.toISOString(), debtorVerification: notFound });
     expect(after.statusHistory).toEqual([
       { status: 'DRAFT', at: CREATED.toISOString() },
       { status: 'ON_HOLD', at: LATER.toISOString(), reason: 'NOT_FOUND' },
     ]);
-    const event = buildCaseEvent(after, verifiedChange.at, verifiedChange.previousAttributes);
     expect(caseEventSchema.parse(event)).toEqual(event);
     expect(event).toMatchObject({
       type: 'case.updated',
-      data: { previousAttributes: { status: 'DRAFT', debtorVerification: { status: 'PENDING' } } },
+      data: { object: after, previousAttributes: { status: 'DRAFT', debtorVerification: { status: 'PENDING' } } },
     });
   });
 
-  it('a withdrawal reason of 500 emoji (accepted by withdraw) is a valid history entry on the record and its event', () => {
-    const withdrawn = changed(withdrawCase(created.state, LATER, '😀'.repeat(500)));
-    const after = applyChange(view, withdrawn);
-    expect(caseViewSchema.safeParse(after).success).toBe(true);
-    expect(caseEventSchema.safeParse(buildCaseEvent(after, withdrawn.at, withdrawn.previousAttributes)).success).toBe(true);
+  it('a withdrawal reason of 500 emoji (accepted by withdraw) is a valid history entry on the record and its event', async () => {
+    const { stored, event } = await change((s, at) => withdrawCase(s, at, '😀'.repeat(500)));
+    expect(caseViewSchema.safeParse(toCaseView(stored)).success).toBe(true);
+    expect(caseEventSchema.safeParse(event).success).toBe(true);
   });
 
   it('a test-mode case has livemode false on its events', () => {
@@ -306,7 +332,7 @@ describe('any sequence of changes', () => {
         for (const a of steps)
           for (const b of steps)
             for (const c of steps) {
-              let s = initialLifecycle(gate, companyNo, CREATED).state;
+              let s = createdState(gate, companyNo);
               const history: CaseStatus[] = ['DRAFT'];
               for (const step of [a, b, c]) {
                 const result = step(s);

@@ -1,4 +1,5 @@
-import { fanOutEvent, type EventToFanOut } from '../../../lib/webhooks/fan-out-event.js';
+import type { EventToFanOut } from '../../../lib/webhooks/fan-out-event.js';
+import { fanOutOnStream } from '../../support/fan-out-on-stream.js';
 import { EVENT_CLOCK_SKEW_MS, receivesEvent, type WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
 import {
   MemoryDeliveryQueue,
@@ -71,8 +72,7 @@ describe('the fan-out of a replayed event', () => {
       createdAt: CREATED,
     };
     const now = () => new Date(at(7_200_000));
-    const result = await fanOutEvent({ endpoints, deliveries, slots: new MemoryDeliverySlots(now), queue, now }, replayed);
-    expect(result).toEqual({ jobs: 1, queued: 1, alreadyStarted: 0 });
+    await fanOutOnStream({ endpoints, deliveries, slots: new MemoryDeliverySlots(now), queue, now }, replayed);
     expect(queue.sent.map((s) => s.job.endpointId)).toEqual([older.endpointId]);
     expect(await deliveries.listPage('live', newer.endpointId, { limit: 10 })).toEqual({ deliveries: [] });
   });
