@@ -34,6 +34,8 @@ export function createCases(service: CreateCasesService): CoreHandler {
     metrics.addMetric('CasesRejected', MetricUnit.Count, result.rejected.length);
     metrics.addMetric('CasesTemporaryFailure', MetricUnit.Count, counts.rejected_TEMPORARY_FAILURE ?? 0);
     metrics.addMetric('CaseWriteOutcomeUnknown', MetricUnit.Count, result.writeOutcomeUnknown);
+    // Only when some case awaits its half-year's reference rate: the operators' alarm fires on the first.
+    if (result.referenceRateMissing > 0) metrics.addMetric('ReferenceRateMissing', MetricUnit.Count, result.referenceRateMissing);
     // Published by the shared chain's logMetrics middleware, once per invocation.
 
     // Spec 2.3: 201 when at least one case was created, else 200.

@@ -1,10 +1,11 @@
 import { tableAdapters } from '../lib/adapters/production-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
-import type { StoredCase } from '../lib/cases/case-record.js';
+import { awaitsReferenceRate, type StoredCase } from '../lib/cases/case-record.js';
 import type { CaseReader } from '../lib/cases/ports.js';
 import { authoriseCaseRead, caseIdToRead, parseQuoteAsOf } from '../lib/cases/read-case.js';
 import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { callerOf, prefetchedValue } from '../lib/http/types.js';
+import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 
 /** GET /api/v1/cases/{id} (scope cases:read). */
 export interface GetCaseDeps {
@@ -22,7 +23,13 @@ const buildGetCase =
     const at = now();
     // `?asOf=` (a settlement quote) is checked before the case is looked at: a bad one is a 400 whether the case exists or not.
     const quoteAsOf = parseQuoteAsOf(event.queryStringParameters, event.multiValueQueryStringParameters, at);
-    return jsonResponse(200, authoriseCaseRead(callerOf(context), found, { now: at, ...(quoteAsOf !== undefined ? { quoteAsOf } : {}) }));
+    const view = authoriseCaseRead(callerOf(context), found, { now: at, ...(quoteAsOf !== undefined ? { quoteAsOf } : {}) });
+    // The operators' alarm fires while such a case is read (published by the shared chain, once per request).
+    if (awaitsReferenceRate(view)) {
+      context.logFields.referenceRateMissing = 1;
+      metrics.addMetric('ReferenceRateMissing', MetricUnit.Count, 1);
+    }
+    return jsonResponse(200, view);
   };
 
 export const getCase: CoreHandler = buildGetCase(() => new Date());

@@ -83,10 +83,10 @@ export function sumOfSparse(label: string, metrics: Record<string, IMetric>, per
 /**
  * CloudWatch alarms for what a partner would notice: server errors, slow responses, spikes of
  * 4XX answers and WAF blocks, cases that could not be written (TEMPORARY_FAILURE) or whose write
- * has an unknown outcome, DynamoDB throttling or errors, and (watchAsyncWork) every function's,
- * stream mapping's and queue's failures, throttles, age, backlog and in-flight messages. All
- * notify one SNS topic (alarm and recovery); an operator e-mail is subscribed when `alarmEmail` is
- * given (stack-config.ts requires one for prod).
+ * has an unknown outcome, cases whose half-year has no reference rate, DynamoDB throttling or
+ * errors, and (watchAsyncWork) every function's, stream mapping's and queue's failures,
+ * throttles, age, backlog and in-flight messages. All notify one SNS topic (alarm and recovery); an
+ * operator e-mail is subscribed when `alarmEmail` is given (stack-config.ts requires one for prod).
  */
 export class ServiceAlarms extends Construct {
   readonly topic: Topic;
@@ -183,6 +183,18 @@ export class ServiceAlarms extends Construct {
       description:
         'A case write ended with an unknown outcome: the case may exist although the partner was told TEMPORARY_FAILURE. ' +
         'Check the create-cases log ("case write failed") and the invoiceRef guard.',
+    });
+
+    // A case's half-year without a reference rate shows interest null until an operator adds the
+    // rate; the metric is published while such cases are created or read. An hour's period, so the
+    // alarm does not flap between ALARM and OK (each one notifies) while such cases are read now and then.
+    this.add('ReferenceRateMissing', caseMetric('referenceRateMissing', { period: Duration.hours(1) }), {
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      description:
+        "Cases were created or read whose half-year has no reference rate: their statutory interest shows null. Add the half-year's rate; " +
+        'see docs/deploy.md, "Adding a reference rate".',
     });
 
     if (props.webAcl) {

@@ -7,7 +7,10 @@ import { SERVICE_METRICS } from '../contract/stack-config.js';
  * (namespace `PartnerCaseApi`, dimension `service=partner-case-api`, unit Count, one datapoint per
  * batch). `CaseWriteOutcomeUnknown` counts the TEMPORARY_FAILURE rejections whose write outcome
  * storage could not confirm (the case may exist although the partner was told TEMPORARY_FAILURE;
- * an in-request twin of such a case counts too). Every function also publishes Powertools'
+ * an in-request twin of such a case counts too). `ReferenceRateMissing` counts the cases a request
+ * created or read whose half-year has no reference rate (interest null, never guessed): create-cases,
+ * get-case and list-cases publish it, once per request and only when there are some, with the same
+ * namespace and dimension. Every function also publishes Powertools'
  * `ColdStart` (dimensions `service` and `function_name`), which no alarm reads.
  */
 export const CASE_METRIC_NAMES = {
@@ -16,6 +19,7 @@ export const CASE_METRIC_NAMES = {
   rejected: 'CasesRejected',
   temporaryFailure: 'CasesTemporaryFailure',
   outcomeUnknown: 'CaseWriteOutcomeUnknown',
+  referenceRateMissing: 'ReferenceRateMissing',
 } as const;
 
 export type CaseMetric = keyof typeof CASE_METRIC_NAMES;

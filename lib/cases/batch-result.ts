@@ -104,4 +104,10 @@ export interface BatchResult {
    * (log line and metric); never part of the partner's answer.
    */
   writeOutcomeUnknown: number;
+  /**
+   * How many of the cases created await their half-year's reference rate (`interestRate` null,
+   * lib/cases/case-record.ts, awaitsReferenceRate). For operators (log line and metric); never
+   * part of the partner's answer.
+   */
+  referenceRateMissing: number;
 }

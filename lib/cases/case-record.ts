@@ -310,6 +310,21 @@ export function amountsOf(stored: StoredCase, at: AmountsAt = {}): CaseAmounts {
   });
 }
 
+/**
+ * Whether the case claims statutory interest and the half-year its interest starts in has no
+ * reference rate in the table yet: its `interestRate` and `interest` are null, never guessed
+ * (product rules, "Recovery and money"). The functions count such cases per request for the
+ * operators' alarm (docs/deploy.md, "Adding a reference rate").
+ */
+export function awaitsReferenceRate(view: Pick<CaseView, 'claimStatutoryInterest' | 'amounts'>): boolean {
+  return view.claimStatutoryInterest && view.amounts.interestRate === null;
+}
+
+/** How many of `views` await their half-year's reference rate (awaitsReferenceRate). */
+export function countAwaitingReferenceRate(views: readonly Pick<CaseView, 'claimStatutoryInterest' | 'amounts'>[]): number {
+  return views.filter(awaitsReferenceRate).length;
+}
+
 export function toCaseView(stored: StoredCase, at: AmountsAt = {}): CaseView {
   const lifecycle = lifecycleOf(stored);
   return {

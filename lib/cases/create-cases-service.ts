@@ -6,7 +6,7 @@ import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
 import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode, type ValidCase } from './case-input.js';
 import { buildCaseEvent } from './case-lifecycle.js';
-import { newCaseId, newCaseLifecycle, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
+import { awaitsReferenceRate, newCaseId, newCaseLifecycle, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
@@ -441,6 +441,7 @@ function assemble(slots: Slot[]): BatchResult {
   const created: CreatedItem[] = [];
   const rejected: RejectedItem[] = [];
   let writeOutcomeUnknown = 0;
+  let referenceRateMissing = 0;
   for (const slot of slots) {
     const code = firstCode(slot.findings);
     if (code) {
@@ -475,12 +476,14 @@ function assemble(slots: Slot[]): BatchResult {
         reference: stored.reference,
         livemode: stored.mode === 'live',
       });
+      // The case.created event carries the case as created, amounts included.
+      if (awaitsReferenceRate(slot.newCase!.event.data.object)) referenceRateMissing++;
     } else {
       rejected.push(notCreated(slot, outcome));
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }
-  return { created, rejected, writeOutcomeUnknown };
+  return { created, rejected, writeOutcomeUnknown, referenceRateMissing };
 }
 
 /** Counts by outcome for the request log line and metrics. */
@@ -489,6 +492,7 @@ export function outcomeCounts(result: BatchResult): Record<string, number> {
     created: result.created.length,
     rejected: result.rejected.length,
     writeOutcomeUnknown: result.writeOutcomeUnknown,
+    referenceRateMissing: result.referenceRateMissing,
   };
   for (const item of result.rejected) counts[`rejected_${item.code}`] = (counts[`rejected_${item.code}`] ?? 0) + 1;
   return counts;

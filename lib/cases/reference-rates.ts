@@ -12,8 +12,8 @@
  *
  * Adding a half-year (docs/deploy.md, "Adding a reference rate"): read Bank Rate on the reference
  * day, add one line below, deploy. A half-year missing here is never guessed: a case whose
- * interest starts in it shows `interestRate` and `interest` as null, and the stack's alarm asks
- * `hasReferenceRateFor` about today.
+ * interest starts in it shows `interestRate` and `interest` as null, and the functions that create
+ * or read such a case publish `ReferenceRateMissing`, which the stack's alarm of that name watches.
  */
 export const REFERENCE_RATES_BASIS_POINTS: Readonly<Record<string, number>> = {
   '2014-H1': 50,

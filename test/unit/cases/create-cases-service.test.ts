@@ -2,13 +2,14 @@ import type { Caller } from '../../../lib/auth/authenticate-key.js';
 import { CreateCasesService, type CreateCasesDeps, type CreateCasesRequest } from '../../../lib/cases/create-cases-service.js';
 import { requestFingerprint } from '../../../lib/cases/request-fingerprint.js';
 import { EVENT_ID_PATTERN } from '../../../lib/cases/case-lifecycle.js';
-import { toCaseView } from '../../../lib/cases/case-record.js';
+import { awaitsReferenceRate, toCaseView } from '../../../lib/cases/case-record.js';
 import { requestDeadline, standaloneDeadline } from '../../../lib/deadline.js';
 import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
 import type { Deadline } from '../../../lib/deadline.js';
 import { IdempotencyKeyReusedError } from '../../../lib/errors.js';
 import { fileKeyProblem, issueFileKey } from '../../../lib/uploads/file-key.js';
 import { validCase } from '../../support/case-inputs.js';
+import { referenceRateGap } from '../../support/reference-rate-gap.js';
 import {
   MemoryCaseWriter,
   MemoryCompanyStore,
@@ -237,6 +238,41 @@ describe('creating a batch of cases (use case, in memory)', () => {
     // An unknown outcome must not claim "nothing was written": it says a resubmission is safe.
     expect(result.rejected[2]!.message).toMatch(/could not confirm/);
     expect(result.created.map((c) => c.index)).toEqual([3]);
+  });
+
+  it('counts the cases created whose half-year has no reference rate yet, for the operators’ alarm, and no other case', async () => {
+    const gap = referenceRateGap();
+    const now = new Date(`${gap.dayAfter(120)}T12:00:00Z`);
+    const w = world({ now: () => now });
+    jest.spyOn(w.writer, 'write').mockImplementation(async (c: NewCase): Promise<WriteOutcome> => {
+      if (c.stored.invoiceRef === 'GAP-FAILED') return { kind: 'failed', attempts: 5, error: 'ThrottlingException' };
+      w.writer.cases.set(c.stored.caseId, c.stored);
+      return { kind: 'created', attempts: 1 };
+    });
+    const invoiceDate = gap.dayAfter(-60);
+    const result = await w.service.create(
+      w.request([
+        // Interest from the table's last day: its rate is known.
+        validCase(w.fileKey, { invoiceRef: 'RATED', invoiceDate, dueDate: gap.dayAfter(-2) }),
+        // Due on the table's last day: interest from the first day without a rate.
+        validCase(w.fileKey, { invoiceRef: 'GAP-A', invoiceDate, dueDate: gap.lastDayWith }),
+        validCase(w.fileKey, { invoiceRef: 'GAP-B', invoiceDate, dueDate: gap.dayAfter(60) }),
+        // No statutory interest claimed: no rate needed.
+        validCase(w.fileKey, { invoiceRef: 'GAP-NO-CLAIM', invoiceDate, dueDate: gap.dayAfter(60), claimStatutoryInterest: false }),
+        // Not created: neither failed nor rejected cases count.
+        validCase(w.fileKey, { invoiceRef: 'GAP-FAILED', invoiceDate, dueDate: gap.dayAfter(60) }),
+        validCase(w.fileKey, { invoiceRef: 'GAP-REJECTED', invoiceDate, dueDate: gap.dayAfter(60), principalAmount: 0 }),
+      ]),
+    );
+    expect(result.created.map((c) => c.invoiceRef)).toEqual(['RATED', 'GAP-A', 'GAP-B', 'GAP-NO-CLAIM']);
+    expect(result.referenceRateMissing).toBe(2);
+    const views = [...w.writer.cases.values()].map((stored) => toCaseView(stored, { now }));
+    const awaiting = views.filter(awaitsReferenceRate).map((v) => [v.invoiceRef, v.amounts.interestFrom, v.amounts.interestRate]);
+    expect(awaiting.sort()).toEqual([
+      ['GAP-A', gap.firstDayWithout, null],
+      ['GAP-B', gap.dayAfter(61), null],
+    ]);
+    expect(views.find((v) => v.invoiceRef === 'RATED')!.amounts.interestRate).not.toBeNull();
   });
 
   describe('with an Idempotency-Key', () => {

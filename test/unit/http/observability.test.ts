@@ -3,6 +3,7 @@ import type { CreateCasesHandlerDeps } from '../../../functions/create-cases.js'
 import type { NewCase, WriteOutcome } from '../../../lib/cases/ports.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { validCase } from '../../support/case-inputs.js';
+import { referenceRateGap } from '../../support/reference-rate-gap.js';
 import { apiEvent, bearer, lambdaContext, parse } from '../../support/fixtures.js';
 
 /**
@@ -269,6 +270,144 @@ describe('metrics every route publishes', () => {
     expect(second).toEqual([]);
     expect(warn).not.toHaveBeenCalled();
     expect(debug).toHaveBeenCalledWith(expect.stringContaining('No application metrics to publish'));
+  });
+});
+
+/**
+ * create-cases, get-case and list-cases over one in-memory store, on a day some months into the
+ * first half-year the reference-rate table has no rate for.
+ */
+async function loadCaseRoutes() {
+  const gap = referenceRateGap();
+  const now = new Date(`${gap.dayAfter(120)}T12:00:00Z`);
+  return loadIsolated(LAMBDA_METRICS_ENV, async () => {
+    const { buildCreateCasesHandler } = await import('../../../functions/create-cases.js');
+    const { buildGetCaseHandler } = await import('../../../functions/get-case.js');
+    const { buildListCasesHandler } = await import('../../../functions/list-cases.js');
+    const { CursorSealer } = await import('../../../lib/cases/list-cursor.js');
+    const memory = await import('../../support/memory-stores.js');
+    const { fileKeyProblem, issueFileKey } = await import('../../../lib/uploads/file-key.js');
+    const { apiKey, record } = await partnerKey();
+    const keys = new memory.MemoryApiKeyStore();
+    keys.records.set(record.keyId, record);
+    const writer = new memory.MemoryCaseWriter();
+    const files = new memory.MemoryFileStore();
+    const fileKey = issueFileKey(record.companyId, 'application/pdf');
+    files.keys.add(fileKey);
+    const create = buildCreateCasesHandler({
+      keys,
+      companies: new memory.MemoryCompanyStore(),
+      writer,
+      idempotency: new memory.MemoryIdempotencyStore(),
+      references: new memory.MemoryReferenceAllocator(),
+      files,
+      log: memory.silentLog,
+      fileKeyProblem,
+      now: () => now,
+      idempotencyTtlSeconds: 86_400,
+      claimHorizonSeconds: 20,
+    });
+    const get = buildGetCaseHandler({ keys, caseReader: writer, now: () => now });
+    const lister = {
+      page: async () => ({ cases: [...writer.cases.values()], next: null }),
+      findByInvoiceRef: writer.findByInvoiceRef.bind(writer),
+    };
+    const sealer = new CursorSealer(Buffer.alloc(32, 7));
+    const list = buildListCasesHandler({ keys, caseLister: lister, cursors: async () => sealer, now: () => now });
+    const headers = bearer(apiKey);
+    return {
+      gap,
+      post: async (cases: unknown[]) =>
+        parse(
+          await create(
+            apiEvent({
+              method: 'POST',
+              path: '/api/v1/cases',
+              resource: '/api/v1/cases',
+              headers: { ...headers, 'Content-Type': 'application/json' },
+              body: JSON.stringify({ cases }),
+            }),
+            lambdaContext(),
+          ),
+        ),
+      read: async (id: string) =>
+        parse(
+          await get(
+            apiEvent({ method: 'GET', path: `/api/v1/cases/${id}`, resource: '/api/v1/cases/{id}', pathParameters: { id }, headers }),
+            lambdaContext(),
+          ),
+        ),
+      list: async () =>
+        parse(await list(apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers }), lambdaContext())),
+      fileKey,
+    };
+  });
+}
+
+const applicationMetricsOf = (docs: EmfDocument[]) => docs.filter((d) => !('ColdStart' in d.metrics)).map((d) => d.metrics);
+
+describe('the reference-rate metric operators are alarmed on', () => {
+  let restoreEnv: () => void;
+  beforeEach(() => {
+    restoreEnv = setEnv(LAMBDA_METRICS_ENV);
+  });
+  afterEach(() => restoreEnv());
+
+  it('create-cases, get-case and list-cases publish ReferenceRateMissing once per request, counting the cases without a rate, and nothing for the others', async () => {
+    const routes = await loadCaseRoutes();
+    const { gap, fileKey } = routes;
+    const invoiceDate = gap.dayAfter(-60);
+    let created: { invoiceRef: string; id: string }[] = [];
+    const posted = await emfWrittenBy(async () => {
+      const res = await routes.post([
+        validCase(fileKey, { invoiceRef: 'RATED', invoiceDate, dueDate: gap.dayAfter(-2) }),
+        validCase(fileKey, { invoiceRef: 'GAP-A', invoiceDate, dueDate: gap.lastDayWith }),
+        validCase(fileKey, { invoiceRef: 'GAP-B', invoiceDate, dueDate: gap.dayAfter(30) }),
+        validCase(fileKey, { invoiceRef: 'GAP-NO-CLAIM', invoiceDate, dueDate: gap.dayAfter(30), claimStatutoryInterest: false }),
+      ]);
+      created = res.body.created as { invoiceRef: string; id: string }[];
+    });
+    expect(created).toHaveLength(4);
+    expect(caseMetricsOf(posted)).toEqual([
+      {
+        namespace: SERVICE.namespace,
+        // The service dimension alone, as the alarm reads it.
+        dimensions: [['service']],
+        metrics: {
+          CasesSubmitted: 4,
+          CasesCreated: 4,
+          CasesRejected: 0,
+          CasesTemporaryFailure: 0,
+          CaseWriteOutcomeUnknown: 0,
+          ReferenceRateMissing: 2,
+        },
+        properties: { service: SERVICE.service },
+      },
+    ]);
+
+    const idOf = (ref: string) => created.find((c) => c.invoiceRef === ref)!.id;
+    const readGap = await emfWrittenBy(() => routes.read(idOf('GAP-A')));
+    expect(readGap.map((d) => ({ dimensions: d.dimensions, metrics: d.metrics }))).toEqual([
+      { dimensions: [['service']], metrics: { ReferenceRateMissing: 1 } },
+    ]);
+    for (const ref of ['RATED', 'GAP-NO-CLAIM']) expect(applicationMetricsOf(await emfWrittenBy(() => routes.read(idOf(ref))))).toEqual([]);
+
+    let listed = 0;
+    const listedDocs = await emfWrittenBy(async () => {
+      listed = ((await routes.list()).body.data as unknown[]).length;
+    });
+    expect(listed).toBe(4);
+    expect(applicationMetricsOf(listedDocs)).toEqual([{ ReferenceRateMissing: 2 }]);
+  });
+
+  it('a batch whose cases all have their rate publishes no ReferenceRateMissing', async () => {
+    const routes = await loadCaseRoutes();
+    const docs = await emfWrittenBy(() =>
+      routes.post([validCase(routes.fileKey, { invoiceDate: routes.gap.dayAfter(-60), dueDate: routes.gap.dayAfter(-2) })]),
+    );
+    expect(caseMetricsOf(docs).map((d) => Object.keys(d.metrics))).toEqual([
+      ['CasesSubmitted', 'CasesCreated', 'CasesRejected', 'CasesTemporaryFailure', 'CaseWriteOutcomeUnknown'],
+    ]);
   });
 });
 

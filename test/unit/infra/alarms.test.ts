@@ -44,6 +44,8 @@ describe('alarms', () => {
       Latency: 1,
       CasesTemporaryFailure: 1,
       CaseWriteOutcomeUnknown: 1,
+      // A case whose half-year has no reference rate, created or read.
+      ReferenceRateMissing: 1,
       BlockedRequests: 1,
       // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
       // the debtor verifier, the webhook fan-out and the webhook delivery function.
@@ -90,6 +92,21 @@ describe('alarms', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       EvaluationPeriods: 1,
     });
+  });
+
+  it('ReferenceRateMissing pages at the first case without a reference rate in an hour, and no data is not breaching', () => {
+    expect(alarmNamed('ReferenceRateMissing').Properties).toMatchObject({
+      Namespace: 'PartnerCaseApi',
+      MetricName: 'ReferenceRateMissing',
+      Dimensions: [{ Name: 'service', Value: 'partner-case-api' }],
+      Statistic: 'Sum',
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarmNamed('ReferenceRateMissing').Properties.AlarmDescription).toContain('Adding a reference rate');
   });
 
   it('the service metrics are read with the namespace and service name the functions are given', () => {
