@@ -1,0 +1,268 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
+import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
+import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
+import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
+import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
+import { config } from '../../lib/runtime/config.js';
+import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
+import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
+import { ddb } from '../support/fixtures.js';
+import { ctx, sqsEvent, webhookDeliveryRig } from '../support/webhook-delivery-rig.js';
+
+/**
+ * The fan-out and delivery functions' table requests and fair share: the requests an event costs on
+ * its way to the lane, the waiting lists and slots, the sweeper's repairs, the fan-out's batching
+ * and filtering (the rig: test/support/webhook-delivery-rig.ts; the delivery behaviour:
+ * webhook-delivery-functions.test.ts). The clock is fixed (moved by no test here).
+ */
+let clock = new Date();
+const now = () => clock;
+const { receiver, rig, newEndpoint, storedEvent } = webhookDeliveryRig(now);
+
+describe('the webhook fan-out and delivery functions', () => {
+  // Each test makes a few dozen requests to DynamoDB Local (the slots and waiting lists among them); on a
+  // machine shared with other suites the first one, run while the local stores warm up, can pass 5 s.
+  jest.setTimeout(20_000);
+  beforeEach(() => {
+    clock = new Date(Math.floor(Date.now() / 1000) * 1000);
+  });
+
+  it('a fan-out to an endpoint with free slots queues its job without reading the waiting list: four table requests before the send', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    // The fan-out's table requests, in the order sent, up to the SendMessageBatch.
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued).toHaveLength(1);
+    // The endpoints, the job listed, its record started, its slot claimed: no Query of the waiting list.
+    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
+  });
+
+  it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 12; i++) events.push(await storedEvent(endpoint.companyId));
+    const sent: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed.
+    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'TransactWriteCommand']);
+    expect(r.messages.enqueued).toHaveLength(8);
+    const waiting = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition('live', endpoint.endpointId), ':w': 'W#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(waiting.Items ?? []).toHaveLength(4);
+  });
+
+  it('a burst’s ended jobs are followed by the oldest waiting ones, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 30; i++) events.push(await storedEvent(endpoint.companyId));
+    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    const first = r.messages.enqueued.map((e) => e.job);
+    expect(first).toHaveLength(8);
+    const waitingBefore = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :w)',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliverySlotPartition('live', endpoint.endpointId), ':w': 'W#' },
+        ConsistentRead: true,
+      }),
+    );
+    const oldest = (waitingBefore.Items ?? []).slice(0, 8).map((i) => (i.job as DeliveryJob).deliveryId);
+    // The delivery function's reads of the waiting list (the slots' Queries), each job in a batch of its own.
+    const queries: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (command.constructor.name === 'QueryCommand') queries.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: r.endpoints,
+        events: new DynamoEventStore(ddb(), cfg.tableName),
+        deliveries: r.deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+      },
+      messages: r.messages,
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      laneOf: () => 'fast',
+    });
+    for (const job of first) expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toHaveLength(8);
+    // Each ended job's slot went to the oldest waiting job, in order; one read served all eight (it was one per job).
+    expect(r.messages.enqueued.slice(8).map((e) => e.job.deliveryId)).toEqual(oldest);
+    expect(queries).toHaveLength(1);
+    const holders = (await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId);
+    expect(holders.sort()).toEqual([...oldest].sort());
+  });
+
+  it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    // A fan-out that stopped after starting the record: the job on the waiting list, its record pending, no message.
+    const { event } = await storedEvent(endpoint.companyId);
+    const stranded = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    await r.slots.wait([stranded]);
+    await r.deliveries.start(newDeliveryRecord(stranded, clock.toISOString()));
+    // And a delivered job whose function stopped before it gave its slot back.
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    const delivered = r.messages.enqueued.find((m) => m.job.deliveryId !== stranded.deliveryId)!.job;
+    await r.deliveries.recordAttempt(
+      deliveryKeyOf(delivered),
+      0,
+      { at: clock.toISOString(), statusCode: 200, durationMs: 5 },
+      { status: 'delivered' },
+    );
+    const queuedBefore = r.messages.enqueued.length;
+    // The fan-out's own fill queued the stranded job too (it was the oldest waiting): take it back to "never queued".
+    await r.slots.release(deliveryKeyOf(stranded));
+    await r.slots.wait([stranded]);
+
+    const sweep = buildSweepWebhookDeliveriesCore({
+      companies: { list: async () => [{ companyId: endpoint.companyId }] },
+      endpoints: r.endpoints,
+      deliveries: r.deliveries,
+      slots: r.slots,
+      queue: r.messages,
+    });
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 1, requeued: 0, filled: 1 });
+    expect(r.messages.enqueued.slice(queuedBefore)).toEqual([{ lane: 'fast', job: stranded, delaySeconds: 0 }]);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([stranded.deliveryId]);
+    // Swept again: nothing left to mend.
+    expect(await sweep()).toEqual({ endpoints: 1, failed: 0, released: 0, requeued: 0, filled: 0 });
+  });
+
+  it('an endpoint the sweeper cannot sweep is counted and named with its error, and the other endpoints are still swept', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const broken = await newEndpoint(r, target.url);
+    await newEndpoint(r, target.url, { companyId: broken.endpoint.companyId });
+    const failures: { mode: string; endpointId: string; error: unknown }[] = [];
+    const slots = Object.create(r.slots) as typeof r.slots;
+    slots.holders = async (mode, endpointId) => {
+      if (endpointId === broken.endpoint.endpointId) throw new Error('storage unavailable');
+      return r.slots.holders(mode, endpointId);
+    };
+    const sweep = buildSweepWebhookDeliveriesCore({
+      companies: { list: async () => [{ companyId: broken.endpoint.companyId }] },
+      endpoints: r.endpoints,
+      deliveries: r.deliveries,
+      slots,
+      queue: r.messages,
+      onEndpointFailed: (failure) => failures.push(failure),
+    });
+    expect(await sweep()).toMatchObject({ endpoints: 2, failed: 1 });
+    expect(failures).toEqual([{ mode: 'live', endpointId: broken.endpoint.endpointId, error: new Error('storage unavailable') }]);
+  });
+
+  it('the fan-out ignores what is not an inserted event item, and a test event reaches test endpoints only', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const live = await newEndpoint(r, target.url);
+    const test = await newEndpoint(r, target.url, { companyId: live.endpoint.companyId, mode: 'test' });
+    const { record } = await storedEvent(live.endpoint.companyId, 'test');
+    const image = record.Records[0]!.dynamodb!.NewImage!;
+    await r.fanOut({ Records: [{ ...record.Records[0]!, eventName: 'MODIFY' }] }, ctx());
+    await r.fanOut(
+      { Records: [{ eventName: 'INSERT', dynamodb: { NewImage: marshall({ ...unmarshall(image as never), type: 'CASE' }) as never } }] },
+      ctx(),
+    );
+    expect(r.messages.enqueued).toEqual([]);
+    await r.fanOut(record, ctx());
+    expect(r.messages.enqueued.map((e) => e.job.endpointId)).toEqual([test.endpoint.endpointId]);
+  });
+
+  it("the fan-out queues a batch's jobs in one request per endpoint, and when that fails every record with deliveries is retried and queued again", async () => {
+    const cfg = config();
+    const target = await receiver([200]);
+    const r = rig();
+    const first = await newEndpoint(r, target.url);
+    await newEndpoint(r, target.url, { companyId: first.endpoint.companyId });
+    const records = await Promise.all([1, 2, 3].map(() => storedEvent(first.endpoint.companyId)));
+    const batch: DynamoDBStreamEvent = {
+      Records: records.map((e, i) => ({
+        ...e.record.Records[0]!,
+        dynamodb: { ...e.record.Records[0]!.dynamodb!, SequenceNumber: String(i + 1) },
+      })),
+    };
+    const calls: number[] = [];
+    let failing = true;
+    const queue = {
+      enqueue: async (_lane: DeliveryLane, jobs: readonly DeliveryJob[]) => {
+        if (failing) throw new Error('SQS unavailable');
+        calls.push(jobs.length);
+      },
+    };
+    const fanOut = buildFanOutWebhookEventsHandler({
+      endpoints: new DynamoWebhookEndpointStore(ddb(), cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(ddb(), cfg.tableName, now),
+      slots: r.slots,
+      queue,
+      now,
+    });
+    expect(await fanOut(batch, ctx())).toEqual({
+      batchItemFailures: [{ itemIdentifier: '1' }, { itemIdentifier: '2' }, { itemIdentifier: '3' }],
+    });
+    failing = false;
+    expect(await fanOut(batch, ctx())).toEqual({ batchItemFailures: [] });
+    expect(calls).toEqual([3, 3]);
+  });
+});
