@@ -10,14 +10,9 @@
  */
 import { computeAmounts, type AmountFacts } from '../lib/cases/compute-amounts.js';
 import { median, quantile, round } from './lib/stats.js';
+import { printBenchRows, type BenchRow } from './lib/bench-row.js';
 
-export interface AmountsRow {
-  figure: string;
-  value: number;
-  target: string;
-  pass: boolean;
-  note: string;
-}
+export type AmountsRow = BenchRow;
 
 const PAYMENTS = 100;
 const WARM_UP = 2_000;
@@ -59,5 +54,5 @@ export function amountsBench(): AmountsRow[] {
 
 // Run alone: the rows printed.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const r of amountsBench()) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
+  printBenchRows(amountsBench());
 }

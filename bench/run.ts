@@ -27,6 +27,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { FigureRow } from './lib/report.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 // In this process the handlers run in loops: no request log lines or EMF metrics on the console.
@@ -78,6 +79,22 @@ async function waitForQuiet(before: string): Promise<void> {
   const started = performance.now();
   await stack.quiet();
   console.log(`  (local consumers drained before ${before} in ${Math.round(performance.now() - started)} ms)`);
+}
+/**
+ * A section measured once its predecessors' work is drained: its heading, its figure rows as one
+ * table checked under `checkSection`, and the rows recorded in results.json under `resultKey`.
+ */
+async function figureSection(
+  before: string,
+  title: string,
+  { checkSection, resultKey }: { checkSection: string; resultKey: string },
+  measureRows: () => Promise<readonly FigureRow[]>,
+): Promise<void> {
+  await waitForQuiet(before);
+  heading(title);
+  const rows = await measureRows();
+  figureTable(checkSection, rows);
+  results[resultKey] = rows;
 }
 /** The store stand-in's worker (section 2), stopped however the run ends. */
 let standIn: { close(): Promise<void> } | undefined;
@@ -496,38 +513,37 @@ try {
     waitForQuiet,
   });
 
-  await waitForQuiet('section 6');
-  heading(
+  await figureSection(
+    'section 6',
     '6. Debtor verification: registry requests through the DynamoDB cache and rate limiter (simulated clock); event → outcome latency',
+    { checkSection: 'verification', resultKey: 'verification' },
+    async () => {
+      const { verificationBench, verificationLatencyBench } = await import('./verification.js');
+      const { REGISTRY_DELAY_MS } = await import('./lib/local-stack.js');
+      return [...(await verificationBench(cfg)), ...(await verificationLatencyBench(cfg, REGISTRY_DELAY_MS))];
+    },
   );
-  const { verificationBench, verificationLatencyBench } = await import('./verification.js');
-  const { REGISTRY_DELAY_MS } = await import('./lib/local-stack.js');
-  const verificationRows = [...(await verificationBench(cfg)), ...(await verificationLatencyBench(cfg, REGISTRY_DELAY_MS))];
-  figureTable('verification', verificationRows);
-  results.verification = verificationRows;
 
-  await waitForQuiet('section 7');
-  heading('7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)');
-  const { webhooksBench } = await import('./webhooks.js');
-  const webhookRows = await webhooksBench(cfg);
-  figureTable('webhooks', webhookRows);
-  results.webhooks = webhookRows;
+  await figureSection(
+    'section 7',
+    '7. Webhooks: event → delivery on the local engines (stream → fan-out → SQS lanes → delivery function → loopback receivers)',
+    { checkSection: 'webhooks', resultKey: 'webhooks' },
+    async () => (await import('./webhooks.js')).webhooksBench(cfg),
+  );
 
-  await waitForQuiet('section 7b');
-  heading(
+  await figureSection(
+    'section 7b',
     '7b. Webhooks beside endpoints whose host names never resolve (the engines resolve at a loopback DNS server that never answers them)',
+    { checkSection: 'webhooks', resultKey: 'webhookDns' },
+    async () => (await import('./webhook-dns.js')).webhookDnsBench(cfg, stack.dns),
   );
-  const { webhookDnsBench } = await import('./webhook-dns.js');
-  const dnsRows = await webhookDnsBench(cfg, stack.dns);
-  figureTable('webhooks', dnsRows);
-  results.webhookDns = dnsRows;
 
-  await waitForQuiet('section 7c');
-  heading('7c. Webhooks under a hostile tenant (16 hanging endpoints and a 100-case burst beside a healthy company)');
-  const { webhookIsolationBench } = await import('./webhook-isolation.js');
-  const isolationRows = await webhookIsolationBench(cfg);
-  figureTable('webhooks', isolationRows);
-  results.webhookIsolation = isolationRows;
+  await figureSection(
+    'section 7c',
+    '7c. Webhooks under a hostile tenant (16 hanging endpoints and a 100-case burst beside a healthy company)',
+    { checkSection: 'webhooks', resultKey: 'webhookIsolation' },
+    async () => (await import('./webhook-isolation.js')).webhookIsolationBench(cfg),
+  );
   closeRig(local);
 } finally {
   await standIn?.close();

@@ -24,17 +24,11 @@ import { STAND_IN_API_KEY, startCompaniesHouseStandIn } from '../infra/local/com
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
 import { keys } from '../lib/adapters/dynamodb/table-keys.js';
-import { buildCaseEvent } from '../lib/cases/case-lifecycle.js';
-import { toCaseView, type StoredCase } from '../lib/cases/case-record.js';
+import { benchCase } from './lib/bench-case.js';
 import type { NewCase } from '../lib/cases/ports.js';
+import { printBenchRows, type BenchRow } from './lib/bench-row.js';
 
-export interface VerificationRow {
-  figure: string;
-  value: number;
-  target: string;
-  pass: boolean;
-  note: string;
-}
+export type VerificationRow = BenchRow;
 
 /** Simulated Lambda instances, and how many due cases each takes per round (a stream batch). */
 const INSTANCES = 8;
@@ -191,40 +185,7 @@ export async function verificationBench(cfg: AppConfig, log: (line: string) => v
 
 /** A live case awaiting confirmation whose debtor cites `companyNumber` (PENDING), as the create path stores it. */
 function pendingCase(companyNumber: string): NewCase {
-  const at = new Date().toISOString();
-  const caseId = `case_${randomBase62(22)}`;
-  const companyId = `cmp_${randomBase62(16)}`;
-  const invoiceRef = `LAT-${randomBase62(10)}`;
-  const stored: StoredCase = {
-    caseId,
-    companyId,
-    reference: `PC-${randomBase62(6).toUpperCase()}`,
-    status: 'DRAFT',
-    recoveryGate: 'AWAITING_CONFIRMATION',
-    currency: 'GBP',
-    createdAt: at,
-    updatedAt: at,
-    createdByKeyId: 'KeyBenchBenchBen',
-    requestId: `bench-${randomBase62(8)}`,
-    mode: 'live',
-    debtorVerification: { status: 'PENDING' },
-    statusHistory: [{ status: 'DRAFT', at }],
-    debtorName: 'Bench Debtor Limited',
-    debtorEmail: 'ap@debtor.example',
-    debtorCompanyNo: companyNumber,
-    invoiceRef,
-    invoiceRefKey: invoiceRef.toLowerCase(),
-    invoiceDate: '2025-01-10',
-    dueDate: '2025-02-10',
-    principalPence: 125_050,
-    invoiceFileKey: `invoices/${companyId}/${randomBase62(32)}.pdf`,
-  };
-  const audit = { caseId, companyId, mode: 'live' as const, b2b: true, under10k: true, within6years: true, undisputed: true };
-  return {
-    stored,
-    audit: { ...audit, attestedBy: 'Bench', attestedAt: at, keyId: 'KeyBenchBenchBen', requestId: stored.requestId, sourceIp: '192.0.2.1' },
-    event: buildCaseEvent(toCaseView(stored), at),
-  };
+  return benchCase(`cmp_${randomBase62(16)}`, { invoicePrefix: 'LAT', debtorCompanyNo: companyNumber });
 }
 
 /**
@@ -298,7 +259,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       ...(await verificationBench(loadConfig(stack.env))),
       ...(await verificationLatencyBench(loadConfig(stack.env), REGISTRY_DELAY_MS)),
     ];
-    for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
+    printBenchRows(rows);
   } finally {
     await stack.stop();
   }

@@ -24,16 +24,17 @@ import { dnsResolver, RESOLUTION_TIMEOUT_MS } from '../lib/adapters/webhooks/dns
 import { randomBase62 } from '../lib/random-id.js';
 import type { AppConfig } from '../lib/runtime/config.js';
 import { createEndpoint } from '../lib/webhooks/manage-endpoints.js';
-import { startSignedWebhookReceiver, type ReceivedDelivery, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
+import { startSignedWebhookReceiver, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
 import type { DnsServer } from '../test/support/dns-server.js';
-import { percentile, plainCase, TRICKLE_EVENTS, TRICKLE_SPACING_MS, type WebhookRow } from './webhooks.js';
+import { plainCase, TRICKLE_EVENTS, TRICKLE_SPACING_MS, type WebhookRow } from './webhooks.js';
+import { firstAttempts } from './lib/first-attempts.js';
+import { trickleLatencies } from './lib/trickle-latencies.js';
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 
 /** The names that answer at creation and never again. */
 const BLACK_HOLE_NAMES = ['hooks-1.unresolvable.bench.test', 'hooks-2.unresolvable.bench.test'];
 /** What they answered at creation: a public address (creation refuses any other), never connected to. */
 const ONCE_ANSWERED = '93.184.215.14';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function webhookDnsBench(cfg: AppConfig, dns: DnsServer, log: (line: string) => void = console.log): Promise<WebhookRow[]> {
   const client = createDocumentClient(cfg);
@@ -67,38 +68,9 @@ export async function webhookDnsBench(cfg: AppConfig, dns: DnsServer, log: (line
     return { companyId, receiver };
   }
 
-  /** First attempts per event at the receiver, waiting up to `ms` for all of them. */
-  async function firstAttempts(receiver: SignedWebhookReceiver, eventIds: Set<string>, ms: number): Promise<ReceivedDelivery[]> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const first = new Map<string, ReceivedDelivery>();
-      for (const d of receiver.received) if (eventIds.has(d.webhookId) && !first.has(d.webhookId)) first.set(d.webhookId, d);
-      if (first.size === eventIds.size || Date.now() > end) return [...first.values()];
-      await sleep(50);
-    }
-  }
-
   /** Section 7's trickle: TRICKLE_EVENTS events one every TRICKLE_SPACING_MS, latencies at the healthy receiver. */
-  async function trickle(companyId: string, receiver: SignedWebhookReceiver) {
-    const eventIds = new Set<string>();
-    const started = Date.now();
-    for (let i = 0; i < TRICKLE_EVENTS; i++) {
-      await sleep(Math.max(0, started + i * TRICKLE_SPACING_MS - Date.now()));
-      const one = plainCase(companyId);
-      eventIds.add(one.event.id);
-      const outcomes = await writer.writeAll([one]);
-      if (outcomes.some((o) => o.kind !== 'created')) throw new Error(`bench case not created: ${JSON.stringify(outcomes)}`);
-    }
-    const got = await firstAttempts(receiver, eventIds, 30_000);
-    const latencies = got.map((d) => d.receivedAt - Date.parse(d.eventCreatedAt!)).sort((a, b) => a - b);
-    return {
-      latencies,
-      missing: eventIds.size - got.length,
-      unverified: got.filter((d) => !d.verified).length,
-      p50: latencies.length ? percentile(latencies, 0.5) : NaN,
-      p95: latencies.length ? percentile(latencies, 0.95) : NaN,
-    };
-  }
+  const trickle = (companyId: string, receiver: SignedWebhookReceiver) =>
+    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, spacingMs: TRICKLE_SPACING_MS });
 
   const rows: WebhookRow[] = [];
   try {
@@ -137,18 +109,4 @@ export async function webhookDnsBench(cfg: AppConfig, dns: DnsServer, log: (line
 }
 
 // Run alone: its own local stores, engines and DNS server; the rows printed.
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const { startLocalStack } = await import('./lib/local-stack.js');
-  const stack = await startLocalStack();
-  try {
-    Object.assign(process.env, stack.env);
-    const { loadConfig } = await import('../lib/runtime/config.js');
-    const rows = await webhookDnsBench(loadConfig(stack.env), stack.dns);
-    for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
-  } finally {
-    await stack.stop();
-  }
-}
+if (import.meta.url === `file://${process.argv[1]}`) await runAloneOnLocalStack((cfg, stack) => webhookDnsBench(cfg, stack.dns));

@@ -52,6 +52,7 @@ import {
 import { startHangingReceiver, type HangingReceiver } from './lib/hanging-receiver.js';
 import { median, p95 } from './lib/stats.js';
 import { plainCase, type WebhookRow } from './webhooks.js';
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 
 const HOSTILE_BURST_CASES = 100;
 /** 48 samples: the p95 lies between the third and fourth slowest, not at the slowest but one as with 40. */
@@ -295,18 +296,4 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
 }
 
 // Run alone: its own local stores and engines, the rows printed.
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const { startLocalStack } = await import('./lib/local-stack.js');
-  const stack = await startLocalStack();
-  try {
-    Object.assign(process.env, stack.env);
-    const { loadConfig } = await import('../lib/runtime/config.js');
-    const rows = await webhookIsolationBench(loadConfig(stack.env));
-    for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
-  } finally {
-    await stack.stop();
-  }
-}
+if (import.meta.url === `file://${process.argv[1]}`) await runAloneOnLocalStack((cfg) => webhookIsolationBench(cfg));

@@ -22,23 +22,20 @@ import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
 import { DynamoWebhookEndpointStore } from '../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../lib/adapters/secrets/webhook-secret-key.js';
 import { systemResolver } from '../lib/adapters/webhooks/webhook-sender.js';
-import { buildCaseEvent } from '../lib/cases/case-lifecycle.js';
-import { toCaseView, type StoredCase } from '../lib/cases/case-record.js';
 import type { NewCase } from '../lib/cases/ports.js';
 import type { Mode } from '../lib/mode.js';
 import { randomBase62 } from '../lib/random-id.js';
 import type { AppConfig } from '../lib/runtime/config.js';
 import { createEndpoint } from '../lib/webhooks/manage-endpoints.js';
-import { startSignedWebhookReceiver, type ReceivedDelivery, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
+import { startSignedWebhookReceiver, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
+import { benchCase } from './lib/bench-case.js';
 import { startHangingReceiver } from './lib/hanging-receiver.js';
+import { firstAttempts } from './lib/first-attempts.js';
+import { trickleLatencies } from './lib/trickle-latencies.js';
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
+import type { BenchRow } from './lib/bench-row.js';
 
-export interface WebhookRow {
-  figure: string;
-  value: number;
-  target: string;
-  pass: boolean;
-  note: string;
-}
+export type WebhookRow = BenchRow;
 
 /**
  * The trickle of (a) and (b): events written one at a time, evenly spaced. Written in clumps (8 in
@@ -53,45 +50,8 @@ const BURST_ENDPOINTS = 3;
 
 /** A case without a debtor company number (no verification, so no case.updated), as the create path stores it. */
 export function plainCase(companyId: string, mode: Mode = 'live'): NewCase {
-  const at = new Date().toISOString();
-  const caseId = `case_${randomBase62(22)}`;
-  const invoiceRef = `WHB-${randomBase62(10)}`;
-  const stored: StoredCase = {
-    caseId,
-    companyId,
-    reference: `PC-${randomBase62(6).toUpperCase()}`,
-    status: 'DRAFT',
-    recoveryGate: 'AWAITING_CONFIRMATION',
-    currency: 'GBP',
-    createdAt: at,
-    updatedAt: at,
-    createdByKeyId: 'KeyBenchBenchBen',
-    requestId: `bench-${randomBase62(8)}`,
-    mode,
-    debtorVerification: { status: 'NOT_REQUESTED' },
-    statusHistory: [{ status: 'DRAFT', at }],
-    debtorName: 'Bench Debtor Limited',
-    debtorEmail: 'ap@debtor.example',
-    invoiceRef,
-    invoiceRefKey: invoiceRef.toLowerCase(),
-    invoiceDate: '2025-01-10',
-    dueDate: '2025-02-10',
-    principalPence: 125_050,
-    invoiceFileKey: `invoices/${companyId}/${randomBase62(32)}.pdf`,
-  };
-  const audit = { caseId, companyId, mode, b2b: true, under10k: true, within6years: true, undisputed: true };
-  return {
-    stored,
-    audit: { ...audit, attestedBy: 'Bench', attestedAt: at, keyId: 'KeyBenchBenchBen', requestId: stored.requestId, sourceIp: '192.0.2.1' },
-    event: buildCaseEvent(toCaseView(stored), at),
-  };
+  return benchCase(companyId, { invoicePrefix: 'WHB', mode });
 }
-
-export function percentile(sorted: number[], q: number): number {
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!);
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function webhooksBench(cfg: AppConfig, log: (line: string) => void = console.log): Promise<WebhookRow[]> {
   const client = createDocumentClient(cfg);
@@ -125,38 +85,9 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
     if (outcomes.some((o) => o.kind !== 'created')) throw new Error(`bench cases not created: ${JSON.stringify(outcomes)}`);
   }
 
-  /** Latencies (ms) of the first attempt per event at a receiver, waiting up to `ms` for all of them. */
-  async function firstAttempts(receiver: SignedWebhookReceiver, eventIds: Set<string>, ms: number): Promise<ReceivedDelivery[]> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const first = new Map<string, ReceivedDelivery>();
-      for (const d of receiver.received) if (eventIds.has(d.webhookId) && !first.has(d.webhookId)) first.set(d.webhookId, d);
-      if (first.size === eventIds.size || Date.now() > end) return [...first.values()];
-      await sleep(50);
-    }
-  }
-
   /** The trickle of (a) and (b): TRICKLE_EVENTS events, one every TRICKLE_SPACING_MS; latencies at the first healthy receiver. */
-  async function trickle(companyId: string, receiver: SignedWebhookReceiver) {
-    const eventIds = new Set<string>();
-    const started = Date.now();
-    for (let i = 0; i < TRICKLE_EVENTS; i++) {
-      // On a schedule from the start (not a sleep after each write), so a slow write does not slow the trickle.
-      await sleep(Math.max(0, started + i * TRICKLE_SPACING_MS - Date.now()));
-      const one = plainCase(companyId);
-      eventIds.add(one.event.id);
-      await write([one]);
-    }
-    const got = await firstAttempts(receiver, eventIds, 30_000);
-    const latencies = got.map((d) => d.receivedAt - Date.parse(d.eventCreatedAt!)).sort((a, b) => a - b);
-    return {
-      latencies,
-      missing: eventIds.size - got.length,
-      unverified: got.filter((d) => !d.verified).length,
-      p50: latencies.length ? percentile(latencies, 0.5) : NaN,
-      p95: latencies.length ? percentile(latencies, 0.95) : NaN,
-    };
-  }
+  const trickle = (companyId: string, receiver: SignedWebhookReceiver) =>
+    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, spacingMs: TRICKLE_SPACING_MS });
 
   try {
     // A warm-up event: the first delivery pays for the functions' first storage calls.
@@ -242,18 +173,4 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
 }
 
 // Run alone: its own local stores and engines, the rows printed.
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const { startLocalStack } = await import('./lib/local-stack.js');
-  const stack = await startLocalStack();
-  try {
-    Object.assign(process.env, stack.env);
-    const { loadConfig } = await import('../lib/runtime/config.js');
-    const rows = await webhooksBench(loadConfig(stack.env));
-    for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.figure}: ${r.value} (target ${r.target}; ${r.note})`);
-  } finally {
-    await stack.stop();
-  }
-}
+if (import.meta.url === `file://${process.argv[1]}`) await runAloneOnLocalStack((cfg) => webhooksBench(cfg));

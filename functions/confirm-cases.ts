@@ -1,9 +1,9 @@
 import { caseChangeAdapters } from '../lib/adapters/production-adapters.js';
 import { confirmCases, type ChangeCaseDeps } from '../lib/cases/change-case.js';
 import { parseConfirmationRequest, type ConfirmationResponse } from '../lib/cases/confirmation-request.js';
-import { InvalidRequestError } from '../lib/errors.js';
 import { jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { iamCallerFrom, internalHandler } from '../lib/http/internal-handler.js';
+import { validRequestBody } from '../lib/http/valid-request-body.js';
 
 /**
  * POST /internal/v1/confirmations: the partner's dashboard confirms cases (spec rule 4). Authorised
@@ -19,12 +19,8 @@ export interface ConfirmCasesDeps {
 
 export function confirmCasesCore(deps: ConfirmCasesDeps): CoreHandler {
   return async (event, context) => {
-    const parsed = parseConfirmationRequest(event.body as unknown);
-    if (!parsed.ok) {
-      context.logFields.invalidFieldCount = parsed.errors.length;
-      throw new InvalidRequestError('The confirmation request is invalid; see "errors" for every field to fix.', parsed.errors);
-    }
-    const { companyId, caseIds, confirmedBy } = parsed.value;
+    const request = validRequestBody(parseConfirmationRequest(event.body as unknown), context, 'confirmation request');
+    const { companyId, caseIds, confirmedBy } = request;
     const outcomes = await confirmCases(
       deps.changes,
       {

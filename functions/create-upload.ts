@@ -1,8 +1,8 @@
 import { tableAdapters, uploadService } from '../lib/adapters/production-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
-import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse, type CoreHandler } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
+import { validRequestBody } from '../lib/http/valid-request-body.js';
 import type { UploadService } from '../lib/uploads/upload-service.js';
 import { parseUploadRequest } from '../lib/uploads/upload-request.js';
 
@@ -17,16 +17,12 @@ export interface CreateUploadDeps {
 
 export function createUpload(uploads: UploadService): CoreHandler {
   return async (event, context) => {
-    const parsed = parseUploadRequest(event.body as unknown);
-    if (!parsed.ok) {
-      context.logFields.invalidFieldCount = parsed.errors.length;
-      throw new InvalidRequestError('The upload request is invalid; see "errors" for every field to fix.', parsed.errors);
-    }
+    const request = validRequestBody(parseUploadRequest(event.body as unknown), context, 'upload request');
     const caller = callerOf(context);
-    const ticket = await uploads.issue(parsed.value, { companyId: caller.companyId, keyId: caller.keyId, mode: caller.mode });
+    const ticket = await uploads.issue(request, { companyId: caller.companyId, keyId: caller.keyId, mode: caller.mode });
     Object.assign(context.logFields, {
-      contentType: parsed.value.contentType,
-      contentLength: parsed.value.contentLength,
+      contentType: request.contentType,
+      contentLength: request.contentLength,
       fileKey: ticket.fileKey,
     });
     return jsonResponse(201, ticket);

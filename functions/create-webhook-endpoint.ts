@@ -1,8 +1,8 @@
 import { webhookEndpointAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
-import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
+import { validRequestBody } from '../lib/http/valid-request-body.js';
 import { createEndpoint, type EndpointManagementDeps } from '../lib/webhooks/manage-endpoints.js';
 import { parseCreateEndpointRequest } from '../lib/webhooks/webhook-endpoint.js';
 
@@ -13,12 +13,8 @@ export interface CreateWebhookEndpointDeps extends EndpointManagementDeps {
 
 export function buildCreateWebhookEndpointHandler(deps: CreateWebhookEndpointDeps) {
   return apiHandler({ scope: 'webhooks:manage', keys: deps.keys, jsonBody: true }, async (event, context) => {
-    const parsed = parseCreateEndpointRequest(event.body as unknown);
-    if (!parsed.ok) {
-      context.logFields.invalidFieldCount = parsed.errors.length;
-      throw new InvalidRequestError('The webhook endpoint is invalid; see "errors" for every field to fix.', parsed.errors);
-    }
-    const created = await createEndpoint(deps, callerOf(context), parsed.value, context.deadline);
+    const request = validRequestBody(parseCreateEndpointRequest(event.body as unknown), context, 'webhook endpoint');
+    const created = await createEndpoint(deps, callerOf(context), request, context.deadline);
     // The id only: the secret never reaches a log line.
     context.logFields.endpointId = created.id;
     return jsonResponse(201, created);

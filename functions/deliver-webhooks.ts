@@ -1,12 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { webhookDeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
-import { tracer } from '../lib/runtime/tracer.js';
+import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
 import { MAX_SEND_DELAY_SECONDS } from '../lib/webhooks/retry-schedule.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
@@ -234,16 +230,8 @@ function log(job: DeliveryJob, lane: DeliveryLane, result: DeliveryResult): void
   else logger.debug('webhook delivery', fields);
 }
 
-/** The core inside the Powertools chain: X-Ray segment, the Lambda context on log lines, metrics flushed once per invocation. */
 export function buildDeliverWebhooksHandler(deps: DeliverWebhooksDeps) {
-  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics, { captureColdStartMetric: true }))
-    .handler(buildDeliverWebhooksCore(deps));
+  return workerHandler(buildDeliverWebhooksCore(deps));
 }
 
-let production: ReturnType<typeof buildDeliverWebhooksHandler> | undefined;
-/** Built on the first event, so the local stack can load this module before its configuration exists. */
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  (production ??= buildDeliverWebhooksHandler(webhookDeliveryAdapters()))(event, context);
+export const handler = builtOnFirstEvent(() => buildDeliverWebhooksHandler(webhookDeliveryAdapters()));

@@ -1,16 +1,12 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import middy from '@middy/core';
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { webhookFanOutAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
 import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
-import { tracer } from '../lib/runtime/tracer.js';
+import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
 import { fillPlans, planFanOuts, type EventToFanOut, type FanOutDeps, type FanOutPlan } from '../lib/webhooks/fan-out-event.js';
 
 /**
@@ -92,16 +88,8 @@ function eventOf(item: Record<string, unknown>): EventToFanOut | undefined {
   return { eventId, eventType, companyId, mode, createdAt };
 }
 
-/** The core inside the Powertools chain: X-Ray segment, the Lambda context on log lines, metrics flushed once per invocation. */
 export function buildFanOutWebhookEventsHandler(deps: FanOutDeps) {
-  return middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics, { captureColdStartMetric: true }))
-    .handler(buildFanOutWebhookEventsCore(deps));
+  return workerHandler(buildFanOutWebhookEventsCore(deps));
 }
 
-let production: ReturnType<typeof buildFanOutWebhookEventsHandler> | undefined;
-/** Built on the first event, so the local stack can load this module before its configuration exists. */
-export const handler = (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> =>
-  (production ??= buildFanOutWebhookEventsHandler(webhookFanOutAdapters()))(event, context);
+export const handler = builtOnFirstEvent(() => buildFanOutWebhookEventsHandler(webhookFanOutAdapters()));

@@ -1,8 +1,8 @@
 import { webhookRedeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
-import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
+import { validRequestBody } from '../lib/http/valid-request-body.js';
 import { parseRedeliverRequest, redeliverEvent, type RedeliverEventDeps } from '../lib/webhooks/redeliver-event.js';
 import { endpointIdToRead } from '../lib/webhooks/webhook-endpoint.js';
 
@@ -13,15 +13,11 @@ export interface RedeliverWebhookEventDeps extends RedeliverEventDeps {
 
 export function buildRedeliverWebhookEventHandler(deps: RedeliverWebhookEventDeps) {
   return apiHandler({ scope: 'webhooks:manage', keys: deps.keys, jsonBody: true }, async (event, context) => {
-    const parsed = parseRedeliverRequest(event.body as unknown);
-    if (!parsed.ok) {
-      context.logFields.invalidFieldCount = parsed.errors.length;
-      throw new InvalidRequestError('The redelivery request is invalid; see "errors" for every field to fix.', parsed.errors);
-    }
+    const request = validRequestBody(parseRedeliverRequest(event.body as unknown), context, 'redelivery request');
     const id = endpointIdToRead(event.pathParameters?.id);
     context.logFields.endpointId = id;
-    context.logFields.eventId = parsed.value.eventId;
-    const delivery = await redeliverEvent(deps, callerOf(context), id, parsed.value, context.deadline);
+    context.logFields.eventId = request.eventId;
+    const delivery = await redeliverEvent(deps, callerOf(context), id, request, context.deadline);
     context.logFields.deliveryId = delivery.id;
     return jsonResponse(202, delivery);
   });

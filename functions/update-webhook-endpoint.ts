@@ -1,8 +1,8 @@
 import { webhookEndpointAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import type { ApiKeyStore } from '../lib/auth/ports.js';
-import { InvalidRequestError } from '../lib/errors.js';
 import { apiHandler, jsonResponse } from '../lib/http/api-handler.js';
 import { callerOf } from '../lib/http/types.js';
+import { validRequestBody } from '../lib/http/valid-request-body.js';
 import { updateEndpoint, type EndpointManagementDeps } from '../lib/webhooks/manage-endpoints.js';
 import { endpointIdToRead, parseUpdateEndpointRequest } from '../lib/webhooks/webhook-endpoint.js';
 
@@ -13,12 +13,8 @@ export interface UpdateWebhookEndpointDeps extends EndpointManagementDeps {
 
 export function buildUpdateWebhookEndpointHandler(deps: UpdateWebhookEndpointDeps) {
   return apiHandler({ scope: 'webhooks:manage', keys: deps.keys, jsonBody: true }, async (event, context) => {
-    const parsed = parseUpdateEndpointRequest(event.body as unknown);
-    if (!parsed.ok) {
-      context.logFields.invalidFieldCount = parsed.errors.length;
-      throw new InvalidRequestError('The change is invalid; see "errors" for every field to fix.', parsed.errors);
-    }
-    const view = await updateEndpoint(deps, callerOf(context), endpointIdToRead(event.pathParameters?.id), parsed.value, context.deadline);
+    const request = validRequestBody(parseUpdateEndpointRequest(event.body as unknown), context, 'change');
+    const view = await updateEndpoint(deps, callerOf(context), endpointIdToRead(event.pathParameters?.id), request, context.deadline);
     return jsonResponse(200, view);
   });
 }

@@ -1,18 +1,6 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import middy from '@middy/core';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type {
-  Context,
-  DynamoDBBatchResponse,
-  DynamoDBRecord,
-  DynamoDBStreamEvent,
-  SQSBatchResponse,
-  SQSEvent,
-  SQSRecord,
-} from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { verificationAdapters } from '../lib/adapters/production-verification-adapters.js';
 import { caseFromItem } from '../lib/adapters/dynamodb/case-reader.js';
 import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
@@ -26,7 +14,7 @@ import {
 } from '../lib/cases/verification/verify-case-debtor.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
-import { tracer } from '../lib/runtime/tracer.js';
+import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
 
 /**
  * The debtor verification worker, one function for its two event sources:
@@ -151,16 +139,8 @@ function logResult(caseId: string, result: AttemptResult | undefined, extra: Rec
   });
 }
 
-/** The core inside the Powertools chain: X-Ray segment, the Lambda context on log lines, metrics flushed once per invocation. */
 export function buildVerifyDebtorsHandler(deps: VerifyDebtorsDeps) {
-  return middy<VerifierEvent, VerifierResult, Error, Context>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics, { captureColdStartMetric: true }))
-    .handler(buildVerifyDebtorsCore(deps));
+  return workerHandler(buildVerifyDebtorsCore(deps));
 }
 
-let production: ReturnType<typeof buildVerifyDebtorsHandler> | undefined;
-/** Built on the first event, so the local stack can load this module before its configuration exists. */
-export const handler = (event: VerifierEvent, context: Context): Promise<VerifierResult> =>
-  (production ??= buildVerifyDebtorsHandler(verificationAdapters()))(event, context);
+export const handler = builtOnFirstEvent(() => buildVerifyDebtorsHandler(verificationAdapters()));

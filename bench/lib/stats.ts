@@ -16,3 +16,8 @@ export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** Nearest-rank percentile of an ascending sample, rounded (the webhook sections' p50 and p95). */
+export function percentile(sorted: number[], q: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!);
+}

@@ -1,6 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Construct } from 'constructs';
+import type { KeyMaterialSecretProps } from './key-material-secret.js';
 
 /**
  * The key material of the case list's cursors (lib/cases/list-cursor.ts derives the AES key from
@@ -9,21 +7,10 @@ import { Construct } from 'constructs';
  * start. Replacing the value invalidates outstanding cursors (400 INVALID_CURSOR), which live 24
  * hours at most; partners then list again from the first page.
  */
-export class CursorSecret extends Construct {
-  readonly secret: Secret;
-
-  constructor(scope: Construct, id: string) {
-    super(scope, id);
-    this.secret = new Secret(this, 'Secret', {
-      description: 'Key material of the GET /api/v1/cases cursors. Replacing it refuses outstanding cursors (at most 24 h old).',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-    });
-    Validations.of(this.secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Not rotated automatically: warm functions keep the value read at their cold start, so a scheduled rotation would ' +
-        'make cursors fail at random between old and new containers. It is rotated by hand (docs/deploy.md); a leak only ' +
-        'lets someone forge a cursor, which still cannot show another company\u2019s cases (every query is keyed by the caller\u2019s company).',
-    });
-  }
-}
+export const CURSOR_SECRET: KeyMaterialSecretProps = {
+  description: 'Key material of the GET /api/v1/cases cursors. Replacing it refuses outstanding cursors (at most 24 h old).',
+  notRotatedBecause:
+    'Not rotated automatically: warm functions keep the value read at their cold start, so a scheduled rotation would ' +
+    'make cursors fail at random between old and new containers. It is rotated by hand (docs/deploy.md); a leak only ' +
+    'lets someone forge a cursor, which still cannot show another company\u2019s cases (every query is keyed by the caller\u2019s company).',
+};

@@ -2,8 +2,9 @@ import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ApiFunction } from './api-function.js';
-import { CursorSecret } from './cursor-secret.js';
-import { WebhookSecretKey } from './webhook-secret-key.js';
+import { CURSOR_SECRET } from './cursor-secret.js';
+import { KeyMaterialSecret } from './key-material-secret.js';
+import { WEBHOOK_SECRET_KEY } from './webhook-secret-key.js';
 import { ServiceAlarms } from './alarms.js';
 import { DataStores } from './data-stores.js';
 import { PartnerApi } from './http-api.js';
@@ -68,8 +69,8 @@ export class PartnerCaseApiStack extends Stack {
   readonly debtorVerifier: DebtorVerifier;
   /** Webhook fan-out from the stream, the delivery lanes and their function. */
   readonly webhookDelivery: WebhookDelivery;
-  readonly cursorSecret: CursorSecret;
-  readonly webhookSecretKey: WebhookSecretKey;
+  readonly cursorSecret: KeyMaterialSecret;
+  readonly webhookSecretKey: KeyMaterialSecret;
   readonly firewall: ApiFirewall | undefined;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
@@ -120,8 +121,8 @@ export class PartnerCaseApiStack extends Stack {
     };
     this.functions = Object.fromEntries(API_FUNCTION_IDS.map((id) => [id, fn(id)])) as Record<ApiFunctionId, ApiFunction>;
 
-    this.cursorSecret = new CursorSecret(this, 'CursorSecret');
-    this.webhookSecretKey = new WebhookSecretKey(this, 'WebhookSecretKey');
+    this.cursorSecret = new KeyMaterialSecret(this, 'CursorSecret', CURSOR_SECRET);
+    this.webhookSecretKey = new KeyMaterialSecret(this, 'WebhookSecretKey', WEBHOOK_SECRET_KEY);
     for (const id of API_FUNCTION_IDS) {
       // What each function may reach is its manifest entry's `grants` (least privilege: grants.ts).
       const { grants } = ROUTE_MANIFEST[id];

@@ -1,6 +1,5 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Construct } from 'constructs';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { KeyMaterialSecretProps } from './key-material-secret.js';
 
 /**
  * The key material that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts derives
@@ -10,21 +9,10 @@ import { Construct } from 'constructs';
  * retained when the stack (or the resource) is deleted, like the table holding what it opens, and
  * the stack policy (infra/stack/stack-policy.json) refuses any update that would replace or delete it.
  */
-export class WebhookSecretKey extends Construct {
-  readonly secret: Secret;
-
-  constructor(scope: Construct, id: string) {
-    super(scope, id);
-    this.secret = new Secret(this, 'Secret', {
-      description: 'Key material sealing webhook endpoint secrets. Never replace it: stored endpoint secrets would no longer open.',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Not rotated: every stored endpoint secret is sealed under a key derived from it. Rotating it needs a re-wrap of ' +
-        'each endpoint\u2019s data key (envelope encryption makes that cheap), which is an operator task, not a schedule.',
-    });
-  }
-}
+export const WEBHOOK_SECRET_KEY: KeyMaterialSecretProps = {
+  description: 'Key material sealing webhook endpoint secrets. Never replace it: stored endpoint secrets would no longer open.',
+  removalPolicy: RemovalPolicy.RETAIN,
+  notRotatedBecause:
+    'Not rotated: every stored endpoint secret is sealed under a key derived from it. Rotating it needs a re-wrap of ' +
+    'each endpoint\u2019s data key (envelope encryption makes that cheap), which is an operator task, not a schedule.',
+};

@@ -210,21 +210,19 @@ const CASE = {
 };
 
 const CREATED = { index: 0, invoiceRef: 'INV-2025-0042', id: 'case_7Gk2mP9qR4sT8vW1xY3zA5', reference: 'PC-222-22B', livemode: true };
-const DUE_DATE_MESSAGE = 'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)';
-const REJECTED_DUE_DATE = {
-  index: 1,
-  invoiceRef: 'INV-2025-0043',
-  code: 'DUE_DATE_NOT_PAST',
-  message: DUE_DATE_MESSAGE,
-  errors: [{ field: 'dueDate', message: DUE_DATE_MESSAGE }],
-};
-const DUPLICATE_MESSAGE = 'invoiceRef is already being chased in case PC-222-22B';
+/** A rejected item as the service answers it: the one rule it broke, its message also given on the field it names. */
+function rejectedItem(index: number, invoiceRef: string, code: string, field: string, message: string) {
+  return { index, invoiceRef, code, message, errors: [{ field, message }] };
+}
+const REJECTED_DUE_DATE = rejectedItem(
+  1,
+  'INV-2025-0043',
+  'DUE_DATE_NOT_PAST',
+  'dueDate',
+  'dueDate must be in the past (a date must be before today in Europe/London; a date-time before now)',
+);
 const REJECTED_DUPLICATE = {
-  index: 0,
-  invoiceRef: 'INV-2025-0042',
-  code: 'DUPLICATE',
-  message: DUPLICATE_MESSAGE,
-  errors: [{ field: 'invoiceRef', message: DUPLICATE_MESSAGE }],
+  ...rejectedItem(0, 'INV-2025-0042', 'DUPLICATE', 'invoiceRef', 'invoiceRef is already being chased in case PC-222-22B'),
   existingCaseId: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
   existingReference: 'PC-222-22B',
 };
