@@ -33,12 +33,13 @@ const schema = z.object({
   S3_ENDPOINT: endpoint,
   IDEMPOTENCY_TTL_SECONDS: seconds(60, 30 * 24 * 3600, 24 * 3600),
   UPLOAD_URL_TTL_SECONDS: seconds(60, 3600, 15 * 60),
-  /** create-cases' timeout plus a margin (infra/contract/route-table.ts sets it in the stack and locally). */
+  /** create-cases' timeout plus a margin (infra/contract/route-table.ts derives it from the route manifest, for the stack and locally). */
   IDEMPOTENCY_CLAIM_HORIZON_SECONDS: seconds(5, 16 * 60, 20),
   /**
    * The key material of list cursors, given directly (`npm start` and the tests generate one), or
    * the ARN of the Secrets Manager secret holding it (the stack), read once per cold start by the
-   * list function. Other functions need neither.
+   * list functions (cases, events, webhook deliveries: `cursorSecret` in the route manifest). Other
+   * functions need neither.
    */
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   CURSOR_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),
@@ -50,7 +51,8 @@ const schema = z.object({
   /**
    * The key that seals webhook endpoint secrets (lib/adapters/webhooks/secret-box.ts): key material
    * given directly (npm start, the tests), or the ARN of the Secrets Manager secret
-   * holding it (the stack). Only the functions that create or rotate secrets are given either.
+   * holding it (the stack). Only the functions that seal or open them are given either (`webhookSecretKey` in the route
+   * manifest: create, change, ping; and the delivery worker).
    */
   WEBHOOK_SECRET_KEY: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   WEBHOOK_SECRET_KEY_ARN: z.optional(z.string().check(z.startsWith('arn:', { error: 'must be a Secrets Manager secret ARN' }))),

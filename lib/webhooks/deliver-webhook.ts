@@ -25,7 +25,8 @@ import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJo
  *   one carries the delivery on; no attempt count is ever used for two retries.
  * - A failure is retried per retry-schedule.ts, counted from the record's first attempt and its
  *   number of attempts (never SQS's receive count, which Lambda's own failures raise too); past
- *   the retry window the delivery is `failed` and the job goes to the dead-letter queue.
+ *   the retry window the delivery is `failed` and counted as given up; the job ends there (the
+ *   dead-letter queue is kept for jobs the function could not process at all).
  * - Scheduled deliveries update the endpoint's health (failingSince, the 5-day disable rule),
  *   judged against the endpoint read again after the attempt; redeliveries a partner asked for do
  *   not.
@@ -60,7 +61,7 @@ export type DeliveryResult =
    * `attempt` is absent when the job only came too early.
    */
   | { kind: 'retry'; delaySeconds: number; nextAttemptAt: string; lane: DeliveryLane; attempt?: SentWebhook; endpointDisabled?: boolean }
-  /** Retries ended: the delivery is `failed`; the function moves the job to the dead-letter queue. */
+  /** Retries ended: the delivery is `failed` and counted as given up (metric `WebhookDeliveryGivenUp`); the job ends here. */
   | { kind: 'give-up'; attempt: SentWebhook; endpointDisabled?: boolean };
 
 /** `lane` is the queue the job came from (a job that came too early goes back to it). */

@@ -95,7 +95,7 @@ export const deliveryJobSchema = z
     /**
      * When a retry is due, on a job re-sent with a delay: SQS delays a message 15 minutes at most,
      * so a longer wait is made of hops (the job re-sent with ≤ 900 s until this time), never a
-     * message held in flight (docs/webhooks-design.md, "Retries and SQS's quotas").
+     * message held in flight (docs/webhooks-design.md, "Fair share per endpoint, test apart from live, retries outside the in-flight quota").
      */
     dueAt: z.iso.datetime().optional(),
   })
