@@ -544,6 +544,13 @@ try {
     { checkSection: 'webhooks', resultKey: 'webhookIsolation' },
     async () => (await import('./webhook-isolation.js')).webhookIsolationBench(cfg),
   );
+
+  await figureSection(
+    'section 8',
+    "8. Amounts: a case's statutory compensation and interest computed with 100 payments (pure CPU)",
+    { checkSection: 'amounts', resultKey: 'amounts' },
+    async () => (await import('./amounts.js')).amountsBench(),
+  );
   closeRig(local);
 } finally {
   await standIn?.close();
