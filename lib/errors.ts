@@ -23,6 +23,10 @@ export const ERROR_CODES = [
   'BATCH_TOO_LARGE',
   'WEBHOOK_ENDPOINT_LIMIT_REACHED',
   'WEBHOOK_ENDPOINT_DISABLED',
+  'CASE_NOT_OPEN',
+  'INVALID_TRANSITION',
+  'PAYMENT_EXCEEDS_OUTSTANDING',
+  'PAYMENT_LIMIT_REACHED',
   'INTERNAL',
   'SERVICE_UNAVAILABLE',
 ] as const;
@@ -167,6 +171,38 @@ export class WebhookEndpointDisabledError extends CodedError {
       'WEBHOOK_ENDPOINT_DISABLED',
       `The webhook endpoint ${endpointId} is disabled, so nothing was redelivered. Enable it (PATCH its status to "enabled") first; a ping reaches it meanwhile.`,
     );
+  }
+}
+
+/** The case is final (`CLOSED` or `WITHDRAWN`): nothing moves it and no payment is accepted (product rules, "Recovery and money"). */
+export class CaseNotOpenError extends CodedError {
+  constructor(readonly status: string) {
+    super('CASE_NOT_OPEN', `The case is ${status}, which is final: it takes no further change or payment.`, { extensions: { status } });
+  }
+}
+
+/** The rules do not allow this change from the case's current status (e.g. `recovery_started` of a case that is not READY). */
+export class InvalidTransitionError extends CodedError {
+  constructor(detail: string, readonly status: string) {
+    super('INVALID_TRANSITION', detail, { extensions: { status } });
+  }
+}
+
+/** A payment above the case's outstanding amount today; `outstanding` is the decimal string the case shows. */
+export class PaymentExceedsOutstandingError extends CodedError {
+  constructor(readonly outstanding: string) {
+    super('PAYMENT_EXCEEDS_OUTSTANDING', `The payment is more than the case's outstanding amount today, ${outstanding} GBP; nothing was recorded.`, {
+      extensions: { outstanding },
+    });
+  }
+}
+
+/** The case already holds the most payments a case may hold. */
+export class PaymentLimitReachedError extends CodedError {
+  constructor(max: number) {
+    super('PAYMENT_LIMIT_REACHED', `The case already holds ${max} payments, the most a case may hold; nothing was recorded.`, {
+      extensions: { maxPayments: max },
+    });
   }
 }
 

@@ -100,8 +100,8 @@ export const WRITABLE_ATTRIBUTES = {
   // A present record or a tombstone (lib/adapters/dynamodb/upload-records.ts), with its TTL.
   upload: [PK, SK, 'type', 'fileKey', 'companyId', 'size', 'uploadedAt', 'removedAt', 'sequencer', 'state', TTL_ATTRIBUTE],
   // A case change (lib/adapters/dynamodb/case-change-store.ts): the lifecycle fields it sets and
-  // the ones its condition reads (`pk`, `status`, `recoveryGate`, `debtorVerification`).
-  caseLifecycle: [PK, SK, 'status', 'recoveryGate', 'debtorVerification', 'statusHistory', 'updatedAt'],
+  // the ones its condition reads (`pk`, `status`, `recoveryGate`, `debtorVerification`, `revision`).
+  caseLifecycle: [PK, SK, 'status', 'recoveryGate', 'debtorVerification', 'statusHistory', 'updatedAt', 'revision'],
   // The confirmation record put beside it (a test one carries its test-data listing, gsi1).
   confirmation: [
     PK,

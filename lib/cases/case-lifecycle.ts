@@ -1,10 +1,13 @@
 import * as z from 'zod';
-import { InvalidRequestError } from '../errors.js';
+import { CaseNotOpenError, InvalidRequestError } from '../errors.js';
 import { randomBase62 } from '../random-id.js';
 import { isWellFormedText } from '../text.js';
 import {
   CASE_STATUSES,
   MAX_WITHDRAW_REASON_LENGTH,
+  amountsSchema,
+  closureSchema,
+  isOpenStatus,
   RECOVERY_GATES,
   caseViewSchema,
   debtorVerificationSchema,
@@ -32,9 +35,13 @@ import {
  * outside this table is a bug in the rules below, never an answer: it throws.
  */
 export const ALLOWED_TRANSITIONS: Readonly<Record<CaseStatus, readonly CaseStatus[]>> = {
-  DRAFT: ['READY', 'ON_HOLD', 'WITHDRAWN'],
-  READY: ['WITHDRAWN'],
-  ON_HOLD: ['WITHDRAWN'],
+  // CLOSED from every open status: a payment bringing outstanding to 0.00 closes the case PAID_IN_FULL at once.
+  DRAFT: ['READY', 'ON_HOLD', 'CLOSED', 'WITHDRAWN'],
+  READY: ['IN_RECOVERY', 'CLOSED', 'WITHDRAWN'],
+  ON_HOLD: ['CLOSED', 'WITHDRAWN'],
+  // CLOSED here also by the back office (`closed`, with a reason).
+  IN_RECOVERY: ['CLOSED', 'WITHDRAWN'],
+  CLOSED: [],
   WITHDRAWN: [],
 };
 
@@ -61,10 +68,13 @@ export const previousAttributesSchema = /* @__PURE__ */ z
     status: z.enum(CASE_STATUSES).optional(),
     recoveryGate: z.enum(RECOVERY_GATES).optional(),
     debtorVerification: debtorVerificationSchema.optional(),
+    closure: closureSchema.nullable().optional(),
+    amounts: amountsSchema.optional(),
   })
   .strict()
   .meta({
-    description: "The changed fields' values before the change (only `status`, `recoveryGate` and `debtorVerification` are reported).",
+    description:
+      "The changed fields' values before the change (only `status`, `recoveryGate`, `debtorVerification`, `closure` and `amounts` are reported; `amounts` when a payment or a closure changed them, as they stood just before).",
   });
 export type PreviousAttributes = z.infer<typeof previousAttributesSchema>;
 
@@ -136,9 +146,13 @@ export function isVerificationFailed(verification: DebtorVerification): boolean 
   return (FAILED_VERIFICATION_STATUSES as readonly string[]).includes(verification.status);
 }
 
-/** The status the gates call for. `WITHDRAWN` is the partner's act, not a gate: it is never derived, only kept. */
+/**
+ * The status the gates call for. `WITHDRAWN`, `IN_RECOVERY` and `CLOSED` are acts (the partner's,
+ * the back office's, a payment's), not gates: they are never derived, only kept, so the verifier
+ * and a late confirmation never move a case out of them.
+ */
 export function deriveStatus(current: CaseStatus, recoveryGate: RecoveryGate, verification: DebtorVerification): CaseStatus {
-  if (current === 'WITHDRAWN') return 'WITHDRAWN';
+  if (current === 'WITHDRAWN' || current === 'IN_RECOVERY' || current === 'CLOSED') return current;
   if (isVerificationFailed(verification)) return 'ON_HOLD';
   if (isRecoveryGateSatisfied(recoveryGate) && isVerificationSatisfied(verification)) return 'READY';
   return 'DRAFT';
@@ -204,7 +218,7 @@ export type ConfirmUnchangedReason = 'already_confirmed' | 'not_awaiting';
  */
 export function confirmCase(current: LifecycleState, at: Date): LifecycleChange<ConfirmUnchangedReason> {
   if (current.recoveryGate === 'CONFIRMED') return { changed: false, reason: 'already_confirmed' };
-  if (current.recoveryGate !== 'AWAITING_CONFIRMATION' || current.status === 'WITHDRAWN') return { changed: false, reason: 'not_awaiting' };
+  if (current.recoveryGate !== 'AWAITING_CONFIRMATION' || !isOpenStatus(current.status)) return { changed: false, reason: 'not_awaiting' };
   return change(current, { recoveryGate: 'CONFIRMED' }, at);
 }
 
@@ -221,11 +235,13 @@ export function withdrawCase(current: LifecycleState, at: Date, reason?: string)
       );
   }
   if (current.status === 'WITHDRAWN') return { changed: false, reason: 'already_withdrawn' };
+  // CLOSED is final too, but withdrawing it is refused rather than answered unchanged (product rules).
+  if (current.status === 'CLOSED') throw new CaseNotOpenError(current.status);
   // An empty reason says nothing: the history entry then has none, as when the body is absent.
   return change(current, {}, at, 'WITHDRAWN', reason === '' ? undefined : reason);
 }
 
-export type VerificationUnchangedReason = 'not_pending' | 'withdrawn';
+export type VerificationUnchangedReason = 'not_pending' | 'withdrawn' | 'closed';
 
 /**
  * The verifier's outcome for a `PENDING` verification. Anything else is no change: `not_pending`
@@ -239,6 +255,7 @@ export function recordVerification(
 ): LifecycleChange<VerificationUnchangedReason> {
   if (current.debtorVerification.status !== 'PENDING') return { changed: false, reason: 'not_pending' };
   if (current.status === 'WITHDRAWN') return { changed: false, reason: 'withdrawn' };
+  if (current.status === 'CLOSED') return { changed: false, reason: 'closed' };
   return change(current, { debtorVerification: outcome }, at);
 }
 

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { randomBase62 } from '../random-id.js';
 import type { Mode } from '../mode.js';
 import type { ValidCase } from './case-input.js';
-import { computeAmounts, type CaseAmounts } from './compute-amounts.js';
+import { computeAmounts, type CaseAmounts, type PaymentFact } from './compute-amounts.js';
 import { londonDate } from './dates.js';
 import { formatPence } from './money.js';
 
@@ -11,9 +11,40 @@ import { formatPence } from './money.js';
  * Money is held as integer pence; it is shown as a decimal string with two places. The view's
  * zod schema is the one source of its type and of its part of the OpenAPI document.
  */
-/** `DRAFT` (a gate is pending) → `READY` | `ON_HOLD`; `WITHDRAWN` from any of those by the partner (lib/cases/case-lifecycle.ts). */
-export const CASE_STATUSES = ['DRAFT', 'READY', 'ON_HOLD', 'WITHDRAWN'] as const;
+/**
+ * `DRAFT` (a gate is pending) → `READY` | `ON_HOLD`; `READY` → `IN_RECOVERY` (the back office);
+ * `WITHDRAWN` (the partner) and `CLOSED` (a closing payment) from any open status, `CLOSED` also by
+ * the back office from `IN_RECOVERY`. The transitions are ALLOWED_TRANSITIONS in lib/cases/case-lifecycle.ts.
+ */
+export const CASE_STATUSES = ['DRAFT', 'READY', 'ON_HOLD', 'IN_RECOVERY', 'CLOSED', 'WITHDRAWN'] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
+/** The statuses in which a case still changes and takes payments (product rules, "Recovery and money"). */
+export const OPEN_STATUSES = ['DRAFT', 'READY', 'ON_HOLD', 'IN_RECOVERY'] as const satisfies readonly CaseStatus[];
+/** Final: nothing moves a case out of these, and no payment is accepted. */
+export const FINAL_STATUSES = ['CLOSED', 'WITHDRAWN'] as const satisfies readonly CaseStatus[];
+export function isOpenStatus(status: CaseStatus): boolean {
+  return (OPEN_STATUSES as readonly CaseStatus[]).includes(status);
+}
+
+/** Why a case was closed: paid in full (a payment or the back office), or the back office's other outcomes. */
+export const CLOSURE_REASONS = ['PAID_IN_FULL', 'SETTLED', 'UNRECOVERABLE', 'DISPUTED', 'INSOLVENT'] as const;
+export type ClosureReason = (typeof CLOSURE_REASONS)[number];
+/** The longest closure note the back office may attach. */
+export const MAX_CLOSURE_NOTE_LENGTH = 500;
+
+// Documentation only (OpenAPI, contract tests, types): marked pure so a bundle that does not use it drops it.
+export const closureSchema = /* @__PURE__ */ z
+  .object({
+    reason: z.enum(CLOSURE_REASONS).meta({
+      description:
+        '`PAID_IN_FULL` (outstanding reached 0.00), `SETTLED` (a lower sum was agreed with the debtor), `UNRECOVERABLE`, `DISPUTED` or `INSOLVENT`.',
+    }),
+    at: z.iso.datetime().meta({ description: 'When the case was closed (ISO 8601, UTC).', example: '2025-06-30T14:02:11.000Z' }),
+    note: z.string().max(MAX_CLOSURE_NOTE_LENGTH).optional().meta({ description: "The recovery team's note, if any." }),
+  })
+  .strict()
+  .meta({ id: 'Closure', description: 'How a `CLOSED` case ended.' });
+export type Closure = z.infer<typeof closureSchema>;
 /** A case is created `AUTO_ATTESTED` or `AWAITING_CONFIRMATION`; `CONFIRMED` is reached from the latter only. */
 export const RECOVERY_GATES = ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const;
 export type RecoveryGate = (typeof RECOVERY_GATES)[number];
@@ -64,7 +95,8 @@ export const statusHistoryEntrySchema = /* @__PURE__ */ z
     status: z.enum(CASE_STATUSES),
     at: z.iso.datetime().meta({ description: 'When the case entered this status (ISO 8601, UTC).' }),
     reason: z.string().max(MAX_WITHDRAW_REASON_LENGTH).optional().meta({
-      description: 'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it.',
+      description:
+      'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it; for `CLOSED`, the closure reason.',
     }),
   })
   .strict();
@@ -144,7 +176,7 @@ export const amountsSchema = /* @__PURE__ */ z
     paid: moneyText('The sum of the payments on the case (applied to principal, then compensation, then interest).', '1000.00'),
     outstanding: moneyText('claimed − paid, never below 0.00.', '1628.16'),
     asOf: isoDate(
-      'The Europe/London date the figures are for: today for an open case (or the date quoted with `?asOf=`), the day it was withdrawn for a withdrawn one.',
+      'The Europe/London date the figures are for: today for an open case (or the date quoted with `?asOf=`), the day it was closed or withdrawn for a final one.',
       '2025-06-30',
     ),
   })
@@ -157,7 +189,7 @@ export const caseViewSchema = /* @__PURE__ */ z
     reference: caseReferenceSchema,
     status: z.enum(CASE_STATUSES).meta({
       description:
-        'Case status. A newly created case is `DRAFT`; it becomes `READY` when every gate is satisfied (`recoveryGate` `AUTO_ATTESTED` or `CONFIRMED`, and `debtorVerification` `NOT_REQUESTED` or `VERIFIED`), `ON_HOLD` when debtor verification failed (you must act), and `WITHDRAWN` when you withdraw it. Further values may be added within v1: treat an unknown status as "in progress".',
+        'Case status. A newly created case is `DRAFT`; it becomes `READY` when every gate is satisfied (`recoveryGate` `AUTO_ATTESTED` or `CONFIRMED`, and `debtorVerification` `NOT_REQUESTED` or `VERIFIED`), `ON_HOLD` when debtor verification failed (you must act), `IN_RECOVERY` when the recovery team starts work on a `READY` case, `CLOSED` (final, see `closure`) when it is paid in full or the recovery team closes it, and `WITHDRAWN` (final) when you withdraw it. Further values may be added within v1: treat an unknown status as "in progress".',
     }),
     debtorName: z.string().meta({ example: 'Acme Widgets Ltd' }),
     principalAmount: z
@@ -181,6 +213,7 @@ export const caseViewSchema = /* @__PURE__ */ z
       description: 'Whether the case claims statutory compensation and interest (the create input, `true` unless sent `false`).',
     }),
     amounts: amountsSchema,
+    closure: closureSchema.nullable().meta({ description: 'How the case ended: set when `status` is `CLOSED`, null otherwise.' }),
   })
   .meta({
     id: 'Case',
@@ -213,6 +246,7 @@ export const caseViewSchema = /* @__PURE__ */ z
         outstanding: '1330.11',
         asOf: '2025-03-04',
       },
+      closure: null,
     },
   });
 export type CaseView = z.infer<typeof caseViewSchema>;
@@ -241,7 +275,24 @@ export interface CaseCreationFields {
   debtorVerification?: DebtorVerification;
   /** Absent only on a case stored before the lifecycle existed (`lifecycleOf` gives `DRAFT` at `createdAt`). */
   statusHistory?: StatusHistoryEntry[];
+  /**
+   * Counts the case's changes since recovery existed (absent: 0). Every change writes the next
+   * value conditional on the one it read (optimistic concurrency), so two changes computed from
+   * the same case never both land: two payments racing never both pass the outstanding check.
+   */
+  revision?: number;
+  /**
+   * The case's payments as the amounts need them (date and pence, in the order recorded, at most
+   * MAX_PAYMENTS_PER_CASE): kept on the case so a read computes amounts from the one item. The
+   * full payments are items of their own (lib/adapters/dynamodb/table-keys.ts, `PAYMENT#`).
+   */
+  paymentFacts?: PaymentFact[];
+  /** Set when the case is `CLOSED`. */
+  closure?: Closure;
 }
+
+/** At most this many payments a case (product rules: 409 PAYMENT_LIMIT_REACHED beyond). */
+export const MAX_PAYMENTS_PER_CASE = 100;
 
 /** Compiles only while the checked input has none of creation's fields (buildNewCase spreads it after them). */
 export const INPUT_CANNOT_SET_CREATION_FIELDS: [Extract<keyof ValidCase, keyof CaseCreationFields>] extends [never] ? true : never = true;
@@ -283,31 +334,38 @@ export function lifecycleOf(stored: StoredCase): {
 /** When the figures of a view are taken: `now` (default: the clock) gives today's London date; `quoteAsOf` a later date to quote. */
 export interface AmountsAt {
   now?: Date;
-  /** `YYYY-MM-DD`, already checked (lib/cases/read-case.ts); ignored for a withdrawn case. */
+  /** `YYYY-MM-DD`, already checked (lib/cases/read-case.ts); ignored for a final case. */
   quoteAsOf?: string;
 }
 
-/**
- * The case's amounts: an open case's as of today in London (or the quoted date), a withdrawn
- * case's as of the day it was withdrawn, when interest stopped. No payment items exist yet, so
- * nothing is paid.
- */
-export function amountsOf(stored: StoredCase, at: AmountsAt = {}): CaseAmounts {
-  let asOf: string;
-  if (stored.status === 'WITHDRAWN') {
-    const ended = (stored.statusHistory ?? []).findLast((entry) => entry.status === 'WITHDRAWN')?.at ?? stored.updatedAt;
-    asOf = londonDate(Date.parse(ended));
-  } else {
-    asOf = at.quoteAsOf ?? londonDate((at.now ?? new Date()).getTime());
+/** The Europe/London date the amounts are for (product rules: today, a quote, or the day a final case ended). */
+export function amountsDateOf(stored: StoredCase, at: AmountsAt = {}): string {
+  if (!isOpenStatus(stored.status)) {
+    const ended = (stored.statusHistory ?? []).findLast((entry) => entry.status === stored.status)?.at ?? stored.updatedAt;
+    return londonDate(Date.parse(ended));
   }
-  return computeAmounts({
+  return at.quoteAsOf ?? londonDate((at.now ?? new Date()).getTime());
+}
+
+/** The facts the amounts are computed from, as of `asOf`. */
+export function amountFactsOf(stored: StoredCase, asOf: string) {
+  return {
     principalPence: stored.principalPence,
     dueDate: stored.dueDate,
     // A case stored before the choice existed claims, as the default does.
     claimStatutoryInterest: stored.claimStatutoryInterest ?? true,
-    payments: [],
+    payments: stored.paymentFacts ?? [],
     asOf,
-  });
+  };
+}
+
+/**
+ * The case's amounts: an open case's as of today in London (or the quoted date), a final case's
+ * as of the day it was closed or withdrawn, when interest stopped; paid from the payment facts
+ * kept on the case item (no payment item is read).
+ */
+export function amountsOf(stored: StoredCase, at: AmountsAt = {}): CaseAmounts {
+  return computeAmounts(amountFactsOf(stored, amountsDateOf(stored, at)));
 }
 
 /**
@@ -345,5 +403,6 @@ export function toCaseView(stored: StoredCase, at: AmountsAt = {}): CaseView {
     statusHistory: lifecycle.statusHistory,
     claimStatutoryInterest: stored.claimStatutoryInterest ?? true,
     amounts: amountsOf(stored, at),
+    closure: stored.status === 'CLOSED' && stored.closure ? stored.closure : null,
   };
 }

@@ -64,6 +64,8 @@ function caseAfter(before: StoredCase, changed: LifecycleChanged): StoredCase {
     ...before,
     ...changed.state,
     updatedAt: changed.at,
+    // Every change counts (recovery changes condition on it: ports.ts RecoveryStore).
+    revision: (before.revision ?? 0) + 1,
     statusHistory: changed.historyEntry ? [...lifecycle.statusHistory, changed.historyEntry] : lifecycle.statusHistory,
   };
 }

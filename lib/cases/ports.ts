@@ -221,7 +221,11 @@ export interface ConfirmationRecord {
  * the case after it, the event announcing it, and what else the same transaction writes.
  */
 export interface CaseChange {
-  /** The case as read: the change applies only while its `status`, `recoveryGate` and `debtorVerification.status` are still these. */
+  /**
+   * The case as read: the change applies only while its `status`, `recoveryGate`,
+   * `debtorVerification.status` and `revision` are still these (a payment in between changes the
+   * revision: the event's case, amounts included, is then recomputed).
+   */
   before: StoredCase;
   /** The case after the change (lifecycle fields, `statusHistory`, `updatedAt`). */
   after: StoredCase;

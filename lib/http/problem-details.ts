@@ -25,6 +25,10 @@ const PROBLEMS: Readonly<Record<ErrorCode, { status: number; title: string }>> =
   BATCH_TOO_LARGE: { status: 400, title: 'Batch too large' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
   WEBHOOK_ENDPOINT_DISABLED: { status: 409, title: 'Webhook endpoint disabled' },
+  CASE_NOT_OPEN: { status: 409, title: 'Case not open' },
+  INVALID_TRANSITION: { status: 409, title: 'Invalid transition' },
+  PAYMENT_EXCEEDS_OUTSTANDING: { status: 409, title: 'Payment exceeds outstanding' },
+  PAYMENT_LIMIT_REACHED: { status: 409, title: 'Payment limit reached' },
   INTERNAL: { status: 500, title: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 };

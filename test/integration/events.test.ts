@@ -59,6 +59,7 @@ function caseView(caseId: string, createdAt: string, mode: Mode): CaseView {
       payments: [],
       asOf: createdAt.slice(0, 10),
     }),
+    closure: null,
   };
 }
 

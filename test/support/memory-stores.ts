@@ -111,7 +111,8 @@ export class MemoryCaseWriter implements CaseWriter, CaseReader, CaseChangeStore
     if (
       now.status !== was.status ||
       now.recoveryGate !== was.recoveryGate ||
-      now.debtorVerification.status !== was.debtorVerification.status
+      now.debtorVerification.status !== was.debtorVerification.status ||
+      (current.revision ?? 0) !== (change.before.revision ?? 0)
     )
       return 'stale';
     if (change.confirmation && this.confirmations.has(change.before.caseId)) return 'stale';

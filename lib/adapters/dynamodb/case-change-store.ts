@@ -21,9 +21,10 @@ const CASE_ACTION = 0;
  * put (confirm) or the invoiceRef guard given up and the withdrawn case left under its invoiceRef
  * (withdraw). All or nothing: never an event without its change, never a change without its event.
  *
- * The condition is on `status`, `recoveryGate` and `debtorVerification.status`: every change
- * moves at least one of them forward and none ever returns to an earlier value, so "unchanged"
- * means "no other change happened". A failed condition is `stale` (the use case reads again).
+ * The condition is on `status`, `recoveryGate`, `debtorVerification.status` and `revision`: every
+ * lifecycle change moves one of the first three forward and none returns to an earlier value, and
+ * every change (a payment too: recovery-store.ts) writes the next revision, so "unchanged" means
+ * "no other change happened". A failed condition is `stale` (the use case reads again).
  *
  * Lost answers: the transaction's ClientRequestToken is derived from its event id (new for every
  * change computed), so a retry of an attempt whose answer was lost is recognised by DynamoDB as
@@ -75,9 +76,11 @@ export class DynamoCaseChangeStore implements CaseChangeStore {
           TableName,
           Key: attributeMap(keys.case(before.mode, before.caseId)),
           UpdateExpression:
-            'SET #status = :status, recoveryGate = :gate, debtorVerification = :dv, statusHistory = :history, updatedAt = :at',
+            'SET #status = :status, recoveryGate = :gate, debtorVerification = :dv, statusHistory = :history, updatedAt = :at, revision = :revision',
           ConditionExpression:
             'attribute_exists(pk) AND #status = :wasStatus AND recoveryGate = :wasGate AND ' +
+            // The revision the change was computed from (recovery-store.ts: a payment changes nothing else the condition reads).
+            (before.revision === undefined ? 'attribute_not_exists(revision) AND ' : 'revision = :wasRevision AND ') +
             // A case stored before the lifecycle existed has no debtorVerification: lifecycleOf gave it its default.
             (before.debtorVerification ? 'debtorVerification.#vstatus = :wasVerification' : 'attribute_not_exists(debtorVerification)'),
           ExpressionAttributeNames: { '#status': 'status', ...(before.debtorVerification ? { '#vstatus': 'status' } : {}) },
@@ -87,6 +90,8 @@ export class DynamoCaseChangeStore implements CaseChangeStore {
             ':dv': convertToAttr(lifecycleOf(after).debtorVerification),
             ':history': convertToAttr(lifecycleOf(after).statusHistory),
             ':at': { S: after.updatedAt },
+            ':revision': { N: String(after.revision ?? (before.revision ?? 0) + 1) },
+            ...(before.revision === undefined ? {} : { ':wasRevision': { N: String(before.revision) } }),
             ':wasStatus': { S: was.status },
             ':wasGate': { S: was.recoveryGate },
             ...(before.debtorVerification ? { ':wasVerification': { S: was.debtorVerification.status } } : {}),

@@ -332,7 +332,8 @@ export function transactionsOf(newCases: readonly NewCase[]): number[][] {
 
 /** The case item: its flat attributes in one pass, and the lifecycle's two nested ones (a map and a list) marshalled by the SDK. */
 function caseItem(stored: StoredCase): Record<string, AttributeValue> {
-  const { debtorVerification, statusHistory, ...flat } = stored;
+  // A new case has no payments, closure or revision yet (recovery-store.ts writes them); they are never flat.
+  const { debtorVerification, statusHistory, paymentFacts: _payments, closure: _closure, revision: _revision, ...flat } = stored;
   const { mode, companyId, caseId } = stored;
   const item = attributeMap(
     keys.withTestDataListing(mode, companyId, keys.case(mode, caseId)),

@@ -24,7 +24,7 @@ export type AttemptResult =
   /** The outcome is on the case now (`changed`), or another worker recorded one first. */
   | { kind: 'recorded'; status: DebtorVerificationStatus; source: 'sandbox' | 'cache' | 'registry'; changed: boolean }
   /** Nothing to verify: the case is gone, withdrawn, or no longer `PENDING` (a repeated delivery). */
-  | { kind: 'nothing-to-do'; reason: 'not_found' | 'not_pending' | 'withdrawn' }
+  | { kind: 'nothing-to-do'; reason: 'not_found' | 'not_pending' | 'withdrawn' | 'closed' }
   | { kind: 'retry-scheduled'; at: Date; reason: RetryReason; failures: number }
   /** Still `PENDING` after the whole retry horizon: the operator alarm's case. */
   | { kind: 'exhausted'; failures: number; detail: string };
@@ -40,6 +40,8 @@ export async function attemptVerification(
   const lifecycle = lifecycleOf(stored);
   // A withdrawn case is terminal: no registry request is spent on it (and it leaves the alarm's count).
   if (lifecycle.status === 'WITHDRAWN') return { kind: 'nothing-to-do', reason: 'withdrawn' };
+  // So is a closed one (a closing payment may come before the debtor's verification ends).
+  if (lifecycle.status === 'CLOSED') return { kind: 'nothing-to-do', reason: 'closed' };
   if (lifecycle.debtorVerification.status !== 'PENDING' || stored.debtorCompanyNo === undefined)
     return { kind: 'nothing-to-do', reason: 'not_pending' };
 
