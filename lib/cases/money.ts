@@ -36,3 +36,25 @@ export function formatPence(pence: number): string {
   const abs = Math.abs(pence);
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
+
+/**
+ * Pence for a JSON number with at most two decimals, from its decimal digits (the shortest
+ * round-trip form JavaScript prints, which is what the sender wrote for up to 15 significant
+ * digits), never from `amount * 100` in binary floating point. Undefined for a negative, non-finite
+ * or finer-than-a-penny number, or one too large to hold as a safe integer of pence.
+ */
+export function exactPence(amount: number): number | undefined {
+  if (!Number.isFinite(amount) || amount < 0) return undefined;
+  const text = String(amount);
+  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const digits = `${match[1]}${match[2] ?? ''}`;
+  // The position of the decimal point among `digits`, counted from the left, after the exponent.
+  const point = match[1]!.length + Number(match[3] ?? '0');
+  const fraction = digits.length - point;
+  if (fraction > 2 && /[^0]/.test(digits.slice(point + 2))) return undefined;
+  const whole = point <= 0 ? '0' : digits.slice(0, point).padEnd(point, '0');
+  const cents = (point < 0 ? '0'.repeat(-point) + digits : digits.slice(Math.max(point, 0))).padEnd(2, '0').slice(0, 2);
+  const pence = BigInt(whole) * 100n + BigInt(cents);
+  return pence <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(pence) : undefined;
+}

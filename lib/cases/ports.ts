@@ -3,6 +3,7 @@ import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
 import type { CaseEvent, CaseEventType } from './case-lifecycle.js';
 import type { CaseStatus, RecoveryGate, StoredCase } from './case-record.js';
+import type { StoredPayment } from './recovery.js';
 
 /**
  * What the case use cases need from storage, declared here and implemented in lib/adapters
@@ -297,4 +298,58 @@ export interface EventPage {
 export interface EventLister {
   /** One page of a company's events; may lag the change it announces by about a second (a secondary index). */
   page(request: EventPageRequest, deadline?: Deadline): Promise<EventPage>;
+}
+
+/** Where a recovery update came from: the back office (internal route), an operator (admin command), or the test-mode helper. */
+export type RecoveryUpdateSource = 'back-office' | 'operator' | 'test-helper';
+
+/**
+ * The immutable record of one applied back-office update (kept forever, no TTL: the same updateId
+ * answers `already_applied` however late it comes again), written in the same transaction as the
+ * case change and its event.
+ */
+export interface RecoveryUpdateRecord {
+  updateId: string;
+  companyId: string;
+  mode: Mode;
+  caseId: string;
+  /** The update as applied (its type and fields, without updateId and by). */
+  update: Record<string, unknown>;
+  by: { name: string; email: string };
+  appliedAt: string;
+  requestId: string;
+  source: RecoveryUpdateSource;
+  /** The `case.updated` event written with it. */
+  eventId: string;
+}
+
+/** One recovery change, as the rules of recovery.ts computed it from `before`. */
+export interface RecoveryChange {
+  /** The case as read: the change applies only while its `revision` and `status` are still these. */
+  before: StoredCase;
+  after: StoredCase;
+  event: CaseEvent;
+  /** A payment's own immutable item. */
+  payment?: StoredPayment;
+  /** A back-office update's record, new (its updateId once per company and mode). */
+  update?: RecoveryUpdateRecord;
+  /** The change closed the case: give its invoiceRef up, as a withdrawal does (CaseChange.releaseInvoiceRef). */
+  releaseInvoiceRef?: boolean;
+}
+
+export interface RecoveryStore {
+  /** Strongly consistent, like CaseReader.get. */
+  get(mode: Mode, caseId: string, deadline?: Deadline): Promise<StoredCase | undefined>;
+  /** The record of an update already applied under this updateId, strongly consistent; undefined if none. */
+  findUpdate(mode: Mode, companyId: string, updateId: string, deadline?: Deadline): Promise<RecoveryUpdateRecord | undefined>;
+  /**
+   * All of the change or none of it, in one transaction: the case (conditional on `before`'s
+   * revision and status), its event, the payment item, the update record, the invoiceRef's release.
+   * `stale`: another change won the case (nothing written; read again and decide again).
+   * `already_applied`: the update's record exists (nothing written). Throws ServiceUnavailableError
+   * when storage cannot answer.
+   */
+  apply(change: RecoveryChange, deadline?: Deadline): Promise<'applied' | 'stale' | 'already_applied'>;
+  /** Every payment of the case, oldest first (in the order recorded), strongly consistent. */
+  listPayments(mode: Mode, caseId: string, deadline?: Deadline): Promise<StoredPayment[]>;
 }

@@ -21,6 +21,8 @@ import type { Mode } from '../../mode.js';
  * | Case event (outbox)  | EVENT#<m><eventId>       | EVENT       | gsi2: EVENTS#<m><companyId>#<s> | <createdAt>#<evtId>  |
  * |                      |                          |             | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Confirmation record  | CASE#<m><caseId>         | CONFIRMATION| gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
+ * | Payment              | CASE#<m><caseId>         | PAYMENT#<nnn>| gsi1 (test): TESTDATA#<cid>    | <pk>#<sk>            |
+ * | Recovery update record | RECOVERY#<m><cid>#<updateId> | UPDATE | gsi1 (test): TESTDATA#<cid>    | <pk>#<sk>            |
  * | Withdrawn case's ref | INVREF#<m><cid>#<normRef>| WITHDRAWN#<createdAt>#<caseId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
  * | Registry answer      | REGISTRY#PROFILE#<number>| PROFILE     | -                               | -                    |
  * | Registry rate window | REGISTRY#RATE            | WINDOW#<name>| -                              | -                    |
@@ -79,8 +81,19 @@ import type { Mode } from '../../mode.js';
  * | Find every case with an invoiceRef        | Query INVREF#... (GUARD and WITHDRAWN#...),        |
  * |   (withdrawn ones too)                    | ConsistentRead, then BatchGetItem the cases        |
  * | Change a case (confirm, withdraw, verify, | TransactWriteItems: Update CASE conditional on its |
- * |   settle)                                 | lifecycle fields + Put EVENT (+ Put CONFIRMATION,  |
- * |                                           | or Delete GUARD naming the case + Put WITHDRAWN#)  |
+ * |   settle)                                 | lifecycle fields and revision + Put EVENT (+ Put   |
+ * |                                           | CONFIRMATION, or Delete GUARD naming the case + Put|
+ * |                                           | WITHDRAWN#)                                        |
+ * | A recovery change (payment, back-office   | TransactWriteItems: Update CASE conditional on its |
+ * |   update; recovery-store.ts)              | revision and status + Put EVENT + Put PAYMENT#<nnn>|
+ * |                                           | (attribute_not_exists) + Put RECOVERY#… (attribute_|
+ * |                                           | not_exists: the updateId once, forever, no TTL) +, |
+ * |                                           | when it closes the case, Delete GUARD + Put        |
+ * |                                           | WITHDRAWN# (the invoiceRef given up, as withdraw)  |
+ * | A case's payments, oldest first           | Query CASE#<m><caseId>, sk begins_with PAYMENT#,   |
+ * |                                           | ConsistentRead (GET of the case reads none: the    |
+ * |                                           | case item holds `paymentFacts`)                    |
+ * | Was a back-office update applied          | GetItem RECOVERY#<m><cid>#<updateId>, consistent   |
  * | Read an event                             | GetItem EVENT#<m><eventId>; companyId compared     |
  * | List a company's events, newest first     | Query gsi2 EVENTS#<m><id>#<s>, every shard, merged |
  * |                                           | (a caseId filter: its one shard)                   |
@@ -119,7 +132,8 @@ import type { Mode } from '../../mode.js';
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |
  * |                                           | TransactWriteItems deleting case, audit, guard     |
  * |                                           | (while it names the case), events, confirmation,   |
- * |                                           | WITHDRAWN# item; claims by BatchWriteItem (test    |
+ * |                                           | payments, recovery update records, WITHDRAWN# item;|
+ * |                                           | claims by BatchWriteItem (test                     |
  * |                                           | items only)                                        |
  *
  * Cases are keyed by their own id rather than under the company partition so that a read can
@@ -157,6 +171,7 @@ export const PARTITION_PREFIXES = {
   webhookEndpoints: 'WHEP#',
   webhookDeliveries: 'WHD#',
   webhookDeliverySlots: 'WHW#',
+  recoveryUpdate: 'RECOVERY#',
 } as const;
 
 /** The first segment of the gsi2 list partitions; IAM `dynamodb:LeadingKeys` patterns of index queries use them. */
@@ -258,6 +273,24 @@ export const keys = {
     sk: `${WITHDRAWN_SK_PREFIX}${createdAt}#${caseId}`,
   }),
 
+  /**
+   * A payment, immutable, in its case's partition: `PAYMENT#` and its sequence zero-padded to three
+   * digits (at most 100 a case), so the partition's sort order is the order recorded.
+   */
+  payment: (mode: Mode, caseId: string, sequence: number): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.case}${MODE_SEGMENT[mode]}${caseId}`,
+    sk: `${PAYMENT_SK_PREFIX}${String(sequence).padStart(3, '0')}`,
+  }),
+  /**
+   * The record of one applied back-office update, a partition of its own per company, mode and
+   * updateId (the back office's id, 1–100 characters), so "applied before?" is one GetItem and the
+   * conditional Put lets one of two racing requests win. Never expires.
+   */
+  recoveryUpdate: (mode: Mode, companyId: string, updateId: string): ItemKey => ({
+    pk: `${PARTITION_PREFIXES.recoveryUpdate}${MODE_SEGMENT[mode]}${companyId}#${updateId}`,
+    sk: 'UPDATE',
+  }),
+
   event: (mode: Mode, eventId: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.event}${MODE_SEGMENT[mode]}${eventId}`, sk: 'EVENT' }),
   /** The gsi2 attributes of an event: its place in its company's event list, in its case's shard. */
   eventListing: (
@@ -333,6 +366,7 @@ export const keys = {
       PARTITION_PREFIXES.webhookEndpoints,
       PARTITION_PREFIXES.webhookDeliveries,
       PARTITION_PREFIXES.webhookDeliverySlots,
+      PARTITION_PREFIXES.recoveryUpdate,
     ].some((prefix) => pk.startsWith(`${prefix}${MODE_SEGMENT.test}`)),
 
   caseReferenceCounter: (): ItemKey => ({ pk: PARTITION_PREFIXES.referenceCounter, sk: 'COUNTER' }),
@@ -366,6 +400,8 @@ export const ITEM_TYPES = {
   event: 'EVENT',
   confirmation: 'CONFIRMATION',
   withdrawnInvoiceRef: 'WITHDRAWN_INVOICE_REF',
+  payment: 'PAYMENT',
+  recoveryUpdate: 'RECOVERY_UPDATE',
   registryProfile: 'REGISTRY_PROFILE',
   registryRateWindow: 'REGISTRY_RATE_WINDOW',
   webhookEndpoint: 'WEBHOOK_ENDPOINT',
@@ -381,7 +417,13 @@ export const WEBHOOK_ENDPOINT_SK_PREFIX = 'EP#';
 /** The sort key prefix of a delivery waiting for its endpoint's slot. */
 export const WEBHOOK_WAITING_SK_PREFIX = 'W#';
 
-/** The sort key prefix of a withdrawn case's item in its invoiceRef's partition. */
+/** The sort key prefix of a payment in its case's partition. */
+export const PAYMENT_SK_PREFIX = 'PAYMENT#';
+
+/**
+ * The sort key prefix of a case that gave its invoiceRef up, in the invoiceRef's partition: a
+ * withdrawn case, or a closed one (the name predates CLOSED; `withdrawnAt` is when it gave the ref up).
+ */
 export const WITHDRAWN_SK_PREFIX = 'WITHDRAWN#';
 
 /** Events are kept 30 days (product rules "Events", lib/cases/event-retention.ts): their `ttl` is this long after `createdAt`. */
