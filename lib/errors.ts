@@ -183,7 +183,10 @@ export class CaseNotOpenError extends CodedError {
 
 /** The rules do not allow this change from the case's current status (e.g. `recovery_started` of a case that is not READY). */
 export class InvalidTransitionError extends CodedError {
-  constructor(detail: string, readonly status: string) {
+  constructor(
+    detail: string,
+    readonly status: string,
+  ) {
     super('INVALID_TRANSITION', detail, { extensions: { status } });
   }
 }
@@ -191,9 +194,13 @@ export class InvalidTransitionError extends CodedError {
 /** A payment above the case's outstanding amount today; `outstanding` is the decimal string the case shows. */
 export class PaymentExceedsOutstandingError extends CodedError {
   constructor(readonly outstanding: string) {
-    super('PAYMENT_EXCEEDS_OUTSTANDING', `The payment is more than the case's outstanding amount today, ${outstanding} GBP; nothing was recorded.`, {
-      extensions: { outstanding },
-    });
+    super(
+      'PAYMENT_EXCEEDS_OUTSTANDING',
+      `The payment is more than the case's outstanding amount today, ${outstanding} GBP; nothing was recorded.`,
+      {
+        extensions: { outstanding },
+      },
+    );
   }
 }
 

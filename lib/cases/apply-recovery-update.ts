@@ -186,7 +186,14 @@ export async function applyRecoveryUpdates(
       for (const { index, update } of list) {
         const outcome = await applyRecoveryUpdate(
           deps,
-          { companyId: command.companyId, mode: command.mode, update, requestId: command.requestId, now: command.now, source: command.source },
+          {
+            companyId: command.companyId,
+            mode: command.mode,
+            update,
+            requestId: command.requestId,
+            now: command.now,
+            source: command.source,
+          },
           deadline,
         );
         results[index] = {

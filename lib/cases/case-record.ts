@@ -96,7 +96,7 @@ export const statusHistoryEntrySchema = /* @__PURE__ */ z
     at: z.iso.datetime().meta({ description: 'When the case entered this status (ISO 8601, UTC).' }),
     reason: z.string().max(MAX_WITHDRAW_REASON_LENGTH).optional().meta({
       description:
-      'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it; for `CLOSED`, the closure reason.',
+        'For `WITHDRAWN`, the reason the partner gave (if any); for `ON_HOLD`, the verification outcome that caused it; for `CLOSED`, the closure reason.',
     }),
   })
   .strict();

@@ -32,8 +32,7 @@ export interface RecoveryChangeRequest {
 }
 
 export type RecoveryChangeResult =
-  | { kind: 'applied'; stored: StoredCase; event: CaseEvent; change: RecoveryChange }
-  | { kind: 'already_applied' };
+  { kind: 'applied'; stored: StoredCase; event: CaseEvent; change: RecoveryChange } | { kind: 'already_applied' };
 
 export async function applyRecoveryChange(
   deps: RecoveryDeps,

@@ -70,7 +70,9 @@ export const paymentRequestSchema = /* @__PURE__ */ z
       description: 'The day the debtor paid (YYYY-MM-DD): not after today in Europe/London, not before invoiceDate.',
       example: '2025-03-10',
     }),
-    reference: text('reference', MAX_PAYMENT_REFERENCE_LENGTH).optional().meta({ description: 'Your reference for the payment, 1–100 characters.' }),
+    reference: text('reference', MAX_PAYMENT_REFERENCE_LENGTH)
+      .optional()
+      .meta({ description: 'Your reference for the payment, 1–100 characters.' }),
   })
   .strict();
 export type PaymentRequest = z.infer<typeof paymentRequestSchema>;
@@ -95,7 +97,10 @@ const updateFields = {
   note: text('note', MAX_CLOSURE_NOTE_LENGTH).optional(),
 };
 
-function fieldsMatchType(update: { type: RecoveryUpdateType } & Partial<Record<(typeof TYPE_FIELDS)[number], unknown>>, ctx: z.RefinementCtx) {
+function fieldsMatchType(
+  update: { type: RecoveryUpdateType } & Partial<Record<(typeof TYPE_FIELDS)[number], unknown>>,
+  ctx: z.RefinementCtx,
+) {
   const { required, allowed } = FIELDS_BY_TYPE[update.type];
   for (const field of required)
     if (update[field as (typeof TYPE_FIELDS)[number]] === undefined)
@@ -166,7 +171,10 @@ export const paymentViewSchema = /* @__PURE__ */ z
     id: z.string().regex(PAYMENT_ID_PATTERN).meta({ example: 'pay_3Hk8nQ2rS5tU9vW4xY7zB1' }),
     caseId: z.string().regex(CASE_ID_PATTERN),
     source: z.enum(PAYMENT_SOURCES).meta({ description: '`DIRECT`: you reported it; `COLLECTED`: the recovery team collected it.' }),
-    amount: z.string().regex(/^\d+\.\d{2}$/).meta({ example: '250.50' }),
+    amount: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .meta({ example: '250.50' }),
     paidAt: z.string().meta({ example: '2025-03-10' }),
     reference: z.string().nullable(),
     recordedAt: z.iso.datetime(),
@@ -249,7 +257,10 @@ export function decideRecoveryStart(stored: StoredCase, at: Date): RecoveryDecis
 export function decideClose(stored: StoredCase, closing: { reason: ClosureReason; note?: string }, at: Date): RecoveryDecision {
   requireOpen(stored);
   if (stored.status !== 'IN_RECOVERY')
-    throw new InvalidTransitionError(`Only a case IN_RECOVERY can be closed by the recovery team; the case is ${stored.status}.`, stored.status);
+    throw new InvalidTransitionError(
+      `Only a case IN_RECOVERY can be closed by the recovery team; the case is ${stored.status}.`,
+      stored.status,
+    );
   if (closing.reason === 'PAID_IN_FULL') {
     const outstanding = amountsOf(stored, { now: at }).outstanding;
     if (outstanding !== '0.00')

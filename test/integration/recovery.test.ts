@@ -149,7 +149,14 @@ describe('recording a payment', () => {
   it('records the payment, answers it with the case after it, and announces it with one case.updated event carrying the earlier amounts', async () => {
     const made = await makeCase();
     const { payment, case: view } = await pay(made, 250.5);
-    expect(payment).toMatchObject({ caseId: made.stored.caseId, source: 'DIRECT', amount: '250.50', paidAt: PAID_AT, reference: null, livemode: true });
+    expect(payment).toMatchObject({
+      caseId: made.stored.caseId,
+      source: 'DIRECT',
+      amount: '250.50',
+      paidAt: PAID_AT,
+      reference: null,
+      livemode: true,
+    });
     expect(payment.id).toMatch(/^pay_/);
     expect(view).toMatchObject({ status: 'READY', closure: null, amounts: { paid: '250.50', outstanding: '749.50' } });
     const events = await updatesOf(made);
@@ -179,11 +186,7 @@ describe('recording a payment', () => {
     });
     // The invoiceRef is free again: a new case with it is created, and the look-up finds both, at most one open.
     const again = await makeCase({ companyId: made.companyId, invoiceRef: made.stored.invoiceRef });
-    const found = await new DynamoCaseLister(client, cfg().tableName).findByInvoiceRef(
-      'live',
-      made.companyId,
-      made.stored.invoiceRefKey,
-    );
+    const found = await new DynamoCaseLister(client, cfg().tableName).findByInvoiceRef('live', made.companyId, made.stored.invoiceRefKey);
     expect(found.map((c) => c.caseId).sort()).toEqual([made.stored.caseId, again.stored.caseId].sort());
     // A final case takes no payment and cannot be withdrawn.
     await expect(pay(made, 1)).rejects.toBeInstanceOf(CaseNotOpenError);
@@ -204,7 +207,14 @@ describe('recording a payment', () => {
     await expect(
       recordPayment(
         { store },
-        { companyId: newCompany(), mode: 'live', caseId: made.stored.caseId, payment: { amount: 1, paidAt: PAID_AT }, requestId: 'r', now: new Date() },
+        {
+          companyId: newCompany(),
+          mode: 'live',
+          caseId: made.stored.caseId,
+          payment: { amount: 1, paidAt: PAID_AT },
+          requestId: 'r',
+          now: new Date(),
+        },
       ),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(pay(made, 1, PAID_AT, 'test')).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -48,7 +48,11 @@ export class DynamoRecoveryStore implements RecoveryStore {
   }
 
   async findUpdate(mode: Mode, companyId: string, updateId: string, deadline?: Deadline): Promise<RecoveryUpdateRecord | undefined> {
-    const command = new GetCommand({ TableName: this.tableName, Key: keys.recoveryUpdate(mode, companyId, updateId), ConsistentRead: true });
+    const command = new GetCommand({
+      TableName: this.tableName,
+      Key: keys.recoveryUpdate(mode, companyId, updateId),
+      ConsistentRead: true,
+    });
     const out = await withRetries((options) => this.client.send(command, options), deadline ?? standaloneDeadline(), this.policy);
     if (!out.Item) return undefined;
     const { pk: _pk, sk: _sk, type: _type, gsi1pk: _g1, gsi1sk: _g2, ...record } = out.Item;
@@ -130,7 +134,8 @@ export class DynamoRecoveryStore implements RecoveryStore {
       },
       { Put: { TableName, Item: eventItem(event, before.companyId, before.mode), ConditionExpression: 'attribute_not_exists(pk)' } },
     ];
-    if (change.payment) actions.push({ Put: { TableName, Item: paymentItem(change.payment), ConditionExpression: 'attribute_not_exists(pk)' } });
+    if (change.payment)
+      actions.push({ Put: { TableName, Item: paymentItem(change.payment), ConditionExpression: 'attribute_not_exists(pk)' } });
     if (change.update)
       actions.push({ Put: { TableName, Item: recoveryUpdateItem(change.update), ConditionExpression: 'attribute_not_exists(pk)' } });
     if (change.releaseInvoiceRef) {
@@ -178,9 +183,12 @@ function paymentItem(payment: StoredPayment): Record<string, AttributeValue> {
 function recoveryUpdateItem(record: RecoveryUpdateRecord): Record<string, AttributeValue> {
   const { update, by, ...flat } = record;
   return {
-    ...attributeMap(keys.withTestDataListing(record.mode, record.companyId, keys.recoveryUpdate(record.mode, record.companyId, record.updateId)), {
-      type: ITEM_TYPES.recoveryUpdate,
-    }),
+    ...attributeMap(
+      keys.withTestDataListing(record.mode, record.companyId, keys.recoveryUpdate(record.mode, record.companyId, record.updateId)),
+      {
+        type: ITEM_TYPES.recoveryUpdate,
+      },
+    ),
     ...attributeMap(flat),
     update: convertToAttr(update, { removeUndefinedValues: true }),
     by: convertToAttr(by),

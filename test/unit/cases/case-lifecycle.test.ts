@@ -115,9 +115,49 @@ describe('the status follows the gates', () => {
     expect(deriveStatus('WITHDRAWN', 'CONFIRMED', notFound)).toBe('WITHDRAWN');
   });
 
-  it('only DRAFT → READY | ON_HOLD and any non-withdrawn status → WITHDRAWN are transitions', () => {
+  it('only DRAFT → READY | ON_HOLD, READY → IN_RECOVERY, and any open status → CLOSED | WITHDRAWN are transitions', () => {
     const pairs = CASE_STATUSES.flatMap((from) => ALLOWED_TRANSITIONS[from].map((to) => `${from}→${to}`));
-    expect(pairs.sort()).toEqual(['DRAFT→ON_HOLD', 'DRAFT→READY', 'DRAFT→WITHDRAWN', 'ON_HOLD→WITHDRAWN', 'READY→WITHDRAWN']);
+    expect(pairs.sort()).toEqual([
+      'DRAFT→CLOSED',
+      'DRAFT→ON_HOLD',
+      'DRAFT→READY',
+      'DRAFT→WITHDRAWN',
+      'IN_RECOVERY→CLOSED',
+      'IN_RECOVERY→WITHDRAWN',
+      'ON_HOLD→CLOSED',
+      'ON_HOLD→WITHDRAWN',
+      'READY→CLOSED',
+      'READY→IN_RECOVERY',
+      'READY→WITHDRAWN',
+    ]);
+  });
+
+  it('never derives a way out of IN_RECOVERY, CLOSED or WITHDRAWN, whatever the gates say', () => {
+    for (const status of ['IN_RECOVERY', 'CLOSED', 'WITHDRAWN'] as const)
+      for (const gate of ['AUTO_ATTESTED', 'AWAITING_CONFIRMATION', 'CONFIRMED'] as const)
+        for (const verification of [
+          { status: 'VERIFIED', checkedAt: CREATED.toISOString() },
+          { status: 'NOT_FOUND', checkedAt: CREATED.toISOString() },
+        ] as const)
+          expect(deriveStatus(status, gate, verification)).toBe(status);
+  });
+
+  it('leaves a closed case to itself: the verifier records nothing, a confirmation is not awaited, a withdrawal is refused CASE_NOT_OPEN', () => {
+    const closed = state({ status: 'CLOSED', debtorVerification: { status: 'PENDING' } });
+    expect(recordVerification(closed, { status: 'VERIFIED', checkedAt: LATER.toISOString() }, LATER)).toEqual({
+      changed: false,
+      reason: 'closed',
+    });
+    expect(confirmCase(closed, LATER)).toEqual({ changed: false, reason: 'not_awaiting' });
+    expect(settleStatus({ ...closed, recoveryGate: 'AUTO_ATTESTED' }, LATER)).toEqual({ changed: false, reason: 'unchanged' });
+    expect(() => withdrawCase(closed, LATER)).toThrow(expect.objectContaining({ code: 'CASE_NOT_OPEN', extensions: { status: 'CLOSED' } }));
+  });
+
+  it('withdraws a case IN_RECOVERY, and a withdrawn one again is no change', () => {
+    const withdrawn = changed(withdrawCase(state({ status: 'IN_RECOVERY', recoveryGate: 'AUTO_ATTESTED' }), LATER));
+    expect(withdrawn.state.status).toBe('WITHDRAWN');
+    expect(withdrawn.previousAttributes).toEqual({ status: 'IN_RECOVERY' });
+    expect(withdrawCase(withdrawn.state, LATER)).toEqual({ changed: false, reason: 'already_withdrawn' });
   });
 });
 
