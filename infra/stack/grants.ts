@@ -63,6 +63,8 @@ export const PARTITIONS = {
   webhookEndpoints: `${PARTITION_PREFIXES.webhookEndpoints}*`,
   webhookDeliveries: `${PARTITION_PREFIXES.webhookDeliveries}*`,
   webhookDeliverySlots: `${PARTITION_PREFIXES.webhookDeliverySlots}*`,
+  // One partition per applied back-office update (company, mode and updateId).
+  recoveryUpdate: `${PARTITION_PREFIXES.recoveryUpdate}*`,
 } as const;
 
 /** gsi2 partition patterns for `dynamodb:LeadingKeys` on index queries: the case list's and the event list's shards, both modes. */
@@ -75,9 +77,12 @@ export const INDEX_PARTITIONS = {
 export const TEST_PARTITIONS = {
   case: `${keys.case('test', '').pk}*`,
   event: `${keys.event('test', '').pk}*`,
+  // `INVREF#TEST#*`: the guard key of an empty company and ref ends in its separator, dropped here.
+  invoiceRefGuard: `${keys.invoiceRefGuard('test', '', '').pk.slice(0, -1)}*`,
 } as const;
 
 type CasePartitions = { case: string; event: string };
+type RecoveryPartitions = CasePartitions & { invoiceRefGuard: string };
 
 /**
  * The attributes each narrow write may name (lib/adapters/dynamodb/api-key-store.ts `touch`,
@@ -113,6 +118,23 @@ export const WRITABLE_ATTRIBUTES = {
   event: [
     ...[PK, SK, ...words('type eventId eventType companyId caseId mode createdAt payload'), TTL_ATTRIBUTE],
     ...[TABLE_DEFINITION.gsi2.partitionKey, TABLE_DEFINITION.gsi2.sortKey, ...GSI1_ATTRIBUTES],
+  ],
+  // A recovery change (lib/adapters/dynamodb/recovery-store.ts RECOVERY_CASE_ATTRIBUTES): what it sets
+  // on the case and what its condition reads (`pk`, `status`, `revision`). Never the principal or the debtor.
+  caseRecovery: [PK, SK, 'status', 'statusHistory', 'updatedAt', 'revision', 'paymentFacts', 'closure'],
+  // A payment's immutable item in its case's partition (a test one carries its test-data listing, gsi1).
+  payment: [
+    PK,
+    SK,
+    ...words('type paymentId caseId companyId mode sequence source amountPence paidAt reference recordedAt requestId'),
+    ...GSI1_ATTRIBUTES,
+  ],
+  // The record of an applied back-office update, in a partition of its own.
+  recoveryUpdate: [
+    PK,
+    SK,
+    ...words('type updateId companyId mode caseId update by appliedAt requestId source eventId'),
+    ...GSI1_ATTRIBUTES,
   ],
   // The withdrawn case left in its invoiceRef's partition (`WITHDRAWN#...`) when its guard is given up.
   withdrawnInvoiceRef: [PK, SK, 'type', 'caseId', 'companyId', 'reference', 'createdAt', 'withdrawnAt', 'mode', ...GSI1_ATTRIBUTES],
@@ -178,15 +200,15 @@ const [inTransaction, P, W] = [{ transaction: 'only' } as const, PARTITIONS, WRI
  * grant added later cannot quietly undo it: API keys are written only by the operator's admin CLI (a
  * function may only set `lastUsedAt`); cases and attestation audit records are never deleted, created
  * only inside the all-or-nothing case transaction, and updated only inside a case change's transaction
- * and only in their lifecycle fields (WRITABLE_ATTRIBUTES.caseLifecycle: never the amount, the debtor
- * or the attestation). Only the functions granted a case change may do even that.
+ * and only in their lifecycle and recovery fields (WRITABLE_ATTRIBUTES.caseLifecycle and caseRecovery:
+ * never the amount, the debtor or the attestation). Only the functions granted a case change may do even that.
  */
 const GUARDRAILS: readonly Rule[] = [
   deny('NeverCreateOrDeleteApiKeys', 'PutItem DeleteItem', [P.apiKey]),
   deny('NeverChangeApiKeysBeyondLastUse', 'UpdateItem', [P.apiKey], { beyond: W.apiKeyUse }),
   deny('NeverDeleteCasesOrAuditRecords', 'DeleteItem', [P.case]),
   deny('CasesChangeOnlyInTheirChangeTransaction', 'UpdateItem', [P.case], { transaction: 'outside' }),
-  deny('CasesChangeOnlyTheirLifecycle', 'UpdateItem', [P.case], { beyond: W.caseLifecycle }),
+  deny('CasesChangeOnlyTheirLifecycle', 'UpdateItem', [P.case], { beyond: [...new Set([...W.caseLifecycle, ...W.caseRecovery])] }),
   deny('CasesAndAuditRecordsOnlyInTheCaseTransaction', 'PutItem', [P.case], { transaction: 'outside' }),
 ];
 
@@ -228,6 +250,24 @@ const caseChange = (on: CasePartitions): Rule[] => [
 const caseConfirm = (on: CasePartitions): Rule[] => [
   ...caseChange(on),
   allow('WriteConfirmationRecords', 'PutItem', [on.case], { writes: W.confirmation, ...inTransaction }),
+];
+
+/**
+ * What a recovery change writes (recovery-store.ts), each only as a part of its TransactWriteItems:
+ * the case's recovery fields, its `case.updated` event, the payment's item (its own attributes only,
+ * so no case or audit record can be created through it), and, when the change closes the case, the
+ * invoiceRef given up as a withdrawal gives it up.
+ */
+const recoveryChange = (on: RecoveryPartitions): Rule[] => [
+  allow('ChangeCaseRecovery', 'UpdateItem', [on.case], { writes: W.caseRecovery, ...inTransaction }),
+  allow('WriteCaseEvents', 'PutItem', [on.event], { writes: W.event, ...inTransaction }),
+  allow('WritePayments', 'PutItem', [on.case], { writes: W.payment, including: ['paymentId'], ...inTransaction }),
+  allow('ReleaseInvoiceRefGuards', 'DeleteItem', [on.invoiceRefGuard], inTransaction),
+  allow('KeepWithdrawnInvoiceRefs', 'PutItem', [on.invoiceRefGuard], {
+    writes: W.withdrawnInvoiceRef,
+    including: ['withdrawnAt'],
+    ...inTransaction,
+  }),
 ];
 
 /**
@@ -365,6 +405,22 @@ export const GRANTS: Readonly<Record<TableAccess | InvoiceBucketAccess, readonly
     allow('RegistryCacheAndRateLimiter', 'GetItem PutItem UpdateItem', [REGISTRY_PARTITIONS]),
     deny('NeverDeleteOrCreateCases', 'DeleteItem PutItem', [P.case]),
   ],
+  // Recording a payment (record-payment.ts): the case read, then the recovery change's one transaction.
+  'record-payments': partnerRoute([P.case], ...recoveryChange(P)),
+  // The payment list: the case read and one Query of its partition (IAM cannot see the sort key: the Query
+  // is the store's, `begins_with(sk, PAYMENT#)`; the partition holds only the caller's own case's items).
+  'read-payments': partnerRoute([P.case], allow('QueryCasePayments', 'Query', [P.case])),
+  // The back office's internal route (and the operator's command): the case and the update records read,
+  // the recovery change, and the update's record put in the same transaction (its own attributes only).
+  'apply-recovery-updates': [
+    readItems(P.case, P.recoveryUpdate),
+    ...GUARDRAILS,
+    ...recoveryChange(P),
+    allow('WriteRecoveryUpdateRecords', 'PutItem', [P.recoveryUpdate], { writes: W.recoveryUpdate, ...inTransaction }),
+  ],
+  // The test-mode helper: the same change on test partitions only (`CASE#TEST#`, `EVENT#TEST#`, `INVREF#TEST#`),
+  // with no update record (its updates carry no updateId): deployed in prod, it can never change a live case.
+  'apply-test-recovery-updates': partnerRoute([TEST_PARTITIONS.case], ...recoveryChange(TEST_PARTITIONS)),
   // Presigning an invoice PUT: the URL carries the signer's authority, so it needs PutObject.
   'issue-uploads': [allow('PresignInvoiceUploads', 's3:PutObject', [], { on: 'invoice-objects' })],
   // Checking an upload: HeadObject needs s3:GetObject; s3:ListBucket makes S3 answer a missing key 404, not 403

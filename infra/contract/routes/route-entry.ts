@@ -45,7 +45,12 @@ export type TableAccess =
   | 'webhook-fan-out'
   | 'webhook-deliver'
   | 'webhook-sweep'
-  | 'verify-debtors';
+  | 'verify-debtors'
+  // Recovery and money (issue 33): granted here for the routes still to be declared.
+  | 'record-payments'
+  | 'read-payments'
+  | 'apply-recovery-updates'
+  | 'apply-test-recovery-updates';
 
 /**
  * How a function may use the invoice bucket:
