@@ -177,7 +177,10 @@ export class WebhookEndpointDisabledError extends CodedError {
 /** The case is final (`CLOSED` or `WITHDRAWN`): nothing moves it and no payment is accepted (product rules, "Recovery and money"). */
 export class CaseNotOpenError extends CodedError {
   constructor(readonly status: string) {
-    super('CASE_NOT_OPEN', `The case is ${status}, which is final: it takes no further change or payment.`, { extensions: { status } });
+    // `caseStatus`, not `status`: problem details' `status` is the HTTP status.
+    super('CASE_NOT_OPEN', `The case is ${status}, which is final: it takes no further change or payment.`, {
+      extensions: { caseStatus: status },
+    });
   }
 }
 
@@ -187,7 +190,7 @@ export class InvalidTransitionError extends CodedError {
     detail: string,
     readonly status: string,
   ) {
-    super('INVALID_TRANSITION', detail, { extensions: { status } });
+    super('INVALID_TRANSITION', detail, { extensions: { caseStatus: status } });
   }
 }
 

@@ -161,6 +161,55 @@ export const webhookEndpointDisabledProblemSchema = problem(
   },
 );
 
+/** A final case (CLOSED or WITHDRAWN) asked to change or take a payment (product rules, "Recovery and money"). */
+export const caseNotOpenProblemSchema = problem(
+  'CaseNotOpenProblem',
+  'CASE_NOT_OPEN',
+  409,
+  'Case not open',
+  'The case is final (`CLOSED` or `WITHDRAWN`): it takes no further change or payment; `caseStatus` names its status.',
+  { caseStatus: z.enum(['CLOSED', 'WITHDRAWN']).meta({ description: 'The case\u2019s status.' }) },
+  { detail: 'The case is CLOSED, which is final: it takes no further change or payment.', caseStatus: 'CLOSED' },
+);
+
+/** A change the rules do not allow from the case's status (the test-mode recovery helper). */
+export const invalidTransitionProblemSchema = problem(
+  'InvalidTransitionProblem',
+  'INVALID_TRANSITION',
+  409,
+  'Invalid transition',
+  'The rules do not allow this change from the case\u2019s current status; the case is unchanged.',
+  { caseStatus: z.string().meta({ description: 'The case\u2019s status.', example: 'DRAFT' }) },
+  { detail: 'Recovery starts only from READY; the case is DRAFT.', caseStatus: 'DRAFT' },
+);
+
+/** A payment above the case's outstanding amount today. */
+export const paymentExceedsOutstandingProblemSchema = problem(
+  'PaymentExceedsOutstandingProblem',
+  'PAYMENT_EXCEEDS_OUTSTANDING',
+  409,
+  'Payment exceeds outstanding',
+  'The payment is more than the case\u2019s outstanding amount today; nothing was recorded.',
+  {
+    outstanding: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .meta({ description: 'The case\u2019s outstanding amount today, GBP.', example: '749.50' }),
+  },
+  { detail: "The payment is more than the case's outstanding amount today, 749.50 GBP; nothing was recorded.", outstanding: '749.50' },
+);
+
+/** The case already holds the most payments a case may hold. */
+export const paymentLimitReachedProblemSchema = problem(
+  'PaymentLimitReachedProblem',
+  'PAYMENT_LIMIT_REACHED',
+  409,
+  'Payment limit reached',
+  'The case already holds 100 payments, the most a case may hold; nothing was recorded.',
+  { maxPayments: z.int().meta({ description: 'The limit per case.', example: 100 }) },
+  { detail: 'The case already holds 100 payments, the most a case may hold; nothing was recorded.', maxPayments: 100 },
+);
+
 export const invalidRequestProblemSchema = problem(
   'InvalidRequestProblem',
   'INVALID_REQUEST',

@@ -192,7 +192,7 @@ describe('recording a payment', () => {
     await expect(pay(made, 1)).rejects.toBeInstanceOf(CaseNotOpenError);
     await expect(
       withdrawCaseFor({ store: changes, now: () => new Date() }, { mode: 'live', companyId: made.companyId, caseId: made.stored.caseId }),
-    ).rejects.toMatchObject({ code: 'CASE_NOT_OPEN', extensions: { status: 'CLOSED' } });
+    ).rejects.toMatchObject({ code: 'CASE_NOT_OPEN', extensions: { caseStatus: 'CLOSED' } });
   });
 
   it('refuses an amount above today\u2019s outstanding with PAYMENT_EXCEEDS_OUTSTANDING carrying it, and records nothing', async () => {

@@ -11,6 +11,7 @@ import { CURSOR_LIFETIME_MS, CURSOR_PATTERN, MAX_CURSOR_LENGTH } from '../../../
 import { MAX_PRINCIPAL_PENCE } from '../../../lib/cases/money.js';
 import { MAX_QUOTE_DAYS_AHEAD } from '../../../lib/cases/read-case.js';
 import {
+  caseNotOpenProblemSchema,
   batchEmptyProblemSchema,
   batchTooLargeProblemSchema,
   createCasesBadRequestSchema,
@@ -355,7 +356,7 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
   WithdrawCase: {
     tag: 'Cases',
     description:
-      'Withdraws one of your company\u2019s cases, from `DRAFT`, `READY` or `ON_HOLD`: it becomes `WITHDRAWN` for good, with an entry in `statusHistory` (and your `reason`, if given) and a `case.updated` event. A withdrawn case no longer holds its invoiceRef: the same invoiceRef can be submitted again and is created, not `DUPLICATE`; the look-up by invoiceRef then returns both cases. Withdrawing a case that is already withdrawn answers `200` with the case unchanged (safe to retry). The body is optional. A case of another company answers exactly like one that does not exist (`404`).',
+      'Withdraws one of your company\u2019s cases, from `DRAFT`, `READY`, `ON_HOLD` or `IN_RECOVERY`: it becomes `WITHDRAWN` for good, with an entry in `statusHistory` (and your `reason`, if given) and a `case.updated` event. A withdrawn case no longer holds its invoiceRef: the same invoiceRef can be submitted again and is created, not `DUPLICATE`; the look-up by invoiceRef then returns both cases. Withdrawing a case that is already withdrawn answers `200` with the case unchanged (safe to retry); a `CLOSED` case answers `409` `CASE_NOT_OPEN`. The body is optional. A case of another company answers exactly like one that does not exist (`404`).',
     parameters: [caseIdParameter()],
     request: jsonBody(
       withdrawRequestDocSchema,
@@ -365,8 +366,9 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
     responses: {
       200: json('The case, withdrawn (now or before).', caseViewSchema, { withdrawn: { summary: 'A withdrawn case', value: WITHDRAWN } }),
     },
-    problems: ['INVALID_REQUEST', 'NOT_FOUND', ...BODY_PROBLEMS, 'SERVICE_UNAVAILABLE'],
+    problems: ['INVALID_REQUEST', 'NOT_FOUND', 'CASE_NOT_OPEN', ...BODY_PROBLEMS, 'SERVICE_UNAVAILABLE'],
     problemResponses: {
+      409: problem('The case is `CLOSED`: final, it cannot be withdrawn.', caseNotOpenProblemSchema),
       400: problem(
         'The body is not JSON, not an object, or a field breaks the rules; `errors` lists every problem.',
         invalidRequestProblemSchema,

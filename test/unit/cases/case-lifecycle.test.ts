@@ -150,7 +150,9 @@ describe('the status follows the gates', () => {
     });
     expect(confirmCase(closed, LATER)).toEqual({ changed: false, reason: 'not_awaiting' });
     expect(settleStatus({ ...closed, recoveryGate: 'AUTO_ATTESTED' }, LATER)).toEqual({ changed: false, reason: 'unchanged' });
-    expect(() => withdrawCase(closed, LATER)).toThrow(expect.objectContaining({ code: 'CASE_NOT_OPEN', extensions: { status: 'CLOSED' } }));
+    expect(() => withdrawCase(closed, LATER)).toThrow(
+      expect.objectContaining({ code: 'CASE_NOT_OPEN', extensions: { caseStatus: 'CLOSED' } }),
+    );
   });
 
   it('withdraws a case IN_RECOVERY, and a withdrawn one again is no change', () => {
