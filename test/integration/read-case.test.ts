@@ -90,6 +90,7 @@ describe('reading a case', () => {
         paid: '0.00',
         asOf: londonDay(0),
       }),
+      closure: null,
     });
   });
 
