@@ -1,4 +1,7 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { FAN_OUT_STREAM, VERIFIER_STREAM } from '../../infra/contract/stream-consumers.js';
+import { matchesFilterPattern } from '../../infra/local/match-filter-pattern.js';
 import { DynamoCaseChangeStore } from '../../lib/adapters/dynamodb/case-change-store.js';
 import { DynamoCaseLister } from '../../lib/adapters/dynamodb/case-lister.js';
 import { DynamoCaseReader } from '../../lib/adapters/dynamodb/case-reader.js';
@@ -397,6 +400,34 @@ describe('back-office updates', () => {
     expect(results[5]!.message).toMatch(/after today/);
     expect((await read(made)).status).toBe('CLOSED');
     expect((await read(other)).status).toBe('READY');
+  });
+});
+
+describe('the stream', () => {
+  /** An item as the stream's image carries it. */
+  async function image(key: { pk: string; sk: string }) {
+    const out = await client.send(new GetCommand({ TableName: cfg().tableName, Key: key, ConsistentRead: true }));
+    return marshall(out.Item!, { removeUndefinedValues: true });
+  }
+
+  it('a payment\u2019s records reach the webhook fan-out once, as its event item\u2019s INSERT, and the debtor verifier not at all', async () => {
+    const made = await makeCase();
+    const caseKey = keys.case('live', made.stored.caseId);
+    const oldCase = await image(caseKey);
+    await pay(made, 10);
+    const [event] = await updatesOf(made);
+    const records = [
+      { eventName: 'MODIFY', dynamodb: { OldImage: oldCase, NewImage: await image(caseKey) } },
+      { eventName: 'INSERT', dynamodb: { NewImage: await image(keys.event('live', event!.id)) } },
+      { eventName: 'INSERT', dynamodb: { NewImage: await image(keys.payment('live', made.stored.caseId, 1)) } },
+    ];
+    const taken = (pattern: object) => records.flatMap((r, i) => (matchesFilterPattern(pattern, r) ? [i] : []));
+    expect(taken(FAN_OUT_STREAM.filterPattern)).toEqual([1]);
+    expect(taken(VERIFIER_STREAM.filterPattern)).toEqual([]);
+    // The same record delivered twice makes no second event (events are written only in the change's
+    // transaction, never by a consumer) and one delivery per endpoint (the fan-out's own guarantee:
+    // test/unit/webhooks/delivery-use-cases.test.ts, "a stream record seen twice keeps one delivery per endpoint").
+    expect(await updatesOf(made)).toHaveLength(1);
   });
 });
 
