@@ -8,7 +8,7 @@ describe('the partition patterns come from the key design', () => {
     const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
     const items = {
       apiKey: [keys.apiKey('k_1').pk],
-      case: MODES.flatMap((m) => [keys.case(m, CASE).pk, keys.attestation(m, CASE).pk]),
+      case: MODES.flatMap((m) => [keys.case(m, CASE).pk, keys.attestation(m, CASE).pk, keys.payment(m, CASE, 7).pk]),
       company: [keys.company(COMPANY).pk],
       invoiceRefGuard: MODES.map((m) => keys.invoiceRefGuard(m, COMPANY, 'inv-1').pk),
       idempotencyClaim: MODES.map((m) => keys.idempotencyClaim(m, COMPANY, 'idem-1').pk),
@@ -23,6 +23,7 @@ describe('the partition patterns come from the key design', () => {
         keys.webhookDeliverySlots(m, 'we_1').pk,
         keys.webhookDeliveryWaiting({ mode: m, endpointId: 'we_1', createdAt: '2026-03-01T09:00:00.000Z', deliveryId: 'wd_1' }).pk,
       ]),
+      recoveryUpdate: MODES.map((m) => keys.recoveryUpdate(m, COMPANY, 'upd-1').pk),
     };
     for (const [kind, pattern] of Object.entries(PARTITIONS)) {
       for (const [otherKind, pks] of Object.entries(items)) {
@@ -41,6 +42,7 @@ describe('the partition patterns come from the key design', () => {
       webhookEndpoints: 'WHEP#*',
       webhookDeliveries: 'WHD#*',
       webhookDeliverySlots: 'WHW#*',
+      recoveryUpdate: 'RECOVERY#*',
     });
   });
 
@@ -55,7 +57,10 @@ describe('the partition patterns come from the key design', () => {
 
   it('the test helper\u2019s patterns match test cases, their records and test events, and no live item', () => {
     const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[#]/g, '\\#').replace(/\*/g, '.*')}$`).test(value);
-    expect(TEST_PARTITIONS).toEqual({ case: 'CASE#TEST#*', event: 'EVENT#TEST#*' });
+    expect(TEST_PARTITIONS).toEqual({ case: 'CASE#TEST#*', event: 'EVENT#TEST#*', invoiceRefGuard: 'INVREF#TEST#*' });
+    expect(like(TEST_PARTITIONS.case, keys.payment('test', CASE, 1).pk)).toBe(true);
+    expect(like(TEST_PARTITIONS.invoiceRefGuard, keys.invoiceRefGuard('test', COMPANY, 'inv-1').pk)).toBe(true);
+    expect(like(TEST_PARTITIONS.invoiceRefGuard, keys.invoiceRefGuard('live', COMPANY, 'inv-1').pk)).toBe(false);
     for (const key of [keys.case('test', CASE), keys.attestation('test', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(true);
     expect(like(TEST_PARTITIONS.event, keys.event('test', EVENT).pk)).toBe(true);
     for (const key of [keys.case('live', CASE), keys.attestation('live', CASE)]) expect(like(TEST_PARTITIONS.case, key.pk)).toBe(false);
