@@ -13,7 +13,7 @@ import type { Mode } from '../mode.js';
 import { toCaseView, type CaseView } from './case-record.js';
 import { exactPence } from './money.js';
 import type { RecoveryUpdateSource } from './ports.js';
-import { applyRecoveryChange, type RecoveryDeps } from './recovery-change.js';
+import { applyRecoveryChange, type RecoveryDeps } from './apply-recovery-change.js';
 import {
   decideRecoveryUpdate,
   fieldErrorsOf,

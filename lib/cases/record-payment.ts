@@ -3,7 +3,7 @@ import { InvalidRequestError } from '../errors.js';
 import type { Mode } from '../mode.js';
 import { toCaseView, type CaseView } from './case-record.js';
 import { exactPence } from './money.js';
-import { applyRecoveryChange, type RecoveryDeps } from './recovery-change.js';
+import { applyRecoveryChange, type RecoveryDeps } from './apply-recovery-change.js';
 import { decidePayment, fieldErrorsOf, newPaymentId, paymentRequestSchema, toPaymentView, type PaymentView } from './recovery.js';
 
 export interface RecordPaymentCommand {
