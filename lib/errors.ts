@@ -222,8 +222,8 @@ export interface IdempotencyReplay {
   state: IdempotencyState;
   /** Whether the replayed request carries the same parsed body as the one that used the key. */
   sameRequest: boolean;
-  /** The original answer, when the first request finished. */
-  original?: { created: unknown[]; rejected: unknown[] };
+  /** The original answer's fields, when the first request finished (`created`/`rejected`, or `payment`/`case`). */
+  original?: Record<string, unknown>;
   /** While the first request is still running: when it can no longer be (its claim's horizon). */
   retryAfterSeconds?: number;
 }
@@ -239,7 +239,7 @@ export class IdempotencyKeyReusedError extends CodedError {
       {
         extensions:
           state === 'COMPLETED' && original
-            ? { state, sameRequest, created: original.created, rejected: original.rejected }
+            ? { state, sameRequest, ...original }
             : { state, sameRequest },
         ...(state === 'IN_PROGRESS' ? { retryAfterSeconds: replay.retryAfterSeconds ?? 1 } : {}),
       },

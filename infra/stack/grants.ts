@@ -406,7 +406,15 @@ export const GRANTS: Readonly<Record<TableAccess | InvoiceBucketAccess, readonly
     deny('NeverDeleteOrCreateCases', 'DeleteItem PutItem', [P.case]),
   ],
   // Recording a payment (record-payment.ts): the case read, then the recovery change's one transaction.
-  'record-payments': partnerRoute([P.case], ...recoveryChange(P)),
+  // A payment's Idempotency-Key: claimed (and given back) as a batch's, and completed with its answer
+  // inside the payment's own transaction (lib/adapters/dynamodb/recovery-store.ts), never on its own.
+  'record-payments': partnerRoute(
+    [P.case],
+    ...recoveryChange(P),
+    allow('ClaimIdempotencyKeys', 'PutItem', [P.idempotencyClaim], { writes: W.idempotencyClaim }),
+    allow('CompleteIdempotencyClaims', 'UpdateItem', [P.idempotencyClaim], { writes: W.idempotencyCompletion, ...inTransaction }),
+    allow('ReleaseIdempotencyClaims', 'DeleteItem', [P.idempotencyClaim]),
+  ),
   // The payment list: the case read and one Query of its partition (IAM cannot see the sort key: the Query
   // is the store's, `begins_with(sk, PAYMENT#)`; the partition holds only the caller's own case's items).
   'read-payments': partnerRoute([P.case], allow('QueryCasePayments', 'Query', [P.case])),

@@ -6,6 +6,7 @@ import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
+import { DynamoRecoveryStore } from './dynamodb/recovery-store.js';
 import { DynamoReferenceAllocator } from './dynamodb/reference-allocator.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
@@ -59,5 +60,20 @@ export function caseChangeAdapters(cfg: AppConfig = config()) {
   return {
     ...tableAdapters(cfg),
     changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
+  };
+}
+
+/** The payments routes: the recovery store, and for a payment's Idempotency-Key the batch's key store and settings. */
+export function paymentAdapters(cfg: AppConfig = config()) {
+  const client = documentClient(cfg);
+  return {
+    ...tableAdapters(cfg),
+    payments: {
+      store: new DynamoRecoveryStore(client, cfg.tableName),
+      idempotency: new DynamoIdempotencyStore(client, cfg.tableName),
+      idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+      claimHorizonSeconds: cfg.claimHorizonSeconds,
+      log: operationalLog,
+    },
   };
 }

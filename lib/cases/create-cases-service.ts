@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/authenticate-key.js';
 import type { Deadline } from '../deadline.js';
-import { IdempotencyKeyReusedError, ServiceUnavailableError } from '../errors.js';
+import { ServiceUnavailableError } from '../errors.js';
 import type { Log } from '../log.js';
 import { SIMULATE_TEMPORARY_FAILURE_PREFIX, type Mode } from '../mode.js';
 import type { BatchResult, CreatedItem, RejectedItem } from './batch-result.js';
@@ -8,6 +8,7 @@ import { checkCase, echoInvoiceRef, firstCode, type Finding, type RejectionCode,
 import { buildCaseEvent } from './case-lifecycle.js';
 import { awaitsReferenceRate, newCaseId, newCaseLifecycle, toCaseView, type RecoveryGate, type StoredCase } from './case-record.js';
 import { formatReference } from './case-reference.js';
+import { keyReusedError } from './idempotency-replay.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import type { CompanyRecord } from '../accounts/ports.js';
 import type {
@@ -186,18 +187,7 @@ export class CreateCasesService {
       throw claim.reason;
     }
     if (claim.value.claimed) return;
-    const replay = claim.value;
-    const sameRequest = replay.requestHash === requestHash;
-    throw new IdempotencyKeyReusedError(
-      replay.state === 'COMPLETED'
-        ? { state: 'COMPLETED', sameRequest, original: { created: replay.response.created, rejected: replay.response.rejected } }
-        : {
-            state: 'IN_PROGRESS',
-            sameRequest,
-            // The first request answers before its function's timeout; its claim cannot outlive the horizon.
-            retryAfterSeconds: Math.max(1, replay.claimedAt + this.deps.claimHorizonSeconds - Math.floor(now.getTime() / 1000)),
-          },
-    );
+    throw keyReusedError(claim.value, requestHash, now, this.deps.claimHorizonSeconds);
   }
 
   /** In-request duplicates (the first valid occurrence wins) and the new cases to write, references in order. */

@@ -130,11 +130,32 @@ export interface StoredBatchResponse {
   compacted?: boolean;
 }
 
+/** A payment's answer as kept on its Idempotency-Key (`POST /api/v1/cases/{id}/payments`): its 201 body. */
+export interface StoredPaymentResponse {
+  /** PaymentView as the use case made it. */
+  payment: unknown;
+  /** CaseView after the payment, as the use case made it. */
+  case: unknown;
+}
+
+/** Whatever answer a key holds: the routes share one key space per company and mode. */
+export type StoredResponse = StoredBatchResponse | StoredPaymentResponse;
+
 export type ClaimResult =
   | { claimed: true }
   /** `claimedAt`: epoch seconds of the claim still running, so a replay knows when to come back. */
   | { claimed: false; state: 'IN_PROGRESS'; claimedAt: number; requestHash?: string }
-  | { claimed: false; state: 'COMPLETED'; response: StoredBatchResponse; requestHash?: string };
+  | { claimed: false; state: 'COMPLETED'; response: StoredResponse; requestHash?: string };
+
+/** Completing a claim this request holds with its answer (IdempotencyStore.complete, or inside a recovery change's transaction). */
+export interface ClaimCompletion {
+  mode: Mode;
+  companyId: string;
+  idempotencyKey: string;
+  requestId: string;
+  response: StoredResponse;
+  now: Date;
+}
 
 export interface ClaimRequest {
   mode: Mode;
@@ -159,7 +180,7 @@ export interface IdempotencyStore {
     companyId: string,
     idempotencyKey: string,
     requestId: string,
-    response: StoredBatchResponse,
+    response: StoredResponse,
     now: Date,
     deadline?: Deadline,
   ): Promise<void>;
@@ -335,6 +356,12 @@ export interface RecoveryChange {
   update?: RecoveryUpdateRecord;
   /** The change closed the case: give its invoiceRef up, as a withdrawal does (CaseChange.releaseInvoiceRef). */
   releaseInvoiceRef?: boolean;
+  /**
+   * The Idempotency-Key claim this request holds, completed with its answer in the same transaction
+   * (so a payment and its key's answer land together, in one round trip); the transaction applies
+   * only while the claim is still this request's.
+   */
+  completeClaim?: ClaimCompletion;
 }
 
 export interface RecoveryStore {
@@ -347,7 +374,7 @@ export interface RecoveryStore {
    * revision and status), its event, the payment item, the update record, the invoiceRef's release.
    * `stale`: another change won the case (nothing written; read again and decide again).
    * `already_applied`: the update's record exists (nothing written). Throws ServiceUnavailableError
-   * when storage cannot answer.
+   * when storage cannot answer, or when `completeClaim`'s claim is no longer this request's (nothing written).
    */
   apply(change: RecoveryChange, deadline?: Deadline): Promise<'applied' | 'stale' | 'already_applied'>;
   /** Every payment of the case, oldest first (in the order recorded), strongly consistent. */

@@ -16,7 +16,7 @@ import type {
   InvoiceFiles,
   NewCase,
   ReferenceAllocator,
-  StoredBatchResponse,
+  StoredResponse,
   WriteOutcome,
 } from '../../lib/cases/ports.js';
 import { isPast, type Deadline } from '../../lib/deadline.js';
@@ -186,7 +186,7 @@ interface Claim {
   claimedAtEpoch: number;
   ttl: number;
   requestHash: string;
-  response?: StoredBatchResponse;
+  response?: StoredResponse;
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
@@ -219,7 +219,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     companyId: string,
     idempotencyKey: string,
     requestId: string,
-    response: StoredBatchResponse,
+    response: StoredResponse,
     _now?: Date,
     deadline?: Deadline,
   ): Promise<void> {
@@ -227,7 +227,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const claim = this.claims.get(`${mode}|${companyId}|${idempotencyKey}`);
     if (!claim || claim.requestId !== requestId) throw new Error('claim lost');
     // The real store sends the response to DynamoDB: serialise it, as marshalling would walk it.
-    claim.response = JSON.parse(JSON.stringify(response)) as StoredBatchResponse;
+    claim.response = JSON.parse(JSON.stringify(response)) as StoredResponse;
     claim.state = 'COMPLETED';
   }
   async release(mode: Mode, companyId: string, idempotencyKey: string, requestId: string, deadline?: Deadline): Promise<void> {

@@ -56,6 +56,30 @@ export const CASE_CHANGE_ROUTES = {
     grants: { table: 'withdraw-case' },
     load: () => import('../../../functions/withdraw-case.js'),
   }),
+  // The case read beside the key, then (with an Idempotency-Key, its claim beside it) one transaction.
+  recordPayment: route({
+    name: 'record-payment',
+    constructId: 'RecordPayment',
+    method: 'POST',
+    resource: '/api/v1/cases/{id}/payments',
+    operationName: 'RecordPayment',
+    summary: 'Record a payment the debtor made directly',
+    scope: 'cases:write',
+    grants: { table: 'record-payments' },
+    load: () => import('../../../functions/record-payment.js'),
+  }),
+  // The case and its payments (one Query: at most 100) read in parallel.
+  listCasePayments: route({
+    name: 'list-case-payments',
+    constructId: 'ListCasePayments',
+    method: 'GET',
+    resource: '/api/v1/cases/{id}/payments',
+    operationName: 'ListCasePayments',
+    summary: "List a case's payments",
+    scope: 'cases:read',
+    grants: { table: 'read-payments' },
+    load: () => import('../../../functions/list-case-payments.js'),
+  }),
   testConfirmCase: route({
     name: 'test-confirm-case',
     constructId: 'TestConfirmCase',

@@ -1,14 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { CreatedItem, RejectedItem } from '../../cases/batch-result.js';
-import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse } from '../../cases/ports.js';
+import type { ClaimCompletion, ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse, StoredResponse } from '../../cases/ports.js';
 import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
 import type { Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
 import { withRetries } from '../retry.js';
+import { attributeMap } from './attribute-values.js';
 import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
 
 /**
@@ -83,29 +85,13 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     companyId: string,
     idempotencyKey: string,
     requestId: string,
-    response: StoredBatchResponse,
+    response: StoredResponse,
     now: Date,
     deadline?: Deadline,
   ): Promise<void> {
-    const encoded = encodeResponse(response);
+    const update = completion({ mode, companyId, idempotencyKey, requestId, response, now });
     await withRetries(
-      (options) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: keys.idempotencyClaim(mode, companyId, idempotencyKey),
-            UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
-            ConditionExpression: 'requestId = :requestId',
-            ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
-            ExpressionAttributeValues: {
-              ':completed': 'COMPLETED',
-              ':response': encoded.value,
-              ':at': now.toISOString(),
-              ':requestId': requestId,
-            },
-          }),
-          options,
-        ),
+      (options) => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: update.key, ...update.expression }), options),
       deadline,
     );
   }
@@ -134,6 +120,44 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** The update that completes a claim this request holds: one shape for `complete` and for a transaction's action. */
+function completion(claim: ClaimCompletion) {
+  const encoded = encodeResponse(claim.response);
+  return {
+    key: keys.idempotencyClaim(claim.mode, claim.companyId, claim.idempotencyKey),
+    expression: {
+      UpdateExpression: 'SET #state = :completed, #response = :response, completedAt = :at',
+      ConditionExpression: 'requestId = :requestId',
+      ExpressionAttributeNames: { '#state': 'state', '#response': encoded.attribute },
+      ExpressionAttributeValues: {
+        ':completed': 'COMPLETED',
+        ':response': encoded.value,
+        ':at': claim.now.toISOString(),
+        ':requestId': claim.requestId,
+      } as Record<string, unknown>,
+    },
+  };
+}
+
+/**
+ * The claim's completion as one action of another write's transaction (a recovery change records
+ * a payment and completes its key together: lib/adapters/dynamodb/recovery-store.ts). Its condition
+ * fails, and so the whole transaction, when the claim is no longer this request's.
+ */
+export function claimCompletionAction(tableName: string, claim: ClaimCompletion): TransactWriteItem {
+  const { key, expression } = completion(claim);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: attributeMap(key),
+      ...expression,
+      ExpressionAttributeValues: Object.fromEntries(
+        Object.entries(expression.ExpressionAttributeValues).map(([name, value]) => [name, convertToAttr(value)]),
+      ),
+    },
+  };
+}
+
 /**
  * A DynamoDB item holds at most 400 KB, but a batch's answer echoes every invoiceRef as submitted
  * (up to the 1 MiB body). Small answers are stored as a map (readable by operators); larger ones
@@ -144,8 +168,11 @@ const PLAIN_LIMIT = 64 * 1024;
 const ITEM_BUDGET = 350 * 1024;
 const ECHO_LIMIT = 256;
 
-export function encodeResponse(response: StoredBatchResponse): { attribute: 'response' | 'responseGz'; value: unknown } {
+export function encodeResponse(response: StoredResponse): { attribute: 'response' | 'responseGz'; value: unknown } {
   const json = JSON.stringify(response);
+  // A payment's answer is small; gzipped JSON keeps its fields in the documented order, which a
+  // DynamoDB map would not (the batch's items are re-ordered on the way back instead).
+  if (!('created' in response)) return { attribute: 'responseGz', value: gzipSync(json) };
   if (Buffer.byteLength(json) <= PLAIN_LIMIT) return { attribute: 'response', value: response };
   let gz = gzipSync(json);
   if (gz.length > ITEM_BUDGET) {
@@ -167,11 +194,12 @@ export function encodeResponse(response: StoredBatchResponse): { attribute: 'res
   return { attribute: 'responseGz', value: gz };
 }
 
-function decodeResponse(item: Record<string, unknown>, mode: Mode): StoredBatchResponse | undefined {
+function decodeResponse(item: Record<string, unknown>, mode: Mode): StoredResponse | undefined {
   const gz = item.responseGz;
-  const unzipped = () => JSON.parse(gunzipSync(gz as Uint8Array).toString('utf8')) as StoredBatchResponse;
-  const stored = item.response ? (item.response as StoredBatchResponse) : gz instanceof Uint8Array ? unzipped() : undefined;
+  const unzipped = () => JSON.parse(gunzipSync(gz as Uint8Array).toString('utf8')) as StoredResponse;
+  const stored = item.response ? (item.response as StoredResponse) : gz instanceof Uint8Array ? unzipped() : undefined;
   if (!stored) return undefined;
+  if (!('created' in stored)) return stored;
   // A map comes back from DynamoDB with its keys in any order; the replay restores the documented one.
   const created = (stored.created as CreatedItem[]).map((c) => orderCreated(c, mode));
   return { ...stored, created, rejected: (stored.rejected as RejectedItem[]).map(orderRejected) };

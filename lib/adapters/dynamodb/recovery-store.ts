@@ -6,11 +6,13 @@ import { lifecycleOf, type StoredCase } from '../../cases/case-record.js';
 import type { RecoveryChange, RecoveryStore, RecoveryUpdateRecord } from '../../cases/ports.js';
 import type { StoredPayment } from '../../cases/recovery.js';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
+import { ServiceUnavailableError } from '../../errors.js';
 import { storedMode, type Mode } from '../../mode.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { DynamoCaseReader } from './case-reader.js';
 import { eventItem } from './event-items.js';
+import { claimCompletionAction } from './idempotency-store.js';
 import { ITEM_TYPES, PAYMENT_SK_PREFIX, TABLE_DEFINITION, keys } from './table-keys.js';
 
 /** The case's update is the first action: its cancellation reason says whether another change won. */
@@ -23,7 +25,7 @@ export const RECOVERY_CASE_ATTRIBUTES = ['status', 'statusHistory', 'updatedAt',
  * A recovery change as one TransactWriteItems (table-keys.ts, "A recovery change"): the case updated
  * only while its `revision` and `status` are those the rule saw (every change writes the next
  * revision, so two changes decided from one read never both land), its `case.updated` event, the
- * payment's immutable item, the back-office update's record (attribute_not_exists: an updateId is
+ * payment's immutable item, the completion of the request's Idempotency-Key claim, the back-office update's record (attribute_not_exists: an updateId is
  * applied once, forever) and, when the change closes the case, the invoiceRef given up exactly as a
  * withdrawal gives it up (case-change-store.ts). All or nothing.
  *
@@ -85,6 +87,7 @@ export class DynamoRecoveryStore implements RecoveryStore {
   async apply(change: RecoveryChange, deadline: Deadline = standaloneDeadline()): Promise<'applied' | 'stale' | 'already_applied'> {
     const actions = this.actions(change);
     const updateAction = change.update ? actions.findIndex((a) => a.Put?.Item?.type?.S === ITEM_TYPES.recoveryUpdate) : -1;
+    const claimAction = change.completeClaim ? actions.length - 1 : -1;
     const command = new TransactWriteItemsCommand({
       TransactItems: actions,
       ClientRequestToken: createHash('sha256').update(change.event.id).digest('hex').slice(0, 36),
@@ -100,6 +103,9 @@ export class DynamoRecoveryStore implements RecoveryStore {
       if (updateAction >= 0 && refused.includes(updateAction)) return 'already_applied';
       // Another change won the case (a payment item of the same sequence comes with it): read again.
       if (refused.includes(CASE_ACTION)) return 'stale';
+      // The Idempotency-Key's claim is no longer this request's (it outlived its horizon and was taken
+      // over): nothing was written, and this request may not write under that key.
+      if (claimAction >= 0 && refused.includes(claimAction)) throw new ServiceUnavailableError(error);
       throw error;
     }
   }
@@ -168,6 +174,8 @@ export class DynamoRecoveryStore implements RecoveryStore {
         },
       );
     }
+    // Last, so its index is known: the key's answer lands with the change or not at all.
+    if (change.completeClaim) actions.push(claimCompletionAction(TableName, change.completeClaim));
     return actions;
   }
 }
