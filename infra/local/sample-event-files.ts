@@ -256,6 +256,33 @@ export const SAMPLE_EVENT_TABLE: Readonly<Record<string, SampleEventRow>> = {
     key: 'READ_ONLY_API_KEY',
     id: '{{WITHDRAW_CASE_ID}}',
   },
+  'record-payment.json': {
+    function: 'recordPayment',
+    status: 201,
+    description: 'report a 1.00 GBP payment the debtor made directly (each invocation records one more)',
+    id: '{{CASE_ID}}',
+    body: { amount: 1, paidAt: '2025-03-10', reference: 'BACS 0042' },
+  },
+  'record-payment-invalid.json': {
+    function: 'recordPayment',
+    status: 400,
+    description: 'an amount finer than a penny, a paidAt before the invoice date and an unknown field',
+    id: '{{CASE_ID}}',
+    body: { amount: 1.005, paidAt: '2020-01-01', method: 'cheque' },
+  },
+  'record-payment-unknown.json': {
+    function: 'recordPayment',
+    status: 404,
+    description: 'a case id that does not exist',
+    id: UNKNOWN_CASE,
+    body: { amount: 1, paidAt: '2025-03-10' },
+  },
+  'list-case-payments.json': {
+    function: 'listCasePayments',
+    status: 200,
+    description: "a case's payments, oldest first",
+    id: '{{CASE_ID}}',
+  },
   // Webhook routes: the sample company has no endpoint (creating one resolves its URL's name), so these show the refusals.
   'ping-webhook-endpoint-unknown.json': {
     function: 'pingWebhookEndpoint',

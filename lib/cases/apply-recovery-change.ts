@@ -28,7 +28,11 @@ export interface RecoveryChangeRequest {
   at: Date;
   decide: (stored: StoredCase, at: Date) => RecoveryDecision;
   /** The payment item, update record, key's answer ... the transaction also writes. */
-  extras?: (before: StoredCase, decision: RecoveryDecision, event: CaseEvent) => Pick<RecoveryChange, 'payment' | 'update' | 'completeClaim'>;
+  extras?: (
+    before: StoredCase,
+    decision: RecoveryDecision,
+    event: CaseEvent,
+  ) => Pick<RecoveryChange, 'payment' | 'update' | 'completeClaim'>;
   /** The case as already read (in parallel with other work), for the first round only. */
   firstRead?: StoredCase | undefined;
 }
@@ -42,8 +46,7 @@ export async function applyRecoveryChange(
   deadline?: Deadline,
 ): Promise<RecoveryChangeResult> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const before =
-      round === 0 && 'firstRead' in request ? request.firstRead : await deps.store.get(request.mode, request.caseId, deadline);
+    const before = round === 0 && 'firstRead' in request ? request.firstRead : await deps.store.get(request.mode, request.caseId, deadline);
     if (!before || before.companyId !== request.companyId) throw new NotFoundError(CASE_NOT_FOUND_DETAIL);
     const decision = request.decide(before, request.at);
     const event = buildCaseEvent(toCaseView(decision.after, { now: new Date(decision.at) }), decision.at, decision.previousAttributes);

@@ -14,7 +14,8 @@ export function keyReusedError(
   claimHorizonSeconds: number,
 ): IdempotencyKeyReusedError {
   const sameRequest = replay.requestHash === requestHash;
-  if (replay.state === 'COMPLETED') return new IdempotencyKeyReusedError({ state: 'COMPLETED', sameRequest, original: originalAnswer(replay.response) });
+  if (replay.state === 'COMPLETED')
+    return new IdempotencyKeyReusedError({ state: 'COMPLETED', sameRequest, original: originalAnswer(replay.response) });
   return new IdempotencyKeyReusedError({
     state: 'IN_PROGRESS',
     sameRequest,

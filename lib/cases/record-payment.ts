@@ -125,7 +125,16 @@ function idempotencyOf(deps: RecordPaymentDeps, command: RecordPaymentCommand) {
     /** The claim and the case's read in parallel; the request ends here unless the key is this request's. */
     async takeWithRead(read: Promise<StoredCase | undefined>, deadline?: Deadline): Promise<{ stored: StoredCase | undefined }> {
       const claim: Promise<ClaimResult> = idempotency.claim(
-        { mode, companyId, idempotencyKey, requestId, now, ttlSeconds: idempotencyTtlSeconds, staleAfterSeconds: claimHorizonSeconds, requestHash },
+        {
+          mode,
+          companyId,
+          idempotencyKey,
+          requestId,
+          now,
+          ttlSeconds: idempotencyTtlSeconds,
+          staleAfterSeconds: claimHorizonSeconds,
+          requestHash,
+        },
         deadline,
       );
       const [claimed, stored] = await Promise.allSettled([claim, read]);

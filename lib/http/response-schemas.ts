@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { createdItemSchema, rejectedItemSchema } from '../cases/batch-result.js';
-import { CASE_ID_EXAMPLE, REFERENCE_EXAMPLE } from '../cases/case-record.js';
+import { CASE_ID_EXAMPLE, caseViewSchema, REFERENCE_EXAMPLE } from '../cases/case-record.js';
+import { paymentViewSchema } from '../cases/recovery.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ERROR_CODES, fieldErrorSchema } from '../errors.js';
 import { problemType } from './problem-details.js';
@@ -329,6 +330,40 @@ export const idempotencyCompletedProblemSchema = problem(
     sameRequest: true,
     created: [{ index: 0, invoiceRef: 'INV-2025-0042', id: CASE_ID_EXAMPLE, reference: REFERENCE_EXAMPLE, livemode: true }],
     rejected: [],
+  },
+);
+
+const PAYMENT_EXAMPLE = {
+  id: 'pay_3Hk8nQ2rS5tU9vW4xY7zB1',
+  caseId: CASE_ID_EXAMPLE,
+  source: 'DIRECT',
+  amount: '250.50',
+  paidAt: '2025-03-10',
+  reference: 'BACS 0042',
+  recordedAt: '2025-03-11T09:15:02.331Z',
+  livemode: true,
+};
+
+/** A payment's key reused after its first request finished: the original `payment` and `case` come back. */
+export const paymentIdempotencyCompletedProblemSchema = problem(
+  'PaymentIdempotencyKeyCompletedProblem',
+  'IDEMPOTENCY_KEY_REUSED',
+  409,
+  'Idempotency key reused',
+  `${idempotencyDescription} The first payment request finished: its original \`payment\` and \`case\` are included, so a client that lost that response recovers the payment's id.`,
+  {
+    state: z.literal('COMPLETED').meta({ description: 'The first request with this key has finished.' }),
+    sameRequest: sameRequestSchema,
+    // The components themselves (a `.meta()` here would copy them under new names): the first answer's payment and case.
+    payment: paymentViewSchema,
+    case: caseViewSchema,
+  },
+  {
+    detail: 'This Idempotency-Key was already used; nothing new was created. The original result is included.',
+    state: 'COMPLETED',
+    sameRequest: true,
+    payment: z.globalRegistry.get(paymentViewSchema)?.example ?? PAYMENT_EXAMPLE,
+    case: z.globalRegistry.get(caseViewSchema)?.example,
   },
 );
 

@@ -22,7 +22,11 @@ import {
   invalidRequestProblemSchema,
   listCasesBadRequestSchema,
   notFoundProblemSchema,
+  paymentExceedsOutstandingProblemSchema,
+  paymentIdempotencyCompletedProblemSchema,
+  paymentLimitReachedProblemSchema,
 } from '../../../lib/http/response-schemas.js';
+import { paymentRequestSchema, paymentViewSchema } from '../../../lib/cases/recovery.js';
 import { FILE_KEY_PATTERN, MAX_FILE_KEY_LENGTH } from '../../../lib/uploads/file-key.js';
 import {
   BODY_PROBLEMS,
@@ -228,6 +232,37 @@ const REJECTED_DUPLICATE = {
   existingReference: 'PC-222-22B',
 };
 
+// ---- payments --------------------------------------------------------------------------------
+
+export const recordedPaymentSchema = z
+  .object({ payment: paymentViewSchema, case: caseViewSchema })
+  .meta({ id: 'RecordedPayment', description: 'The payment recorded, and the case as `GET /api/v1/cases/{id}` returns it just after.' });
+
+export const paymentListSchema = z
+  .object({ data: z.array(paymentViewSchema).meta({ description: 'Every payment of the case, oldest first (at most 100).' }) })
+  .meta({ id: 'PaymentList' });
+
+const PAYMENT = {
+  id: 'pay_3Hk8nQ2rS5tU9vW4xY7zB1',
+  caseId: 'case_7Gk2mP9qR4sT8vW1xY3zA5',
+  source: 'DIRECT',
+  amount: '250.50',
+  paidAt: '2025-03-10',
+  reference: 'BACS 0042',
+  recordedAt: '2025-03-11T09:15:02.331Z',
+  livemode: true,
+};
+
+const paymentRefusals = z
+  .union([
+    caseNotOpenProblemSchema,
+    paymentExceedsOutstandingProblemSchema,
+    paymentLimitReachedProblemSchema,
+    idempotencyInProgressProblemSchema,
+    paymentIdempotencyCompletedProblemSchema,
+  ])
+  .meta({ id: 'RecordPaymentConflictProblem', description: 'Why the payment was not recorded (`code`); nothing was recorded.' });
+
 const WITHDRAWN = {
   ...example(caseViewSchema),
   status: 'WITHDRAWN',
@@ -351,6 +386,77 @@ export const CASE_OPERATIONS: Record<string, OperationDoc> = {
     responses: { 200: json('The case.', caseViewSchema, { draft: { summary: 'A new case', value: example(caseViewSchema) } }) },
     problems: ['INVALID_REQUEST', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
     problemResponses: { 400: problem('The `asOf` query parameter was refused.', invalidRequestProblemSchema), 404: caseNotFound },
+  },
+
+  RecordPayment: {
+    tag: 'Cases',
+    description:
+      'Reports money the debtor paid you directly on one of your company\u2019s open cases (`DRAFT`, `READY`, `ON_HOLD`, `IN_RECOVERY`). The payment (`source` `DIRECT`) is recorded with a `case.updated` event in one transaction; `201` answers it with the case after it (`amounts.paid` and `outstanding` include it). A payment that brings `outstanding` to `0.00` closes the case `PAID_IN_FULL` at once, freeing its invoiceRef. `amount` must not exceed today\u2019s `outstanding` (`409 PAYMENT_EXCEEDS_OUTSTANDING`, with `outstanding`); two payments sent at once are decided one after the other, so they never both pass that check. A case holds at most 100 payments. Send an `Idempotency-Key` to retry safely: a repeat answers `409 IDEMPOTENCY_KEY_REUSED` with `sameRequest` and the original `payment` and `case`, and records nothing. A case of another company, or of the other mode, answers exactly like one that does not exist (`404`).',
+    parameters: [caseIdParameter(), { $ref: '#/components/parameters/IdempotencyKey' }],
+    request: jsonBody(paymentRequestSchema, {
+      payment: { summary: 'A bank transfer', value: { amount: 250.5, paidAt: '2025-03-10', reference: 'BACS 0042' } },
+    }),
+    responses: {
+      201: json('The payment was recorded.', recordedPaymentSchema, {
+        recorded: { summary: 'A part payment', value: { payment: PAYMENT, case: { ...example(caseViewSchema), status: 'READY' } } },
+      }),
+    },
+    problems: [
+      'INVALID_REQUEST',
+      'NOT_FOUND',
+      'CASE_NOT_OPEN',
+      'PAYMENT_EXCEEDS_OUTSTANDING',
+      'PAYMENT_LIMIT_REACHED',
+      'IDEMPOTENCY_KEY_REUSED',
+      ...BODY_PROBLEMS,
+      'SERVICE_UNAVAILABLE',
+    ],
+    problemResponses: {
+      400: problem(
+        'The body is not JSON, not an object, has an unknown field, or a field breaks the rules (or the `Idempotency-Key` is malformed); `errors` lists every problem. Nothing was recorded and the key was not used up.',
+        invalidRequestProblemSchema,
+        {},
+        {
+          threeDecimals: {
+            summary: 'An amount finer than a penny',
+            value: invalidRequestExample('The payment was refused; see "errors".', [
+              { field: 'amount', message: 'amount must have at most 2 decimal places' },
+            ]),
+          },
+        },
+      ),
+      404: caseNotFound,
+      409: problem(
+        'The case is final, the amount is above `outstanding`, the case holds 100 payments already, or the `Idempotency-Key` was used before; nothing was recorded.',
+        paymentRefusals,
+        {},
+        {
+          caseNotOpen: { summary: 'The case is closed', value: example(caseNotOpenProblemSchema) },
+          exceedsOutstanding: { summary: 'More than is owed today', value: example(paymentExceedsOutstandingProblemSchema) },
+          limitReached: { summary: 'The 101st payment', value: example(paymentLimitReachedProblemSchema) },
+          keyReused: {
+            summary: 'The same request again',
+            value: {
+              ...example(paymentIdempotencyCompletedProblemSchema),
+              payment: PAYMENT,
+              case: { ...example(caseViewSchema), status: 'READY' },
+            },
+          },
+        },
+      ),
+    },
+  },
+
+  ListCasePayments: {
+    tag: 'Cases',
+    description:
+      'Every payment of one of your company\u2019s cases, oldest first, in one answer (a case holds at most 100): those you reported (`DIRECT`) and those the recovery team collected (`COLLECTED`). A case of another company, or of the other mode, answers `404`.',
+    parameters: [caseIdParameter()],
+    responses: {
+      200: json('The case\u2019s payments.', paymentListSchema, { one: { summary: 'One payment', value: { data: [PAYMENT] } } }),
+    },
+    problems: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+    problemResponses: { 404: caseNotFound },
   },
 
   WithdrawCase: {

@@ -5,7 +5,14 @@ import type { AttributeValue, TransactWriteItem } from '@aws-sdk/client-dynamodb
 import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { CreatedItem, RejectedItem } from '../../cases/batch-result.js';
-import type { ClaimCompletion, ClaimRequest, ClaimResult, IdempotencyStore, StoredBatchResponse, StoredResponse } from '../../cases/ports.js';
+import type {
+  ClaimCompletion,
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyStore,
+  StoredBatchResponse,
+  StoredResponse,
+} from '../../cases/ports.js';
 import { MAX_LISTED_UNKNOWN_FIELDS } from '../../errors.js';
 import type { Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
