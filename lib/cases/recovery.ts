@@ -6,6 +6,7 @@ import {
   PaymentExceedsOutstandingError,
   PaymentLimitReachedError,
   type FieldError,
+  unknownFieldErrors,
 } from '../errors.js';
 import { randomBase62 } from '../random-id.js';
 import { isWellFormedText } from '../text.js';
@@ -134,10 +135,17 @@ export type RecoveryUpdate = z.infer<typeof recoveryUpdateSchema>;
 
 /** zod's issues as the service's field errors. */
 export function fieldErrorsOf(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length ? issue.path.join('.') : '(body)',
-    message: issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const at = issue.path.join('.');
+    // Each unknown field named as the field, as the other routes do (lib/errors.ts unknownFieldErrors).
+    if (issue.code === 'unrecognized_keys') {
+      return unknownFieldErrors(
+        issue.keys.map((key) => (at ? `${at}.${key}` : key)),
+        (field) => `${field} is not a recognised field`,
+      );
+    }
+    return [{ field: at || '(body)', message: issue.message }];
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
