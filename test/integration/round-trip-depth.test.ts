@@ -142,6 +142,30 @@ describe('round-trip depth (in-process store stand-in)', () => {
     });
   });
 
+  it('records a payment in two round trips: the case read beside the key, then the one transaction (at most 2 after the key)', async () => {
+    const m = await measure(rig, scenario('payment'));
+    expect({ depth: m.depth, path: m.path, byCommand: m.byCommand }).toEqual({
+      depth: 2,
+      path: 'GetItem → TransactWriteItems',
+      byCommand: { 'dynamodb:GetItem': 2, 'dynamodb:TransactWriteItems': 1 },
+    });
+  });
+
+  it('records a payment with an Idempotency-Key in two round trips after the key: the claim, then the transaction that completes it', async () => {
+    const m = await measure(rig, scenario('payment-key'));
+    expect({ depth: m.depth, path: m.path, byCommand: m.byCommand }).toEqual({
+      depth: 3,
+      path: 'GetItem → PutItem → TransactWriteItems',
+      byCommand: { 'dynamodb:GetItem': 2, 'dynamodb:PutItem': 1, 'dynamodb:TransactWriteItems': 1 },
+    });
+  });
+
+  it('reads a case holding 100 payments, amounts included, in one round trip (the payments are never read)', async () => {
+    const m = await measure(rig, scenario('get-100-payments'));
+    expect(m.depth).toBe(1);
+    expect(m.byCommand).toEqual({ 'dynamodb:GetItem': 2 });
+  }, 60_000);
+
   it('issues an upload URL with the key lookup as the only storage call (presigning is local)', async () => {
     const m = await measureUpload(rig);
     expect(m.depth).toBe(1);
@@ -162,6 +186,8 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
     ['create-1', true, 3],
     ['create-1', false, 3],
     ['withdraw', true, 2],
+    ['payment', true, 2],
+    ['payment-key', true, 3],
   ] as const)('%s (warm key: %s) has depth %d, as with the stand-in', async (id, warmKey, depth) => {
     const m = await measure(rig, scenario(id), { warmKey });
     expect({ depth: m.depth, retries: m.sdkRetries }).toEqual({ depth, retries: 0 });

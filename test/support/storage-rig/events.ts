@@ -87,6 +87,18 @@ export function withdrawCaseEvent(apiKey: string, caseId: string, reason?: strin
   });
 }
 
+export function recordPaymentEvent(apiKey: string, caseId: string, amount: number, idempotencyKey?: string): APIGatewayProxyEvent {
+  return apiEvent({
+    method: 'POST',
+    path: `/api/v1/cases/${caseId}/payments`,
+    resource: '/api/v1/cases/{id}/payments',
+    apiKey,
+    pathParameters: { id: caseId },
+    headers: { 'Content-Type': 'application/json', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+    body: JSON.stringify({ amount, paidAt: '2025-03-10' }),
+  });
+}
+
 export function listCasesEvent(apiKey: string, query: Record<string, string> = {}): APIGatewayProxyEvent {
   return apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', apiKey, query });
 }

@@ -7,6 +7,8 @@ import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-chang
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
 import { buildListCasesHandler } from '../../../functions/list-cases.js';
 import { buildWithdrawCaseHandler } from '../../../functions/withdraw-case.js';
+import { buildRecordPaymentHandler } from '../../../functions/record-payment.js';
+import { DynamoRecoveryStore } from '../../../lib/adapters/dynamodb/recovery-store.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';
@@ -43,6 +45,7 @@ export interface RecordedHandlers {
   createCases: Handler;
   createUpload: Handler;
   withdrawCase: Handler;
+  recordPayment: Handler;
   confirmCases: Handler;
 }
 
@@ -99,6 +102,16 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     keys: stores.keys,
     changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
   });
+  const recordPayment = buildRecordPaymentHandler({
+    keys: stores.keys,
+    payments: {
+      store: new DynamoRecoveryStore(ddb, cfg.tableName),
+      idempotency: new DynamoIdempotencyStore(ddb, cfg.tableName),
+      idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+      claimHorizonSeconds: cfg.claimHorizonSeconds,
+      log: operationalLog,
+    },
+  });
   const confirmCases = buildConfirmCasesHandler({
     changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
   });
@@ -107,6 +120,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     ddb,
     s3,
     withdrawCase: withdrawCase as unknown as Handler,
+    recordPayment: recordPayment as unknown as Handler,
     confirmCases: confirmCases as unknown as Handler,
     getCase: getCase as unknown as Handler,
     listCases: listCases as unknown as Handler,

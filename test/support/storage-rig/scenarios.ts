@@ -1,8 +1,18 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { AppConfig } from '../../../lib/runtime/config.js';
-import { benchCases, createCasesEvent, createUploadEvent, getCaseEvent, lambdaContext, withdrawCaseEvent, type Handler } from './events.js';
+import {
+  benchCases,
+  createCasesEvent,
+  createUploadEvent,
+  getCaseEvent,
+  lambdaContext,
+  recordPaymentEvent,
+  withdrawCaseEvent,
+  type Handler,
+} from './events.js';
 import { BenchFixtures, recordedHandlers, type BenchPartner, type RecordedHandlers, type RequestHandlerLike } from './handlers.js';
 import type { DepthSummary } from './recorder.js';
+import { MAX_PAYMENTS_PER_CASE } from '../../../lib/cases/case-record.js';
 
 /**
  * The requests the benchmark and the round-trip-depth test measure, run against one storage
@@ -11,7 +21,8 @@ import type { DepthSummary } from './recorder.js';
  * company with a key and 100 uploaded invoices, one existing case to read and one existing batch
  * of 100 cases to resubmit as duplicates.
  */
-export type ScenarioId = 'get' | 'create-1' | 'create-100' | 'create-100-key' | 'create-100-dup' | 'withdraw';
+export type ScenarioId =
+  'get' | 'create-1' | 'create-100' | 'create-100-key' | 'create-100-dup' | 'withdraw' | 'payment' | 'payment-key' | 'get-100-payments';
 
 export interface Scenario {
   id: ScenarioId;
@@ -20,7 +31,7 @@ export interface Scenario {
   depthTarget: number;
   /** What the design reaches (docs/design.md). */
   designDepth: number;
-  handler: keyof Pick<RecordedHandlers, 'getCase' | 'createCases' | 'withdrawCase'>;
+  handler: keyof Pick<RecordedHandlers, 'getCase' | 'createCases' | 'withdrawCase' | 'recordPayment'>;
   /** Unrecorded set-up of one run (a case to withdraw): its answer is handed to `event`. */
   prepare?(rig: Rig, tag: string): Promise<string>;
   event(rig: Rig, tag: string, prepared?: string): ReturnType<typeof getCaseEvent>;
@@ -36,6 +47,22 @@ export interface Rig {
   duplicateCases: Record<string, unknown>[];
   backend?: { busyMs: number };
   sequence: number;
+  /** A case holding the most payments a case may hold, made on first use (get-100-payments). */
+  paidCaseId?: string;
+}
+
+/** A new case of the rig's company, made without recording (a payment needs an open case with room). */
+async function newCase(rig: Rig, tag: string): Promise<string> {
+  const created = await rig.handlers.createCases(
+    createCasesEvent(rig.partner.apiKey, benchCases(tag, 1, rig.partner.fileKeys)),
+    lambdaContext(),
+  );
+  expectBatch(created, 201, 1, 0);
+  return (JSON.parse(created.body) as { created: { id: string }[] }).created[0]!.id;
+}
+
+function expectPayment(r: APIGatewayProxyResult): void {
+  if (r.statusCode !== 201) throw new Error(`unexpected payment response ${r.statusCode}: ${r.body.slice(0, 300)}`);
 }
 
 function expectBatch(result: APIGatewayProxyResult, status: number, created: number, duplicates: number): void {
@@ -118,6 +145,51 @@ export const SCENARIOS: readonly Scenario[] = [
     check: (r) => {
       if (r.statusCode !== 200 || (JSON.parse(r.body) as { status?: string }).status !== 'WITHDRAWN')
         throw new Error(`unexpected withdraw response ${r.statusCode}: ${r.body.slice(0, 300)}`);
+    },
+  },
+  {
+    id: 'payment',
+    label: 'POST /cases/{id}/payments',
+    // Issue 33: at most 2 round trips after the key. Design: the case read beside the key, then the one transaction.
+    depthTarget: 3,
+    designDepth: 2,
+    handler: 'recordPayment',
+    prepare: (rig, tag) => newCase(rig, `${tag}-P`),
+    event: (rig, _tag, caseId) => recordPaymentEvent(rig.partner.apiKey, caseId!, 1),
+    check: expectPayment,
+  },
+  {
+    id: 'payment-key',
+    label: 'POST /cases/{id}/payments + Idempotency-Key',
+    // The claim beside the case's read (which started beside the key), then the one transaction that also completes the claim.
+    depthTarget: 3,
+    designDepth: 3,
+    handler: 'recordPayment',
+    prepare: (rig, tag) => newCase(rig, `${tag}-PK`),
+    event: (rig, tag, caseId) => recordPaymentEvent(rig.partner.apiKey, caseId!, 1, `pay-${tag}`),
+    check: expectPayment,
+  },
+  {
+    id: 'get-100-payments',
+    label: 'GET /cases/{id} with amounts (100 payments)',
+    // The amounts come from the payment facts on the case item: as many trips as any GET.
+    depthTarget: 2,
+    designDepth: 1,
+    handler: 'getCase',
+    prepare: async (rig, tag) => {
+      if (rig.paidCaseId) return rig.paidCaseId;
+      const caseId = await newCase(rig, `${tag}-100P`);
+      for (let i = 0; i < MAX_PAYMENTS_PER_CASE; i++) {
+        expectPayment(await rig.handlers.recordPayment(recordPaymentEvent(rig.partner.apiKey, caseId, 0.01), lambdaContext()));
+      }
+      rig.paidCaseId = caseId;
+      return caseId;
+    },
+    event: (rig, _tag, caseId) => getCaseEvent(rig.partner.apiKey, caseId!),
+    check: (r) => {
+      const body = JSON.parse(r.body) as { amounts?: { paid?: string } };
+      if (r.statusCode !== 200 || body.amounts?.paid !== '1.00')
+        throw new Error(`unexpected GET response ${r.statusCode}: ${r.body.slice(0, 300)}`);
     },
   },
 ];
