@@ -49,8 +49,8 @@ describe('alarms', () => {
       BlockedRequests: 1,
       // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
       // the debtor verifier, the webhook fan-out and the webhook delivery function.
-      Errors: 23,
-      Throttles: 23,
+      Errors: 25,
+      Throttles: 25,
       // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
       IteratorAge: 2,
       AsyncEventsDropped: 1,

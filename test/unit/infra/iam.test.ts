@@ -137,7 +137,8 @@ describe('least-privilege IAM', () => {
   });
 
   it('only the list functions may query (list-cases: the case-list index and invoiceRef partitions of the table; list-events: the event list; the webhook endpoint and delivery lists), and no function may scan', () => {
-    const lists = ['ListCases', 'ListEvents', 'ListWebhookEndpoints', 'ListWebhookDeliveries'];
+    // ListCasePayments: one Query of its own case's partition (read-payments).
+    const lists = ['ListCases', 'ListEvents', 'ListWebhookEndpoints', 'ListWebhookDeliveries', 'ListCasePayments'];
     for (const id of FUNCTIONS) {
       const allowed = policyOf(id)
         .filter((s) => s.Effect === 'Allow')
