@@ -237,10 +237,7 @@ export class IdempotencyKeyReusedError extends CodedError {
         ? 'This Idempotency-Key was already used; nothing new was created. The original result is included.'
         : 'A request with this Idempotency-Key is still being processed; nothing new was created. Retry later to receive its result.',
       {
-        extensions:
-          state === 'COMPLETED' && original
-            ? { state, sameRequest, ...original }
-            : { state, sameRequest },
+        extensions: state === 'COMPLETED' && original ? { state, sameRequest, ...original } : { state, sameRequest },
         ...(state === 'IN_PROGRESS' ? { retryAfterSeconds: replay.retryAfterSeconds ?? 1 } : {}),
       },
     );
