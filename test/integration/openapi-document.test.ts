@@ -18,6 +18,8 @@ import { handler as listCasesHandler } from '../../functions/list-cases.js';
 import { handler as getEventHandler } from '../../functions/get-event.js';
 import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { handler as withdrawCaseHandler } from '../../functions/withdraw-case.js';
+import { handler as recordPaymentHandler } from '../../functions/record-payment.js';
+import { handler as listCasePaymentsHandler } from '../../functions/list-case-payments.js';
 import { withdrawRequestSchema } from '../../lib/cases/case-lifecycle.js';
 import { handler as testConfirmCaseHandler } from '../../functions/test-confirm-case.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
@@ -164,6 +166,13 @@ describe('scopes in docs/openapi.json', () => {
     ['get', '/api/v1/events/{id}', getEventHandler, () => ({ pathParameters: { id: 'evt_0000000000000000000000' } })],
     ['get', '/api/v1/events', listEventsHandler, () => ({ query: { limit: '1' } })],
     ['post', '/api/v1/cases/{id}/withdraw', withdrawCaseHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
+    [
+      'post',
+      '/api/v1/cases/{id}/payments',
+      recordPaymentHandler,
+      () => ({ pathParameters: { id: 'case_0000000000000000000000' }, body: JSON.stringify({ amount: 1, paidAt: '2025-03-10' }) }),
+    ],
+    ['get', '/api/v1/cases/{id}/payments', listCasePaymentsHandler, () => ({ pathParameters: { id: 'case_0000000000000000000000' } })],
     [
       'post',
       '/api/v1/test-helpers/cases/{id}/confirm',
