@@ -7,6 +7,7 @@ import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
 import { DynamoReferenceAllocator } from './dynamodb/reference-allocator.js';
+import { DynamoRecoveryStore } from './dynamodb/recovery-store.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
 import { DynamoUploadRecords } from './dynamodb/upload-records.js';
@@ -60,4 +61,9 @@ export function caseChangeAdapters(cfg: AppConfig = config()) {
     ...tableAdapters(cfg),
     changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
   };
+}
+
+/** Recovery changes (the back office's updates, payments): the recovery store over the table, and the clock. */
+export function recoveryAdapters(cfg: AppConfig = config()) {
+  return { recovery: { store: new DynamoRecoveryStore(documentClient(cfg), cfg.tableName) }, now: () => new Date() };
 }
