@@ -62,11 +62,14 @@ export const RECOVERY_UPDATE_RESULTS = [
 export const recoveryUpdateResultSchema = /* @__PURE__ */ z.strictObject({
   updateId: z.string().nullable(),
   result: z.enum(RECOVERY_UPDATE_RESULTS),
-  message: z.string().optional().meta({
-    description:
-      'Why the update was not applied: the fields to fix (`invalid`), the rule that refused it (`invalid_state`), ' +
-      'or that sending it again with the same updateId is safe (`retry`).',
-  }),
+  message: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'Why the update was not applied: the fields to fix (`invalid`), the rule that refused it (`invalid_state`), ' +
+        'or that sending it again with the same updateId is safe (`retry`).',
+    }),
 });
 export const recoveryUpdatesResponseSchema = /* @__PURE__ */ z.strictObject({ results: z.array(recoveryUpdateResultSchema) });
 export type RecoveryUpdatesResponse = z.infer<typeof recoveryUpdatesResponseSchema>;
