@@ -24,6 +24,10 @@ import { signedHeaders } from '../support/iam-signing.js';
  * Gateway invokes it after the IAM check, on DynamoDB Local; then (last block) the local server,
  * where only a valid SigV4 signature reaches it and a partner's key never does.
  */
+// Each test makes its cases through the partner route and the confirmation first (a few round trips
+// each, serialised by DynamoDB Local): on a shared 2-core machine that can pass jest's default 5 s.
+jest.setTimeout(20_000);
+
 const BACK_OFFICE_ARN = 'arn:aws:iam::123456789012:role/recovery-back-office';
 const BY = { name: 'Rita Recovery', email: 'rita@recovery.example' };
 /** After every case's invoiceDate (2025-01-10), before today. */
