@@ -10,6 +10,8 @@
  *   key revoke --key KEY_ID
  *   key rotate --key KEY_ID
  *   case confirm --company ID --case CASE_ID --by NAME [--email E] [--mode live|test]
+ *   case recovery --company ID --case CASE_ID --type TYPE [--amount A --paid-at DATE] [--reference R]
+ *                 [--reason R] [--note N] --by NAME --email E [--update-id ID] [--mode live|test]
  *   case reverify --case CASE_ID [--company ID] [--mode live|test]
  *   case reverify --pending-longer-than 24h [--company ID] [--mode live|test]
  *   webhook redeliver --company ID --endpoint ENDPOINT_ID --event EVENT_ID [--mode live|test]
@@ -43,6 +45,9 @@ import { DynamoCaseChangeStore } from '../../lib/adapters/dynamodb/case-change-s
 import { CASE_ID_PATTERN } from '../../lib/cases/case-record.js';
 import { confirmCases } from '../../lib/cases/change-case.js';
 import { confirmedBySchema } from '../../lib/cases/confirmation-request.js';
+import { DynamoRecoveryStore } from '../../lib/adapters/dynamodb/recovery-store.js';
+import { applyRecoveryUpdate, type RecoveryUpdateOutcome } from '../../lib/cases/apply-recovery-update.js';
+import { fieldErrorsOf, recoveryUpdateSchema, RECOVERY_UPDATE_TYPES, type RecoveryUpdate } from '../../lib/cases/recovery.js';
 import { tableStores, type TableStores } from '../../lib/adapters/dynamodb/stores.js';
 import { verificationAdapters } from '../../lib/adapters/production-verification-adapters.js';
 import { webhookRedeliveryAdapters } from '../../lib/adapters/production-webhook-adapters.js';
@@ -76,6 +81,15 @@ Usage: npm run admin -- <command> [options] [--json]
                                  (the confirmation the partner's dashboard makes, recorded with
                                  source "operator"; default live; exit 1 when the case is not
                                  found or not awaiting confirmation)
+  case recovery --company ID --case CASE_ID --type recovery_started|payment_collected|closed
+                [--amount 250.50 --paid-at YYYY-MM-DD [--reference R]] [--reason REASON] [--note N]
+                --by NAME --email E [--update-id ID] [--mode live|test]
+                                 (one update as the recovery back office sends it, recorded with
+                                 source "operator": payment_collected takes --amount and --paid-at,
+                                 closed takes --reason (PAID_IN_FULL, SETTLED, UNRECOVERABLE,
+                                 DISPUTED, INSOLVENT); --update-id defaults to a new one, printed:
+                                 run again with it and nothing is applied twice; default live; exit 1
+                                 when the case is not found or the rules refuse the update)
   case reverify --case CASE_ID [--company ID] [--mode live|test]
   case reverify --pending-longer-than DURATION [--company ID] [--mode live|test]
                                  (cases left DRAFT, e.g. after the DebtorVerificationExhausted
@@ -301,6 +315,89 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
+/** The flags only case recovery takes. */
+const RECOVERY_FLAGS = ['type', 'amount', 'paid-at', 'reference', 'reason', 'note', 'update-id'] as const;
+
+/** The flag that carries each field of a recovery update (to name the flag, not the JSON field, in a usage error). */
+const RECOVERY_FLAG_OF_FIELD: Record<string, string> = {
+  updateId: '--update-id',
+  caseId: '--case',
+  type: '--type',
+  amount: '--amount',
+  paidAt: '--paid-at',
+  reference: '--reference',
+  reason: '--reason',
+  note: '--note',
+  'by.name': '--by',
+  'by.email': '--email',
+};
+
+/**
+ * The update case recovery applies, checked by the back office's own schema (recovery.ts
+ * `recoveryUpdateSchema`) before any storage is touched. --amount is a decimal string (as the
+ * API shows money); it becomes the JSON number the schema takes only once it has at most two
+ * decimals, so no binary rounding can change the pence. Without --update-id a new one is made
+ * (and printed, so the operator can repeat the command safely).
+ */
+function recoveryUpdateArgument(values: Record<string, string | boolean | undefined>): { update: RecoveryUpdate; generated: boolean } {
+  const text = (flag: string) => (typeof values[flag] === 'string' ? (values[flag] as string) : undefined);
+  const type = text('type');
+  if (!(RECOVERY_UPDATE_TYPES as readonly (string | undefined)[]).includes(type))
+    throw new UsageError(`--type must be one of ${RECOVERY_UPDATE_TYPES.join(', ')}`);
+  const amount = text('amount');
+  if (amount !== undefined && !/^\d{1,9}(\.\d{1,2})?$/.test(amount))
+    throw new UsageError('--amount must be a sum in pounds with at most 2 decimals, such as 250.50');
+  const givenId = text('update-id');
+  const candidate = {
+    updateId: givenId ?? `operator-${randomUUID()}`,
+    caseId: text('case'),
+    type,
+    ...(amount !== undefined ? { amount: Number(amount) } : {}),
+    ...(text('paid-at') !== undefined ? { paidAt: text('paid-at') } : {}),
+    ...(text('reference') !== undefined ? { reference: text('reference') } : {}),
+    ...(text('reason') !== undefined ? { reason: text('reason') } : {}),
+    ...(text('note') !== undefined ? { note: text('note') } : {}),
+    by: { name: text('by'), email: text('email') },
+  };
+  const parsed = recoveryUpdateSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const [first] = fieldErrorsOf(parsed.error);
+    const flag = first ? (RECOVERY_FLAG_OF_FIELD[first.field] ?? first.field) : 'arguments';
+    throw new UsageError(`${flag}: ${first?.message ?? 'invalid'}`);
+  }
+  return { update: parsed.data, generated: givenId === undefined };
+}
+
+function describeRecoveryOutcome(
+  outcome: RecoveryUpdateOutcome,
+  request: { companyId: string; mode: Mode; update: RecoveryUpdate; generated: boolean },
+): { human: string; json: Record<string, unknown>; refused: boolean } {
+  const { companyId, mode, update, generated } = request;
+  const id = `update ${update.updateId}${generated ? ' (generated; pass --update-id with it to repeat the command safely)' : ''}`;
+  const json: Record<string, unknown> = { companyId, caseId: update.caseId, mode, updateId: update.updateId, result: outcome.result };
+  switch (outcome.result) {
+    case 'applied': {
+      const view = outcome.case;
+      const closure = view.closure ? `, closed ${view.closure.reason}` : '';
+      Object.assign(json, { status: view.status, closure: view.closure, amounts: view.amounts });
+      return {
+        human:
+          `Applied ${update.type} to ${mode} case ${update.caseId} of ${companyId} (${id}): status ${view.status}${closure}; ` +
+          `paid ${view.amounts.paid}, outstanding ${view.amounts.outstanding}`,
+        json,
+        refused: false,
+      };
+    }
+    case 'already_applied':
+      return { human: `The ${id} was already applied; nothing changed`, json, refused: false };
+    case 'not_found':
+      return { human: `No ${mode} case ${update.caseId} exists for company ${companyId}; nothing applied`, json, refused: true };
+    default:
+      json.message = outcome.message;
+      return { human: `Case ${update.caseId}: ${update.type} not applied (${outcome.result}): ${outcome.message}`, json, refused: true };
+  }
+}
+
 async function run(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -322,6 +419,13 @@ async function run(argv: string[]): Promise<number> {
         by: { type: 'string' },
         email: { type: 'string' },
         'pending-longer-than': { type: 'string' },
+        type: { type: 'string' },
+        amount: { type: 'string' },
+        'paid-at': { type: 'string' },
+        reference: { type: 'string' },
+        reason: { type: 'string' },
+        note: { type: 'string' },
+        'update-id': { type: 'string' },
         endpoint: { type: 'string' },
         event: { type: 'string' },
       },
@@ -348,13 +452,17 @@ async function run(argv: string[]): Promise<number> {
     'key revoke',
     'key rotate',
     'case confirm',
+    'case recovery',
     'case reverify',
     'webhook redeliver',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"; see npm run admin -- --help`);
 
   // Argument checks that need no storage come first, so a typo never waits on (or for) storage.
-  const required: Record<string, ('name' | 'company' | 'enabled' | 'scopes' | 'key' | 'case' | 'by' | 'endpoint' | 'event')[]> = {
+  const required: Record<
+    string,
+    ('name' | 'company' | 'enabled' | 'scopes' | 'key' | 'case' | 'by' | 'email' | 'type' | 'endpoint' | 'event')[]
+  > = {
     'company create': ['name'],
     'company set-auto-attestation': ['company', 'enabled'],
     'company clear-test-data': ['company'],
@@ -363,6 +471,7 @@ async function run(argv: string[]): Promise<number> {
     'key revoke': ['key'],
     'key rotate': ['key'],
     'case confirm': ['company', 'case', 'by'],
+    'case recovery': ['company', 'case', 'type', 'by', 'email'],
     'webhook redeliver': ['company', 'endpoint', 'event'],
   };
   for (const flag of required[command] ?? []) need(values[flag], flag);
@@ -370,12 +479,15 @@ async function run(argv: string[]): Promise<number> {
   if (command === 'company set-auto-attestation' && !['true', 'false'].includes(values.enabled as string)) {
     throw new UsageError('--enabled must be true or false');
   }
-  const withMode = ['key create', 'case confirm', 'case reverify', 'webhook redeliver'];
+  const withMode = ['key create', 'case confirm', 'case recovery', 'case reverify', 'webhook redeliver'];
   if (values.mode !== undefined && !withMode.includes(command)) throw new UsageError(`--mode is only for ${withMode.join(', ')}`);
   for (const flag of ['by', 'email'] as const)
-    if (values[flag] !== undefined && command !== 'case confirm') throw new UsageError(`--${flag} is only for case confirm`);
-  if (values.case !== undefined && command !== 'case confirm' && command !== 'case reverify')
-    throw new UsageError('--case is only for case confirm and case reverify');
+    if (values[flag] !== undefined && command !== 'case confirm' && command !== 'case recovery')
+      throw new UsageError(`--${flag} is only for case confirm and case recovery`);
+  for (const flag of RECOVERY_FLAGS)
+    if (values[flag] !== undefined && command !== 'case recovery') throw new UsageError(`--${flag} is only for case recovery`);
+  if (values.case !== undefined && !['case confirm', 'case recovery', 'case reverify'].includes(command))
+    throw new UsageError('--case is only for case confirm, case recovery and case reverify');
   if (values['pending-longer-than'] !== undefined && command !== 'case reverify')
     throw new UsageError('--pending-longer-than is only for case reverify');
   for (const flag of ['endpoint', 'event'] as const)
@@ -396,6 +508,7 @@ async function run(argv: string[]): Promise<number> {
     if (values.email !== undefined && !confirmedBySchema.shape.email.safeParse(values.email).success)
       throw new UsageError('--email must be a valid e-mail address');
   }
+  const recoveryUpdate = command === 'case recovery' ? recoveryUpdateArgument(values) : undefined;
   if (values.mode !== undefined && !isMode(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`);
   if (command === 'key create') {
     try {
@@ -571,6 +684,19 @@ async function run(argv: string[]): Promise<number> {
           { companyId, endpointId, mode, delivery },
         );
         break;
+      }
+      case 'case recovery': {
+        const mode = isMode(values.mode) ? values.mode : 'live';
+        const companyId = need(values.company, 'company');
+        const { update, generated } = recoveryUpdate!;
+        const outcome = await applyRecoveryUpdate(
+          { store: new DynamoRecoveryStore(client, cfg.tableName) },
+          { companyId, mode, update, requestId: `admin-${randomUUID()}`, now: new Date(), source: 'operator' },
+        );
+        const { human, json, refused } = describeRecoveryOutcome(outcome, { companyId, mode, update, generated });
+        if (refused && !values.json) console.error(human);
+        else out(human, json);
+        return refused ? 1 : 0;
       }
       case 'case confirm': {
         const mode = isMode(values.mode) ? values.mode : 'live';

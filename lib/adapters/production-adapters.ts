@@ -77,3 +77,8 @@ export function paymentAdapters(cfg: AppConfig = config()) {
     },
   };
 }
+
+/** The back office's updates: the recovery store over the table, and the clock. */
+export function recoveryAdapters(cfg: AppConfig = config()) {
+  return { recovery: { store: new DynamoRecoveryStore(documentClient(cfg), cfg.tableName) }, now: () => new Date() };
+}

@@ -29,7 +29,7 @@ import { config } from '../../lib/runtime/config.js';
 
 /**
  * The recovery core on DynamoDB Local (product rules "Recovery and money"): payments, back-office
- * updates and their races, through the use cases over the real adapters (no route exists yet).
+ * updates and their races, through the use cases over the real adapters (the back office's route itself: recovery-updates.test.ts).
  */
 const cfg = () => config();
 let client: DynamoDBDocumentClient;

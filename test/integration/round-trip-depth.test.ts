@@ -2,6 +2,7 @@ import { CASES_PER_TRANSACTION } from '../../lib/adapters/dynamodb/case-writer.j
 import { CASE_LIST_SHARDS } from '../../lib/adapters/dynamodb/table-keys.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { restApiEvent } from '../../infra/local/lambda-events.js';
+import { londonDate } from '../../lib/cases/dates.js';
 import { config } from '../../lib/runtime/config.js';
 import { issueFileKey } from '../../lib/uploads/file-key.js';
 import { benchCases, createCasesEvent, lambdaContext, listCasesEvent } from '../support/storage-rig/events.js';
@@ -264,6 +265,47 @@ describe('round-trip depth (DynamoDB Local + s3rver)', () => {
       depth: 2,
       path: 'GetItem → TransactWriteItems',
       byCommand: { 'dynamodb:GetItem': 1, 'dynamodb:TransactWriteItems': 1 },
+      retries: 0,
+    });
+  });
+
+  it('applies a back-office update in three round trips: its updateId looked up, the case read, then its transaction (no API key)', async () => {
+    const res = await rig.handlers.createCases(
+      createCasesEvent(rig.partner.apiKey, benchCases(`recovery-${Date.now()}`, 1, rig.partner.fileKeys)),
+      lambdaContext(),
+    );
+    const [caseId] = (JSON.parse(res.body) as { created: { id: string }[] }).created.map((c) => c.id);
+    expect(caseId).toBeDefined();
+    const updateId = `depth-${Date.now()}`;
+    const event = restApiEvent({
+      method: 'POST',
+      path: '/internal/v1/recovery-updates',
+      resource: '/internal/v1/recovery-updates',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        companyId: rig.partner.companyId,
+        // A payment is taken in any open status: the new case is DRAFT.
+        updates: [
+          {
+            updateId,
+            caseId,
+            type: 'payment_collected',
+            amount: 1,
+            paidAt: londonDate(Date.now()),
+            by: { name: 'Depth', email: 'depth@example.com' },
+          },
+        ],
+      }),
+      iamIdentity: { userArn: 'arn:aws:iam::123456789012:role/back-office', accessKey: 'AKIA', accountId: '123456789012', caller: 'AKIA' },
+    });
+    rig.handlers.recorder.reset();
+    const applied = await rig.handlers.applyRecoveryUpdates(event, lambdaContext());
+    expect(JSON.parse(applied.body)).toEqual({ results: [{ updateId, result: 'applied' }] });
+    const summary = rig.handlers.recorder.summary();
+    expect({ depth: summary.depth, path: summary.path, byCommand: summary.byCommand, retries: summary.sdkRetries }).toEqual({
+      depth: 3,
+      path: 'GetItem → GetItem → TransactWriteItems',
+      byCommand: { 'dynamodb:GetItem': 2, 'dynamodb:TransactWriteItems': 1 },
       retries: 0,
     });
   });

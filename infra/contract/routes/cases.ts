@@ -42,7 +42,7 @@ export const CASE_ROUTES = {
   }),
 };
 
-/** Changing a case's lifecycle: the partner's withdrawal, the test helper, and the internal confirmations. */
+/** Changing a case's lifecycle: the partner's withdrawal, the test helper, the internal confirmations and the recovery back office's updates. */
 export const CASE_CHANGE_ROUTES = {
   // One read of the case (beside the key) and one transaction; a lost race reads and writes again.
   withdrawCase: route({
@@ -103,5 +103,19 @@ export const CASE_CHANGE_ROUTES = {
     timeoutSeconds: 10,
     grants: { table: 'confirm-cases' },
     load: () => import('../../../functions/confirm-cases.js'),
+  }),
+  // Up to 100 updates, those of different cases in parallel, each a read of its record, a read of the
+  // case and one transaction (a lost race reads and writes again): the confirmations' budget.
+  applyRecoveryUpdates: route({
+    name: 'apply-recovery-updates',
+    constructId: 'ApplyRecoveryUpdates',
+    method: 'POST',
+    resource: '/internal/v1/recovery-updates',
+    operationName: 'ApplyRecoveryUpdates',
+    summary: 'Apply recovery updates (internal)',
+    authorization: 'aws-iam',
+    timeoutSeconds: 10,
+    grants: { table: 'apply-recovery-updates' },
+    load: () => import('../../../functions/apply-recovery-updates.js'),
   }),
 };

@@ -46,7 +46,7 @@ export type TableAccess =
   | 'webhook-deliver'
   | 'webhook-sweep'
   | 'verify-debtors'
-  // Recovery and money (issue 33): granted here for the routes still to be declared.
+  // Recovery and money (issue 33): one grant set per recovery function.
   | 'record-payments'
   | 'read-payments'
   | 'apply-recovery-updates'

@@ -2,6 +2,8 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildCreateCasesHandler } from '../../../functions/create-cases.js';
 import { buildConfirmCasesHandler } from '../../../functions/confirm-cases.js';
+import { buildApplyRecoveryUpdatesHandler } from '../../../functions/apply-recovery-updates.js';
+import { DynamoRecoveryStore } from '../../../lib/adapters/dynamodb/recovery-store.js';
 import { buildCreateUploadHandler } from '../../../functions/create-upload.js';
 import { DynamoCaseChangeStore } from '../../../lib/adapters/dynamodb/case-change-store.js';
 import { buildGetCaseHandler } from '../../../functions/get-case.js';
@@ -47,6 +49,7 @@ export interface RecordedHandlers {
   withdrawCase: Handler;
   recordPayment: Handler;
   confirmCases: Handler;
+  applyRecoveryUpdates: Handler;
 }
 
 /** The stand-in a client can be pointed at instead of the network (see memory-backend.ts). */
@@ -115,6 +118,10 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
   const confirmCases = buildConfirmCasesHandler({
     changes: { store: new DynamoCaseChangeStore(ddb, cfg.tableName), now: () => new Date() },
   });
+  const applyRecoveryUpdates = buildApplyRecoveryUpdatesHandler({
+    recovery: { store: new DynamoRecoveryStore(ddb, cfg.tableName) },
+    now: () => new Date(),
+  });
   return {
     recorder,
     ddb,
@@ -122,6 +129,7 @@ export function recordedHandlers(cfg: AppConfig, backend?: RequestHandlerLike): 
     withdrawCase: withdrawCase as unknown as Handler,
     recordPayment: recordPayment as unknown as Handler,
     confirmCases: confirmCases as unknown as Handler,
+    applyRecoveryUpdates: applyRecoveryUpdates as unknown as Handler,
     getCase: getCase as unknown as Handler,
     listCases: listCases as unknown as Handler,
     createCases: createCases as unknown as Handler,

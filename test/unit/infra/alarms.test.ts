@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { API_FUNCTION_IDS } from '../../../infra/contract/routes/index.js';
 import { REJECTION_CODES } from '../../../lib/cases/case-input.js';
 import { CASE_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
 import { WORKLOAD_ALARMS } from '../../../infra/stack/alarms.js';
@@ -47,10 +48,10 @@ describe('alarms', () => {
       // A case whose half-year has no reference rate, created or read.
       ReferenceRateMissing: 1,
       BlockedRequests: 1,
-      // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
-      // the debtor verifier, the webhook fan-out and the webhook delivery function.
-      Errors: 25,
-      Throttles: 25,
+      // Every API function of the route manifest, record-upload (with its dropped events, lost events and queue depth),
+      // the debtor verifier, the webhook fan-out, the webhook delivery function and its sweeper.
+      Errors: API_FUNCTION_IDS.length + 5,
+      Throttles: API_FUNCTION_IDS.length + 5,
       // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
       IteratorAge: 2,
       AsyncEventsDropped: 1,

@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { API_FUNCTION_IDS, API_FUNCTIONS } from '../../../infra/contract/route-table.js';
+import { API_FUNCTION_IDS, API_FUNCTIONS, ROUTE_MANIFEST } from '../../../infra/contract/route-table.js';
 import { WRITABLE_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { DynamoApiKeyStore } from '../../../lib/adapters/dynamodb/api-key-store.js';
 import { DynamoCaseLister } from '../../../lib/adapters/dynamodb/case-lister.js';
@@ -36,6 +36,10 @@ import {
 
 /** Every API function, by construct id (the route manifest's). */
 const FUNCTIONS = API_FUNCTION_IDS.map((id) => API_FUNCTIONS[id].constructId);
+/** The internal functions (AWS IAM callers, no API key): by construct id. */
+const INTERNAL_FUNCTIONS: readonly string[] = API_FUNCTION_IDS.filter((id) => ROUTE_MANIFEST[id].authorization === 'aws-iam').map(
+  (id) => API_FUNCTIONS[id].constructId,
+);
 const tableArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresTable'), 'Arn'] };
 const invoiceObjects = ['/invoices/*', '/test-invoices/*'].map((suffix) => ({
   'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^DataStoresInvoiceBucket'), 'Arn'] }, suffix]],
@@ -287,9 +291,11 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
     },
   );
 
-  it('the internal confirm function reads no API key and records no key use: its callers are IAM principals', () => {
+  it('the internal functions read no API key and record no key use: their callers are IAM principals', () => {
     const keyRead: ItemRequest = { action: 'dynamodb:GetItem', leadingKeys: [keys.apiKey('k_1').pk], attributes: ['pk', 'sk'] };
-    expect(may('ConfirmCases', keyRead)).not.toBe('allow');
+    expect(INTERNAL_FUNCTIONS).toEqual(['ConfirmCases', 'ApplyRecoveryUpdates']);
+    for (const id of INTERNAL_FUNCTIONS)
+      expect({ id, decision: may(id, keyRead) }).toEqual({ id, decision: expect.not.stringMatching(/^allow$/) });
     expect(may('TestConfirmCase', keyRead)).toBe('allow');
   });
 
@@ -308,8 +314,8 @@ describe.each(MODES)('what the policies allow in %s mode, evaluated as IAM evalu
 
   it.each(FUNCTIONS)('%s can never create, delete or change an API key beyond its last use', (id) => {
     const key = keys.apiKey('k_1');
-    // The internal confirm function's callers are IAM principals: it has no key to record the use of.
-    expect(may(id, update(key, ['lastUsedAt']))).toBe(id === 'ConfirmCases' ? 'implicit-deny' : 'allow');
+    // The internal functions' callers are IAM principals: they have no key to record the use of.
+    expect(may(id, update(key, ['lastUsedAt']))).toBe(INTERNAL_FUNCTIONS.includes(id) ? 'implicit-deny' : 'allow');
     expect(may(id, update(key, ['revoked', 'revokedAt']))).toBe('explicit-deny');
     expect(may(id, update(key, ['scopes']))).toBe('explicit-deny');
     expect(may(id, update(key, ['lastUsedAt', 'secretHash']))).toBe('explicit-deny');

@@ -66,8 +66,11 @@ const concrete = (resource: string) => resource.replaceAll(/\{[^}]+\}/g, 'x_1');
 jest.setTimeout(60_000);
 
 describe('the API resource policy: partner routes open, internal routes for the configured principals only', () => {
-  it('names the internal routes, and there is one', () => {
-    expect(INTERNAL.map((r) => `${r.method} ${r.resource}`)).toEqual(['POST /internal/v1/confirmations']);
+  it("names the internal routes: the dashboard's confirmations and the recovery back office's updates", () => {
+    expect(INTERNAL.map((r) => `${r.method} ${r.resource}`)).toEqual([
+      'POST /internal/v1/confirmations',
+      'POST /internal/v1/recovery-updates',
+    ]);
   });
 
   it('every partner route, and a wrong method on the internal path (its 405), stays callable by anyone', async () => {

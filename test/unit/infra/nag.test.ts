@@ -101,6 +101,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/WithdrawCase/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/RecordPayment/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListCasePayments/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/ApplyRecoveryUpdates/Role: AwsSolutions-IAM5[Resource::*]',
         // Every function's X-Ray grant (its own role), and the webhook sealing key, not rotated for the reason given.
         'PartnerCaseApi-dev/CreateWebhookEndpoint/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/ListWebhookDeliveries/Role: AwsSolutions-IAM5[Resource::*]',
