@@ -6,6 +6,7 @@ import { DynamoCaseChangeStore } from './dynamodb/case-change-store.js';
 import { DynamoCaseWriter } from './dynamodb/case-writer.js';
 import { documentClient } from './dynamodb/dynamo-client.js';
 import { DynamoIdempotencyStore } from './dynamodb/idempotency-store.js';
+import { DynamoRecoveryStore } from './dynamodb/recovery-store.js';
 import { DynamoReferenceAllocator } from './dynamodb/reference-allocator.js';
 import { tableStores } from './dynamodb/stores.js';
 import { S3InvoiceFileStore } from './s3/invoice-file-store.js';
@@ -59,5 +60,14 @@ export function caseChangeAdapters(cfg: AppConfig = config()) {
   return {
     ...tableAdapters(cfg),
     changes: { store: new DynamoCaseChangeStore(documentClient(cfg), cfg.tableName), now: () => new Date() },
+  };
+}
+
+/** The recovery changes (payments, back-office updates, the test helper): the recovery store over the table, and the clock. */
+export function recoveryAdapters(cfg: AppConfig = config()) {
+  return {
+    ...tableAdapters(cfg),
+    recovery: { store: new DynamoRecoveryStore(documentClient(cfg), cfg.tableName) },
+    now: () => new Date(),
   };
 }
