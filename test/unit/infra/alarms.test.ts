@@ -47,10 +47,10 @@ describe('alarms', () => {
       // A case whose half-year has no reference rate, created or read.
       ReferenceRateMissing: 1,
       BlockedRequests: 1,
-      // Eighteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
+      // Nineteen API functions (nine for webhooks), record-upload (with its dropped events, lost events and queue depth),
       // the debtor verifier, the webhook fan-out and the webhook delivery function.
-      Errors: 23,
-      Throttles: 23,
+      Errors: 24,
+      Throttles: 24,
       // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
       IteratorAge: 2,
       AsyncEventsDropped: 1,
