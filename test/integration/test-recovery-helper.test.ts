@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as recoveryHelper } from '../../functions/test-apply-recovery-update.js';
+import { handler as listHandler } from '../../functions/list-cases.js';
 import { handler as withdrawHandler } from '../../functions/withdraw-case.js';
 import { GSI2, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { caseChangeAdapters } from '../../lib/adapters/production-adapters.js';
@@ -305,4 +306,39 @@ describe('who may call it, and what it takes', () => {
     for (const body of ['{"type": ', '[]', '"recovery_started"']) expect((await rehearse(id, body)).statusCode).toBe(400);
     expect(await caseNow(id)).toMatchObject({ status: 'READY' });
   });
+});
+
+describe('the case list after a rehearsal', () => {
+  it('filters by the new statuses IN_RECOVERY and CLOSED through GET /api/v1/cases, in test mode only', async () => {
+    const company = await newPartner(['cases:read', 'cases:write'], { autoAttestation: true, mode: 'test' });
+    const file = await uploadInvoice(company.apiKey);
+    const [inRecovery, closed, ready] = [
+      await readyTestCase({}, company.apiKey, file),
+      await readyTestCase({}, company.apiKey, file),
+      await readyTestCase({}, company.apiKey, file),
+    ];
+    const help = (id: string, body: unknown) =>
+      checkedInvoke(recoveryHelper, helperEvent(company.apiKey, id, body), lambdaContext()).then(parse);
+    expect((await help(inRecovery, { type: 'recovery_started' })).statusCode).toBe(200);
+    expect((await help(closed, { type: 'payment_collected', amount: 1250.5, paidAt: PAID_AT })).body).toMatchObject({ status: 'CLOSED' });
+
+    const list = async (status: string, apiKey = company.apiKey) => {
+      const res = parse(
+        await checkedInvoke(
+          listHandler,
+          apiEvent({ method: 'GET', path: '/api/v1/cases', resource: '/api/v1/cases', headers: bearer(apiKey), query: { status } }),
+          lambdaContext(),
+        ),
+      );
+      expect(res.statusCode).toBe(200);
+      return (res.body.data as { id: string; status: string; livemode: boolean }[]).map((c) => [c.id, c.status, c.livemode]);
+    };
+    expect(await list('IN_RECOVERY')).toEqual([[inRecovery, 'IN_RECOVERY', false]]);
+    expect(await list('CLOSED')).toEqual([[closed, 'CLOSED', false]]);
+    expect(await list('READY')).toEqual([[ready, 'READY', false]]);
+    // The company's live key sees none of its test cases.
+    const liveKey = await extraKey(company.companyId, ['cases:read'], 'live');
+    expect(await list('IN_RECOVERY', liveKey)).toEqual([]);
+    expect(await list('CLOSED', liveKey)).toEqual([]);
+  }, 30_000); // three cases created, settled and changed, six list requests: seconds on a shared machine
 });
