@@ -20,6 +20,7 @@ import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { handler as withdrawCaseHandler } from '../../functions/withdraw-case.js';
 import { withdrawRequestSchema } from '../../lib/cases/case-lifecycle.js';
 import { handler as testConfirmCaseHandler } from '../../functions/test-confirm-case.js';
+import { handler as testApplyRecoveryUpdateHandler } from '../../functions/test-apply-recovery-update.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -169,6 +170,12 @@ describe('scopes in docs/openapi.json', () => {
       '/api/v1/test-helpers/cases/{id}/confirm',
       testConfirmCaseHandler,
       () => ({ pathParameters: { id: 'case_0000000000000000000000' } }),
+    ],
+    [
+      'post',
+      '/api/v1/test-helpers/cases/{id}/recovery',
+      testApplyRecoveryUpdateHandler,
+      () => ({ pathParameters: { id: 'case_0000000000000000000000' }, body: JSON.stringify({ type: 'recovery_started' }) }),
     ],
     // A private IP literal is refused without a name to resolve; the other ids are answered 404.
     [
