@@ -283,6 +283,22 @@ export const SAMPLE_EVENT_TABLE: Readonly<Record<string, SampleEventRow>> = {
     description: "a case's payments, oldest first",
     id: '{{CASE_ID}}',
   },
+  // The test helpers take test keys only; the sample keys are live ones, so these show the refusals.
+  'test-apply-recovery-update-live-key.json': {
+    function: 'testApplyRecoveryUpdate',
+    status: 404,
+    description: 'a live key: the test helper does not exist for it',
+    id: '{{CASE_ID}}',
+    body: { type: 'recovery_started' },
+  },
+  'test-apply-recovery-update-wrong-scope.json': {
+    function: 'testApplyRecoveryUpdate',
+    status: 403,
+    description: 'a key with only cases:read',
+    key: 'READ_ONLY_API_KEY',
+    id: '{{CASE_ID}}',
+    body: { type: 'recovery_started' },
+  },
   // Webhook routes: the sample company has no endpoint (creating one resolves its URL's name), so these show the refusals.
   'ping-webhook-endpoint-unknown.json': {
     function: 'pingWebhookEndpoint',

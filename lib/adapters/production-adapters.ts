@@ -82,3 +82,8 @@ export function paymentAdapters(cfg: AppConfig = config()) {
 export function recoveryAdapters(cfg: AppConfig = config()) {
   return { recovery: { store: new DynamoRecoveryStore(documentClient(cfg), cfg.tableName) }, now: () => new Date() };
 }
+
+/** The test-mode recovery helper: a partner route (its key checked), and the recovery store and clock. */
+export function testRecoveryAdapters(cfg: AppConfig = config()) {
+  return { ...tableAdapters(cfg), ...recoveryAdapters(cfg) };
+}

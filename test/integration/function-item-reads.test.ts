@@ -5,6 +5,9 @@ import { handler as listEventsHandler } from '../../functions/list-events.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { buildCaseEvent } from '../../lib/cases/case-lifecycle.js';
 import { handler as withdrawHandler } from '../../functions/withdraw-case.js';
+import { handler as recoveryHelper } from '../../functions/test-apply-recovery-update.js';
+import { caseChangeAdapters } from '../../lib/adapters/production-adapters.js';
+import { settleCaseStatus } from '../../lib/cases/change-case.js';
 import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
 import { buildDeleteWebhookEndpointHandler } from '../../functions/delete-webhook-endpoint.js';
 import { buildGetWebhookEndpointHandler } from '../../functions/get-webhook-endpoint.js';
@@ -232,4 +235,51 @@ describe.each<Mode>(['live', 'test'])('each function sends only item requests it
       expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
     }
   });
+});
+
+/**
+ * The test-mode recovery helper exists for test keys only: driven through every transition and a
+ * closing payment (a guard released, a payment item written), each item request it sends is one
+ * its synthesised role allows, and each partition it may GetItem is one it really read.
+ */
+describe('the test-mode recovery helper sends only item requests its role allows', () => {
+  it('starts recovery, records a payment, closes, and closes another case by paying it in full', async () => {
+    const partner = await newPartner(['cases:read', 'cases:write'], { mode: 'test', autoAttestation: true });
+    const fileKey = await uploadInvoice(partner.apiKey);
+    const caseIds: string[] = [];
+    for (const input of [validCase(fileKey, { claimStatutoryInterest: false }), validCase(fileKey, { claimStatutoryInterest: false })]) {
+      const created = await postCases(partner.apiKey, { cases: [input] });
+      const id = outcome(created).created[0]!.id;
+      await settleCaseStatus(caseChangeAdapters().changes, 'test', id);
+      caseIds.push(id);
+    }
+    const help = (id: string, body: unknown) =>
+      checkedInvoke(
+        recoveryHelper,
+        apiEvent({
+          method: 'POST',
+          path: `/api/v1/test-helpers/cases/${id}/recovery`,
+          resource: '/api/v1/test-helpers/cases/{id}/recovery',
+          pathParameters: { id },
+          headers: { ...bearer(partner.apiKey), 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+        lambdaContext(),
+      ).then((r) => r.statusCode);
+    const [first, second] = caseIds as [string, string];
+    const sentByHelper = await requestsOf(async () => {
+      expect(await help(first, { type: 'recovery_started' })).toBe(200);
+      expect(await help(first, { type: 'payment_collected', amount: 10, paidAt: '2025-03-01' })).toBe(200);
+      expect(await help(first, { type: 'closed', reason: 'SETTLED' })).toBe(200);
+      expect(await help(second, { type: 'payment_collected', amount: 1250.5, paidAt: '2025-03-01' })).toBe(200);
+      // Refused: the case is final; the read is all it sends.
+      expect(await help(second, { type: 'recovery_started' })).toBe(409);
+    });
+    const policy = statementsOfFunction(synthesised, 'TestApplyRecoveryUpdate');
+    for (const request of sentByHelper) expect({ request, decision: decide(policy, request) }).toEqual({ request, decision: 'allow' });
+    expect(sentByHelper.some((r) => r.enclosingOperation === 'TransactWriteItems')).toBe(true);
+    const read = sentByHelper.filter((r) => r.action === 'dynamodb:GetItem').map((r) => r.leadingKeys[0] as string);
+    for (const pattern of itemReads('apply-test-recovery-updates'))
+      expect({ pattern, read: read.some((pk) => matches(pattern, pk)) }).toEqual({ pattern, read: true });
+  }, 60_000);
 });

@@ -93,6 +93,7 @@ describe('the local server serves the contract', () => {
       'operation/listEvents',
       'operation/getEvent',
       'operation/testConfirmCase',
+      'operation/testApplyRecoveryUpdate',
       // The OpenAPI 3.1 webhooks (what a partner's receiver is sent), shown first under their tag.
       'operation/caseCreatedWebhook',
       'operation/caseUpdatedWebhook',

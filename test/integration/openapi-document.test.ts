@@ -22,6 +22,7 @@ import { handler as recordPaymentHandler } from '../../functions/record-payment.
 import { handler as listCasePaymentsHandler } from '../../functions/list-case-payments.js';
 import { withdrawRequestSchema } from '../../lib/cases/case-lifecycle.js';
 import { handler as testConfirmCaseHandler } from '../../functions/test-confirm-case.js';
+import { handler as testApplyRecoveryUpdateHandler } from '../../functions/test-apply-recovery-update.js';
 import { PROBLEM_CODES } from '../../lib/http/response-schemas.js';
 import { caseInputSchema, checkCase } from '../../lib/cases/case-input.js';
 import { uploadRequestSchema } from '../../lib/uploads/upload-request.js';
@@ -178,6 +179,12 @@ describe('scopes in docs/openapi.json', () => {
       '/api/v1/test-helpers/cases/{id}/confirm',
       testConfirmCaseHandler,
       () => ({ pathParameters: { id: 'case_0000000000000000000000' } }),
+    ],
+    [
+      'post',
+      '/api/v1/test-helpers/cases/{id}/recovery',
+      testApplyRecoveryUpdateHandler,
+      () => ({ pathParameters: { id: 'case_0000000000000000000000' }, body: JSON.stringify({ type: 'recovery_started' }) }),
     ],
     // A private IP literal is refused without a name to resolve; the other ids are answered 404.
     [

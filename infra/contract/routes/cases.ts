@@ -42,7 +42,7 @@ export const CASE_ROUTES = {
   }),
 };
 
-/** Changing a case's lifecycle: the partner's withdrawal, the test helper, the internal confirmations and the recovery back office's updates. */
+/** Changing a case's lifecycle: the partner's withdrawal, the test helpers, the internal confirmations and the recovery back office's updates. */
 export const CASE_CHANGE_ROUTES = {
   // One read of the case (beside the key) and one transaction; a lost race reads and writes again.
   withdrawCase: route({
@@ -90,6 +90,18 @@ export const CASE_CHANGE_ROUTES = {
     scope: 'cases:write',
     grants: { table: 'confirm-test-cases' },
     load: () => import('../../../functions/test-confirm-case.js'),
+  }),
+  // One read of the case and one transaction (the case, its event, a payment item); a lost race reads and decides again.
+  testApplyRecoveryUpdate: route({
+    name: 'test-apply-recovery-update',
+    constructId: 'TestApplyRecoveryUpdate',
+    method: 'POST',
+    resource: '/api/v1/test-helpers/cases/{id}/recovery',
+    operationName: 'TestApplyRecoveryUpdate',
+    summary: 'Apply a recovery update to a test case (test mode only)',
+    scope: 'cases:write',
+    grants: { table: 'apply-test-recovery-updates' },
+    load: () => import('../../../functions/test-apply-recovery-update.js'),
   }),
   // Up to 100 confirmations in parallel, each a read and a transaction (two round trips).
   confirmCases: route({

@@ -10,7 +10,6 @@ import { buildGetCaseHandler } from '../../../functions/get-case.js';
 import { buildListCasesHandler } from '../../../functions/list-cases.js';
 import { buildWithdrawCaseHandler } from '../../../functions/withdraw-case.js';
 import { buildRecordPaymentHandler } from '../../../functions/record-payment.js';
-import { DynamoRecoveryStore } from '../../../lib/adapters/dynamodb/recovery-store.js';
 import { AccountsService } from '../../../lib/accounts/accounts-service.js';
 import type { AppConfig } from '../../../lib/runtime/config.js';
 import { operationalLog } from '../../../lib/runtime/logger.js';

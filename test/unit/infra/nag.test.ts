@@ -76,6 +76,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/Api/RestApi: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         'PartnerCaseApi-dev/ConfirmCases/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/TestConfirmCase/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/TestApplyRecoveryUpdate/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/invoices/*]',
         'PartnerCaseApi-dev/CreateCases/Role: AwsSolutions-IAM5[Resource::<DataStoresInvoiceBucket3F8BFC42.Arn>/test-invoices/*]',
