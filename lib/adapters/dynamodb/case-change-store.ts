@@ -10,6 +10,7 @@ import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js
 import { attributeMap } from './attribute-values.js';
 import { DynamoCaseReader } from './case-reader.js';
 import { eventItem } from './event-items.js';
+import { releaseInvoiceRefActions } from './release-invoice-ref-actions.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 /** The case's update is the first action: its cancellation reason says whether another change won. */
@@ -103,35 +104,7 @@ export class DynamoCaseChangeStore implements CaseChangeStore {
     if (change.confirmation) {
       actions.push({ Put: { TableName, Item: confirmationItem(change.confirmation), ConditionExpression: 'attribute_not_exists(pk)' } });
     }
-    if (change.releaseInvoiceRef) {
-      const guard = keys.invoiceRefGuard(before.mode, before.companyId, before.invoiceRefKey);
-      const withdrawn = keys.withdrawnInvoiceRef(before.mode, before.companyId, before.invoiceRefKey, before.createdAt, before.caseId);
-      actions.push(
-        {
-          // Only while the guard still names this case; a guard that is already gone has nothing to give up.
-          Delete: {
-            TableName,
-            Key: attributeMap(guard),
-            ConditionExpression: 'attribute_not_exists(pk) OR caseId = :caseId',
-            ExpressionAttributeValues: { ':caseId': { S: before.caseId } },
-          },
-        },
-        {
-          Put: {
-            TableName,
-            Item: attributeMap(keys.withTestDataListing(before.mode, before.companyId, withdrawn), {
-              type: ITEM_TYPES.withdrawnInvoiceRef,
-              caseId: before.caseId,
-              companyId: before.companyId,
-              reference: before.reference,
-              createdAt: before.createdAt,
-              withdrawnAt: after.updatedAt,
-              mode: before.mode,
-            }),
-          },
-        },
-      );
-    }
+    if (change.releaseInvoiceRef) actions.push(...releaseInvoiceRefActions(TableName, before, after.updatedAt));
     return actions;
   }
 }

@@ -12,6 +12,7 @@ import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js
 import { attributeMap } from './attribute-values.js';
 import { DynamoCaseReader } from './case-reader.js';
 import { eventItem } from './event-items.js';
+import { releaseInvoiceRefActions } from './release-invoice-ref-actions.js';
 import { claimCompletionAction } from './idempotency-store.js';
 import { ITEM_TYPES, PAYMENT_SK_PREFIX, TABLE_DEFINITION, keys } from './table-keys.js';
 
@@ -144,36 +145,7 @@ export class DynamoRecoveryStore implements RecoveryStore {
       actions.push({ Put: { TableName, Item: paymentItem(change.payment), ConditionExpression: 'attribute_not_exists(pk)' } });
     if (change.update)
       actions.push({ Put: { TableName, Item: recoveryUpdateItem(change.update), ConditionExpression: 'attribute_not_exists(pk)' } });
-    if (change.releaseInvoiceRef) {
-      const guard = keys.invoiceRefGuard(before.mode, before.companyId, before.invoiceRefKey);
-      const ended = keys.withdrawnInvoiceRef(before.mode, before.companyId, before.invoiceRefKey, before.createdAt, before.caseId);
-      actions.push(
-        {
-          // Only while the guard still names this case (as a withdrawal: case-change-store.ts).
-          Delete: {
-            TableName,
-            Key: attributeMap(guard),
-            ConditionExpression: 'attribute_not_exists(pk) OR caseId = :caseId',
-            ExpressionAttributeValues: { ':caseId': { S: before.caseId } },
-          },
-        },
-        {
-          Put: {
-            TableName,
-            Item: attributeMap(keys.withTestDataListing(before.mode, before.companyId, ended), {
-              type: ITEM_TYPES.withdrawnInvoiceRef,
-              caseId: before.caseId,
-              companyId: before.companyId,
-              reference: before.reference,
-              createdAt: before.createdAt,
-              // When the case gave its invoiceRef up (here: closed).
-              withdrawnAt: after.updatedAt,
-              mode: before.mode,
-            }),
-          },
-        },
-      );
-    }
+    if (change.releaseInvoiceRef) actions.push(...releaseInvoiceRefActions(TableName, before, after.updatedAt));
     // Last, so its index is known: the key's answer lands with the change or not at all.
     if (change.completeClaim) actions.push(claimCompletionAction(TableName, change.completeClaim));
     return actions;
