@@ -183,6 +183,9 @@ export async function applyRecoveryUpdates(
   });
   await Promise.all(
     [...byCase.values()].map(async (list) => {
+      // One case's updates get strictly later times, a millisecond apart, so their statusHistory
+      // entries and events (listed by time) keep the order they were given in.
+      let at = command.now.getTime();
       for (const { index, update } of list) {
         const outcome = await applyRecoveryUpdate(
           deps,
@@ -191,7 +194,7 @@ export async function applyRecoveryUpdates(
             mode: command.mode,
             update,
             requestId: command.requestId,
-            now: command.now,
+            now: new Date(at++),
             source: command.source,
           },
           deadline,
