@@ -289,7 +289,7 @@ describe('who may call it, and what it takes', () => {
     ['a close without reason', { type: 'closed' }, 'reason'],
     ['an unknown reason', { type: 'closed', reason: 'GAVE_UP' }, 'reason'],
     ['a field the type does not take', { type: 'recovery_started', amount: 10 }, 'amount'],
-    ['an updateId (the back office\u2019s field)', { type: 'recovery_started', updateId: 'u-1' }, '(body)'],
+    ['an updateId (the back office\u2019s field)', { type: 'recovery_started', updateId: 'u-1' }, 'updateId'],
     ['a note over 500 characters', { type: 'recovery_started', note: 'x'.repeat(501) }, 'note'],
   ])('refuses %s with 400 INVALID_REQUEST naming the field, the case unchanged', async (_name, body, field) => {
     const id = await readyTestCase();
