@@ -350,7 +350,7 @@ describe.each([
           expect(await ports.eventsOf('live', company, batch[i]!.stored.caseId)).toEqual([batch[i]!.event]);
         }
       }
-    });
+    }, 30_000); // more than 100 cases on DynamoDB Local: it timed out at jest's 5 s default on a busy machine
 
     it('counts a repeated batch of its own cases as created, and an empty batch as nothing', async () => {
       const company = companyId();
