@@ -90,6 +90,8 @@ describe('the local server serves the contract', () => {
       'operation/listCases',
       'operation/getCase',
       'operation/withdrawCase',
+      'operation/recordPayment',
+      'operation/listCasePayments',
       'operation/listEvents',
       'operation/getEvent',
       'operation/testConfirmCase',
