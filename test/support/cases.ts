@@ -32,12 +32,19 @@ export async function uploadInvoice(apiKey: string): Promise<string> {
     ),
   );
   if (res.statusCode !== 201) throw new Error(`upload request failed: ${res.statusCode} ${JSON.stringify(res.body)}`);
-  const put = await fetch(res.body.uploadUrl as string, {
-    method: 'PUT',
-    headers: res.body.headers as Record<string, string>,
-    body: bytes,
-  });
-  if (!put.ok) throw new Error(`PUT failed: ${put.status}`);
+  // A 5xx is retried, as S3's own clients do (S3 documents 500 and 503 as retryable): s3rver answered
+  // 500 now and then on a busy CI machine, failing a suite in its set-up. The presigned URL stays valid.
+  let put: Response | undefined;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    put = await fetch(res.body.uploadUrl as string, {
+      method: 'PUT',
+      headers: res.body.headers as Record<string, string>,
+      body: bytes,
+    });
+    if (put.status < 500) break;
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+  }
+  if (!put?.ok) throw new Error(`PUT failed: ${put?.status}`);
   return res.body.fileKey as string;
 }
 
