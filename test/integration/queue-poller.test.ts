@@ -163,7 +163,10 @@ describe('the local SQS (fauxqs)', () => {
     await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queue.url, ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 2 }));
     // Not back before the 2 s (the queue's own 30 s no longer applies)…
     const started = Date.now();
-    expect((await receive(queue.url, 1)).Messages ?? []).toHaveLength(0);
+    const early = (await receive(queue.url, 1)).Messages ?? [];
+    // Only a receive that ended inside the 2 s can prove it: on a busy machine the call itself may end later.
+    if (Date.now() - started < 1_900) expect(early).toHaveLength(0);
+    if (early.length > 0) return;
     // …and back soon after.
     let second;
     while (!second && Date.now() - started < 6_000) second = (await receive(queue.url, 1)).Messages?.[0];
