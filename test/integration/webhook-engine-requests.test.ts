@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
-import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { fanOutAndPlan } from '../support/fan-out-on-stream.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
@@ -107,7 +107,7 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     const messages = new RecordingMessages();
     const sealing = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
     const slots = new DynamoWebhookDeliverySlots(client, cfg.tableName, now);
-    const fanOut = buildFanOutWebhookEventsHandler({
+    const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
       slots,
