@@ -75,12 +75,12 @@ export const DELIVERY_SWEEP = {
  * the fan-out, one message per company-and-mode slice of a stream batch.
  */
 export const PLANNING_QUEUE = {
-  /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed): well inside a minute. */
-  functionTimeoutSeconds: 60,
+  /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 8 steps): well inside half a minute. */
+  functionTimeoutSeconds: 30,
   /** Slices per invocation: planned concurrently, each filling its endpoints as soon as it is planned. */
   batchSize: 10,
-  /** AWS's advice for an SQS event source: at least six times the function's timeout. */
-  visibilityTimeoutSeconds: 6 * 60,
+  /** AWS's advice for an SQS event source: at least six times the function's timeout. A slice that failed comes back after it. */
+  visibilityTimeoutSeconds: 6 * 30,
   /** Receives before a slice goes to the planning dead-letter queue (which pages): planning again is harmless, so a few. */
   maxReceiveCount: 5,
   /** A slice is planned within seconds; 4 days (SQS's default) leaves time to mend a failing worker before it is lost, and the DLQ keeps 14. */

@@ -116,11 +116,12 @@ export const WEBHOOK_ALARMS = {
   /** Test mode's lanes: an hour past the longest delay, a dead consumer only. */
   testLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 60 * 60,
   /**
-   * The planning queue: its messages are never delayed and a slice is planned in seconds, so one
-   * waiting two minutes means its worker is failing, throttled or stopped (a slice that failed comes
-   * back after the visibility timeout, 6 minutes, and keeps the age up: that pages too).
+   * The planning queue: its messages are never delayed and a slice is planned in seconds; one that
+   * failed comes back after the visibility timeout (180 s) and is planned then. So a slice older than
+   * that and a minute more has failed twice or waits for a worker that is failing, throttled or
+   * stopped: first attempts of the companies behind it wait too.
    */
-  planningAgeSeconds: 120,
+  planningAgeSeconds: PLANNING_QUEUE.visibilityTimeoutSeconds + 60,
   /**
    * The sweeper: runs in a row (one every DELIVERY_SWEEP.everyMinutes) in which it could not sweep
    * an endpoint, or was not invoked at all. One is retried on the next run by design; three in a

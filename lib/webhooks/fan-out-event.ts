@@ -188,20 +188,37 @@ export interface PlannedSlice {
 }
 
 /**
- * Plans one slice (one company-and-mode's events): its endpoints read once, every matching
- * delivery put on its endpoint's waiting list and its record started, then each endpoint filled
- * once. Throws when any of it failed: the message comes back and is planned again, which is
- * harmless (records started are found started, jobs listed stay listed, a fill claims only free
- * slots).
+ * Deliveries planned in one step of a slice, at most (a step's waiting entries and records go in
+ * transactions of up to 100 puts each, so two of each): a company with 16 endpoints and a 100-event
+ * slice (1,600 deliveries) is planned in 8 steps one after another, so one tenant's burst never has
+ * dozens of transactions in flight at once on the table (DynamoDB Local serialises them, and 48 at
+ * once from three such slices timed out there), while a trickle's slice is one step.
+ */
+export const MAX_DELIVERIES_PER_STEP = 200;
+
+/**
+ * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
+ * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
+ * record started; then each endpoint filled once. Throws when any of it failed, after filling what
+ * was planned: the message comes back and is planned again, which is harmless (records started are
+ * found started, jobs listed stay listed, a fill claims only free slots).
  */
 export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise<PlannedSlice> {
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
-  const planned = await planFanOuts(deps, events);
-  const failed = planned.find((p): p is { ok: false; error: unknown } => !p.ok);
-  const plans = planned.flatMap((p) => (p.ok ? [p.plan] : []));
+  const endpoints = await deps.endpoints.list(slice.mode, slice.companyId);
+  const once: FanOutDeps = { ...deps, endpoints: { list: async () => endpoints } };
+  const perStep = Math.max(1, Math.floor(MAX_DELIVERIES_PER_STEP / Math.max(1, endpoints.length)));
+  const plans: FanOutPlan[] = [];
+  let failed: unknown;
+  for (let i = 0; i < events.length && failed === undefined; i += perStep) {
+    for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
+      if (outcome.ok) plans.push(outcome.plan);
+      else failed ??= outcome.error;
+    }
+  }
   // The events that were planned are filled even when one failed: their jobs are listed, and a fill now spares them the retry's wait.
   const queued = await fillPlans(deps, plans);
-  if (failed) throw failed.error instanceof Error ? failed.error : new Error(String(failed.error));
+  if (failed !== undefined) throw failed instanceof Error ? failed : new Error(String(failed));
   return {
     jobs: plans.reduce((n, p) => n + p.jobs.length, 0),
     queued,
