@@ -20,8 +20,14 @@ const PUTS_PER_TRANSACTION = 100;
 const WRITE_CONCURRENCY = 16;
 /** Waiting jobs read per fill, in caps: the promoted ones not yet removed, this fill's, and the next fills'. */
 const READ_AHEAD_CAPS = 4;
-/** Endpoints whose waiting jobs are remembered at once (knownWaiting), at most. */
-const KNOWN_ENDPOINTS = 1_000;
+/**
+ * Endpoints whose waiting jobs are remembered at once (knownWaiting), at most, per mode: past it the
+ * endpoint used least recently is forgotten (it costs that endpoint one read on its next fill). So a
+ * tenant with many endpoints, or test mode's traffic, never empties what every other endpoint's fills
+ * rely on (it was one map for both modes, cleared whole at 1,000). About 4 caps of jobs each (~300
+ * bytes a job): some 10 MB per mode at most.
+ */
+export const KNOWN_ENDPOINTS_PER_MODE = 1_000;
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
 
@@ -44,7 +50,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * releases are each followed by a fill, and without this each fill read the list again for one job.
    * Only a hint (this process's view): every claim is conditional on the stored state.
    */
-  private readonly knownWaiting = new Map<string, DeliveryJob[]>();
+  private readonly knownWaiting: Record<Mode, Map<string, DeliveryJob[]>> = { live: new Map(), test: new Map() };
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -98,17 +104,16 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
       .slice(0, cap);
     if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine))) return mine;
-    const endpoint = `${mode}\u0000${endpointId}`;
     // Slots the caller has just given back, claimed for the waiting jobs an earlier read of this endpoint saw
     // beyond what it claimed, without reading again: the claim's conditions (no more than `cap` held, each job
     // still listed and not promoted) keep it exact; when they fail, another fill got there first and the list is
     // read. Taken off the known list before the write, so a concurrent fill of the same endpoint takes the next ones.
-    const known = this.knownWaiting.get(endpoint) ?? [];
+    const known = this.recall(mode, endpointId);
     if (freed > 0 && known.length >= freed) {
       const candidates = known.splice(0, Math.min(freed, cap));
       if (await this.tryClaim(mode, endpointId, cap, candidates)) return candidates;
     }
-    this.knownWaiting.delete(endpoint);
+    this.knownWaiting[mode].delete(endpointId);
     for (let round = 1; round <= CLAIM_ROUNDS; round++) {
       const { holders, waiting } = await this.read(mode, endpointId, cap);
       const free = cap - holders.length;
@@ -117,18 +122,31 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       if (candidates.length === 0) return [];
       // Another fill took the slots or the jobs first: read again and claim what is left.
       if (await this.tryClaim(mode, endpointId, cap, candidates)) {
-        this.remember(endpoint, unpromoted.slice(candidates.length));
+        this.remember(mode, endpointId, unpromoted.slice(candidates.length));
         return candidates;
       }
     }
     return [];
   }
 
-  /** The waiting jobs a read saw and did not claim, oldest first, for the next fills of the endpoint (bounded). */
-  private remember(endpoint: string, jobs: DeliveryJob[]): void {
+  /** The waiting jobs a read saw and did not claim, oldest first, for the next fills of the endpoint (bounded per mode, least recently used forgotten first). */
+  private remember(mode: Mode, endpointId: string, jobs: DeliveryJob[]): void {
+    const known = this.knownWaiting[mode];
+    known.delete(endpointId);
     if (jobs.length === 0) return;
-    if (this.knownWaiting.size >= KNOWN_ENDPOINTS) this.knownWaiting.clear();
-    this.knownWaiting.set(endpoint, jobs);
+    // A Map keeps insertion order: the first key is the endpoint used least recently.
+    while (known.size >= KNOWN_ENDPOINTS_PER_MODE) known.delete(known.keys().next().value!);
+    known.set(endpointId, jobs);
+  }
+
+  /** The jobs remembered for the endpoint (the same array: a claim takes from it), now its most recently used. */
+  private recall(mode: Mode, endpointId: string): DeliveryJob[] {
+    const known = this.knownWaiting[mode];
+    const jobs = known.get(endpointId);
+    if (jobs === undefined) return [];
+    known.delete(endpointId);
+    known.set(endpointId, jobs);
+    return jobs;
   }
 
   /** One transaction: the jobs' slots (while no more than `cap` are held) and the jobs marked promoted; false when a condition failed. */

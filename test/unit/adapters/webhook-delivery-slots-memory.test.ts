@@ -1,0 +1,94 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ITEM_TYPES, keys } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { DynamoWebhookDeliverySlots, KNOWN_ENDPOINTS_PER_MODE } from '../../../lib/adapters/dynamodb/webhook-delivery-slots.js';
+import type { Mode } from '../../../lib/mode.js';
+import { deliveryJobFor } from '../../../lib/webhooks/fan-out-event.js';
+import type { DeliveryJob } from '../../../lib/webhooks/webhook-delivery.js';
+
+/**
+ * What the slots adapter remembers of each endpoint's waiting list between fills (knownWaiting): a
+ * fill after a release claims the jobs an earlier read saw without reading the list again. The table
+ * is a stand-in here (every endpoint has `WAITING` jobs waiting and free slots; every claim succeeds):
+ * what is counted is the adapter's own reads, one Query per list read.
+ */
+const CAP = 8;
+const WAITING = 20;
+
+function jobsOf(mode: Mode, endpointId: string): DeliveryJob[] {
+  return Array.from({ length: WAITING }, (_, i) =>
+    deliveryJobFor(
+      {
+        eventId: `evt_${endpointId}_${String(i).padStart(3, '0')}`,
+        eventType: 'case.created',
+        companyId: 'co_1',
+        mode,
+        createdAt: `2026-11-29T03:00:${String(i).padStart(2, '0')}.000Z`,
+      },
+      { endpointId },
+    ),
+  );
+}
+
+function standIn() {
+  const reads: string[] = [];
+  const client = {
+    send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+      if (command.constructor.name === 'QueryCommand') {
+        const pk = (command.input.ExpressionAttributeValues as Record<string, string>)[':pk']!;
+        reads.push(pk);
+        const mode: Mode = pk.startsWith(keys.webhookDeliverySlotPartition('test', '')) ? 'test' : 'live';
+        const endpointId = pk.slice(keys.webhookDeliverySlotPartition(mode, '').length);
+        return {
+          Items: [
+            { type: ITEM_TYPES.webhookDeliverySlots, holders: new Set<string>() },
+            ...jobsOf(mode, endpointId).map((job) => ({ type: ITEM_TYPES.webhookDeliveryWaiting, job })),
+          ],
+        };
+      }
+      return {};
+    },
+  };
+  return { slots: new DynamoWebhookDeliverySlots(client as unknown as DynamoDBDocumentClient, 't'), reads };
+}
+
+/** Fills the endpoint as after a fan-out (a read, the cap claimed, the rest remembered). */
+async function firstFill(slots: DynamoWebhookDeliverySlots, mode: Mode, endpointId: string) {
+  expect(await slots.claimWaiting(mode, endpointId, CAP)).toHaveLength(CAP);
+}
+
+describe('what the slots adapter remembers of waiting lists between fills', () => {
+  it('a fill after a release takes the next waiting job an earlier read saw, without reading the list again', async () => {
+    const { slots, reads } = standIn();
+    await firstFill(slots, 'live', 'we_victim');
+    expect(reads).toHaveLength(1);
+    const [next] = await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    expect(next).toEqual(jobsOf('live', 'we_victim')[CAP]);
+    expect(reads).toHaveLength(1);
+  });
+
+  it('a test-mode tenant with more endpoints than the memory holds never makes a live endpoint read its list again', async () => {
+    const { slots, reads } = standIn();
+    await firstFill(slots, 'live', 'we_victim');
+    for (let i = 0; i <= KNOWN_ENDPOINTS_PER_MODE; i++) await firstFill(slots, 'test', `we_hostile${i}`);
+    const before = reads.length;
+    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    expect(reads.length).toBe(before);
+  });
+
+  it('past the bound, only the endpoint used least recently is forgotten, never every endpoint at once', async () => {
+    const { slots, reads } = standIn();
+    await firstFill(slots, 'live', 'we_victim');
+    for (let i = 0; i < KNOWN_ENDPOINTS_PER_MODE - 1; i++) await firstFill(slots, 'live', `we_other${i}`);
+    // The victim used again: now the most recently used.
+    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    // One more endpoint than the memory holds: the least recently used (we_other0) is forgotten, not the victim.
+    await firstFill(slots, 'live', 'we_newcomer');
+    const before = reads.length;
+    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    expect(reads.length).toBe(before);
+    await slots.claimWaiting('live', 'we_other1', CAP, [], 1);
+    expect(reads.length).toBe(before);
+    await slots.claimWaiting('live', 'we_other0', CAP, [], 1);
+    expect(reads.length).toBe(before + 1);
+  });
+});
