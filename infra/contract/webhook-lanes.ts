@@ -91,6 +91,4 @@ export const PLANNING_QUEUE = {
    * than 30 in flight to let SQS see one: 20 invocations × 10 = 200.
    */
   maxConcurrency: 20,
-  /** Locally (one process, one DynamoDB Local): receive loops at most; each takes up to `batchSize`. */
-  localConcurrency: 5,
 } as const;

@@ -215,8 +215,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         ...(lane === 'fast' ? { provisioned: { minimumPollers: FAST_LANE.minimumPollers } } : {}),
       }),
     );
-    // The planning worker's event source mapping: several batches at once (PLANNING_QUEUE.localConcurrency), so one
-    // company's slice being planned never holds another's; the fair queue hands quiet tenants' slices out first.
+    // The planning worker's event source mapping, as the stack's (five batches at first, up to PLANNING_QUEUE.maxConcurrency):
+    // one company's slice being planned never holds another's, and the fair queue hands quiet tenants' slices out first.
     const invokePlan = (event: SQSEvent) => {
       const context = lambdaContext({ functionName: 'plan-webhook-deliveries', timeoutMs: PLANNING_QUEUE.functionTimeoutSeconds * 1000 });
       return runInInvocationScope(context, () => plan(event, context));
@@ -229,7 +229,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         region,
         handler: invokePlan,
         batchSize: PLANNING_QUEUE.batchSize,
-        concurrency: PLANNING_QUEUE.localConcurrency,
+        concurrency: PLANNING_QUEUE.maxConcurrency,
       }),
     );
     stoppers.push(async () => {

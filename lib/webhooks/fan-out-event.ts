@@ -188,13 +188,16 @@ export interface PlannedSlice {
 }
 
 /**
- * Deliveries planned in one step of a slice, at most (a step's waiting entries and records go in
- * transactions of up to 100 puts each, so two of each): a company with 16 endpoints and a 100-event
- * slice (1,600 deliveries) is planned in 8 steps one after another, so one tenant's burst never has
- * dozens of transactions in flight at once on the table (DynamoDB Local serialises them, and 48 at
- * once from three such slices timed out there), while a trickle's slice is one step.
+ * Deliveries planned in one step of a slice, at most (a step's waiting entries and records go in one
+ * transaction of up to 100 puts each): a company with 16 endpoints and a 100-event slice (1,600
+ * deliveries) is planned in 16 steps one after another, so one tenant's burst never has more than
+ * a transaction or two in flight on the table at once, while a trickle's slice is one step. On AWS a
+ * step is a few tens of milliseconds; on DynamoDB Local, which serialises transactions, it bounds
+ * how long another company's write waits behind the burst (three such slices at once, unstepped,
+ * timed out there; stepped by 200, a victim's planning still took 2–7 s beside the bench's hostile
+ * tenant, by 100 about half that).
  */
-export const MAX_DELIVERIES_PER_STEP = 200;
+export const MAX_DELIVERIES_PER_STEP = 100;
 
 /**
  * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
