@@ -23,20 +23,38 @@ import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webh
 /** Jobs queued into the lanes by the planning worker's fills (the rest wait for their endpoint's slots). */
 export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
-export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps) {
+/**
+ * Tries of a slice within one invocation, and the pauses between them: a slice that failed (the
+ * table slow or throttled past the retry layer's budget) is planned again here, harmlessly, rather
+ * than left for the queue's visibility timeout (180 s) to bring back.
+ */
+export const PLAN_RETRY_PAUSES_MS = [250, 1_000] as const;
+
+export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonly number[] = PLAN_RETRY_PAUSES_MS) {
   /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
   async function plan(record: SQSRecord, slice: PlanningMessage): Promise<boolean> {
-    try {
-      const planned = await planSlice(deps, slice);
-      if (planned.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, planned.queued);
-      logger.debug('webhook deliveries planned', { messageId: record.messageId, companyId: slice.companyId, mode: slice.mode, ...planned });
-      return false;
-    } catch (error) {
-      logger.error('webhook planning failed: the message is retried', {
-        messageId: record.messageId,
-        error: String((error as Error)?.message),
-      });
-      return true;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const planned = await planSlice(deps, slice);
+        if (planned.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, planned.queued);
+        logger.debug('webhook deliveries planned', {
+          messageId: record.messageId,
+          companyId: slice.companyId,
+          mode: slice.mode,
+          ...planned,
+        });
+        return false;
+      } catch (error) {
+        const pause = pauses[attempt];
+        if (pause === undefined) {
+          logger.error('webhook planning failed: the message is retried', {
+            messageId: record.messageId,
+            error: String((error as Error)?.message),
+          });
+          return true;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
     }
   }
 

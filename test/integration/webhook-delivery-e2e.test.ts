@@ -345,7 +345,7 @@ describe('webhook delivery, end to end', () => {
     await patiently(() => ddb().send(new PutCommand({ TableName: cfg.tableName, Item: quietEvent })));
 
     try {
-      await until(() => (quietReceiver.received.length > 0 ? true : undefined), 30_000, 'the quiet event delivered');
+      await until(() => (quietReceiver.received.length > 0 ? true : undefined), 60_000, 'the quiet event delivered');
       // Planned before the backlog was: some of the burst's deliveries were not even started when it arrived.
       expect(await plannedWhenQuietArrived).toBeLessThan(burst);
     } finally {

@@ -98,7 +98,7 @@ describe('the planning worker', () => {
         return w.endpoints.list(mode, companyId);
       },
     };
-    const plan = buildPlanWebhookDeliveriesCore({ ...w, endpoints: failing as MemoryWebhookEndpointStore });
+    const plan = buildPlanWebhookDeliveriesCore({ ...w, endpoints: failing as MemoryWebhookEndpointStore }, [1, 1]);
     const answer = await plan({
       Records: [
         message('m1', { v: 1, mode: 'live', companyId: 'co_noisy', events: [event('co_noisy', 1)] }),
@@ -107,6 +107,23 @@ describe('the planning worker', () => {
     });
     expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
     expect(w.queue.sent.map((s) => s.job.eventId)).toEqual([event('co_quiet', 1).eventId]);
+  });
+
+  it('plans a slice again at once when the table failed it, rather than leaving it for the visibility timeout', async () => {
+    const w = world();
+    w.endpoints.put(endpoint('co_a', 1));
+    let failures = 2;
+    const flaky = {
+      ...w.endpoints,
+      list: async (mode: 'live' | 'test', companyId: string) => {
+        if (failures-- > 0) throw new Error('storage unavailable');
+        return w.endpoints.list(mode, companyId);
+      },
+    };
+    const plan = buildPlanWebhookDeliveriesCore({ ...w, endpoints: flaky as MemoryWebhookEndpointStore }, [1, 1]);
+    const answer = await plan({ Records: [message('m', { v: 1, mode: 'live', companyId: 'co_a', events: [event('co_a', 1)] })] });
+    expect(answer).toEqual({ batchItemFailures: [] });
+    expect(w.queue.sent).toHaveLength(1);
   });
 
   it('keeps an unreadable message for the dead-letter queue rather than dropping it', async () => {
