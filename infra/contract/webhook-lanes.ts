@@ -68,3 +68,27 @@ export const DELIVERY_SWEEP = {
   /** One run visits every endpoint: a few requests each, eight at a time. */
   timeoutSeconds: 300,
 } as const;
+
+/**
+ * The planning queue and its worker (functions/plan-webhook-deliveries.ts; docs/webhooks-design.md,
+ * "Planning on a fair queue"): an SQS fair queue (standard, MessageGroupId = mode and company) fed by
+ * the fan-out, one message per company-and-mode slice of a stream batch.
+ */
+export const PLANNING_QUEUE = {
+  /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 8 steps): well inside half a minute. */
+  functionTimeoutSeconds: 30,
+  /** Slices per invocation: planned concurrently, each filling its endpoints as soon as it is planned. */
+  batchSize: 10,
+  /** AWS's advice for an SQS event source: at least six times the function's timeout. A slice that failed comes back after it. */
+  visibilityTimeoutSeconds: 6 * 30,
+  /** Receives before a slice goes to the planning dead-letter queue (which pages): planning again is harmless, so a few. */
+  maxReceiveCount: 5,
+  /** A slice is planned within seconds; 4 days (SQS's default) leaves time to mend a failing worker before it is lost, and the DLQ keeps 14. */
+  retentionDays: 4,
+  /**
+   * The mapping's maximum concurrency (AWS): fair queues sort out a noisy tenant by its share of
+   * the messages in flight (more than 10 % and at least 30 of them), so the worker must hold more
+   * than 30 in flight to let SQS see one: 20 invocations × 10 = 200.
+   */
+  maxConcurrency: 20,
+} as const;

@@ -83,6 +83,100 @@ function enforceDelayLimit(): void {
 }
 
 /**
+ * SQS fair queues (2025): on a standard queue, a message may carry a MessageGroupId naming its tenant.
+ * SQS marks a tenant noisy when it holds more than 10 % of the queue's messages in flight and at
+ * least 30 of them (or more than 10 % of the consumers' recent processing time), and while one is,
+ * a receive returns quiet tenants' messages first, then noisy tenants' (fewest in flight first). A
+ * message without a group is a tenant of its own. Nothing is dropped or throttled; with no quiet
+ * message waiting, a noisy tenant's are received as usual (SQS developer guide, "How Amazon SQS fair
+ * queues work").
+ *
+ * fauxqs 1.9 drops MessageGroupId on a standard queue and receives in arrival order. The twin keeps
+ * the group (SendMessage, SendMessageBatch) and orders each receive as above, by the concurrency
+ * share only: the processing-time share is not modelled, nor the 5 minutes a tenant stays marked,
+ * so the twin is never kinder to a quiet tenant than SQS is (it may be less kind). Within a tenant
+ * the order stays arrival order; no group is ever locked (that is FIFO's, not a fair queue's).
+ */
+export const FAIR_QUEUE_NOISY = { minInFlight: 30, share: 0.1 } as const;
+
+interface FauxqsMessage {
+  messageId: string;
+  messageGroupId?: string;
+}
+interface FauxqsQueue {
+  isFifo(): boolean;
+  messages: FauxqsMessage[];
+  delayedMessages: FauxqsMessage[];
+  inflightMessages: Map<string, { message: FauxqsMessage }>;
+  processTimers(): void;
+  dequeue(...args: unknown[]): unknown;
+}
+
+/** The tenants the queue's messages in flight mark noisy (FAIR_QUEUE_NOISY), with how many each holds. */
+export function noisyTenants(inFlightGroups: readonly (string | undefined)[]): Map<string, number> {
+  const perGroup = new Map<string, number>();
+  for (const group of inFlightGroups) if (group !== undefined) perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+  const total = inFlightGroups.length;
+  return new Map([...perGroup].filter(([, n]) => n >= FAIR_QUEUE_NOISY.minInFlight && n > FAIR_QUEUE_NOISY.share * total));
+}
+
+function enforceFairQueues(): void {
+  const { SqsQueue } = fauxqsFile<{ SqsQueue: { prototype: FauxqsQueue & { fairQueuesEnforced?: boolean } } }>('sqs/sqsStore.js');
+  const { SqsRouter } = fauxqsFile<{
+    SqsRouter: { prototype: { register(action: string, handler: unknown): void; fairQueuesEnforced?: boolean } };
+  }>('sqs/sqsRouter.js');
+  if (SqsQueue.prototype.fairQueuesEnforced) return;
+  // Receives: quiet tenants' messages first (stable, so arrival order within each), then noisy ones, fewest in flight first.
+  const dequeue = SqsQueue.prototype.dequeue;
+  SqsQueue.prototype.dequeue = function (this: FauxqsQueue, ...args: unknown[]) {
+    if (!this.isFifo()) {
+      this.processTimers();
+      const noisy = noisyTenants([...this.inflightMessages.values()].map((entry) => entry.message.messageGroupId));
+      if (noisy.size > 0) {
+        const rank = (m: FauxqsMessage) => (m.messageGroupId !== undefined ? (noisy.get(m.messageGroupId) ?? 0) : 0);
+        this.messages = this.messages
+          .map((message, i) => ({ message, i, rank: rank(message) }))
+          .sort((a, b) => a.rank - b.rank || a.i - b.i)
+          .map((m) => m.message);
+      }
+    }
+    return dequeue.apply(this, args);
+  };
+  SqsQueue.prototype.fairQueuesEnforced = true;
+  // Sends: the group kept on a standard queue's messages (fauxqs keeps it on FIFO queues only).
+  const register = SqsRouter.prototype.register;
+  SqsRouter.prototype.register = function (this: { store: { getQueue(url: string): FauxqsQueue | undefined } }, action, handler) {
+    if (action !== 'SendMessage' && action !== 'SendMessageBatch') return register.call(this, action, handler);
+    type Handler = (body: Record<string, unknown>, store: unknown, request: unknown) => unknown;
+    const tagged: Handler = (body, store, request) => {
+      const result = (handler as Handler)(body, store, request) as Record<string, unknown>;
+      const queue = this.store.getQueue(String(body.QueueUrl));
+      if (queue && !queue.isFifo()) {
+        const groups = new Map<string, string>();
+        if (action === 'SendMessage') {
+          if (typeof body.MessageGroupId === 'string') groups.set(String(result.MessageId), body.MessageGroupId);
+        } else {
+          const entries = (body.Entries as { Id: string; MessageGroupId?: string }[] | undefined) ?? [];
+          const groupOf = new Map(entries.map((e) => [e.Id, e.MessageGroupId]));
+          for (const ok of (result.Successful as { Id: string; MessageId: string }[] | undefined) ?? []) {
+            const group = groupOf.get(ok.Id);
+            if (group !== undefined) groups.set(ok.MessageId, group);
+          }
+        }
+        if (groups.size > 0)
+          for (const message of [...queue.messages, ...queue.delayedMessages]) {
+            const group = groups.get(message.messageId);
+            if (group !== undefined) message.messageGroupId = group;
+          }
+      }
+      return result;
+    };
+    return register.call(this, action, tagged);
+  } as typeof register;
+  SqsRouter.prototype.fairQueuesEnforced = true;
+}
+
+/**
  * fauxqs's own `startFauxqs` always listens on 0.0.0.0 (every interface: anyone on the network
  * could read and send the local queues' messages), whatever host it is given. So the server is
  * assembled here from its parts, as `startFauxqs` does, and listens on loopback only.
@@ -90,6 +184,7 @@ function enforceDelayLimit(): void {
 export async function startLocalSqs(port = 0): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
   enforceDelayLimit();
+  enforceFairQueues();
   const { buildApp } = fauxqsFile<Fauxqs>('app.js');
   const { SqsStore } = fauxqsFile<{ SqsStore: new () => FauxqsSqsStore }>('sqs/sqsStore.js');
   const { SnsStore } = fauxqsFile<{ SnsStore: new () => unknown }>('sns/snsStore.js');

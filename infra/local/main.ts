@@ -229,7 +229,7 @@ async function main(): Promise<void> {
       `  Verifier        table stream + retry queue (SQS) -> functions/verify-debtors.ts; live registry: the stand-in (key local-companies-house-key; fixtures in docs/lifecycle-design.md)`,
     );
     console.log(
-      `  Webhooks        table stream -> fan-out -> delivery lanes (SQS) -> functions/deliver-webhooks.ts; endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)`,
+      `  Webhooks        table stream -> fan-out -> planning (SQS fair queue) -> delivery lanes (SQS) -> functions/deliver-webhooks.ts; endpoints may use http://localhost:<port> and http://127.0.0.1:<port> here (npm start only)`,
     );
     console.log(
       `  Logs            ${process.env.POWERTOOLS_LOG_LEVEL} and above, metrics ${process.env.POWERTOOLS_METRICS_DISABLED === 'false' ? 'on' : 'off'} (POWERTOOLS_LOG_LEVEL, POWERTOOLS_METRICS_DISABLED)`,

@@ -80,6 +80,15 @@ export function lambdaRecord(record: _Record, streamArn: string, region: string)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Records one GetRecords may return, at most (the DynamoDB Streams API's limit). Lambda's poller reads
+ * a shard this way and applies the mapping's filter before it makes batches (of `batchSize` records
+ * that match), so a stream crowded with records the filter drops (every item the webhook engines
+ * write) is read a thousand at a time, not a batch's worth: reading only `batchSize` a call made the
+ * twin slower than AWS at reaching the records a consumer wants.
+ */
+export const GET_RECORDS_LIMIT = 1000;
+
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const batchSize = options.batchSize ?? 100;
   const { filterPattern } = options;
@@ -173,7 +182,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
     let out;
     try {
-      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: batchSize }));
+      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: GET_RECORDS_LIMIT }));
     } catch (error) {
       if (!(error instanceof ExpiredIteratorException)) throw error;
       state.iterator = undefined;

@@ -2,12 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { webhookDeliveryAdapters, webhookFanOutAdapters, webhookSweepAdapters } from '../../lib/adapters/production-webhook-adapters.js';
+import {
+  webhookDeliveryAdapters,
+  webhookFanOutAdapters,
+  webhookPlanningAdapters,
+  webhookSweepAdapters,
+} from '../../lib/adapters/production-webhook-adapters.js';
 import type { SweepTotals } from '../../lib/webhooks/sweep-deliveries.js';
 import { loadConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
 import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { buildPlanWebhookDeliveriesHandler } from '../../functions/plan-webhook-deliveries.js';
 import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import { FAN_OUT_STREAM } from '../contract/stream-consumers.js';
 import {
@@ -15,6 +21,7 @@ import {
   DELIVERY_LANES,
   DELIVERY_SWEEP,
   FAST_LANE,
+  PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
   TEST_SLOW_LANE,
@@ -43,6 +50,8 @@ export const WEBHOOK_QUEUE_NAMES = {
   testFast: 'webhook-test-deliveries',
   testSlow: 'webhook-test-deliveries-slow',
   deadLetter: 'webhook-deliveries-dlq',
+  planning: 'webhook-planning',
+  planningDeadLetter: 'webhook-planning-dlq',
 } as const;
 
 type LaneName = 'fast' | 'slow' | 'testFast' | 'testSlow';
@@ -86,13 +95,24 @@ export interface WebhookEngines {
   testDeliveryQueueUrl: string;
   testSlowQueueUrl: string;
   deadLetterQueueUrl: string;
+  /** The planning queue (a fair queue: MessageGroupId = mode and company) and its dead-letter queue. */
+  planningQueueUrl: string;
+  planningDeadLetterQueueUrl: string;
   /** The key the delivery function opens endpoint secrets with (WEBHOOK_SECRET_KEY for the API routes). */
   secretKey: string;
   /** Messages on each queue: waiting, delayed and in flight. */
-  queueDepth(): { fast: number; slow: number; testFast: number; testSlow: number; deadLetters: number };
+  queueDepth(): {
+    fast: number;
+    slow: number;
+    testFast: number;
+    testSlow: number;
+    deadLetters: number;
+    planning: number;
+    planningDeadLetters: number;
+  };
   /** Runs the delivery sweeper once now (it also runs every DELIVERY_SWEEP.everyMinutes, as the stack's schedule runs it). */
   sweep(): Promise<SweepTotals>;
-  /** Resolves when every stream record written before the call has been fanned out. */
+  /** Resolves when every stream record written before the call has been fanned out: forwarded, and its slice planned (the planning queue empty). */
   streamDrained(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -115,6 +135,14 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(WEBHOOK_QUEUE_SETTINGS.maxReceiveCount) }),
     };
+    const planningDlq = sqs.createQueue(WEBHOOK_QUEUE_NAMES.planningDeadLetter, {
+      MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
+    });
+    const planning = sqs.createQueue(WEBHOOK_QUEUE_NAMES.planning, {
+      VisibilityTimeout: String(PLANNING_QUEUE.visibilityTimeoutSeconds),
+      MessageRetentionPeriod: String(PLANNING_QUEUE.retentionDays * 24 * 60 * 60),
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: planningDlq.queueArn, maxReceiveCount: String(PLANNING_QUEUE.maxReceiveCount) }),
+    });
     const queues = {
       fast: sqs.createQueue(WEBHOOK_QUEUE_NAMES.fast, laneAttributes),
       slow: sqs.createQueue(WEBHOOK_QUEUE_NAMES.slow, laneAttributes),
@@ -133,11 +161,13 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       WEBHOOK_SLOW_QUEUE_URL: queues.slow.queueUrl,
       WEBHOOK_TEST_DELIVERY_QUEUE_URL: queues.testFast.queueUrl,
       WEBHOOK_TEST_SLOW_QUEUE_URL: queues.testSlow.queueUrl,
+      WEBHOOK_PLANNING_QUEUE_URL: planning.queueUrl,
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
       ...(options.dnsServers ? { WEBHOOK_DNS_SERVERS: options.dnsServers.join(',') } : {}),
     });
     const fanOut = buildFanOutWebhookEventsHandler(webhookFanOutAdapters(cfg));
+    const plan = buildPlanWebhookDeliveriesHandler(webhookPlanningAdapters(cfg));
     const deliver = buildDeliverWebhooksHandler(webhookDeliveryAdapters(cfg));
     const sweepCore = buildSweepWebhookDeliveriesCore(webhookSweepAdapters(cfg));
     // The twin of the stack's EventBridge Scheduler schedule: one run at a time, on the same interval.
@@ -185,6 +215,23 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         ...(lane === 'fast' ? { provisioned: { minimumPollers: FAST_LANE.minimumPollers } } : {}),
       }),
     );
+    // The planning worker's event source mapping, as the stack's (five batches at first, up to PLANNING_QUEUE.maxConcurrency):
+    // one company's slice being planned never holds another's, and the fair queue hands quiet tenants' slices out first.
+    const invokePlan = (event: SQSEvent) => {
+      const context = lambdaContext({ functionName: 'plan-webhook-deliveries', timeoutMs: PLANNING_QUEUE.functionTimeoutSeconds * 1000 });
+      return runInInvocationScope(context, () => plan(event, context));
+    };
+    pollers.push(
+      startQueuePoller({
+        client,
+        queueUrl: planning.queueUrl,
+        queueArn: planning.queueArn,
+        region,
+        handler: invokePlan,
+        batchSize: PLANNING_QUEUE.batchSize,
+        concurrency: PLANNING_QUEUE.maxConcurrency,
+      }),
+    );
     stoppers.push(async () => {
       await Promise.all(pollers.map((p) => p.stop()));
       client.destroy();
@@ -196,6 +243,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       testDeliveryQueueUrl: queues.testFast.queueUrl,
       testSlowQueueUrl: queues.testSlow.queueUrl,
       deadLetterQueueUrl: dlq.queueUrl,
+      planningQueueUrl: planning.queueUrl,
+      planningDeadLetterQueueUrl: planningDlq.queueUrl,
       secretKey,
       queueDepth: () => ({
         fast: sqs.depth(WEBHOOK_QUEUE_NAMES.fast),
@@ -203,9 +252,15 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         testFast: sqs.depth(WEBHOOK_QUEUE_NAMES.testFast),
         testSlow: sqs.depth(WEBHOOK_QUEUE_NAMES.testSlow),
         deadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.deadLetter),
+        planning: sqs.depth(WEBHOOK_QUEUE_NAMES.planning),
+        planningDeadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.planningDeadLetter),
       }),
       sweep,
-      streamDrained: () => stream.drained(),
+      streamDrained: async () => {
+        await stream.drained();
+        // Planned too: the slices forwarded are off the planning queue (a message is deleted once planned).
+        while (sqs.depth(WEBHOOK_QUEUE_NAMES.planning) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      },
       stop: stopAll,
     };
   } catch (error) {

@@ -19,6 +19,7 @@ import {
   DELIVERY_LANES,
   DELIVERY_SWEEP,
   FAST_LANE,
+  PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
   TEST_SLOW_LANE,
@@ -41,7 +42,12 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *
  * - the fan-out function on the table's stream, filtered to INSERTs of event items, in batches,
  *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
- *   on-failure queue whose depth pages; it sends one message per (event, endpoint) to a lane;
+ *   on-failure queue whose depth pages; it plans nothing: it sends each company-and-mode's slice
+ *   of a batch to the planning queue, an SQS fair queue (MessageGroupId = mode and company);
+ * - the planning worker on that queue (up to PLANNING_QUEUE.maxConcurrency invocations, its own
+ *   dead-letter queue): each slice's deliveries listed, their records started, each endpoint's
+ *   free slots queued on its mode's fast lane; a company's burst is planned beside, never ahead
+ *   of, another company's events (docs/webhooks-design.md, "Planning on a fair queue");
  * - four delivery lanes (SQS), live and test apart: per mode `fast` (first attempts and early
  *   retries) and `slow` (retries of deliveries in sustained failure); one delivery function
  *   consumes all four, the live fast lane's mapping in provisioned mode (FAST_LANE: 20 invocations
@@ -63,9 +69,19 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  * mappings) and sends to every lane. Nothing else.
  */
 export const FAN_OUT_WEBHOOK_EVENTS_ENTRY = 'functions/fan-out-webhook-events.ts';
+export const PLAN_WEBHOOK_DELIVERIES_ENTRY = 'functions/plan-webhook-deliveries.ts';
 export const DELIVER_WEBHOOKS_ENTRY = 'functions/deliver-webhooks.ts';
 export const SWEEP_WEBHOOK_DELIVERIES_ENTRY = 'functions/sweep-webhook-deliveries.ts';
-export { DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_LANES, FAST_LANE, SLOW_LANE, TEST_FAST_LANE, TEST_SLOW_LANE, FAN_OUT_STREAM };
+export {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+  DELIVERY_LANES,
+  FAST_LANE,
+  PLANNING_QUEUE,
+  SLOW_LANE,
+  TEST_FAST_LANE,
+  TEST_SLOW_LANE,
+  FAN_OUT_STREAM,
+};
 
 /**
  * Alarm thresholds. Failure rate: the share of attempts that failed in a period with at least
@@ -100,6 +116,13 @@ export const WEBHOOK_ALARMS = {
   /** Test mode's lanes: an hour past the longest delay, a dead consumer only. */
   testLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 60 * 60,
   /**
+   * The planning queue: its messages are never delayed and a slice is planned in seconds; one that
+   * failed comes back after the visibility timeout (180 s) and is planned then. So a slice older than
+   * that and a minute more has failed twice or waits for a worker that is failing, throttled or
+   * stopped: first attempts of the companies behind it wait too.
+   */
+  planningAgeSeconds: PLANNING_QUEUE.visibilityTimeoutSeconds + 60,
+  /**
    * The sweeper: runs in a row (one every DELIVERY_SWEEP.everyMinutes) in which it could not sweep
    * an endpoint, or was not invoked at all. One is retried on the next run by design; three in a
    * row is a lasting fault.
@@ -118,6 +141,12 @@ export interface WebhookDeliveryProps {
 
 export class WebhookDelivery extends Construct {
   readonly fanOut: ApiFunction;
+  /** The planning worker (functions/plan-webhook-deliveries.ts) on the planning queue. */
+  readonly plan: ApiFunction;
+  /** The fair queue of company-and-mode slices the fan-out forwards (`WEBHOOK_PLANNING_QUEUE_URL`). */
+  readonly planningQueue: Queue;
+  /** Slices received PLANNING_QUEUE.maxReceiveCount times without being planned. */
+  readonly planningDeadLetters: Queue;
   readonly deliver: ApiFunction;
   /** Live first attempts and early retries (`WEBHOOK_DELIVERY_QUEUE_URL`). */
   readonly fastLane: Queue;
@@ -165,19 +194,27 @@ export class WebhookDelivery extends Construct {
       WEBHOOK_TEST_SLOW_QUEUE_URL: this.testSlowLane.queueUrl,
     };
 
+    // The planning queue: a standard queue whose messages carry MessageGroupId (mode and company), which
+    // makes it an SQS fair queue: quiet tenants' slices are received before a noisy tenant's backlog.
+    this.planningDeadLetters = new Queue(this, 'PlanningDeadLetters', { ...queueDefaults, retentionPeriod });
+    this.planningQueue = new Queue(this, 'PlanningQueue', {
+      ...queueDefaults,
+      retentionPeriod: Duration.days(PLANNING_QUEUE.retentionDays),
+      visibilityTimeout: Duration.seconds(PLANNING_QUEUE.visibilityTimeoutSeconds),
+      deadLetterQueue: { queue: this.planningDeadLetters, maxReceiveCount: PLANNING_QUEUE.maxReceiveCount },
+    });
+
     this.fanOut = new ApiFunction(this, 'FanOut', {
       entry: `${props.projectRoot}/${FAN_OUT_WEBHOOK_EVENTS_ENTRY}`,
       projectRoot: props.projectRoot,
-      description: 'Webhook fan-out: one delivery message per (event, endpoint) from the table stream',
+      description: "Webhook fan-out: each company-and-mode's slice of a table stream batch to the planning queue",
       memorySize: 512,
       timeout: Duration.seconds(60),
-      environment: { ...props.environment, ...lanes },
+      environment: { ...props.environment, WEBHOOK_PLANNING_QUEUE_URL: this.planningQueue.queueUrl },
       logRetention: props.logRetention,
     });
-    this.fanOut.bindTable(table, 'webhook-fan-out');
-    // The fan-out's fills queue first attempts: the fast lanes only.
-    this.fastLane.grantSendMessages(this.fanOut.role);
-    this.testFastLane.grantSendMessages(this.fanOut.role);
+    // It reads nothing of the table (the stream carries the event) and sends to the planning queue only.
+    this.planningQueue.grantSendMessages(this.fanOut.role);
     this.fanOut.function.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -188,6 +225,30 @@ export class WebhookDelivery extends Construct {
         maxRecordAge: Duration.hours(FAN_OUT_STREAM.maxRecordAgeHours),
         onFailure: new SqsDlq(this.failedStreamRecords),
         filters: [FilterCriteria.filter(FAN_OUT_STREAM.filterPattern)],
+      }),
+    );
+
+    this.plan = new ApiFunction(this, 'Plan', {
+      entry: `${props.projectRoot}/${PLAN_WEBHOOK_DELIVERIES_ENTRY}`,
+      projectRoot: props.projectRoot,
+      description: 'Webhook planning: one delivery job per (event, endpoint) of a company slice, queued as endpoint slots allow',
+      memorySize: 512,
+      timeout: Duration.seconds(PLANNING_QUEUE.functionTimeoutSeconds),
+      environment: { ...props.environment, ...lanes },
+      logRetention: props.logRetention,
+    });
+    // The table access the fan-out had before it forwarded: endpoints without secrets, records started, slots.
+    this.plan.bindTable(table, 'webhook-fan-out');
+    // Its fills queue first attempts: the fast lanes only.
+    this.fastLane.grantSendMessages(this.plan.role);
+    this.testFastLane.grantSendMessages(this.plan.role);
+    // Several invocations at once (a noisy company's slice never holds a quiet one's); enough in flight for SQS to see a noisy tenant.
+    this.plan.function.addEventSource(
+      new SqsEventSource(this.planningQueue, {
+        batchSize: PLANNING_QUEUE.batchSize,
+        maxBatchingWindow: Duration.seconds(0),
+        reportBatchItemFailures: true,
+        maxConcurrency: PLANNING_QUEUE.maxConcurrency,
       }),
     );
 
@@ -344,6 +405,20 @@ export class WebhookDelivery extends Construct {
         `Webhooks: more than ${WEBHOOK_ALARMS.giveUpRate * 100}% of finished deliveries gave up after 3 days of failed attempts in an hour ` +
         `(hours with at least ${WEBHOOK_ALARMS.giveUpRateMinDeliveries}); see docs/deploy.md, runbook.`,
     });
+    alarms.add('WebhookPlanningDeadLetters', depth(this.planningDeadLetters), {
+      ...first,
+      description:
+        `Webhooks: company slices of events were received ${PLANNING_QUEUE.maxReceiveCount} times without being planned and are in the ` +
+        'planning dead-letter queue: no delivery was scheduled for their events; see docs/deploy.md, runbook.',
+    });
+    alarms.add('WebhookPlanningAge', this.oldestMessage(this.planningQueue), {
+      threshold: WEBHOOK_ALARMS.planningAgeSeconds,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      description:
+        `Webhooks: a company slice waited more than ${WEBHOOK_ALARMS.planningAgeSeconds} s on the planning queue (slices are never delayed ` +
+        'and are planned in seconds): the planning worker is failing, throttled or stopped; see docs/deploy.md, runbook.',
+    });
     alarms.add('WebhookFanOutFailedStreamRecords', depth(this.failedStreamRecords), {
       ...first,
       description: 'Webhooks: events the fan-out could not process are in its on-failure queue; no delivery was scheduled for them.',
@@ -407,10 +482,10 @@ export class WebhookDelivery extends Construct {
         webhookMetric('givenUp', { label: 'delivery given up (3 days)' }),
         webhookMetric('endpointDisabled', { label: 'endpoint disabled' }),
       ]),
-      graph(
-        'Webhooks: oldest message per lane (s)',
-        lanes.map((lane) => this.oldestMessage(lane.queue, { label: lane.label })),
-      ),
+      graph('Webhooks: oldest message per lane (s)', [
+        ...lanes.map((lane) => this.oldestMessage(lane.queue, { label: lane.label })),
+        this.oldestMessage(this.planningQueue, { label: 'planning queue' }),
+      ]),
       graph('Webhooks: sweeper', [
         webhookMetric('slotsReleased', { label: 'slots released' }),
         webhookMetric('jobsRequeued', { label: 'jobs requeued' }),
@@ -419,6 +494,8 @@ export class WebhookDelivery extends Construct {
       graph('Webhooks: queues', [
         this.deadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'dead letters' }),
         this.failedStreamRecords.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fan-out failures' }),
+        visible(this.planningQueue, 'planning waiting'),
+        this.planningDeadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'planning dead letters' }),
         ...lanes.flatMap((lane) => [visible(lane.queue, `${lane.label} due`), delayed(lane.queue, `${lane.label} delayed`)]),
       ]),
     ];

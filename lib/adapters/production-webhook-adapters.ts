@@ -7,6 +7,7 @@ import { dnsResolver } from './webhooks/dns-resolver.js';
 import { systemResolver, WebhookSender } from './webhooks/webhook-sender.js';
 import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js';
 import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
+import { SqsWebhookPlanningQueue } from './sqs/webhook-planning-queue.js';
 import { DynamoWebhookDeliverySlots } from './dynamodb/webhook-delivery-slots.js';
 import { DynamoCompanyStore } from './dynamodb/company-store.js';
 import { sqsClient } from './sqs/verification-retry-queue.js';
@@ -67,18 +68,28 @@ function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
 }
 
 /**
- * The webhook fan-out (functions/fan-out-webhook-events.ts): endpoints read without secrets (it
- * holds no key), the delivery log it starts records in, the endpoints' slots and waiting lists,
- * and each mode's lanes.
+ * The webhook fan-out (functions/fan-out-webhook-events.ts): the planning queue only (it reads and
+ * writes nothing of the table: it forwards each company-and-mode's slice of a stream batch).
  */
 export function webhookFanOutAdapters(cfg: AppConfig = config()) {
+  if (cfg.webhookPlanningQueueUrl === undefined)
+    throw new Error('Invalid configuration: WEBHOOK_PLANNING_QUEUE_URL required by the webhook fan-out');
+  return { planning: new SqsWebhookPlanningQueue(sqsClient(cfg), cfg.webhookPlanningQueueUrl) };
+}
+
+/**
+ * The webhook planning worker (functions/plan-webhook-deliveries.ts): endpoints read without secrets
+ * (it holds no key), the delivery log it starts records in, the endpoints' slots and waiting lists,
+ * and each mode's lanes.
+ */
+export function webhookPlanningAdapters(cfg: AppConfig = config()) {
   const client = documentClient(cfg);
   const now = () => new Date();
   return {
     endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
     deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
     slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
-    queue: webhookQueue(cfg, 'the webhook fan-out'),
+    queue: webhookQueue(cfg, 'the webhook planning worker'),
     now,
   };
 }

@@ -66,6 +66,11 @@ const schema = z.object({
   WEBHOOK_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_TEST_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_TEST_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  /**
+   * The webhook planning queue (docs/webhooks-design.md, "Planning on a fair queue"): the fan-out
+   * sends each company-and-mode's slice of a stream batch there; only the fan-out is given it.
+   */
+  WEBHOOK_PLANNING_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
   /**
@@ -96,6 +101,7 @@ export interface AppConfig {
   webhookSlowQueueUrl?: string | undefined;
   webhookTestDeliveryQueueUrl?: string | undefined;
   webhookTestSlowQueueUrl?: string | undefined;
+  webhookPlanningQueueUrl?: string | undefined;
   webhookSecretKey: string | undefined;
   webhookSecretKeyArn: string | undefined;
   /** npm start only: loopback webhook URLs accepted. */
@@ -138,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookSlowQueueUrl: e.WEBHOOK_SLOW_QUEUE_URL,
     webhookTestDeliveryQueueUrl: e.WEBHOOK_TEST_DELIVERY_QUEUE_URL,
     webhookTestSlowQueueUrl: e.WEBHOOK_TEST_SLOW_QUEUE_URL,
+    webhookPlanningQueueUrl: e.WEBHOOK_PLANNING_QUEUE_URL,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',

@@ -1,13 +1,19 @@
 import type { Mode } from '../mode.js';
 import { fill } from './delivery-slots.js';
-import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
 import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
 import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
  * The fan-out of one stored event to its company-and-mode's endpoints (product rules "Webhooks":
- * one delivery per matching event and endpoint). Called by functions/fan-out-webhook-events.ts
- * for each event item the table's stream brings.
+ * one delivery per matching event and endpoint), in two steps (docs/webhooks-design.md, "Planning
+ * on a fair queue"): the table stream's consumer (functions/fan-out-webhook-events.ts) only cuts
+ * its batch into per-company-and-mode slices (`slicesOf`) and forwards each to the planning queue,
+ * an SQS fair queue grouped by that tenant; the planning worker (functions/plan-webhook-deliveries.ts)
+ * plans each slice on its own (`planSlice`). So a company's burst no longer holds another company's
+ * events in the same stream batch while the whole batch is planned: each slice is its own message,
+ * planned concurrently, and SQS hands a quiet tenant's message out before a noisy tenant's backlog.
  *
  * The fan-out starts each delivery's record (`pending`, no attempts) before it enqueues the job,
  * rather than leaving that to the delivery function:
@@ -146,4 +152,79 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
     }
     return { ok: true, plan: { jobs, alreadyStarted } };
   });
+}
+
+/** The slices of a stream batch's events: one per company and mode (in their order), at most MAX_EVENTS_PER_SLICE events each; `indexes` are the events' places in the batch. */
+export function slicesOf(events: readonly EventToFanOut[]): { slice: PlanningSlice; indexes: number[] }[] {
+  const byTenant = new Map<string, { slice: PlanningSlice; indexes: number[] }[]>();
+  events.forEach((event, i) => {
+    const tenant = tenantOf(event);
+    const chunks = byTenant.get(tenant) ?? [];
+    let last = chunks.at(-1);
+    if (!last || last.slice.events.length >= MAX_EVENTS_PER_SLICE) {
+      last = { slice: { mode: event.mode, companyId: event.companyId, events: [] }, indexes: [] };
+      chunks.push(last);
+      byTenant.set(tenant, chunks);
+    }
+    last.slice.events.push({ eventId: event.eventId, eventType: event.eventType, createdAt: event.createdAt });
+    last.indexes.push(i);
+  });
+  return [...byTenant.values()].flat();
+}
+
+/** Forwards a stream batch's events to the planning queue, a slice per company and mode; answers the indexes of the events whose slice SQS did not take. */
+export async function forwardToPlanning(deps: { planning: PlanningQueue }, events: readonly EventToFanOut[]): Promise<number[]> {
+  const slices = slicesOf(events);
+  if (slices.length === 0) return [];
+  const accepted = await deps.planning.forward(slices.map((s) => s.slice));
+  return slices.flatMap((s, k) => (accepted[k] ? [] : s.indexes));
+}
+
+/** What planning a slice did: deliveries planned (jobs on waiting lists, records started), queued at once, and found already started. */
+export interface PlannedSlice {
+  jobs: number;
+  queued: number;
+  alreadyStarted: number;
+}
+
+/**
+ * Deliveries planned in one step of a slice, at most (a step's waiting entries and records go in one
+ * transaction of up to 100 puts each): a company with 16 endpoints and a 100-event slice (1,600
+ * deliveries) is planned in 16 steps one after another, so one tenant's burst never has more than
+ * a transaction or two in flight on the table at once, while a trickle's slice is one step. On AWS a
+ * step is a few tens of milliseconds; on DynamoDB Local, which serialises transactions, it bounds
+ * how long another company's write waits behind the burst (three such slices at once, unstepped,
+ * timed out there; stepped by 200, a victim's planning still took 2–7 s beside the bench's hostile
+ * tenant, by 100 about half that).
+ */
+export const MAX_DELIVERIES_PER_STEP = 100;
+
+/**
+ * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
+ * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
+ * record started; then each endpoint filled once. Throws when any of it failed, after filling what
+ * was planned: the message comes back and is planned again, which is harmless (records started are
+ * found started, jobs listed stay listed, a fill claims only free slots).
+ */
+export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise<PlannedSlice> {
+  const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
+  const endpoints = await deps.endpoints.list(slice.mode, slice.companyId);
+  const once: FanOutDeps = { ...deps, endpoints: { list: async () => endpoints } };
+  const perStep = Math.max(1, Math.floor(MAX_DELIVERIES_PER_STEP / Math.max(1, endpoints.length)));
+  const plans: FanOutPlan[] = [];
+  let failed: unknown;
+  for (let i = 0; i < events.length && failed === undefined; i += perStep) {
+    for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
+      if (outcome.ok) plans.push(outcome.plan);
+      else failed ??= outcome.error;
+    }
+  }
+  // The events that were planned are filled even when one failed: their jobs are listed, and a fill now spares them the retry's wait.
+  const queued = await fillPlans(deps, plans);
+  if (failed !== undefined) throw failed instanceof Error ? failed : new Error(String(failed));
+  return {
+    jobs: plans.reduce((n, p) => n + p.jobs.length, 0),
+    queued,
+    alreadyStarted: plans.reduce((n, p) => n + p.alreadyStarted, 0),
+  };
 }

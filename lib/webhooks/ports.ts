@@ -2,6 +2,7 @@ import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
 import type { EndpointSecret } from './signature.js';
 import type { EndpointHealth } from './endpoint-health.js';
+import type { PlanningSlice } from './planning-slice.js';
 import type { DeliveryAttempt, DeliveryJob, DeliveryKey, DeliveryStatus, WebhookDelivery } from './webhook-delivery.js';
 import type { WebhookEndpoint } from './webhook-endpoint.js';
 
@@ -119,6 +120,17 @@ export type DeliveryLane = 'fast' | 'slow';
 
 export interface DeliveryQueue {
   enqueue(lane: DeliveryLane, jobs: readonly DeliveryJob[], delaySeconds?: number): Promise<void>;
+}
+
+/**
+ * The planning queue (docs/webhooks-design.md, "Planning on a fair queue"): an SQS fair queue (a
+ * standard queue whose messages carry a MessageGroupId, here the slice's tenant: mode and company),
+ * so that SQS hands a quiet company's slice to the planning worker before a noisy company's
+ * backlog. `forward` sends each slice as one message and answers, per slice, whether SQS took it;
+ * it never throws for a slice refused (the caller retries that slice's stream records).
+ */
+export interface PlanningQueue {
+  forward(slices: readonly PlanningSlice[]): Promise<boolean[]>;
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -178,5 +179,60 @@ describe('the local SQS (fauxqs)', () => {
     // A third receive would exceed maxReceiveCount: SQS moves the message instead of handing it out.
     expect((await receive(queue.url, 1)).Messages ?? []).toHaveLength(0);
     expect((await receive(dlq.url, 2)).Messages?.[0]?.Body).toBe('job');
+  });
+
+  describe('as an SQS fair queue (a standard queue whose messages carry a MessageGroupId)', () => {
+    /** Sends `count` messages of one tenant, ten to a request. */
+    async function send(url: string, tenant: string, count: number) {
+      for (let i = 0; i < count; i += 10)
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: url,
+            Entries: Array.from({ length: Math.min(10, count - i) }, (_, k) => ({
+              Id: String(k),
+              MessageBody: `${tenant}-${i + k}`,
+              MessageGroupId: tenant,
+            })),
+          }),
+        );
+    }
+    /** Receives `count` messages (leaving them in flight) and answers their bodies. */
+    async function receive(url: string, count: number) {
+      const bodies: string[] = [];
+      while (bodies.length < count) {
+        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: Math.min(10, count - bodies.length) }));
+        bodies.push(...(out.Messages ?? []).map((m) => m.Body!));
+      }
+      return bodies;
+    }
+
+    test("a quiet company's message is received before a noisy company's backlog once the noisy one holds 30 messages in flight", async () => {
+      const queue = await newQueue({ VisibilityTimeout: '60' });
+      await send(queue.url, 'noisy', 60);
+      // The noisy tenant now holds 40 in flight (more than 30, and every one of them), with 20 more waiting.
+      expect(await receive(queue.url, 40)).toEqual(Array.from({ length: 40 }, (_, i) => `noisy-${i}`));
+      await send(queue.url, 'quiet', 2);
+      // Sent after the backlog, received before it: quiet tenants first while one is noisy.
+      expect(await receive(queue.url, 3)).toEqual(['quiet-0', 'quiet-1', 'noisy-40']);
+    });
+
+    test('the twin is no kinder than SQS: under 30 in flight a tenant is not noisy, and the queue keeps arrival order', async () => {
+      const queue = await newQueue({ VisibilityTimeout: '60' });
+      await send(queue.url, 'busy', 40);
+      expect(await receive(queue.url, 29)).toHaveLength(29);
+      await send(queue.url, 'quiet', 1);
+      // 29 in flight: not noisy, so the older message comes first…
+      expect(await receive(queue.url, 1)).toEqual(['busy-29']);
+      // …and at 30 it is, so the quiet one comes before the rest of its backlog.
+      expect(await receive(queue.url, 1)).toEqual(['quiet-0']);
+    });
+
+    test('a message without a MessageGroupId is a tenant of its own, received before a noisy backlog too', async () => {
+      const queue = await newQueue({ VisibilityTimeout: '60' });
+      await send(queue.url, 'noisy', 40);
+      await receive(queue.url, 35);
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'loner' }));
+      expect(await receive(queue.url, 1)).toEqual(['loner']);
+    });
   });
 });

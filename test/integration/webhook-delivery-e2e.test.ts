@@ -1,6 +1,6 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_JOBS_PER_ENDPOINT } from '../../lib/webhooks/delivery-slots.js';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBStreamEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { buildCreateWebhookEndpointHandler } from '../../functions/create-webhook-endpoint.js';
@@ -11,7 +11,11 @@ import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { systemResolver } from '../../lib/adapters/webhooks/webhook-sender.js';
-import type { CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import { buildCaseEvent, type CaseEvent } from '../../lib/cases/case-lifecycle.js';
+import type { CaseView } from '../../lib/cases/case-record.js';
+import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
+import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { randomBase62 } from '../../lib/random-id.js';
 import type { Mode } from '../../lib/mode.js';
 import { config } from '../../lib/runtime/config.js';
 import type { WebhookDelivery } from '../../lib/webhooks/webhook-delivery.js';
@@ -309,4 +313,86 @@ describe('webhook delivery, end to end', () => {
     expect(about(doomed, after)).toHaveLength(0);
     expect(doomed.received).toHaveLength(1);
   });
+
+  test("a quiet company's event is planned and delivered before a noisy company's burst backlog is planned", async () => {
+    // The noisy company: 16 endpoints (the most a mode allows) and 200 case.created events written at once, 3,200
+    // deliveries to plan. The quiet company: one endpoint and one event written right after the burst.
+    const noisy = await company();
+    const quiet = await company();
+    const noisyReceiver = await receiver();
+    const noisyEndpoints: Endpoint[] = [];
+    for (let i = 0; i < 16; i++) noisyEndpoints.push(await createEndpoint(noisy.testKey, noisyReceiver.url, ['case.created']));
+    // 200, not 100: with 1,600 deliveries the whole burst was once planned before the quiet event arrived (no margin).
+    const burst = 200;
+    // When the quiet event reaches its receiver, how many of the noisy burst's deliveries had been planned by then
+    // (counted from that moment on, so an upper bound): one noisy endpoint's records, one per event once planned.
+    let plannedWhenQuietArrived: Promise<number> | undefined;
+    const quietReceiver = await receiver((_req, res) => {
+      plannedWhenQuietArrived ??= patiently(() => countRecords('test', noisyEndpoints.at(-1)!.id));
+      res.writeHead(204).end();
+    });
+    await createEndpoint(quiet.testKey, quietReceiver.url, ['case.created']);
+
+    const events = Array.from({ length: burst }, () => eventItemOf(noisy.companyId));
+    // 25 to a request (BatchWriteItem's most), one request at a time, each tried again when DynamoDB Local, busy
+    // planning the first ones, answers late (puts of the same items: harmless to repeat).
+    for (let i = 0; i < burst; i += 25)
+      await patiently(() =>
+        ddb().send(
+          new BatchWriteCommand({ RequestItems: { [cfg.tableName]: events.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+        ),
+      );
+    const quietEvent = eventItemOf(quiet.companyId);
+    await patiently(() => ddb().send(new PutCommand({ TableName: cfg.tableName, Item: quietEvent })));
+
+    try {
+      await until(() => (quietReceiver.received.length > 0 ? true : undefined), 60_000, 'the quiet event delivered');
+      // Planned before the backlog was: some of the burst's deliveries were not even started when it arrived.
+      expect(await plannedWhenQuietArrived).toBeLessThan(burst);
+    } finally {
+      // Deleted endpoints get no attempt and slices planned after find none: the rest of the burst ends at once
+      // instead of loading the suites that follow.
+      // Best effort: a cleanup that fails under load must not hide the assertion's own outcome.
+      for (const ep of noisyEndpoints) await deleteEndpoint(noisy.testKey, ep.id).catch(() => undefined);
+    }
+  }, 120_000);
 });
+
+/** A case.created event item of a test-mode company, as the create path writes it (its own case id). */
+function eventItemOf(companyId: string): Record<string, unknown> {
+  const at = new Date().toISOString();
+  const view = { id: `case_${randomBase62(22)}`, status: 'DRAFT', createdAt: at, updatedAt: at } as unknown as CaseView;
+  return unmarshall(eventItem(buildCaseEvent(view, at), companyId, 'test'));
+}
+
+/** The delivery records of an endpoint (one per event planned for it). */
+async function countRecords(mode: Mode, endpointId: string): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb().send(
+      new QueryCommand({
+        TableName: cfg.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(mode, endpointId) },
+        Select: 'COUNT',
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
+/** A request to DynamoDB Local tried again (up to 10 times) when it answers later than the client's 3 s timeout under load. */
+async function patiently<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (attempt >= 10 || (error as Error).name !== 'TimeoutError') throw error;
+    }
+  }
+}

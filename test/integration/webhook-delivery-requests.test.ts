@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
-import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { fanOutAndPlan } from '../support/fan-out-on-stream.js';
 import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
@@ -50,7 +50,7 @@ describe('the webhook fan-out and delivery functions', () => {
         return client.send(command as never, options as never);
       },
     } as unknown as typeof client;
-    const fanOut = buildFanOutWebhookEventsHandler({
+    const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
       slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
@@ -78,7 +78,7 @@ describe('the webhook fan-out and delivery functions', () => {
         return client.send(command as never, options as never);
       },
     } as unknown as typeof client;
-    const fanOut = buildFanOutWebhookEventsHandler({
+    const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
       slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
@@ -251,7 +251,7 @@ describe('the webhook fan-out and delivery functions', () => {
         calls.push(jobs.length);
       },
     };
-    const fanOut = buildFanOutWebhookEventsHandler({
+    const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(ddb(), cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(ddb(), cfg.tableName, now),
       slots: r.slots,

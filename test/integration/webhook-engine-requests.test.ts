@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
-import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { fanOutAndPlan } from '../support/fan-out-on-stream.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
@@ -100,14 +100,14 @@ afterAll(() => receiver.close());
 const synthesised = synth();
 
 describe.each<Mode>(['live', 'test'])('the webhook engine functions send only item requests their roles allow, %s mode', (mode) => {
-  const sent = { WebhookFanOut: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[], WebhookSweep: [] as ItemRequest[] };
+  const sent = { WebhookPlan: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[], WebhookSweep: [] as ItemRequest[] };
 
   beforeAll(async () => {
     const cfg = config();
     const messages = new RecordingMessages();
     const sealing = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
     const slots = new DynamoWebhookDeliverySlots(client, cfg.tableName, now);
-    const fanOut = buildFanOutWebhookEventsHandler({
+    const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
       slots,
@@ -154,8 +154,8 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     };
 
     // The fan-out, and the same stream record again (the record's Put finds it: read back).
-    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
-    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    sent.WebhookPlan.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    sent.WebhookPlan.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     const job = messages.enqueued[0]!;
     // A first attempt that fails, a retry that succeeds; then, for a second event, five days of failures.
     statuses = [503, 200];
@@ -196,7 +196,7 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     );
   }, 60_000);
 
-  it.each(['WebhookFanOut', 'WebhookDeliver', 'WebhookSweep'] as const)('%s: every item request it sent is allowed', (id) => {
+  it.each(['WebhookPlan', 'WebhookDeliver', 'WebhookSweep'] as const)('%s: every item request it sent is allowed', (id) => {
     expect(sent[id].length).toBeGreaterThan(0);
     const policy = statementsOfFunction(synthesised, id);
     for (const request of sent[id]) expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });

@@ -1,13 +1,73 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSRecord } from 'aws-lambda';
 import { buildFanOutWebhookEventsCore } from '../../functions/fan-out-webhook-events.js';
+import { buildPlanWebhookDeliveriesCore } from '../../functions/plan-webhook-deliveries.js';
 import { ITEM_TYPES } from '../../lib/adapters/dynamodb/table-keys.js';
 import type { EventToFanOut, FanOutDeps } from '../../lib/webhooks/fan-out-event.js';
+import { tenantOf, type PlanningSlice } from '../../lib/webhooks/planning-slice.js';
+
+/**
+ * The fan-out's two steps in one process, as the stack chains them through SQS: the stream
+ * consumer's core (functions/fan-out-webhook-events.ts) forwards each company-and-mode's slice to a
+ * planning queue that hands each slice, as the message SQS would deliver, to the planning worker's
+ * core (functions/plan-webhook-deliveries.ts) at once. A slice the worker fails is answered as its
+ * stream records failed, so a test sees what would be planned again (SQS redelivers the message;
+ * here the test replays the stream records).
+ */
+export function fanOutAndPlan(deps: FanOutDeps) {
+  const plan = buildPlanWebhookDeliveriesCore(deps);
+  return async (event: DynamoDBStreamEvent, _context?: unknown): Promise<DynamoDBBatchResponse> => {
+    const failedEvents = new Set<string>();
+    const forward = buildFanOutWebhookEventsCore({
+      planning: {
+        forward: async (slices: readonly PlanningSlice[]) => {
+          for (const slice of slices) {
+            const { batchItemFailures } = await plan({ Records: [sqsRecordOf(slice)] });
+            if (batchItemFailures.length > 0) for (const e of slice.events) failedEvents.add(e.eventId);
+          }
+          return slices.map(() => true);
+        },
+      },
+    });
+    const forwarded = await forward(event);
+    const failed = new Set(forwarded.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const record of event.Records) {
+      const eventId = record.dynamodb?.NewImage?.eventId?.S;
+      if (eventId !== undefined && failedEvents.has(eventId)) failed.add(record.dynamodb?.SequenceNumber ?? '');
+    }
+    return {
+      batchItemFailures: event.Records.map((r) => r.dynamodb?.SequenceNumber ?? '')
+        .filter((s) => failed.has(s))
+        .map((itemIdentifier) => ({ itemIdentifier })),
+    };
+  };
+}
+
+let messages = 0;
+function sqsRecordOf(slice: PlanningSlice): SQSRecord {
+  return {
+    messageId: `planning-${++messages}`,
+    receiptHandle: 'local',
+    body: JSON.stringify({ v: 1, ...slice }),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'local',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+      MessageGroupId: tenantOf(slice),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-2:000000000000:webhook-planning',
+    awsRegion: 'eu-west-2',
+  };
+}
 
 /**
  * Fans events out as production does: each the INSERT of its event item on the table's stream, the
- * batch handled by the fan-out function's core (planFanOuts, then one fill per endpoint). Throws when
- * the function reports a record failed, so a test sees what Lambda would retry.
+ * batch forwarded by the fan-out and each slice planned by the planning worker (planFanOuts, then
+ * one fill per endpoint). Throws when a record is reported failed, so a test sees what Lambda would retry.
  */
 export async function fanOutOnStream(deps: FanOutDeps, ...events: EventToFanOut[]): Promise<void> {
   const stream: DynamoDBStreamEvent = {
@@ -17,7 +77,7 @@ export async function fanOutOnStream(deps: FanOutDeps, ...events: EventToFanOut[
       dynamodb: { NewImage: marshall({ type: ITEM_TYPES.event, ...event }) as never, SequenceNumber: String(i + 1) },
     })),
   };
-  const { batchItemFailures } = await buildFanOutWebhookEventsCore(deps)(stream);
+  const { batchItemFailures } = await fanOutAndPlan(deps)(stream);
   if (batchItemFailures.length > 0)
     throw new Error(`the fan-out failed records ${batchItemFailures.map((f) => f.itemIdentifier).join(', ')}`);
 }

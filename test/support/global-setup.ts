@@ -44,6 +44,7 @@ export default async function globalSetup(): Promise<void> {
     // For tests that run the fan-out or the delivery function themselves (a replayed stream record).
     WEBHOOK_SLOW_QUEUE_URL: stores.webhooks.slowQueueUrl,
     WEBHOOK_TEST_SLOW_QUEUE_URL: stores.webhooks.testSlowQueueUrl,
+    WEBHOOK_PLANNING_QUEUE_URL: stores.webhooks.planningQueueUrl,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

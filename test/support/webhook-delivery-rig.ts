@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
-import { buildFanOutWebhookEventsHandler } from '../../functions/fan-out-webhook-events.js';
+import { fanOutAndPlan } from './fan-out-on-stream.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
@@ -74,7 +74,7 @@ export function webhookDeliveryRig(now: () => Date) {
     const deliveries = new DynamoWebhookDeliveryStore(ddb(), cfg.tableName, now);
     const messages = new RecordingMessages();
     const slots = new DynamoWebhookDeliverySlots(ddb(), cfg.tableName, now);
-    const fanOut = buildFanOutWebhookEventsHandler({ endpoints, deliveries, slots, queue: messages, now });
+    const fanOut = fanOutAndPlan({ endpoints, deliveries, slots, queue: messages, now });
     const deliver = buildDeliverWebhooksHandler({
       delivery: {
         endpoints,

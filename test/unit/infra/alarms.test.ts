@@ -49,21 +49,21 @@ describe('alarms', () => {
       ReferenceRateMissing: 1,
       BlockedRequests: 1,
       // Every API function of the route manifest, record-upload (with its dropped events, lost events and queue depth),
-      // the debtor verifier, the webhook fan-out, the webhook delivery function and its sweeper.
-      Errors: API_FUNCTION_IDS.length + 5,
-      Throttles: API_FUNCTION_IDS.length + 5,
+      // the debtor verifier, the webhook fan-out, the webhook planning worker, the webhook delivery function and its sweeper.
+      Errors: API_FUNCTION_IDS.length + 6,
+      Throttles: API_FUNCTION_IDS.length + 6,
       // The two functions fed by the table's stream: the debtor verifier and the webhook fan-out.
       IteratorAge: 2,
       AsyncEventsDropped: 1,
       DestinationDeliveryFailures: 1,
       // At the first message: record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead
-      // letters; the webhook fan-out's on-failure queue and the delivery dead letters. A backlog on each consumed
-      // queue: the verifier's retry queue and both delivery lanes.
-      ApproximateNumberOfMessagesVisible: 10,
-      // In flight near SQS's quota, on each of the eight queues.
-      ApproximateNumberOfMessagesNotVisible: 10,
-      // The oldest pending webhook delivery per endpoint class: fast lane (healthy), slow lane (failing); the verifier's retries.
-      ApproximateAgeOfOldestMessage: 5,
+      // letters; the webhook fan-out's on-failure queue, the planning dead letters and the delivery dead letters. A
+      // backlog on each consumed queue: the verifier's retry queue, the planning queue and the delivery lanes.
+      ApproximateNumberOfMessagesVisible: 12,
+      // In flight near SQS's quota, on each queue.
+      ApproximateNumberOfMessagesNotVisible: 12,
+      // The oldest message of each delivery lane, of the planning queue and of the verifier's retries.
+      ApproximateAgeOfOldestMessage: 6,
       // The webhook failure rate (failed attempts over all attempts) and the give-up rate (given up over finished deliveries).
       WebhookDelivered: 2,
       WebhookAttemptFailed: 1,
@@ -332,7 +332,7 @@ describe('alarms', () => {
       return cell === undefined ? [] : [{ name, cell, threshold: `> ${(alarm.Properties.Threshold as number).toLocaleString('en-GB')} s` }];
     });
     expect(stated.map((s) => s.name).sort()).toEqual(
-      ['WebhookFastLaneAge', 'WebhookSlowLaneAge', 'WebhookTestFastLaneAge', 'WebhookTestSlowLaneAge'].sort(),
+      ['WebhookFastLaneAge', 'WebhookSlowLaneAge', 'WebhookTestFastLaneAge', 'WebhookTestSlowLaneAge', 'WebhookPlanningAge'].sort(),
     );
     for (const { name, cell, threshold } of stated) expect({ name, states: cell.includes(threshold) }).toEqual({ name, states: true });
   });

@@ -25,6 +25,7 @@ describe('API functions', () => {
         'RecordUpload',
         'DebtorVerifierWorker',
         'WebhookDeliveryFanOut',
+        'WebhookDeliveryPlan',
         'WebhookDeliveryDeliver',
         'WebhookDeliverySweep',
         'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',

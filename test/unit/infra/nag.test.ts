@@ -92,6 +92,7 @@ describe('cdk-nag AwsSolutions', () => {
         'PartnerCaseApi-dev/WebhookDelivery/Deliver/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/WebhookDelivery/FailedStreamRecords: AwsSolutions-SQS3',
         'PartnerCaseApi-dev/WebhookDelivery/FanOut/Role: AwsSolutions-IAM5[Resource::*]',
+        'PartnerCaseApi-dev/WebhookDelivery/Plan/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/WebhookDelivery/Sweep/Role: AwsSolutions-IAM5[Resource::*]',
         'PartnerCaseApi-dev/WebhookDelivery/SweepScheduleRole: AwsSolutions-IAM5[Resource::<WebhookDeliverySweepFunctionFCA4FF9E.Arn>:*]',
         'PartnerCaseApi-dev/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',

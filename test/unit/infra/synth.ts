@@ -99,6 +99,7 @@ export function statementsOfFunction(synthesised: Synthesised, functionId: strin
   const workers: Record<string, ApiFunction> = {
     RecordUpload: stack.recordUpload,
     WebhookFanOut: stack.webhookDelivery.fanOut,
+    WebhookPlan: stack.webhookDelivery.plan,
     WebhookDeliver: stack.webhookDelivery.deliver,
     WebhookSweep: stack.webhookDelivery.sweep,
     DebtorVerifierWorker: stack.debtorVerifier.worker,

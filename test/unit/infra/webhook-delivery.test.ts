@@ -14,6 +14,7 @@ import {
   DELIVERY_LANES,
   FAN_OUT_STREAM,
   FAST_LANE,
+  PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
   TEST_SLOW_LANE,
@@ -148,6 +149,31 @@ describe('the webhook delivery lanes', () => {
     expect(filters).toEqual([{ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } }, NewImage: { type: { S: ['EVENT'] } } } }]);
   });
 
+  it("plan each company's slices on the planning queue, a fair queue with a dead-letter queue, with enough invocations in flight for SQS to tell a noisy company", () => {
+    const [planning, ...others] = mappingsOf(delivery.plan);
+    expect(others).toEqual([]);
+    expect(planning!.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [idOf(delivery.planningQueue), 'Arn'] },
+      BatchSize: PLANNING_QUEUE.batchSize,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: PLANNING_QUEUE.maxConcurrency },
+    });
+    // Fair queues mark a tenant noisy from 30 messages in flight: the worker may hold more than that.
+    expect(PLANNING_QUEUE.maxConcurrency * PLANNING_QUEUE.batchSize).toBeGreaterThan(30);
+    expect(queue(delivery.planningQueue).Properties).toMatchObject({
+      VisibilityTimeout: PLANNING_QUEUE.visibilityTimeoutSeconds,
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [idOf(delivery.planningDeadLetters), 'Arn'] },
+        maxReceiveCount: PLANNING_QUEUE.maxReceiveCount,
+      },
+      SqsManagedSseEnabled: true,
+    });
+    // A standard queue: fair queues are standard queues whose messages carry a MessageGroupId (FIFO would lock each company's group).
+    expect(queue(delivery.planningQueue).Properties.FifoQueue).toBeUndefined();
+    expect(PLANNING_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * PLANNING_QUEUE.functionTimeoutSeconds);
+    expect(fn(delivery.plan).Properties.Timeout).toBe(PLANNING_QUEUE.functionTimeoutSeconds);
+  });
+
   it('give each function the queue URLs the contract names, and the delivery function the key that opens endpoint secrets', () => {
     const env = (r: Resource) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     const ref = (q: { node: { defaultChild?: unknown } }) => ({ Ref: idOf(q) });
@@ -157,10 +183,13 @@ describe('the webhook delivery lanes', () => {
       WEBHOOK_TEST_DELIVERY_QUEUE_URL: ref(delivery.testFastLane),
       WEBHOOK_TEST_SLOW_QUEUE_URL: ref(delivery.testSlowLane),
     };
-    expect(env(fn(delivery.fanOut))).toMatchObject(lanes);
+    // The fan-out only forwards: the planning queue, no lane, no key.
+    expect(env(fn(delivery.fanOut))).toMatchObject({ WEBHOOK_PLANNING_QUEUE_URL: ref(delivery.planningQueue) });
+    for (const name of [...Object.keys(lanes), 'WEBHOOK_SECRET_KEY_ARN']) expect(env(fn(delivery.fanOut))[name]).toBeUndefined();
+    expect(env(fn(delivery.plan))).toMatchObject(lanes);
     expect(env(fn(delivery.sweep))).toMatchObject(lanes);
-    expect(env(fn(delivery.fanOut)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
-    expect(env(fn(delivery.fanOut)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
+    expect(env(fn(delivery.plan)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
+    expect(env(fn(delivery.plan)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
     expect(env(fn(delivery.deliver))).toMatchObject({
       ...lanes,
       WEBHOOK_SECRET_KEY_ARN: { Ref: idOf(stack.webhookSecretKey.secret) },
@@ -171,9 +200,10 @@ describe('the webhook delivery lanes', () => {
 });
 
 describe('webhook alarms and the dashboard row', () => {
-  it('page on dead letters and on events the fan-out could not process, at the first message', () => {
+  it('page on dead letters, on slices the planning worker could not plan and on events the fan-out could not process, at the first message', () => {
     for (const [id, q] of [
       ['WebhookDeadLetters', delivery.deadLetters],
+      ['WebhookPlanningDeadLetters', delivery.planningDeadLetters],
       ['WebhookFanOutFailedStreamRecords', delivery.failedStreamRecords],
     ] as const) {
       expect(alarm(id).Properties).toMatchObject({
@@ -183,6 +213,15 @@ describe('webhook alarms and the dashboard row', () => {
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       });
     }
+  });
+
+  it('page when a slice waits on the planning queue longer than its planning could take', () => {
+    expect(alarm('WebhookPlanningAge').Properties).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(delivery.planningQueue), 'QueueName'] } }],
+      Threshold: WEBHOOK_ALARMS.planningAgeSeconds,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('page when a quarter of delivery attempts fail, over the metrics the delivery function publishes, in periods with enough attempts', () => {
@@ -366,10 +405,11 @@ async function storedItem(mode: (typeof MODES)[number]): Promise<Record<string, 
 }
 
 const fanOutPolicy = () => statementsOf(delivery.fanOut);
+const planPolicy = () => statementsOf(delivery.plan);
 const deliverPolicy = () => statementsOf(delivery.deliver);
 
 describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as IAM evaluates them', (m) => {
-  it('the fan-out may query a company\u2019s endpoints exactly as the store does, without their sealed secrets, and nothing else of the table', async () => {
+  it('the planning worker may query a company\u2019s endpoints exactly as the store does, without their sealed secrets, and nothing else of the table', async () => {
     const item = await storedItem(m);
     const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [item] } : {}));
     const listed = await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
@@ -378,15 +418,15 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     const [query] = client.requests as [ItemRequest];
     expect(query).toMatchObject({ action: 'dynamodb:Query', leadingKeys: [keys.webhookEndpointPartition(m, COMPANY)] });
     expect(query.attributes).not.toContain('sealedSecrets');
-    expect(decide(fanOutPolicy(), query)).toBe('allow');
+    expect(decide(planPolicy(), query)).toBe('allow');
     // The whole item (no projection: ALL_ATTRIBUTES), or one projecting the secrets, is refused.
     const { attributes: _, ...whole } = query;
-    expect(decide(fanOutPolicy(), { ...whole, attributes: [], select: 'ALL_ATTRIBUTES' })).toBe('implicit-deny');
-    expect(decide(fanOutPolicy(), { ...query, attributes: [...query.attributes, 'sealedSecrets'] })).toBe('implicit-deny');
+    expect(decide(planPolicy(), { ...whole, attributes: [], select: 'ALL_ATTRIBUTES' })).toBe('implicit-deny');
+    expect(decide(planPolicy(), { ...query, attributes: [...query.attributes, 'sealedSecrets'] })).toBe('implicit-deny');
     // Another kind of partition, any item request.
-    expect(decide(fanOutPolicy(), { ...query, leadingKeys: [keys.case(m, 'case_1').pk] })).toBe('implicit-deny');
+    expect(decide(planPolicy(), { ...query, leadingKeys: [keys.case(m, 'case_1').pk] })).toBe('implicit-deny');
     for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const) {
-      expect(decide(fanOutPolicy(), { action, leadingKeys: [keys.webhookEndpoint(m, COMPANY, 'we_1').pk], attributes: ['pk', 'sk'] })).toBe(
+      expect(decide(planPolicy(), { action, leadingKeys: [keys.webhookEndpoint(m, COMPANY, 'we_1').pk], attributes: ['pk', 'sk'] })).toBe(
         'implicit-deny',
       );
     }
@@ -505,8 +545,8 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     );
   });
 
-  it('both functions carry the guardrail: never an API key beyond its last use, never a case created, changed or deleted', () => {
-    for (const policy of [fanOutPolicy(), deliverPolicy()]) {
+  it('both functions that touch table items carry the guardrail: never an API key beyond its last use, never a case created, changed or deleted', () => {
+    for (const policy of [planPolicy(), deliverPolicy()]) {
       const caseKey = keys.case(m, 'case_1');
       expect(decide(policy, { action: 'dynamodb:DeleteItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk'] })).toBe('explicit-deny');
       expect(decide(policy, { action: 'dynamodb:UpdateItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk', 'status'] })).toBe(
@@ -520,28 +560,46 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
 });
 
 describe('the webhook functions\u2019 other rights', () => {
-  it('the fan-out may send to the fast lanes (and its stream mapping to its on-failure queue), read the stream, start delivery records, use the slots, and nothing else: no secret, no dead-letter queue, no consuming', () => {
+  it('the fan-out may read the stream and send to the planning queue (and its stream mapping to its on-failure queue), and nothing else: no table item, no lane, no secret', () => {
     const statements = fanOutPolicy();
-    const sends = [idOf(delivery.fastLane), idOf(delivery.testFastLane), idOf(delivery.failedStreamRecords)].sort();
+    const sends = [idOf(delivery.planningQueue), idOf(delivery.failedStreamRecords)].sort();
     expect(sqsRights(statements)).toEqual({ 'sqs:GetQueueAttributes': sends, 'sqs:GetQueueUrl': sends, 'sqs:SendMessage': sends });
+    const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
+    expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ]);
+    // The stream rights are on the table's stream only.
+    for (const s of statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))
+      expect(JSON.stringify(s.Resource)).toContain('StreamArn');
+  });
+
+  it('the planning worker consumes the planning queue, sends to the fast lanes, starts delivery records, uses the slots, and nothing else: no secret, no dead-letter queue, no stream', () => {
+    const statements = planPolicy();
+    const sends = [idOf(delivery.fastLane), idOf(delivery.testFastLane)].sort();
+    const planning = [idOf(delivery.planningQueue)];
+    expect(sqsRights(statements)).toEqual({
+      'sqs:ReceiveMessage': planning,
+      'sqs:ChangeMessageVisibility': planning,
+      'sqs:DeleteMessage': planning,
+      // The mapping's own grant (consuming) and the lanes' (sending) both carry these two.
+      'sqs:GetQueueAttributes': [...sends, ...planning].sort(),
+      'sqs:GetQueueUrl': [...sends, ...planning].sort(),
+      'sqs:SendMessage': sends,
+    });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
       // The waiting jobs' removal (WHW# only: the slots and waiting lists).
       'dynamodb:DeleteItem',
-      'dynamodb:DescribeStream',
-      // The delivery record's start (PutItem) and its read-back after a replayed stream record (GetItem), on WHD# only.
+      // The delivery record's start (PutItem) and its read-back after a replayed slice (GetItem), on WHD# only.
       'dynamodb:GetItem',
-      'dynamodb:GetRecords',
-      'dynamodb:GetShardIterator',
-      'dynamodb:ListStreams',
       'dynamodb:PutItem',
       'dynamodb:Query',
       // A slot claimed and its jobs promoted (WHW# only).
       'dynamodb:UpdateItem',
     ]);
-    // The stream rights are on the table's stream only.
-    for (const s of statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))
-      expect(JSON.stringify(s.Resource)).toContain('StreamArn');
   });
 
   it('the delivery function consumes the four lanes (its event source mappings), sends to them (retries, hops, the next waiting job), never to the dead-letter queue, and reads only the secret key', () => {

@@ -1,0 +1,98 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { webhookPlanningAdapters } from '../lib/adapters/production-webhook-adapters.js';
+import { logger } from '../lib/runtime/logger.js';
+import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
+import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
+import { planSlice, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
+import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webhooks/planning-slice.js';
+
+/**
+ * The webhook planning worker (docs/webhooks-design.md, "Planning on a fair queue"), on the planning
+ * queue (an SQS fair queue grouped by mode and company): each message is one company-and-mode's
+ * events of one stream batch, planned on its own (lib/webhooks/fan-out-event.ts `planSlice`: the
+ * endpoints read once, each matching delivery listed and its record started, each endpoint filled
+ * once). The batch's tenants are planned concurrently (one tenant's slices one after another) and
+ * each slice fills its endpoints as soon as its own planning is done, so a quiet company's slice
+ * received beside a noisy company's is never held until the noisy one is planned.
+ *
+ * A message that fails (storage unavailable…) is reported in `batchItemFailures` and comes back
+ * after the queue's visibility timeout; planning it again is harmless. An unreadable message is
+ * never dropped silently: it stays, and the queue's redrive policy moves it to the planning
+ * dead-letter queue, which pages.
+ */
+/** Jobs queued into the lanes by the planning worker's fills (the rest wait for their endpoint's slots). */
+export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
+
+/**
+ * Tries of a slice within one invocation, and the pauses between them: a slice that failed (the
+ * table slow or throttled past the retry layer's budget) is planned again here, harmlessly, rather
+ * than left for the queue's visibility timeout (180 s) to bring back.
+ */
+export const PLAN_RETRY_PAUSES_MS = [250, 1_000] as const;
+
+export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonly number[] = PLAN_RETRY_PAUSES_MS) {
+  /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
+  async function plan(record: SQSRecord, slice: PlanningMessage): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const planned = await planSlice(deps, slice);
+        if (planned.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, planned.queued);
+        logger.debug('webhook deliveries planned', {
+          messageId: record.messageId,
+          companyId: slice.companyId,
+          mode: slice.mode,
+          ...planned,
+        });
+        return false;
+      } catch (error) {
+        const pause = pauses[attempt];
+        if (pause === undefined) {
+          logger.error('webhook planning failed: the message is retried', {
+            messageId: record.messageId,
+            error: String((error as Error)?.message),
+          });
+          return true;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const kept = new Set<string>();
+    // Each tenant's slices one after another, the tenants of the batch at once: a company's burst holds its own
+    // slices, never another company's, and never has all its slices' writes in flight together.
+    const byTenant = new Map<string, { record: SQSRecord; slice: PlanningMessage }[]>();
+    for (const record of event.Records) {
+      const parsed = planningSliceSchema.safeParse(parseJson(record.body));
+      if (!parsed.success) {
+        // Not silently dropped: it stays, and the queue's redrive policy moves it to the planning dead-letter queue, which pages.
+        logger.error('webhook planning message unreadable: left for the dead-letter queue', { messageId: record.messageId });
+        kept.add(record.messageId);
+        continue;
+      }
+      const tenant = tenantOf(parsed.data);
+      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), { record, slice: parsed.data }]);
+    }
+    await Promise.all(
+      [...byTenant.values()].map(async (slices) => {
+        for (const { record, slice } of slices) if (await plan(record, slice)) kept.add(record.messageId);
+      }),
+    );
+    return { batchItemFailures: event.Records.filter((r) => kept.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };
+  };
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+export function buildPlanWebhookDeliveriesHandler(deps: FanOutDeps) {
+  return workerHandler(buildPlanWebhookDeliveriesCore(deps));
+}
+
+export const handler = builtOnFirstEvent(() => buildPlanWebhookDeliveriesHandler(webhookPlanningAdapters()));
