@@ -6,28 +6,28 @@ import { ITEM_TYPES } from '../lib/adapters/dynamodb/table-keys.js';
 import { isMode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
-import { forwardToPlanning, type EventToFanOut } from '../lib/webhooks/fan-out-event.js';
-import type { PlanningQueue } from '../lib/webhooks/ports.js';
+import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
+import { fanOutBatch, type EventToFanOut, type FanOutBatchDeps } from '../lib/webhooks/fan-out-event.js';
 
 /**
- * The webhook fan-out (docs/webhooks-design.md, "Planning on a fair queue"): the table's stream,
- * filtered by the event source mapping to INSERTs of event items (`type` EVENT; checked again here,
- * as a filter changed in the stack must not make this function fan out anything else). It plans
- * nothing itself: it cuts the batch into one slice per company and mode and sends each to the
- * planning queue (an SQS fair queue grouped by that tenant), where the planning worker
- * (functions/plan-webhook-deliveries.ts) plans each slice on its own. So one company's burst never
- * holds another company's events in the same stream batch while the whole batch is planned (what
- * kept a victim's first attempt waiting 2.7–7.5 s behind a hostile tenant's burst).
+ * The webhook fan-out (docs/webhooks-design.md, "Planning: at once or on the fair queue"): the
+ * table's stream, filtered by the event source mapping to INSERTs of event items (`type` EVENT;
+ * checked again here, as a filter changed in the stack must not make this function fan out
+ * anything else). The batch is cut into one slice per company and mode; the small slices (a
+ * company's trickle) are planned here at once, and the large ones (a burst to many endpoints) are
+ * forwarded to the planning queue (an SQS fair queue grouped by that tenant), which the planning
+ * worker (functions/plan-webhook-deliveries.ts) plans beside every other tenant's
+ * (lib/webhooks/fan-out-event.ts `fanOutBatch`). So the stream, read in order, never waits behind
+ * one company's burst, and a quiet company's event has no queue between it and its first attempt.
  *
- * A slice SQS did not take fails its records (`batchItemFailures` by sequence number); Lambda retries
- * from the first failed record, and a slice sent twice is planned twice, harmlessly (a replayed
- * event finds its deliveries started: lib/webhooks/fan-out-event.ts).
+ * An event that could not be planned or forwarded fails its record (`batchItemFailures` by sequence
+ * number); Lambda retries from the first failed record, and planning or forwarding an event again
+ * is harmless (a replayed event finds its deliveries started).
  */
-export interface FanOutToPlanningDeps {
-  planning: PlanningQueue;
-}
+/** Jobs queued into the lanes by the fan-out's fills (the rest wait for their endpoint's slots). */
+export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
 
-export function buildFanOutWebhookEventsCore(deps: FanOutToPlanningDeps) {
+export function buildFanOutWebhookEventsCore(deps: FanOutBatchDeps) {
   /** The event an inserted event item carries, or undefined when the record is not one to fan out. */
   function eventOfRecord(record: DynamoDBRecord): EventToFanOut | undefined {
     const image = record.dynamodb?.NewImage;
@@ -44,16 +44,15 @@ export function buildFanOutWebhookEventsCore(deps: FanOutToPlanningDeps) {
       const found = eventOfRecord(record);
       return found ? [{ i, event: found }] : [];
     });
-    const refused = await forwardToPlanning(
+    const done = await fanOutBatch(
       deps,
       toFanOut.map((r) => r.event),
     );
-    if (refused.length > 0)
-      logger.error('webhook fan-out could not forward events to planning: their records are retried', { events: refused.length });
-    const batchItemFailures = refused
-      .map((k) => toFanOut[k]!.i)
-      .sort((a, b) => a - b)
-      .map((i) => ({ itemIdentifier: event.Records[i]!.dynamodb?.SequenceNumber ?? '' }));
+    if (done.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, done.queued);
+    logger.debug('webhook fan-out', { events: toFanOut.length, planned: done.planned, forwarded: done.forwarded, queued: done.queued });
+    if (done.failed.length > 0)
+      logger.error('webhook fan-out could not plan or forward events: their records are retried', { events: done.failed.length });
+    const batchItemFailures = done.failed.map((k) => ({ itemIdentifier: event.Records[toFanOut[k]!.i]!.dynamodb?.SequenceNumber ?? '' }));
     return { batchItemFailures };
   };
 }
@@ -66,7 +65,7 @@ function eventOf(item: Record<string, unknown>): EventToFanOut | undefined {
   return { eventId, eventType, companyId, mode, createdAt };
 }
 
-export function buildFanOutWebhookEventsHandler(deps: FanOutToPlanningDeps) {
+export function buildFanOutWebhookEventsHandler(deps: FanOutBatchDeps) {
   return workerHandler(buildFanOutWebhookEventsCore(deps));
 }
 

@@ -207,13 +207,16 @@ export class WebhookDelivery extends Construct {
     this.fanOut = new ApiFunction(this, 'FanOut', {
       entry: `${props.projectRoot}/${FAN_OUT_WEBHOOK_EVENTS_ENTRY}`,
       projectRoot: props.projectRoot,
-      description: "Webhook fan-out: each company-and-mode's slice of a table stream batch to the planning queue",
+      description: "Webhook fan-out: a table stream batch's small company slices planned, the large ones to the planning queue",
       memorySize: 512,
       timeout: Duration.seconds(60),
-      environment: { ...props.environment, WEBHOOK_PLANNING_QUEUE_URL: this.planningQueue.queueUrl },
+      environment: { ...props.environment, ...lanes, WEBHOOK_PLANNING_QUEUE_URL: this.planningQueue.queueUrl },
       logRetention: props.logRetention,
     });
-    // It reads nothing of the table (the stream carries the event) and sends to the planning queue only.
+    // It plans small slices itself (the planning worker's table access and fast lanes) and forwards the rest.
+    this.fanOut.bindTable(table, 'webhook-fan-out');
+    this.fastLane.grantSendMessages(this.fanOut.role);
+    this.testFastLane.grantSendMessages(this.fanOut.role);
     this.planningQueue.grantSendMessages(this.fanOut.role);
     this.fanOut.function.addEventSource(
       new DynamoEventSource(table, {

@@ -68,13 +68,16 @@ function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
 }
 
 /**
- * The webhook fan-out (functions/fan-out-webhook-events.ts): the planning queue only (it reads and
- * writes nothing of the table: it forwards each company-and-mode's slice of a stream batch).
+ * The webhook fan-out (functions/fan-out-webhook-events.ts): what the planning worker has (it plans
+ * a company's small slices itself) and the planning queue it forwards the large ones to.
  */
 export function webhookFanOutAdapters(cfg: AppConfig = config()) {
   if (cfg.webhookPlanningQueueUrl === undefined)
     throw new Error('Invalid configuration: WEBHOOK_PLANNING_QUEUE_URL required by the webhook fan-out');
-  return { planning: new SqsWebhookPlanningQueue(sqsClient(cfg), cfg.webhookPlanningQueueUrl) };
+  return {
+    ...webhookPlanningAdapters(cfg, 'the webhook fan-out'),
+    planning: new SqsWebhookPlanningQueue(sqsClient(cfg), cfg.webhookPlanningQueueUrl),
+  };
 }
 
 /**
@@ -82,14 +85,14 @@ export function webhookFanOutAdapters(cfg: AppConfig = config()) {
  * (it holds no key), the delivery log it starts records in, the endpoints' slots and waiting lists,
  * and each mode's lanes.
  */
-export function webhookPlanningAdapters(cfg: AppConfig = config()) {
+export function webhookPlanningAdapters(cfg: AppConfig = config(), user = 'the webhook planning worker') {
   const client = documentClient(cfg);
   const now = () => new Date();
   return {
     endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
     deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
     slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
-    queue: webhookQueue(cfg, 'the webhook planning worker'),
+    queue: webhookQueue(cfg, user),
     now,
   };
 }

@@ -57,6 +57,20 @@ export interface EventToFanOut {
   createdAt: string;
 }
 
+/**
+ * Whether the event is delivered to the endpoint. The store answers only the event's company-and-
+ * mode's endpoints; checked again, as a tenancy line is never crossed. receivesEvent: subscribed,
+ * and the event not older than the endpoint (a replayed stream sends it nothing from before it).
+ */
+function deliversTo(endpoint: WebhookEndpoint, event: EventToFanOut): boolean {
+  return (
+    endpoint.status === 'enabled' &&
+    endpoint.mode === event.mode &&
+    endpoint.companyId === event.companyId &&
+    receivesEvent(endpoint, event)
+  );
+}
+
 export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpoint, 'endpointId'>): DeliveryJob {
   return {
     v: 1,
@@ -110,15 +124,7 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
     if (!list) lists.set(key, (list = deps.endpoints.list(event.mode, event.companyId)));
     return list;
   };
-  const matched = await Promise.allSettled(
-    events.map(async (event) =>
-      (await listOf(event)).filter(
-        // The store answers only this company-and-mode's endpoints; checked again, as a tenancy line is never crossed.
-        // receivesEvent: subscribed, and the event not older than the endpoint (a replayed stream sends it nothing from before it).
-        (e) => e.status === 'enabled' && e.mode === event.mode && e.companyId === event.companyId && receivesEvent(e, event),
-      ),
-    ),
-  );
+  const matched = await Promise.allSettled(events.map(async (event) => (await listOf(event)).filter((e) => deliversTo(e, event))));
   const startedAt = deps.now().toISOString();
   const wanted = matched.map((outcome, i) =>
     outcome.status === 'fulfilled' ? outcome.value.map((endpoint) => ({ endpoint, job: deliveryJobFor(events[i]!, endpoint) })) : [],
@@ -226,5 +232,98 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise
     jobs: plans.reduce((n, p) => n + p.jobs.length, 0),
     queued,
     alreadyStarted: plans.reduce((n, p) => n + p.alreadyStarted, 0),
+  };
+}
+
+/**
+ * Deliveries of one company-and-mode's slice the stream consumer plans itself, at most; and of all
+ * the slices of one stream batch it plans itself. What is within both is planned at once, with no
+ * queue between the event and its first attempt (a company's trickle: its events to its endpoints);
+ * a larger slice (a burst to many endpoints: 100 events × 16 endpoints are 1,600 records) goes to the
+ * planning queue, where it is planned beside every other tenant's. So the stream, which is read in
+ * order, never waits behind one tenant's burst for more than a few small writes, and a quiet
+ * company's event never queues behind it (docs/webhooks-design.md, "Planning: at once or on the
+ * fair queue").
+ */
+export const INLINE_DELIVERIES_PER_SLICE = 25;
+export const INLINE_DELIVERIES_PER_BATCH = 100;
+
+export interface FanOutBatchDeps extends FanOutDeps {
+  planning: PlanningQueue;
+}
+
+/** What the stream consumer did with a batch: the indexes of the events to retry, and what it queued, planned and forwarded. */
+export interface FannedOutBatch {
+  failed: number[];
+  /** Jobs queued into the lanes by the fills of the slices planned at once. */
+  queued: number;
+  /** Slices planned at once, and slices forwarded to the planning queue. */
+  planned: number;
+  forwarded: number;
+}
+
+/**
+ * A stream batch's events: cut into one slice per company and mode (`slicesOf`), each slice's
+ * endpoints read once; the small slices (INLINE_DELIVERIES_PER_SLICE, smallest first while the
+ * batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, the others forwarded to the
+ * planning queue, both at once. An event fails on its own (its endpoints unreadable, its slice not
+ * taken by SQS, its planning failed); a failed fill fails every planned event with jobs (they are
+ * on their waiting lists: the retry fills them). Retrying any of it is harmless.
+ */
+export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventToFanOut[]): Promise<FannedOutBatch> {
+  const slices = slicesOf(events);
+  const lists = await Promise.allSettled(slices.map(({ slice }) => deps.endpoints.list(slice.mode, slice.companyId)));
+  const failed: number[] = [];
+  const sized: { slice: PlanningSlice; indexes: number[]; endpoints: WebhookEndpoint[]; deliveries: number }[] = [];
+  slices.forEach((s, k) => {
+    const listed = lists[k]!;
+    if (listed.status === 'rejected') {
+      failed.push(...s.indexes);
+      return;
+    }
+    const deliveries = s.indexes.reduce((n, i) => n + listed.value.filter((e) => deliversTo(e, events[i]!)).length, 0);
+    sized.push({ ...s, endpoints: listed.value, deliveries });
+  });
+  let budget = INLINE_DELIVERIES_PER_BATCH;
+  const inline: typeof sized = [];
+  const forward: typeof sized = [];
+  for (const s of [...sized].sort((x, y) => x.deliveries - y.deliveries)) {
+    if (s.deliveries <= INLINE_DELIVERIES_PER_SLICE && s.deliveries <= budget) {
+      budget -= s.deliveries;
+      inline.push(s);
+    } else forward.push(s);
+  }
+  const planInline = async (): Promise<{ failed: number[]; queued: number }> => {
+    const known = new Map(inline.map((s) => [tenantOf(s.slice), s.endpoints]));
+    const indexes = inline.flatMap((s) => s.indexes);
+    const planned = await planFanOuts(
+      { ...deps, endpoints: { list: async (mode, companyId) => known.get(tenantOf({ mode, companyId })) ?? [] } },
+      indexes.map((i) => events[i]!),
+    );
+    const lost = indexes.filter((_, k) => !planned[k]!.ok);
+    const plans = planned.flatMap((p, k) => (p.ok ? [{ i: indexes[k]!, plan: p.plan }] : []));
+    try {
+      return {
+        failed: lost,
+        queued: await fillPlans(
+          deps,
+          plans.map((p) => p.plan),
+        ),
+      };
+    } catch {
+      return { failed: [...lost, ...plans.filter((p) => p.plan.jobs.length > 0).map((p) => p.i)], queued: 0 };
+    }
+  };
+  const forwardRest = async (): Promise<number[]> => {
+    if (forward.length === 0) return [];
+    const accepted = await deps.planning.forward(forward.map((s) => s.slice)).catch(() => forward.map(() => false));
+    return forward.flatMap((s, k) => (accepted[k] ? [] : s.indexes));
+  };
+  const [planned, refused] = await Promise.all([planInline(), forwardRest()]);
+  return {
+    failed: [...failed, ...planned.failed, ...refused].sort((a, b) => a - b),
+    queued: planned.queued,
+    planned: inline.length,
+    forwarded: forward.length,
   };
 }

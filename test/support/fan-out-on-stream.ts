@@ -8,17 +8,18 @@ import { tenantOf, type PlanningSlice } from '../../lib/webhooks/planning-slice.
 
 /**
  * The fan-out's two steps in one process, as the stack chains them through SQS: the stream
- * consumer's core (functions/fan-out-webhook-events.ts) forwards each company-and-mode's slice to a
- * planning queue that hands each slice, as the message SQS would deliver, to the planning worker's
- * core (functions/plan-webhook-deliveries.ts) at once. A slice the worker fails is answered as its
- * stream records failed, so a test sees what would be planned again (SQS redelivers the message;
- * here the test replays the stream records).
+ * consumer's core (functions/fan-out-webhook-events.ts) plans the small company slices itself and
+ * forwards the large ones to a planning queue that hands each slice, as the message SQS would
+ * deliver, to the planning worker's core (functions/plan-webhook-deliveries.ts) at once. A slice the
+ * worker fails is answered as its stream records failed, so a test sees what would be planned again
+ * (SQS redelivers the message; here the test replays the stream records).
  */
 export function fanOutAndPlan(deps: FanOutDeps) {
   const plan = buildPlanWebhookDeliveriesCore(deps);
   return async (event: DynamoDBStreamEvent, _context?: unknown): Promise<DynamoDBBatchResponse> => {
     const failedEvents = new Set<string>();
-    const forward = buildFanOutWebhookEventsCore({
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...deps,
       planning: {
         forward: async (slices: readonly PlanningSlice[]) => {
           for (const slice of slices) {
@@ -29,8 +30,8 @@ export function fanOutAndPlan(deps: FanOutDeps) {
         },
       },
     });
-    const forwarded = await forward(event);
-    const failed = new Set(forwarded.batchItemFailures.map((f) => f.itemIdentifier));
+    const fannedOut = await fanOut(event);
+    const failed = new Set(fannedOut.batchItemFailures.map((f) => f.itemIdentifier));
     for (const record of event.Records) {
       const eventId = record.dynamodb?.NewImage?.eventId?.S;
       if (eventId !== undefined && failedEvents.has(eventId)) failed.add(record.dynamodb?.SequenceNumber ?? '');
@@ -66,8 +67,8 @@ function sqsRecordOf(slice: PlanningSlice): SQSRecord {
 
 /**
  * Fans events out as production does: each the INSERT of its event item on the table's stream, the
- * batch forwarded by the fan-out and each slice planned by the planning worker (planFanOuts, then
- * one fill per endpoint). Throws when a record is reported failed, so a test sees what Lambda would retry.
+ * batch's small slices planned by the fan-out and the large ones by the planning worker (planFanOuts,
+ * then one fill per endpoint). Throws when a record is reported failed, so a test sees what Lambda would retry.
  */
 export async function fanOutOnStream(deps: FanOutDeps, ...events: EventToFanOut[]): Promise<void> {
   const stream: DynamoDBStreamEvent = {

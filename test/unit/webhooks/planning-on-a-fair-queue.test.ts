@@ -3,7 +3,13 @@ import type { DynamoDBStreamEvent, SQSRecord } from 'aws-lambda';
 import { buildFanOutWebhookEventsCore } from '../../../functions/fan-out-webhook-events.js';
 import { buildPlanWebhookDeliveriesCore } from '../../../functions/plan-webhook-deliveries.js';
 import { ITEM_TYPES } from '../../../lib/adapters/dynamodb/table-keys.js';
-import { MAX_DELIVERIES_PER_STEP, slicesOf, type EventToFanOut } from '../../../lib/webhooks/fan-out-event.js';
+import {
+  INLINE_DELIVERIES_PER_BATCH,
+  INLINE_DELIVERIES_PER_SLICE,
+  MAX_DELIVERIES_PER_STEP,
+  slicesOf,
+  type EventToFanOut,
+} from '../../../lib/webhooks/fan-out-event.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from '../../../lib/webhooks/planning-slice.js';
 import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
 import {
@@ -14,9 +20,9 @@ import {
 } from '../../support/memory-webhooks.js';
 
 /**
- * The fan-out forwards each company-and-mode's slice of a stream batch to the planning queue (a fair
- * queue grouped by that tenant), and the planning worker plans each slice on its own
- * (docs/webhooks-design.md, "Planning on a fair queue").
+ * The fan-out plans each company-and-mode's small slice of a stream batch itself and forwards the
+ * large ones to the planning queue (a fair queue grouped by that tenant), where the planning worker
+ * plans each slice on its own (docs/webhooks-design.md, "Planning: at once or on the fair queue").
  */
 const AT = '2026-03-01T09:00:00.000Z';
 const event = (companyId: string, n: number, mode: 'live' | 'test' = 'live'): EventToFanOut => ({
@@ -57,7 +63,7 @@ function world() {
   return { endpoints, deliveries, queue, slots, now };
 }
 
-describe('the fan-out forwards a stream batch to planning, a slice per company and mode', () => {
+describe('the fan-out plans a company’s trickle at once and forwards a burst to the planning queue', () => {
   it('cuts a batch into one slice per company and mode, in the events’ order, none longer than a stream batch', () => {
     const events = [event('co_a', 1), event('co_b', 1), event('co_a', 2), event('co_a', 3, 'test'), event('co_b', 2)];
     const slices = slicesOf(events);
@@ -70,19 +76,74 @@ describe('the fan-out forwards a stream batch to planning, a slice per company a
     expect(slicesOf(many).map((s) => s.slice.events.length)).toEqual([MAX_EVENTS_PER_SLICE, 1]);
   });
 
-  it('reads and writes nothing itself, and fails only the records of a slice SQS did not take', async () => {
+  it('plans a company’s trickle itself: its event queued at once, nothing forwarded', async () => {
+    const w = world();
+    w.endpoints.put(endpoint('co_quiet', 1));
     const sent: PlanningSlice[] = [];
     const fanOut = buildFanOutWebhookEventsCore({
-      planning: {
-        forward: async (slices) => {
-          sent.push(...slices);
-          return slices.map((s) => s.companyId !== 'co_b');
-        },
-      },
+      ...w,
+      planning: { forward: async (slices) => (sent.push(...slices), slices.map(() => true)) },
     });
-    const answer = await fanOut(stream([event('co_a', 1), event('co_b', 1), event('co_a', 2), event('co_b', 2)]));
-    expect(sent.map(tenantOf)).toEqual(['live#co_a', 'live#co_b']);
-    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }, { itemIdentifier: '4' }] });
+    expect(await fanOut(stream([event('co_quiet', 1), event('co_quiet', 2)]))).toEqual({ batchItemFailures: [] });
+    expect(sent).toEqual([]);
+    expect(w.queue.sent.map((m) => m.job.eventId).sort()).toEqual([event('co_quiet', 1).eventId, event('co_quiet', 2).eventId]);
+  });
+
+  it('forwards a burst to many endpoints to the planning queue, and plans the quiet company beside it at once', async () => {
+    const w = world();
+    for (let n = 1; n <= 16; n++) w.endpoints.put(endpoint('co_noisy', n));
+    w.endpoints.put(endpoint('co_quiet', 1));
+    const sent: PlanningSlice[] = [];
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...w,
+      planning: { forward: async (slices) => (sent.push(...slices), slices.map(() => true)) },
+    });
+    const noisy = Array.from({ length: 2 }, (_, i) => event('co_noisy', i));
+    expect(await fanOut(stream([...noisy, event('co_quiet', 1)]))).toEqual({ batchItemFailures: [] });
+    // 2 events × 16 endpoints: over INLINE_DELIVERIES_PER_SLICE, so not one of its records is started by the stream's consumer.
+    expect(sent.map((s) => [tenantOf(s), s.events.length])).toEqual([['live#co_noisy', 2]]);
+    expect((await w.deliveries.listPage('live', endpoint('co_noisy', 1).endpointId, { limit: 10 })).deliveries).toEqual([]);
+    expect(w.queue.sent.map((m) => m.job.eventId)).toEqual([event('co_quiet', 1).eventId]);
+  });
+
+  it('plans small slices itself, smallest first, only up to a batch’s budget; the rest are forwarded', async () => {
+    const w = world();
+    const companies = ['co_a', 'co_b', 'co_c', 'co_d', 'co_e'];
+    for (const c of companies) for (let n = 1; n <= INLINE_DELIVERIES_PER_SLICE; n++) w.endpoints.put(endpoint(c, n));
+    w.endpoints.put(endpoint('co_small', 1));
+    const sent: PlanningSlice[] = [];
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...w,
+      planning: { forward: async (slices) => (sent.push(...slices), slices.map(() => true)) },
+    });
+    // Five slices of INLINE_DELIVERIES_PER_SLICE deliveries each and one of one delivery, the small one last in the stream.
+    await fanOut(stream([...companies.map((c) => event(c, 1)), event('co_small', 1)]));
+    const inline = Math.floor((INLINE_DELIVERIES_PER_BATCH - 1) / INLINE_DELIVERIES_PER_SLICE);
+    expect(sent).toHaveLength(companies.length - inline);
+    expect(new Set(w.queue.sent.map((m) => m.job.companyId))).toEqual(new Set(['co_small', ...companies.slice(0, inline)]));
+  });
+
+  it('fails only the records of a slice SQS did not take, or whose endpoints could not be read', async () => {
+    const w = world();
+    for (const c of ['co_a', 'co_b']) for (let n = 1; n <= 16; n++) w.endpoints.put(endpoint(c, n));
+    w.endpoints.put(endpoint('co_c', 1));
+    const failing = {
+      list: async (mode: 'live' | 'test', companyId: string) => {
+        if (companyId === 'co_d') throw new Error('storage unavailable');
+        return w.endpoints.list(mode, companyId);
+      },
+    };
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...w,
+      endpoints: failing,
+      planning: { forward: async (slices) => slices.map((s) => s.companyId !== 'co_b') },
+    });
+    // co_a and co_b: 2 events × 16 endpoints each, forwarded; co_c: one delivery, planned here; co_d: unreadable.
+    const answer = await fanOut(
+      stream([event('co_a', 1), event('co_b', 1), event('co_c', 1), event('co_b', 2), event('co_d', 1), event('co_a', 2)]),
+    );
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }, { itemIdentifier: '4' }, { itemIdentifier: '5' }] });
+    expect(w.queue.sent.map((m) => m.job.companyId)).toEqual(['co_c']);
   });
 });
 
