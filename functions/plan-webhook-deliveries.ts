@@ -7,7 +7,7 @@ import { planSlice, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
 import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webhooks/planning-slice.js';
 
 /**
- * The webhook planning worker (docs/webhooks-design.md, "Planning on a fair queue"), on the planning
+ * The webhook planning worker (docs/webhooks-design.md, "Planning: at once or on the fair queue"), on the planning
  * queue (an SQS fair queue grouped by mode and company): each message is one company-and-mode's
  * events of one stream batch, planned on its own (lib/webhooks/fan-out-event.ts `planSlice`: the
  * endpoints read once, each matching delivery listed and its record started, each endpoint filled

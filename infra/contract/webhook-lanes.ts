@@ -71,7 +71,7 @@ export const DELIVERY_SWEEP = {
 
 /**
  * The planning queue and its worker (functions/plan-webhook-deliveries.ts; docs/webhooks-design.md,
- * "Planning on a fair queue"): an SQS fair queue (standard, MessageGroupId = mode and company) fed by
+ * "Planning: at once or on the fair queue"): an SQS fair queue (standard, MessageGroupId = mode and company) fed by
  * the fan-out, one message per company-and-mode slice of a stream batch.
  */
 export const PLANNING_QUEUE = {

@@ -42,12 +42,13 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *
  * - the fan-out function on the table's stream, filtered to INSERTs of event items, in batches,
  *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
- *   on-failure queue whose depth pages; it plans nothing: it sends each company-and-mode's slice
- *   of a batch to the planning queue, an SQS fair queue (MessageGroupId = mode and company);
+ *   on-failure queue whose depth pages; it plans a batch's small company-and-mode slices itself
+ *   (a trickle) and sends each large one (a burst) to the planning queue, an SQS fair queue
+ *   (MessageGroupId = mode and company);
  * - the planning worker on that queue (up to PLANNING_QUEUE.maxConcurrency invocations, its own
  *   dead-letter queue): each slice's deliveries listed, their records started, each endpoint's
  *   free slots queued on its mode's fast lane; a company's burst is planned beside, never ahead
- *   of, another company's events (docs/webhooks-design.md, "Planning on a fair queue");
+ *   of, another company's events (docs/webhooks-design.md, "Planning: at once or on the fair queue");
  * - four delivery lanes (SQS), live and test apart: per mode `fast` (first attempts and early
  *   retries) and `slow` (retries of deliveries in sustained failure); one delivery function
  *   consumes all four, the live fast lane's mapping in provisioned mode (FAST_LANE: 20 invocations
@@ -63,8 +64,9 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *   metric `WebhookDeliveryGivenUp` counts it, and its own alarm watches the share of give-ups.
  *   A give-up sends nothing, so it cannot be lost between a record and a send.
  *
- * Rights (grants.ts): the fan-out queries endpoints without their secrets and sends to the fast
- * lanes; the delivery function reads events and endpoints (with secrets, and the key that opens
+ * Rights (grants.ts): the fan-out and the planning worker query endpoints without their secrets,
+ * start records, list and claim slots, and send to the fast lanes (the fan-out to the planning
+ * queue too); the delivery function reads events and endpoints (with secrets, and the key that opens
  * them), records endpoint health, delivery records and slots, consumes every lane (the event source
  * mappings) and sends to every lane. Nothing else.
  */

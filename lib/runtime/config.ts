@@ -67,8 +67,8 @@ const schema = z.object({
   WEBHOOK_TEST_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_TEST_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /**
-   * The webhook planning queue (docs/webhooks-design.md, "Planning on a fair queue"): the fan-out
-   * sends each company-and-mode's slice of a stream batch there; only the fan-out is given it.
+   * The webhook planning queue (docs/webhooks-design.md, "Planning: at once or on the fair queue"): the fan-out
+   * sends each large company-and-mode slice of a stream batch there; only the fan-out is given it.
    */
   WEBHOOK_PLANNING_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */

@@ -123,7 +123,7 @@ export interface DeliveryQueue {
 }
 
 /**
- * The planning queue (docs/webhooks-design.md, "Planning on a fair queue"): an SQS fair queue (a
+ * The planning queue (docs/webhooks-design.md, "Planning: at once or on the fair queue"): an SQS fair queue (a
  * standard queue whose messages carry a MessageGroupId, here the slice's tenant: mode and company),
  * so that SQS hands a quiet company's slice to the planning worker before a noisy company's
  * backlog. `forward` sends each slice as one message and answers, per slice, whether SQS took it;

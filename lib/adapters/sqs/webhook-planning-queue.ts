@@ -6,7 +6,7 @@ import { SQS_BATCH_SIZE } from './webhook-delivery-queue.js';
 
 /**
  * The webhook planning queue (SQS; locally fauxqs): an SQS fair queue, that is a standard queue whose
- * messages carry a MessageGroupId (docs/webhooks-design.md, "Planning on a fair queue"). Each slice
+ * messages carry a MessageGroupId (docs/webhooks-design.md, "Planning: at once or on the fair queue"). Each slice
  * is one message, its group the slice's tenant (mode and company): SQS then hands a quiet tenant's
  * message to the planning worker before the backlog of a tenant holding a disproportionate share
  * of the messages in flight. On a standard queue the group orders nothing within a tenant and

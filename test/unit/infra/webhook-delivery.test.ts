@@ -183,9 +183,10 @@ describe('the webhook delivery lanes', () => {
       WEBHOOK_TEST_DELIVERY_QUEUE_URL: ref(delivery.testFastLane),
       WEBHOOK_TEST_SLOW_QUEUE_URL: ref(delivery.testSlowLane),
     };
-    // The fan-out only forwards: the planning queue, no lane, no key.
-    expect(env(fn(delivery.fanOut))).toMatchObject({ WEBHOOK_PLANNING_QUEUE_URL: ref(delivery.planningQueue) });
-    for (const name of [...Object.keys(lanes), 'WEBHOOK_SECRET_KEY_ARN']) expect(env(fn(delivery.fanOut))[name]).toBeUndefined();
+    // The fan-out plans small slices (the lanes) and forwards large ones (the planning queue); no key.
+    expect(env(fn(delivery.fanOut))).toMatchObject({ ...lanes, WEBHOOK_PLANNING_QUEUE_URL: ref(delivery.planningQueue) });
+    expect(env(fn(delivery.fanOut)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
+    expect(env(fn(delivery.fanOut)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
     expect(env(fn(delivery.plan))).toMatchObject(lanes);
     expect(env(fn(delivery.sweep))).toMatchObject(lanes);
     expect(env(fn(delivery.plan)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
@@ -560,16 +561,27 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
 });
 
 describe('the webhook functions\u2019 other rights', () => {
-  it('the fan-out may read the stream and send to the planning queue (and its stream mapping to its on-failure queue), and nothing else: no table item, no lane, no secret', () => {
+  it('the fan-out may read the stream, plan small slices as the planning worker does, send to the fast lanes and the planning queue (and its stream mapping to its on-failure queue), and nothing else: no secret, no slow lane', () => {
     const statements = fanOutPolicy();
-    const sends = [idOf(delivery.planningQueue), idOf(delivery.failedStreamRecords)].sort();
+    const sends = [
+      idOf(delivery.planningQueue),
+      idOf(delivery.failedStreamRecords),
+      idOf(delivery.fastLane),
+      idOf(delivery.testFastLane),
+    ].sort();
     expect(sqsRights(statements)).toEqual({ 'sqs:GetQueueAttributes': sends, 'sqs:GetQueueUrl': sends, 'sqs:SendMessage': sends });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      // The planning worker's table rights (GRANTS['webhook-fan-out']), for the slices it plans itself.
+      'dynamodb:DeleteItem',
       'dynamodb:DescribeStream',
+      'dynamodb:GetItem',
       'dynamodb:GetRecords',
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
     ]);
     // The stream rights are on the table's stream only.
     for (const s of statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))
