@@ -2,7 +2,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler, type DeliveryMessages } from '../../functions/deliver-webhooks.js';
-import { fanOutAndPlan } from '../support/fan-out-on-stream.js';
+import { fanOutAndPlan, planningMessageOf } from '../support/fan-out-on-stream.js';
+import { buildPlanWebhookDeliveriesCore } from '../../functions/plan-webhook-deliveries.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
@@ -100,20 +101,27 @@ afterAll(() => receiver.close());
 const synthesised = synth();
 
 describe.each<Mode>(['live', 'test'])('the webhook engine functions send only item requests their roles allow, %s mode', (mode) => {
-  const sent = { WebhookPlan: [] as ItemRequest[], WebhookDeliver: [] as ItemRequest[], WebhookSweep: [] as ItemRequest[] };
+  const sent = {
+    WebhookFanOut: [] as ItemRequest[],
+    WebhookPlan: [] as ItemRequest[],
+    WebhookDeliver: [] as ItemRequest[],
+    WebhookSweep: [] as ItemRequest[],
+  };
 
   beforeAll(async () => {
     const cfg = config();
     const messages = new RecordingMessages();
     const sealing = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
     const slots = new DynamoWebhookDeliverySlots(client, cfg.tableName, now);
-    const fanOut = fanOutAndPlan({
+    const planning = {
       endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
       slots,
       queue: messages,
       now,
-    });
+    };
+    const fanOut = fanOutAndPlan(planning);
+    const plan = buildPlanWebhookDeliveriesCore(planning);
     const deliver = buildDeliverWebhooksHandler({
       delivery: {
         endpoints: sealing,
@@ -153,9 +161,14 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
       Records: [{ eventName: 'INSERT', dynamodb: { NewImage: item as never, SequenceNumber: '1' }, eventSource: 'aws:dynamodb' }],
     };
 
-    // The fan-out, and the same stream record again (the record's Put finds it: read back).
-    sent.WebhookPlan.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
-    sent.WebhookPlan.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    // The planning worker given the event's slice (as when it was part of a burst), then the fan-out given its
+    // stream record twice (one delivery: the fan-out plans it itself; the records' Puts find them: read back).
+    const stored = unmarshall(item);
+    const slice = { mode, companyId, events: [{ eventId: String(stored.eventId), eventType: String(stored.eventType), createdAt: at }] };
+    sent.WebhookPlan.push(...(await requestsOf(() => plan({ Records: [planningMessageOf(slice)] }))));
+    expect(messages.enqueued).toHaveLength(1);
+    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
+    sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     const job = messages.enqueued[0]!;
     // A first attempt that fails, a retry that succeeds; then, for a second event, five days of failures.
     statuses = [503, 200];
@@ -196,9 +209,13 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     );
   }, 60_000);
 
-  it.each(['WebhookPlan', 'WebhookDeliver', 'WebhookSweep'] as const)('%s: every item request it sent is allowed', (id) => {
-    expect(sent[id].length).toBeGreaterThan(0);
-    const policy = statementsOfFunction(synthesised, id);
-    for (const request of sent[id]) expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });
-  });
+  it.each(['WebhookFanOut', 'WebhookPlan', 'WebhookDeliver', 'WebhookSweep'] as const)(
+    '%s: every item request it sent is allowed',
+    (id) => {
+      expect(sent[id].length).toBeGreaterThan(0);
+      const policy = statementsOfFunction(synthesised, id);
+      for (const request of sent[id])
+        expect({ id, request, decision: decide(policy, request) }).toEqual({ id, request, decision: 'allow' });
+    },
+  );
 });

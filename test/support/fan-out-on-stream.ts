@@ -23,7 +23,7 @@ export function fanOutAndPlan(deps: FanOutDeps) {
       planning: {
         forward: async (slices: readonly PlanningSlice[]) => {
           for (const slice of slices) {
-            const { batchItemFailures } = await plan({ Records: [sqsRecordOf(slice)] });
+            const { batchItemFailures } = await plan({ Records: [planningMessageOf(slice)] });
             if (batchItemFailures.length > 0) for (const e of slice.events) failedEvents.add(e.eventId);
           }
           return slices.map(() => true);
@@ -45,7 +45,8 @@ export function fanOutAndPlan(deps: FanOutDeps) {
 }
 
 let messages = 0;
-function sqsRecordOf(slice: PlanningSlice): SQSRecord {
+/** A slice as the planning worker receives it from SQS. */
+export function planningMessageOf(slice: PlanningSlice): SQSRecord {
   return {
     messageId: `planning-${++messages}`,
     receiptHandle: 'local',
