@@ -51,15 +51,30 @@ export interface Rig {
   paidCaseId?: string;
 }
 
-/** A new case of the rig's company, made without recording (a payment needs an open case with room). */
+/**
+ * A new case of the rig's company, made without recording (a payment needs an open case with room).
+ * On the local stack its debtor is verified by the stream's verifier, which changes the case: waited
+ * for (up to VERIFIED_WITHIN_MS), so that change never lands between a measured payment's read and
+ * its transaction, where it is a lost race the payment reads and decides again (two more round
+ * trips: a CI run once measured depth 5 for 3). The stand-in backend has no stream and no verifier.
+ */
 async function newCase(rig: Rig, tag: string): Promise<string> {
   const created = await rig.handlers.createCases(
     createCasesEvent(rig.partner.apiKey, benchCases(tag, 1, rig.partner.fileKeys)),
     lambdaContext(),
   );
   expectBatch(created, 201, 1, 0);
-  return (JSON.parse(created.body) as { created: { id: string }[] }).created[0]!.id;
+  const caseId = (JSON.parse(created.body) as { created: { id: string }[] }).created[0]!.id;
+  if (rig.backend === undefined) {
+    for (const until = Date.now() + VERIFIED_WITHIN_MS; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      const read = await rig.handlers.getCase(getCaseEvent(rig.partner.apiKey, caseId), lambdaContext());
+      const status = (JSON.parse(read.body) as { debtorVerification?: { status?: string } }).debtorVerification?.status;
+      if (read.statusCode === 200 && status !== 'PENDING') break;
+    }
+  }
+  return caseId;
 }
+const VERIFIED_WITHIN_MS = 10_000;
 
 function expectPayment(r: APIGatewayProxyResult): void {
   if (r.statusCode !== 201) throw new Error(`unexpected payment response ${r.statusCode}: ${r.body.slice(0, 300)}`);
