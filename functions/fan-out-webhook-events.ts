@@ -51,7 +51,10 @@ export function buildFanOutWebhookEventsCore(deps: FanOutBatchDeps) {
     if (done.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, done.queued);
     logger.debug('webhook fan-out', { events: toFanOut.length, planned: done.planned, forwarded: done.forwarded, queued: done.queued });
     if (done.failed.length > 0)
-      logger.error('webhook fan-out could not plan or forward events: their records are retried', { events: done.failed.length });
+      logger.error('webhook fan-out could not plan or forward events: their records are retried', {
+        events: done.failed.length,
+        errors: done.errors,
+      });
     const batchItemFailures = done.failed.map((k) => ({ itemIdentifier: event.Records[toFanOut[k]!.i]!.dynamodb?.SequenceNumber ?? '' }));
     return { batchItemFailures };
   };

@@ -72,7 +72,8 @@ export const DELIVERY_SWEEP = {
 /**
  * The planning queue and its worker (functions/plan-webhook-deliveries.ts; docs/webhooks-design.md,
  * "Planning: at once or on the fair queue"): an SQS fair queue (standard, MessageGroupId = mode and company) fed by
- * the fan-out, one message per company-and-mode slice of a stream batch.
+ * the fan-out, one message per large company-and-mode slice of a stream batch (the small ones the
+ * fan-out plans itself: lib/webhooks/fan-out-event.ts INLINE_DELIVERIES_PER_SLICE).
  */
 export const PLANNING_QUEUE = {
   /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 8 steps): well inside half a minute. */

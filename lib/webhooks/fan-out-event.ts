@@ -7,13 +7,13 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
  * The fan-out of one stored event to its company-and-mode's endpoints (product rules "Webhooks":
- * one delivery per matching event and endpoint), in two steps (docs/webhooks-design.md, "Planning
- * on a fair queue"): the table stream's consumer (functions/fan-out-webhook-events.ts) only cuts
- * its batch into per-company-and-mode slices (`slicesOf`) and forwards each to the planning queue,
- * an SQS fair queue grouped by that tenant; the planning worker (functions/plan-webhook-deliveries.ts)
- * plans each slice on its own (`planSlice`). So a company's burst no longer holds another company's
- * events in the same stream batch while the whole batch is planned: each slice is its own message,
- * planned concurrently, and SQS hands a quiet tenant's message out before a noisy tenant's backlog.
+ * one delivery per matching event and endpoint; docs/webhooks-design.md, "Planning: at once or on
+ * the fair queue"): the table stream's consumer (functions/fan-out-webhook-events.ts) cuts its
+ * batch into per-company-and-mode slices (`slicesOf`), plans the small ones itself and forwards
+ * each large one to the planning queue, an SQS fair queue grouped by that tenant (`fanOutBatch`);
+ * the planning worker (functions/plan-webhook-deliveries.ts) plans each forwarded slice on its own
+ * (`planSlice`). So a company's burst never holds another company's events: it is one message, and
+ * SQS hands a quiet tenant's message out before a noisy tenant's backlog.
  *
  * The fan-out starts each delivery's record (`pending`, no attempts) before it enqueues the job,
  * rather than leaving that to the delivery function:
@@ -178,14 +178,6 @@ export function slicesOf(events: readonly EventToFanOut[]): { slice: PlanningSli
   return [...byTenant.values()].flat();
 }
 
-/** Forwards a stream batch's events to the planning queue, a slice per company and mode; answers the indexes of the events whose slice SQS did not take. */
-export async function forwardToPlanning(deps: { planning: PlanningQueue }, events: readonly EventToFanOut[]): Promise<number[]> {
-  const slices = slicesOf(events);
-  if (slices.length === 0) return [];
-  const accepted = await deps.planning.forward(slices.map((s) => s.slice));
-  return slices.flatMap((s, k) => (accepted[k] ? [] : s.indexes));
-}
-
 /** What planning a slice did: deliveries planned (jobs on waiting lists, records started), queued at once, and found already started. */
 export interface PlannedSlice {
   jobs: number;
@@ -252,9 +244,11 @@ export interface FanOutBatchDeps extends FanOutDeps {
   planning: PlanningQueue;
 }
 
-/** What the stream consumer did with a batch: the indexes of the events to retry, and what it queued, planned and forwarded. */
+/** What the stream consumer did with a batch: the indexes of the events to retry (and why), and what it queued, planned and forwarded. */
 export interface FannedOutBatch {
   failed: number[];
+  /** Why events failed, one entry per cause (for the log: operators read the cause there). */
+  errors: string[];
   /** Jobs queued into the lanes by the fills of the slices planned at once. */
   queued: number;
   /** Slices planned at once, and slices forwarded to the planning queue. */
@@ -265,20 +259,22 @@ export interface FannedOutBatch {
 /**
  * A stream batch's events: cut into one slice per company and mode (`slicesOf`), each slice's
  * endpoints read once; the small slices (INLINE_DELIVERIES_PER_SLICE, smallest first while the
- * batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, the others forwarded to the
- * planning queue, both at once. An event fails on its own (its endpoints unreadable, its slice not
- * taken by SQS, its planning failed); a failed fill fails every planned event with jobs (they are
- * on their waiting lists: the retry fills them). Retrying any of it is harmless.
+ * batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, each on its own, the others
+ * forwarded to the planning queue, all at once. A slice fails on its own (its endpoints unreadable,
+ * its planning or its fill failed, SQS did not take it): another company's, or the same company's
+ * other mode, is never failed with it. Retrying any of it is harmless.
  */
 export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventToFanOut[]): Promise<FannedOutBatch> {
   const slices = slicesOf(events);
   const lists = await Promise.allSettled(slices.map(({ slice }) => deps.endpoints.list(slice.mode, slice.companyId)));
   const failed: number[] = [];
+  const errors: string[] = [];
   const sized: { slice: PlanningSlice; indexes: number[]; endpoints: WebhookEndpoint[]; deliveries: number }[] = [];
   slices.forEach((s, k) => {
     const listed = lists[k]!;
     if (listed.status === 'rejected') {
       failed.push(...s.indexes);
+      errors.push(`endpoints of ${tenantOf(s.slice)} unreadable: ${messageOf(listed.reason)}`);
       return;
     }
     const deliveries = s.indexes.reduce((n, i) => n + listed.value.filter((e) => deliversTo(e, events[i]!)).length, 0);
@@ -293,15 +289,16 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
       inline.push(s);
     } else forward.push(s);
   }
-  const planInline = async (): Promise<{ failed: number[]; queued: number }> => {
-    const known = new Map(inline.map((s) => [tenantOf(s.slice), s.endpoints]));
-    const indexes = inline.flatMap((s) => s.indexes);
+  // Each small slice planned and filled on its own: one slice's failed write or fill fails that slice only.
+  const planOne = async (s: (typeof sized)[number]): Promise<{ failed: number[]; queued: number }> => {
+    const endpoints = { list: async () => s.endpoints };
     const planned = await planFanOuts(
-      { ...deps, endpoints: { list: async (mode, companyId) => known.get(tenantOf({ mode, companyId })) ?? [] } },
-      indexes.map((i) => events[i]!),
+      { ...deps, endpoints },
+      s.indexes.map((i) => events[i]!),
     );
-    const lost = indexes.filter((_, k) => !planned[k]!.ok);
-    const plans = planned.flatMap((p, k) => (p.ok ? [{ i: indexes[k]!, plan: p.plan }] : []));
+    const lost = s.indexes.filter((_, k) => !planned[k]!.ok);
+    for (const p of planned) if (!p.ok) errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(p.error)}`);
+    const plans = planned.flatMap((p, k) => (p.ok ? [{ i: s.indexes[k]!, plan: p.plan }] : []));
     try {
       return {
         failed: lost,
@@ -310,20 +307,31 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
           plans.map((p) => p.plan),
         ),
       };
-    } catch {
+    } catch (error) {
+      errors.push(`queueing ${tenantOf(s.slice)} failed: ${messageOf(error)}`);
       return { failed: [...lost, ...plans.filter((p) => p.plan.jobs.length > 0).map((p) => p.i)], queued: 0 };
     }
   };
   const forwardRest = async (): Promise<number[]> => {
     if (forward.length === 0) return [];
-    const accepted = await deps.planning.forward(forward.map((s) => s.slice)).catch(() => forward.map(() => false));
-    return forward.flatMap((s, k) => (accepted[k] ? [] : s.indexes));
+    const accepted = await deps.planning.forward(forward.map((s) => s.slice)).catch((error: unknown) => {
+      errors.push(`forwarding to the planning queue failed: ${messageOf(error)}`);
+      return forward.map(() => false);
+    });
+    const refused = forward.filter((_, k) => !accepted[k]);
+    if (refused.length > 0) errors.push(`the planning queue did not take ${refused.length} slice(s)`);
+    return refused.flatMap((s) => s.indexes);
   };
-  const [planned, refused] = await Promise.all([planInline(), forwardRest()]);
+  const [planned, refused] = await Promise.all([Promise.all(inline.map(planOne)), forwardRest()]);
   return {
-    failed: [...failed, ...planned.failed, ...refused].sort((a, b) => a - b),
-    queued: planned.queued,
+    failed: [...failed, ...planned.flatMap((p) => p.failed), ...refused].sort((a, b) => a - b),
+    errors: [...new Set(errors)],
+    queued: planned.reduce((n, p) => n + p.queued, 0),
     planned: inline.length,
     forwarded: forward.length,
   };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -3,6 +3,7 @@ import type { PlanningQueue } from '../../webhooks/ports.js';
 import { tenantOf, type PlanningMessage, type PlanningSlice } from '../../webhooks/planning-slice.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
 import { SQS_BATCH_SIZE } from './webhook-delivery-queue.js';
+import { logger } from '../../runtime/logger.js';
 
 /**
  * The webhook planning queue (SQS; locally fauxqs): an SQS fair queue, that is a standard queue whose
@@ -30,7 +31,12 @@ export class SqsWebhookPlanningQueue implements PlanningQueue {
     for (let i = 0; i < slices.length; i += SQS_BATCH_SIZE) batches.push(slices.slice(i, i + SQS_BATCH_SIZE).map((_, k) => i + k));
     await Promise.all(
       batches.map(async (batch) => {
-        for (const k of await this.sendBatch(batch.map((k) => slices[k]!)).catch(() => [] as number[])) accepted[batch[k]!] = true;
+        const sent = await this.sendBatch(batch.map((k) => slices[k]!)).catch((error: unknown) => {
+          // The slices answer false (their stream records are retried); the cause is for the operator's log.
+          logger.error('webhook planning queue: a SendMessageBatch failed', { error: String((error as Error)?.message ?? error) });
+          return [] as number[];
+        });
+        for (const k of sent) accepted[batch[k]!] = true;
       }),
     );
     return accepted;
@@ -48,7 +54,11 @@ export class SqsWebhookPlanningQueue implements PlanningQueue {
       const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       for (const ok of out.Successful ?? []) done.push(Number(ok.Id));
       const again = new Set((out.Failed ?? []).filter((f) => !f.SenderFault).map((f) => f.Id));
-      if (again.size === 0 || attempt >= this.policy.maxAttempts) return done;
+      if (again.size === 0 || attempt >= this.policy.maxAttempts) {
+        if ((out.Failed ?? []).length > 0)
+          logger.error('webhook planning queue: entries not accepted', { codes: [...new Set((out.Failed ?? []).map((f) => f.Code))] });
+        return done;
+      }
       entries = entries.filter((entry) => again.has(entry.Id));
       await sleep(backoffMs(attempt, this.policy));
     }

@@ -617,14 +617,14 @@ describe('IAM as AWS evaluates it', () => {
   });
 
   it.each(MODES)(
-    'the endpoint list and the planning worker send Select SPECIFIC_ATTRIBUTES with their projection (%s); the same Query without it is refused',
+    'the endpoint list, the fan-out and the planning worker send Select SPECIFIC_ATTRIBUTES with their projection (%s); the same Query without it is refused',
     async (m) => {
       const client = new RecordingClient(() => ({ Items: [] }));
       await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
       const [sent] = client.requests as [ItemRequest];
       expect(sent).toMatchObject({ action: 'dynamodb:Query', select: 'SPECIFIC_ATTRIBUTES' });
       const { select: _, ...withoutSelect } = sent;
-      for (const id of ['ListWebhookEndpoints', 'WebhookPlan'] as const) {
+      for (const id of ['ListWebhookEndpoints', 'WebhookFanOut', 'WebhookPlan'] as const) {
         expect({ id, decision: may(id, sent) }).toEqual({ id, decision: 'allow' });
         // AWS does not document what dynamodb:Select holds when a request sends none: the grant requires it named.
         expect({ id, decision: may(id, withoutSelect) }).toEqual({ id, decision: 'implicit-deny' });

@@ -410,28 +410,34 @@ const planPolicy = () => statementsOf(delivery.plan);
 const deliverPolicy = () => statementsOf(delivery.deliver);
 
 describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as IAM evaluates them', (m) => {
-  it('the planning worker may query a company\u2019s endpoints exactly as the store does, without their sealed secrets, and nothing else of the table', async () => {
-    const item = await storedItem(m);
-    const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [item] } : {}));
-    const listed = await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
-    expect(listed.map((e) => e.endpointId)).toEqual(['we_1']);
-    expect(client.requests).toHaveLength(1);
-    const [query] = client.requests as [ItemRequest];
-    expect(query).toMatchObject({ action: 'dynamodb:Query', leadingKeys: [keys.webhookEndpointPartition(m, COMPANY)] });
-    expect(query.attributes).not.toContain('sealedSecrets');
-    expect(decide(planPolicy(), query)).toBe('allow');
-    // The whole item (no projection: ALL_ATTRIBUTES), or one projecting the secrets, is refused.
-    const { attributes: _, ...whole } = query;
-    expect(decide(planPolicy(), { ...whole, attributes: [], select: 'ALL_ATTRIBUTES' })).toBe('implicit-deny');
-    expect(decide(planPolicy(), { ...query, attributes: [...query.attributes, 'sealedSecrets'] })).toBe('implicit-deny');
-    // Another kind of partition, any item request.
-    expect(decide(planPolicy(), { ...query, leadingKeys: [keys.case(m, 'case_1').pk] })).toBe('implicit-deny');
-    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const) {
-      expect(decide(planPolicy(), { action, leadingKeys: [keys.webhookEndpoint(m, COMPANY, 'we_1').pk], attributes: ['pk', 'sk'] })).toBe(
-        'implicit-deny',
-      );
-    }
-  });
+  it.each([
+    ['the fan-out', fanOutPolicy],
+    ['the planning worker', planPolicy],
+  ] as const)(
+    '%s may query a company\u2019s endpoints exactly as the store does, without their sealed secrets, and nothing else of the table',
+    async (_role, policy) => {
+      const item = await storedItem(m);
+      const client = new RecordingClient((name) => (name === 'QueryCommand' ? { Items: [item] } : {}));
+      const listed = await new DynamoWebhookEndpointStore(client as unknown as DynamoDBDocumentClient, 't').list(m, COMPANY);
+      expect(listed.map((e) => e.endpointId)).toEqual(['we_1']);
+      expect(client.requests).toHaveLength(1);
+      const [query] = client.requests as [ItemRequest];
+      expect(query).toMatchObject({ action: 'dynamodb:Query', leadingKeys: [keys.webhookEndpointPartition(m, COMPANY)] });
+      expect(query.attributes).not.toContain('sealedSecrets');
+      expect(decide(policy(), query)).toBe('allow');
+      // The whole item (no projection: ALL_ATTRIBUTES), or one projecting the secrets, is refused.
+      const { attributes: _, ...whole } = query;
+      expect(decide(policy(), { ...whole, attributes: [], select: 'ALL_ATTRIBUTES' })).toBe('implicit-deny');
+      expect(decide(policy(), { ...query, attributes: [...query.attributes, 'sealedSecrets'] })).toBe('implicit-deny');
+      // Another kind of partition, any item request.
+      expect(decide(policy(), { ...query, leadingKeys: [keys.case(m, 'case_1').pk] })).toBe('implicit-deny');
+      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const) {
+        expect(decide(policy(), { action, leadingKeys: [keys.webhookEndpoint(m, COMPANY, 'we_1').pk], attributes: ['pk', 'sk'] })).toBe(
+          'implicit-deny',
+        );
+      }
+    },
+  );
 
   it('the delivery function may read an endpoint with its secrets and record its health exactly as the store does, and change nothing else of it', async () => {
     const item = await storedItem(m);
@@ -546,8 +552,8 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     );
   });
 
-  it('both functions that touch table items carry the guardrail: never an API key beyond its last use, never a case created, changed or deleted', () => {
-    for (const policy of [planPolicy(), deliverPolicy()]) {
+  it('every function that touches table items carries the guardrail: never an API key beyond its last use, never a case created, changed or deleted', () => {
+    for (const policy of [fanOutPolicy(), planPolicy(), deliverPolicy()]) {
       const caseKey = keys.case(m, 'case_1');
       expect(decide(policy, { action: 'dynamodb:DeleteItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk'] })).toBe('explicit-deny');
       expect(decide(policy, { action: 'dynamodb:UpdateItem', leadingKeys: [caseKey.pk], attributes: ['pk', 'sk', 'status'] })).toBe(

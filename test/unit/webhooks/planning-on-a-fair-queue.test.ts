@@ -147,6 +147,41 @@ describe('the fan-out plans a company’s trickle at once and forwards a burst t
   });
 });
 
+describe('the fan-out’s small slices fail on their own', () => {
+  it('a slice whose jobs could not be queued fails its own records only: another company’s, and the same company’s other mode, go on', async () => {
+    const w = world();
+    w.endpoints.put(endpoint('co_a', 1));
+    w.endpoints.put(endpoint('co_b', 1));
+    w.endpoints.put({ ...endpoint('co_b', 2), mode: 'test' });
+    const enqueue = w.queue.enqueue.bind(w.queue);
+    w.queue.enqueue = async (lane, jobs, delay) => {
+      if (jobs.some((j) => j.companyId === 'co_a')) throw new Error('SQS unavailable');
+      return enqueue(lane, jobs, delay);
+    };
+    const fanOut = buildFanOutWebhookEventsCore({ ...w, planning: { forward: async (slices) => slices.map(() => true) } });
+    const answer = await fanOut(stream([event('co_b', 1), event('co_a', 1), event('co_b', 2, 'test')]));
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }] });
+    expect(w.queue.sent.map((m) => `${m.job.companyId} ${m.job.mode}`).sort()).toEqual(['co_b live', 'co_b test']);
+  });
+
+  it('a planning queue that throws fails the forwarded records only, never the slices planned at once', async () => {
+    const w = world();
+    for (let n = 1; n <= 16; n++) w.endpoints.put(endpoint('co_noisy', n));
+    w.endpoints.put(endpoint('co_quiet', 1));
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...w,
+      planning: {
+        forward: async () => {
+          throw new Error('network down');
+        },
+      },
+    });
+    const answer = await fanOut(stream([event('co_noisy', 1), event('co_quiet', 1), event('co_noisy', 2)]));
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }, { itemIdentifier: '3' }] });
+    expect(w.queue.sent.map((m) => m.job.companyId)).toEqual(['co_quiet']);
+  });
+});
+
 describe('the planning worker', () => {
   it('plans each slice on its own: one company’s failing slice does not fail another company’s in the same batch', async () => {
     const w = world();
