@@ -39,7 +39,12 @@ export async function runChild(
   writeFileSync(eventsFile, JSON.stringify(events));
   const started = performance.now();
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, bundleFile, eventsFile], {
+    // Through a shell that forks it, not spawned directly: Linux keeps a process's peak RSS across exec
+    // (getrusage(2): ru_maxrss), and a child spawned straight from this process starts from this process's
+    // own, so every child read this bench's RSS whenever it was the larger (117.6 MB for every bundle in one
+    // run, against 68–70 MB for get-case before). The shell's child starts from the shell's (`; exit $?`: a lone
+    // command the shell would exec in its own place instead).
+    const child = spawn('/bin/sh', ['-c', '"$@"; exit $?', 'sh', process.execPath, CHILD, bundleFile, eventsFile], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
