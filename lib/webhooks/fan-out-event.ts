@@ -258,8 +258,8 @@ export interface FannedOutBatch {
 
 /**
  * A stream batch's events: cut into one slice per company and mode (`slicesOf`), each slice's
- * endpoints read once; the small slices (INLINE_DELIVERIES_PER_SLICE, smallest first while the
- * batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, each on its own, the others
+ * endpoints read once; the small slices (INLINE_DELIVERIES_PER_SLICE; live before test, then
+ * smallest first, while the batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, each on its own, the others
  * forwarded to the planning queue, all at once. A slice fails on its own (its endpoints unreadable,
  * its planning or its fill failed, SQS did not take it): another company's, or the same company's
  * other mode, is never failed with it. Retrying any of it is harmless.
@@ -283,7 +283,10 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
   let budget = INLINE_DELIVERIES_PER_BATCH;
   const inline: typeof sized = [];
   const forward: typeof sized = [];
-  for (const s of [...sized].sort((x, y) => x.deliveries - y.deliveries)) {
+  // Live slices before test ones (test mode never delays live: a test slice never takes the budget a live one
+  // needed), then the smallest first (a trickle before a larger slice).
+  const order = (x: (typeof sized)[number]) => (x.slice.mode === 'live' ? 0 : 1);
+  for (const s of [...sized].sort((x, y) => order(x) - order(y) || x.deliveries - y.deliveries)) {
     if (s.deliveries <= INLINE_DELIVERIES_PER_SLICE && s.deliveries <= budget) {
       budget -= s.deliveries;
       inline.push(s);

@@ -123,6 +123,25 @@ describe('the fan-out plans a company’s trickle at once and forwards a burst t
     expect(new Set(w.queue.sent.map((m) => m.job.companyId))).toEqual(new Set(['co_small', ...companies.slice(0, inline)]));
   });
 
+  it('gives the batch’s budget to live slices before test ones, so a test key’s trickles never send a live one to the queue', async () => {
+    const w = world();
+    const live = ['co_l1', 'co_l2', 'co_l3', 'co_l4'];
+    for (const c of live) for (let n = 1; n <= INLINE_DELIVERIES_PER_SLICE; n++) w.endpoints.put(endpoint(c, n));
+    const testEndpoint = (c: string): WebhookEndpoint => ({ ...endpoint(c, 1), mode: 'test' });
+    const tests = Array.from({ length: 10 }, (_, i) => `co_t${i}`);
+    for (const c of tests) w.endpoints.put(testEndpoint(c));
+    const sent: PlanningSlice[] = [];
+    const fanOut = buildFanOutWebhookEventsCore({
+      ...w,
+      planning: { forward: async (slices) => (sent.push(...slices), slices.map(() => true)) },
+    });
+    // Ten one-delivery test slices first in the stream, then four live slices of INLINE_DELIVERIES_PER_SLICE each.
+    await fanOut(stream([...tests.map((c) => event(c, 1, 'test')), ...live.map((c) => event(c, 1))]));
+    const inlineLive = Math.floor(INLINE_DELIVERIES_PER_BATCH / INLINE_DELIVERIES_PER_SLICE);
+    expect(sent.filter((s) => s.mode === 'live')).toHaveLength(live.length - inlineLive);
+    expect(new Set(w.queue.sent.filter((m) => m.job.mode === 'live').map((m) => m.job.companyId)).size).toBe(inlineLive);
+  });
+
   it('fails only the records of a slice SQS did not take, or whose endpoints could not be read', async () => {
     const w = world();
     for (const c of ['co_a', 'co_b']) for (let n = 1; n <= 16; n++) w.endpoints.put(endpoint(c, n));
