@@ -292,27 +292,14 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
       inline.push(s);
     } else forward.push(s);
   }
-  // Each small slice planned and filled on its own: one slice's failed write or fill fails that slice only.
+  // Each small slice planned and filled on its own, as the planning worker plans a forwarded one (`planSlice`,
+  // given the endpoints already read): one slice's failed write or fill fails that slice's records only.
   const planOne = async (s: (typeof sized)[number]): Promise<{ failed: number[]; queued: number }> => {
-    const endpoints = { list: async () => s.endpoints };
-    const planned = await planFanOuts(
-      { ...deps, endpoints },
-      s.indexes.map((i) => events[i]!),
-    );
-    const lost = s.indexes.filter((_, k) => !planned[k]!.ok);
-    for (const p of planned) if (!p.ok) errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(p.error)}`);
-    const plans = planned.flatMap((p, k) => (p.ok ? [{ i: s.indexes[k]!, plan: p.plan }] : []));
     try {
-      return {
-        failed: lost,
-        queued: await fillPlans(
-          deps,
-          plans.map((p) => p.plan),
-        ),
-      };
+      return { failed: [], queued: (await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice)).queued };
     } catch (error) {
-      errors.push(`queueing ${tenantOf(s.slice)} failed: ${messageOf(error)}`);
-      return { failed: [...lost, ...plans.filter((p) => p.plan.jobs.length > 0).map((p) => p.i)], queued: 0 };
+      errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(error)}`);
+      return { failed: s.indexes, queued: 0 };
     }
   };
   const forwardRest = async (): Promise<number[]> => {
