@@ -241,6 +241,24 @@ describe('the planning worker', () => {
     expect(w.queue.sent).toHaveLength(1);
   });
 
+  it('plans a slice SQS delivers twice once: one delivery record per event and endpoint, no job queued beyond the endpoint’s cap', async () => {
+    const w = world();
+    for (let n = 1; n <= 4; n++) w.endpoints.put(endpoint('co_a', n));
+    const plan = buildPlanWebhookDeliveriesCore(w);
+    const events = Array.from({ length: 10 }, (_, i) => event('co_a', i));
+    const body = { v: 1, mode: 'live', companyId: 'co_a', events };
+    expect(await plan({ Records: [message('m', body)] })).toEqual({ batchItemFailures: [] });
+    expect(await plan({ Records: [message('m-again', body)] })).toEqual({ batchItemFailures: [] });
+    for (let n = 1; n <= 4; n++) {
+      const page = await w.deliveries.listPage('live', endpoint('co_a', n).endpointId, { limit: 100 });
+      expect(page.deliveries.map((d) => d.eventId).sort()).toEqual(events.map((e) => e.eventId).sort());
+    }
+    // Each endpoint's cap (8) in the lanes, whichever copy queued it: the copy's fill found the slots taken.
+    const perEndpoint = new Map<string, Set<string>>();
+    for (const m of w.queue.sent) perEndpoint.set(m.job.endpointId, (perEndpoint.get(m.job.endpointId) ?? new Set()).add(m.job.eventId));
+    for (const ids of perEndpoint.values()) expect(ids.size).toBeLessThanOrEqual(8);
+  });
+
   it('keeps an unreadable message for the dead-letter queue rather than dropping it', async () => {
     const w = world();
     const plan = buildPlanWebhookDeliveriesCore(w);
