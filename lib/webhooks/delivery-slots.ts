@@ -9,13 +9,13 @@ import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from './webhook-del
  * Every other delivery to it waits on its waiting list in the table, outside the lanes.
  *
  * - The fan-out puts every new job on its endpoint's waiting list, then `fill`s the endpoint.
- * - `fill` claims the free slots for the oldest waiting jobs (one atomic write: the slots and the
- *   jobs marked promoted), queues them on the fast lane, then removes them from the list.
+ * - `fill` claims the free slots for the oldest waiting jobs (one atomic write; a claimed job is
+ *   promoted: its delivery holds a slot), queues them on the fast lane, then removes them from the list.
  * - A job keeps its slot through its retries (a retry is a new message with a delay); when it ends
  *   (delivered, given up, settled, the endpoint gone or disabled) the delivery function `finish`es
- *   it: the slot given back, then `fill` again. Every marker written is followed by a fill of its
- *   writer, and every release by a fill: a waiting job is never left behind a free slot by a race
- *   between the two.
+ *   it: its slot handed to the next waiting job in one write (`fill` with `releasing`), or given
+ *   back when none is waiting. Every job listed is followed by a fill of its writer, and every
+ *   release is a fill: a waiting job is never left behind a free slot by a race between the two.
  * - A crash between the claim and the queueing leaves the job marked promoted on the list; one
  *   between the end of a job and its release leaves a slot held by a settled delivery: the sweeper
  *   (`sweepEndpoint`, functions/sweep-webhook-deliveries.ts, scheduled by AWS) mends both.
@@ -37,16 +37,17 @@ export interface SlotDeps {
 /**
  * Claims the endpoint's free slots for its oldest waiting jobs and queues them (first attempts: the
  * fast lane). Answers how many. `fresh`: jobs the caller has just put on the list (the fan-out),
- * which the store may claim without reading the list first.
+ * which the store may claim without reading the list first. `releasing`: jobs that ended, whose
+ * slots are given back in the claim's write (handed to the next waiting jobs).
  */
 export async function fill(
   deps: SlotDeps,
   mode: Mode,
   endpointId: string,
   fresh?: readonly DeliveryJob[],
-  freed?: number,
+  releasing?: readonly DeliveryKey[],
 ): Promise<number> {
-  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh, freed);
+  const jobs = await deps.slots.claimWaiting(mode, endpointId, MAX_JOBS_PER_ENDPOINT, fresh, releasing);
   if (jobs.length === 0) return 0;
   try {
     await deps.queue.enqueue('fast', jobs);
@@ -59,47 +60,44 @@ export async function fill(
   return jobs.length;
 }
 
-/** A job ended (delivered, given up, settled, the endpoint gone): its slot given back, and the next waiting job queued. */
+/** A job ended (delivered, given up, settled, the endpoint gone): its slot handed to the next waiting job, which is queued. */
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
-  await deps.slots.release(deliveryKeyOf(job));
-  await fill(deps, job.mode, job.endpointId, undefined, 1);
+  await fill(deps, job.mode, job.endpointId, undefined, [deliveryKeyOf(job)]);
 }
 
 /**
- * `finish` for the jobs of one batch: each slot given back at once, and one fill per endpoint at a
- * time, run again once if more jobs ended meanwhile. Several jobs of one endpoint ending together
- * would otherwise race for the same waiting jobs (each a Query and a transaction, the losers
- * retried), which is most of a burst's cost per delivery.
+ * `finish` for the jobs of one batch: one fill per endpoint at a time, handing on the slots of every
+ * job of the endpoint that ended, run again once if more jobs ended meanwhile. Several jobs of one
+ * endpoint ending together would otherwise race for the same waiting jobs (each a Query and a
+ * write, the losers retried), which is most of a burst's cost per delivery. A job waits for the
+ * fill that hands its slot on: its message is deleted only once the slot is given back.
  */
 export function batchFinisher(deps: SlotDeps): (job: DeliveryJob) => Promise<void> {
-  // `freed`: slots given back since the running fill started, which the next round fills.
-  const fills = new Map<string, { freed: number; done: Promise<void> }>();
-  const fillSoon = (mode: Mode, endpointId: string): Promise<void> => {
-    const key = `${mode}\u0000${endpointId}`;
-    const running = fills.get(key);
+  // `ended`: jobs that ended since the running fill started, whose slots the next round hands on.
+  const fills = new Map<string, { ended: DeliveryKey[]; done: Promise<void> }>();
+  const fillSoon = (key: DeliveryKey): Promise<void> => {
+    const endpoint = `${key.mode}\u0000${key.endpointId}`;
+    const running = fills.get(endpoint);
     if (running) {
-      running.freed++;
+      running.ended.push(key);
       return running.done;
     }
-    const entry = { freed: 1, done: Promise.resolve() };
+    const entry = { ended: [key], done: Promise.resolve() };
     entry.done = (async () => {
       try {
         do {
-          const freed = entry.freed;
-          entry.freed = 0;
-          await fill(deps, mode, endpointId, undefined, freed);
-        } while (entry.freed > 0);
+          const ended = entry.ended;
+          entry.ended = [];
+          await fill(deps, key.mode, key.endpointId, undefined, ended);
+        } while (entry.ended.length > 0);
       } finally {
-        fills.delete(key);
+        fills.delete(endpoint);
       }
     })();
-    fills.set(key, entry);
+    fills.set(endpoint, entry);
     return entry.done;
   };
-  return async (job) => {
-    await deps.slots.release(deliveryKeyOf(job));
-    await fillSoon(job.mode, job.endpointId);
-  };
+  return (job) => fillSoon(deliveryKeyOf(job));
 }
 
 export interface SweepResult {

@@ -145,16 +145,23 @@ export interface DeliverySlots {
   forget(jobs: readonly DeliveryJob[]): Promise<void>;
   /**
    * Claims the endpoint's free slots (up to `cap` held) for its oldest waiting jobs, in one atomic
-   * write that also marks those jobs promoted, and answers them: the caller queues them, then calls
-   * `promoted`. A job marked promoted but never removed (a crash before queueing) is answered again
-   * by `stalePromotions`. `fresh` are jobs the caller has just listed: the store may claim them
-   * without reading the list first when the slots are free (then they may pass an older waiting job
-   * that a concurrent release has not filled yet; deliveries keep no order). `freed`: how many slots
-   * the caller has just given back, which the store may fill from waiting jobs it read before
-   * without reading the list again (its claim's conditions still decide).
+   * write, and answers them: the caller queues them, then calls `promoted`. A claimed job stays on
+   * the list, promoted (its delivery holds a slot), until then; one never removed (a crash before
+   * queueing) is answered again by `stalePromotions`. `fresh` are jobs the caller has just listed:
+   * the store may claim them without reading the list first when the slots are free (then they may
+   * pass an older waiting job that a concurrent release has not filled yet; deliveries keep no
+   * order). `releasing`: deliveries that ended, whose slots are given back in the same write (the
+   * store may hand them to waiting jobs it read before without reading the list again; its write's
+   * conditions still decide); they are given back whether or not anything is claimed.
    */
-  claimWaiting(mode: Mode, endpointId: string, cap: number, fresh?: readonly DeliveryJob[], freed?: number): Promise<DeliveryJob[]>;
-  /** Undoes a claim whose jobs could not be queued: their slots given back, the jobs waiting again (not promoted). */
+  claimWaiting(
+    mode: Mode,
+    endpointId: string,
+    cap: number,
+    fresh?: readonly DeliveryJob[],
+    releasing?: readonly DeliveryKey[],
+  ): Promise<DeliveryJob[]>;
+  /** Undoes a claim whose jobs could not be queued: their slots given back, so the jobs are waiting again. */
   abandon(jobs: readonly DeliveryJob[]): Promise<void>;
   /** Removes promoted jobs from the waiting list once they are queued. */
   promoted(jobs: readonly DeliveryJob[]): Promise<void>;
@@ -162,7 +169,7 @@ export interface DeliverySlots {
   release(key: DeliveryKey): Promise<void>;
   /** The deliveries holding the endpoint's slots. */
   holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]>;
-  /** Jobs marked promoted at least `olderThanMs` ago and still on the waiting list (their queueing may have been lost). */
+  /** Jobs promoted at least `olderThanMs` ago and still on the waiting list (their queueing may have been lost). */
   stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]>;
 }
 

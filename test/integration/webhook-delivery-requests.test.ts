@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
@@ -13,6 +13,7 @@ import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
 import { config } from '../../lib/runtime/config.js';
 import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import { STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
 import { ddb } from '../support/fixtures.js';
 import { ctx, sqsEvent, webhookDeliveryRig } from '../support/webhook-delivery-rig.js';
@@ -59,8 +60,8 @@ describe('the webhook fan-out and delivery functions', () => {
     });
     expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
     expect(r.messages.enqueued).toHaveLength(1);
-    // The endpoints, the job listed, its record started, its slot claimed: no Query of the waiting list.
-    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'TransactWriteCommand']);
+    // The endpoints, the job listed, its record started, its slot claimed (one UpdateItem): no Query of the waiting list.
+    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'UpdateCommand']);
   });
 
   it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
@@ -86,8 +87,8 @@ describe('the webhook fan-out and delivery functions', () => {
       now,
     });
     expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
-    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed.
-    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'TransactWriteCommand']);
+    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed (one UpdateItem).
+    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'UpdateCommand']);
     expect(r.messages.enqueued).toHaveLength(8);
     const waiting = await ddb().send(
       new QueryCommand({
@@ -100,7 +101,7 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(waiting.Items ?? []).toHaveLength(4);
   });
 
-  it('a burst’s ended jobs are followed by the oldest waiting ones, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
+  it('a burst’s ended jobs are followed by the oldest waiting ones, each slot handed on in one write, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
@@ -119,12 +120,12 @@ describe('the webhook fan-out and delivery functions', () => {
       }),
     );
     const oldest = (waitingBefore.Items ?? []).slice(0, 8).map((i) => (i.job as DeliveryJob).deliveryId);
-    // The delivery function's reads of the waiting list (the slots' Queries), each job in a batch of its own.
-    const queries: string[] = [];
+    // The delivery function's requests for the slots and waiting lists, each job in a batch of its own.
+    const requests: string[] = [];
     const client = ddb();
     const counting = {
       send: (command: { constructor: { name: string } }, options?: unknown) => {
-        if (command.constructor.name === 'QueryCommand') queries.push(command.constructor.name);
+        requests.push(command.constructor.name);
         return client.send(command as never, options as never);
       },
     } as unknown as typeof client;
@@ -144,9 +145,66 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(target.received).toHaveLength(8);
     // Each ended job's slot went to the oldest waiting job, in order; one read served all eight (it was one per job).
     expect(r.messages.enqueued.slice(8).map((e) => e.job.deliveryId)).toEqual(oldest);
-    expect(queries).toHaveLength(1);
+    // Per ended job, its slot handed to the next waiting job (one UpdateItem) and that job taken off the list once
+    // queued (one DeleteItem); it was a release, a two-item transaction and the delete.
+    const count = (name: string) => requests.filter((r) => r === name).length;
+    expect(count('QueryCommand')).toBe(1);
+    expect({ updates: count('UpdateCommand'), deletes: count('DeleteCommand'), other: requests.length - 1 - 16 }).toEqual({
+      updates: 8,
+      deletes: 8,
+      other: 0,
+    });
     const holders = (await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId);
     expect(holders.sort()).toEqual([...oldest].sort());
+  });
+
+  it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { record } = await storedEvent(endpoint.companyId);
+    await r.fanOut(record, ctx());
+    const queued = r.messages.enqueued[0]!.job;
+    // A fill that claimed a slot and stopped before queueing: its job still on the list, its delivery holding a slot.
+    const { event } = await storedEvent(endpoint.companyId);
+    const lost = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    await r.slots.wait([lost]);
+    expect(await r.slots.claimWaiting('live', endpoint.endpointId, 8)).toEqual([lost]);
+    expect(await r.slots.stalePromotions('live', endpoint.endpointId, STALE_PROMOTION_MS)).toEqual([]);
+    clock = new Date(clock.getTime() + STALE_PROMOTION_MS);
+    expect(await r.slots.stalePromotions('live', endpoint.endpointId, STALE_PROMOTION_MS)).toEqual([lost]);
+    // Neither is claimed again by a fill: both hold their slots.
+    expect(await r.slots.claimWaiting('live', endpoint.endpointId, 8)).toEqual([]);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId).sort()).toEqual(
+      [queued.deliveryId, lost.deliveryId].sort(),
+    );
+  });
+
+  it('a slot held in the earlier form (a string set) is still given back and shown to the sweeper', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { event } = await storedEvent(endpoint.companyId);
+    const job = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    const cfg = config();
+    await ddb().send(
+      new PutCommand({
+        TableName: cfg.tableName,
+        Item: { ...keys.webhookDeliverySlots('live', endpoint.endpointId), holders: new Set([`${job.createdAt}#${job.deliveryId}`]) },
+      }),
+    );
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([job.deliveryId]);
+    await r.slots.release(deliveryKeyOf(job));
+    expect(await r.slots.holders('live', endpoint.endpointId)).toEqual([]);
+    // Given back twice: nothing changes, nothing is created.
+    await r.slots.release(deliveryKeyOf(job));
+    expect(await r.slots.holders('live', endpoint.endpointId)).toEqual([]);
   });
 
   it('the sweeper queues a delivery started but never queued, and gives back a slot its delivered job never released', async () => {

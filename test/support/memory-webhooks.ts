@@ -104,9 +104,9 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
 
 /** Each endpoint's slots and waiting list, as the DynamoDB adapter keeps them (lib/adapters/dynamodb/webhook-delivery-slots.ts). */
 export class MemoryDeliverySlots implements DeliverySlots {
-  /** Per `<mode>\0<endpointId>`: the holders (`<createdAt>#<deliveryId>`) and the waiting jobs by the same key. */
-  readonly held = new Map<string, Set<string>>();
-  readonly waiting = new Map<string, Map<string, { job: DeliveryJob; promotedAt?: string }>>();
+  /** Per `<mode>\0<endpointId>`: the holders (`<createdAt>#<deliveryId>`, each with when it was claimed) and the waiting jobs by the same key. */
+  readonly held = new Map<string, Map<string, string>>();
+  readonly waiting = new Map<string, Map<string, DeliveryJob>>();
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
@@ -121,13 +121,13 @@ export class MemoryDeliverySlots implements DeliverySlots {
   }
   private holdersOf(mode: Mode, endpointId: string) {
     const key = MemoryDeliverySlots.endpoint(mode, endpointId);
-    let set = this.held.get(key);
-    if (!set) this.held.set(key, (set = new Set()));
-    return set;
+    let held = this.held.get(key);
+    if (!held) this.held.set(key, (held = new Map()));
+    return held;
   }
 
   async wait(jobs: readonly DeliveryJob[]): Promise<void> {
-    for (const job of jobs) this.list(job.mode, job.endpointId).set(`${job.createdAt}#${job.deliveryId}`, { job: copy(job) });
+    for (const job of jobs) this.list(job.mode, job.endpointId).set(`${job.createdAt}#${job.deliveryId}`, copy(job));
   }
   async forget(jobs: readonly DeliveryJob[]): Promise<void> {
     for (const job of jobs) this.list(job.mode, job.endpointId).delete(`${job.createdAt}#${job.deliveryId}`);
@@ -135,41 +135,43 @@ export class MemoryDeliverySlots implements DeliverySlots {
   async promoted(jobs: readonly DeliveryJob[]): Promise<void> {
     await this.forget(jobs);
   }
-  async claimWaiting(mode: Mode, endpointId: string, cap: number): Promise<DeliveryJob[]> {
+  async claimWaiting(
+    mode: Mode,
+    endpointId: string,
+    cap: number,
+    _fresh?: readonly DeliveryJob[],
+    releasing: readonly DeliveryKey[] = [],
+  ): Promise<DeliveryJob[]> {
     await Promise.resolve();
     const holders = this.holdersOf(mode, endpointId);
+    for (const key of releasing)
+      if (key.mode === mode && key.endpointId === endpointId) holders.delete(`${key.createdAt}#${key.deliveryId}`);
     const free = cap - holders.size;
     const candidates = [...this.list(mode, endpointId).entries()]
-      .filter(([, w]) => w.promotedAt === undefined)
+      .filter(([key]) => !holders.has(key))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .slice(0, Math.max(0, free));
-    for (const [key, w] of candidates) {
-      holders.add(key);
-      w.promotedAt = this.now().toISOString();
-    }
-    return candidates.map(([, w]) => copy(w.job));
+    for (const [key] of candidates) holders.set(key, this.now().toISOString());
+    return candidates.map(([, job]) => copy(job));
   }
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
-    for (const job of jobs) {
-      await this.release(job);
-      const waiting = this.list(job.mode, job.endpointId).get(`${job.createdAt}#${job.deliveryId}`);
-      if (waiting) delete waiting.promotedAt;
-    }
+    for (const job of jobs) await this.release(job);
   }
   async release(key: DeliveryKey): Promise<void> {
     this.holdersOf(key.mode, key.endpointId).delete(`${key.createdAt}#${key.deliveryId}`);
   }
   async holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]> {
-    return [...this.holdersOf(mode, endpointId)].map((h) => {
+    return [...this.holdersOf(mode, endpointId).keys()].map((h) => {
       const at = h.lastIndexOf('#');
       return { mode, endpointId, createdAt: h.slice(0, at), deliveryId: h.slice(at + 1) };
     });
   }
   async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
     const before = this.now().getTime() - olderThanMs;
-    return [...this.list(mode, endpointId).values()]
-      .filter((w) => w.promotedAt !== undefined && Date.parse(w.promotedAt) <= before)
-      .map((w) => copy(w.job));
+    const list = this.list(mode, endpointId);
+    return [...this.holdersOf(mode, endpointId).entries()]
+      .filter(([key, at]) => list.has(key) && Date.parse(at) <= before)
+      .map(([key]) => copy(list.get(key)!));
   }
 }
 

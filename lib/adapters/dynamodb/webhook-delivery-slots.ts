@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   GetCommand,
@@ -28,6 +28,9 @@ const READ_AHEAD_CAPS = 4;
  * bytes a job): some 10 MB per mode at most.
  */
 export const KNOWN_ENDPOINTS_PER_MODE = 1_000;
+/** The `SLOTS` item's attribute of a delivery holding a slot, and the count of them. */
+const HELD_PREFIX = 'held#';
+const HELD_COUNT = 'heldCount';
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
 
@@ -35,12 +38,24 @@ const CLAIM_ROUNDS = 4;
  * Each endpoint's slots in the delivery lanes and its waiting list, in the table (table-keys.ts:
  * `WHW#<m><endpointId>`; lib/webhooks/delivery-slots.ts says what they are for).
  *
- * - The slots are a string set, `holders`, on the `SLOTS` item, of the deliveries holding them
- *   (`<createdAt>#<deliveryId>`): a claim is one `ADD` conditional on the set's size, a release one
- *   `DELETE`. A set, not a counter: giving a slot back twice, or claiming it twice for one delivery,
- *   changes nothing, and the sweeper can tell which deliveries hold them.
- * - A claim and the promotion of the waiting jobs it is for are one TransactWriteItems: a job is
- *   never promoted without its slot, nor a slot taken for a job another fill promoted.
+ * - The slots are attributes of the `SLOTS` item, one per delivery holding one
+ *   (`held#<createdAt>#<deliveryId>`, its value when it was claimed), and their number, `heldCount`.
+ *   A claim sets a holder's attribute conditional on its absence and on the count leaving room; a
+ *   release removes it conditional on its presence; both change the count in the same write. So
+ *   giving a slot back twice, or claiming it twice for one delivery, changes nothing, and the sweeper
+ *   can tell which deliveries hold them. Top-level attributes, not a map: a nested path is invalid
+ *   for update until its map exists, and which of that and a condition AWS checks first is not
+ *   documented.
+ * - A job whose delivery holds a slot is promoted: its waiting entry stays on the list until it is
+ *   queued (`promoted` deletes it), and a fill skips it. So a claim is one UpdateItem of the `SLOTS`
+ *   item, and a job that ended gives its slot to the next waiting job in that same write
+ *   (`releasing`): one write per ended job where a release, a two-item transaction (the slot and a
+ *   promotion marker on the waiting entry) and the entry's delete were three. A fill working from an
+ *   out-of-date view of the list may claim a job another process queued and ended meanwhile; its
+ *   record, settled, ends that copy at once and gives the slot back (nothing is sent twice).
+ * - Items written by the earlier form (a string set `holders`; `promotedAt` on waiting entries)
+ *   are still given back (`release`) and shown to the sweeper (`holders`); new claims count only the
+ *   new form, so such an endpoint may briefly have up to twice its cap in the lanes.
  * - Items expire through `ttl` DELIVERY_RETENTION_SECONDS after they were last written: a job
  *   waiting that long has an expired delivery record anyway.
  */
@@ -96,36 +111,50 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     await this.forget(jobs);
   }
 
-  async claimWaiting(mode: Mode, endpointId: string, cap: number, fresh: readonly DeliveryJob[] = [], freed = 0): Promise<DeliveryJob[]> {
+  async claimWaiting(
+    mode: Mode,
+    endpointId: string,
+    cap: number,
+    fresh: readonly DeliveryJob[] = [],
+    releasing: readonly DeliveryKey[] = [],
+  ): Promise<DeliveryJob[]> {
+    let giving = distinctKeys(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
     // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
     // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
     const mine = [...fresh]
       .filter((job) => job.mode === mode && job.endpointId === endpointId)
       .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
       .slice(0, cap);
-    if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine))) return mine;
-    // Slots the caller has just given back, claimed for the waiting jobs an earlier read of this endpoint saw
-    // beyond what it claimed, without reading again: the claim's conditions (no more than `cap` held, each job
-    // still listed and not promoted) keep it exact; when they fail, another fill got there first and the list is
+    if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine, giving))) return mine;
+    // The slots of jobs that ended, handed to the waiting jobs an earlier read of this endpoint saw beyond what it
+    // claimed, without reading again: the write's conditions (the ended jobs still hold their slots, the claimed ones
+    // do not, no more than `cap` held) keep it exact; when they fail, another fill got there first and the list is
     // read. Taken off the known list before the write, so a concurrent fill of the same endpoint takes the next ones.
     const known = this.recall(mode, endpointId);
-    if (freed > 0 && known.length >= freed) {
-      const candidates = known.splice(0, Math.min(freed, cap));
-      if (await this.tryClaim(mode, endpointId, cap, candidates)) return candidates;
+    if (giving.length > 0 && known.length >= giving.length) {
+      const candidates = known.splice(0, Math.min(giving.length, cap));
+      if (await this.tryClaim(mode, endpointId, cap, candidates, giving)) return candidates;
     }
     this.knownWaiting[mode].delete(endpointId);
     for (let round = 1; round <= CLAIM_ROUNDS; round++) {
-      const { holders, waiting } = await this.read(mode, endpointId, cap);
-      const free = cap - holders.length;
-      const unpromoted = waiting.filter((w) => w.promotedAt === undefined).map((w) => w.job);
+      const { held, legacy, waiting } = await this.read(mode, endpointId, cap);
+      // Slots of the earlier form are given back on their own; the others in the claim's write. One held by nobody
+      // any more (a copy of the job ended first) is given back already.
+      const legacyGiving = giving.filter((key) => legacy.has(holderOf(key)));
+      if (legacyGiving.length > 0) await Promise.all(legacyGiving.map((key) => this.release(key)));
+      giving = giving.filter((key) => held.has(holderOf(key)));
+      const free = cap - held.size + giving.length;
+      const unpromoted = waiting.filter((w) => !w.promoted && !held.has(holderOf(w.job))).map((w) => w.job);
       const candidates = unpromoted.slice(0, Math.max(0, free));
-      if (candidates.length === 0) return [];
-      // Another fill took the slots or the jobs first: read again and claim what is left.
-      if (await this.tryClaim(mode, endpointId, cap, candidates)) {
-        this.remember(mode, endpointId, unpromoted.slice(candidates.length));
+      if (candidates.length === 0 && giving.length === 0) return [];
+      // Another fill took the slots or the jobs first (or gave back the same slot): read again and claim what is left.
+      if (await this.tryClaim(mode, endpointId, cap, candidates, giving)) {
+        if (candidates.length > 0) this.remember(mode, endpointId, unpromoted.slice(candidates.length));
         return candidates;
       }
     }
+    // Every round lost a race: the ended jobs' slots are still given back (the next fill claims for them).
+    await Promise.all(giving.map((key) => this.release(key)));
     return [];
   }
 
@@ -149,90 +178,129 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     return jobs;
   }
 
-  /** One transaction: the jobs' slots (while no more than `cap` are held) and the jobs marked promoted; false when a condition failed. */
-  private async tryClaim(mode: Mode, endpointId: string, cap: number, jobs: readonly DeliveryJob[]): Promise<boolean> {
+  /**
+   * One UpdateItem of the `SLOTS` item: the jobs' slots claimed (none held by them yet, and no more than `cap` held
+   * after) and the slots of `releasing` given back (each still held by it); false when a condition failed.
+   */
+  private async tryClaim(
+    mode: Mode,
+    endpointId: string,
+    cap: number,
+    jobs: readonly DeliveryJob[],
+    releasing: readonly DeliveryKey[],
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#type': 'type', '#ttl': 'ttl' };
+    const values: Record<string, unknown> = { ':type': ITEM_TYPES.webhookDeliverySlots, ':ttl': this.ttl() };
+    const sets: string[] = [];
+    const conditions: string[] = [];
     const promotedAt = this.now().toISOString();
-    const command = new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: keys.webhookDeliverySlots(mode, endpointId),
-            UpdateExpression: 'ADD holders :ids SET #type = :type, #ttl = :ttl',
-            ConditionExpression: 'attribute_not_exists(holders) OR size(holders) <= :most',
-            ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
-            ExpressionAttributeValues: {
-              ':ids': new Set(jobs.map((job) => holderOf(job))),
-              ':most': cap - jobs.length,
-              ':type': ITEM_TYPES.webhookDeliverySlots,
-              ':ttl': this.ttl(),
-            },
-          },
-        },
-        ...jobs.map((job) => ({
-          Update: {
-            TableName: this.tableName,
-            Key: keys.webhookDeliveryWaiting(job),
-            UpdateExpression: 'SET promotedAt = :at',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(promotedAt)',
-            ExpressionAttributeValues: { ':at': promotedAt },
-          },
-        })),
-      ],
+    jobs.forEach((job, i) => {
+      names[`#c${i}`] = heldAttribute(job);
+      sets.push(`#c${i} = :at`);
+      conditions.push(`attribute_not_exists(#c${i})`);
+    });
+    if (jobs.length > 0) values[':at'] = promotedAt;
+    const removes = releasing.map((key, i) => {
+      names[`#r${i}`] = heldAttribute(key);
+      conditions.push(`attribute_exists(#r${i})`);
+      return `#r${i}`;
+    });
+    const delta = jobs.length - releasing.length;
+    // A hand-over (as many claimed as given back) leaves the count as it is.
+    if (delta !== 0) {
+      names['#count'] = HELD_COUNT;
+      sets.push('#count = if_not_exists(#count, :zero) + :delta');
+      values[':zero'] = 0;
+      values[':delta'] = delta;
+    }
+    if (delta > 0) {
+      conditions.push('(attribute_not_exists(#count) OR #count <= :most)');
+      values[':most'] = cap - delta;
+    }
+    sets.push('#type = :type', '#ttl = :ttl');
+    const command = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keys.webhookDeliverySlots(mode, endpointId),
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
     });
     try {
       await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       return true;
     } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      if (!(error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')) throw error;
-      return false;
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
     }
   }
 
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
+    // Their waiting entries were never touched: giving the slots back makes them waiting again.
     await Promise.all(jobs.map((job) => this.release(job)));
-    await Promise.all(
-      jobs.map(async (job) => {
-        const command = new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.webhookDeliveryWaiting(job),
-          UpdateExpression: 'REMOVE promotedAt',
-          ConditionExpression: 'attribute_exists(pk)',
-        });
-        try {
-          await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-        } catch (error) {
-          if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        }
-      }),
-    );
   }
 
   async release(key: DeliveryKey): Promise<void> {
     const command = new UpdateCommand({
       TableName: this.tableName,
       Key: keys.webhookDeliverySlots(key.mode, key.endpointId),
-      UpdateExpression: 'DELETE holders :id',
-      // Never creates the item: a delivery that held no slot (a redelivery) gives nothing back.
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':id': new Set([holderOf(key)]) },
+      UpdateExpression: 'SET #count = #count - :one REMOVE #holder',
+      // Never creates the item, nor counts a slot the delivery did not hold (a redelivery, a second release).
+      ConditionExpression: 'attribute_exists(#holder)',
+      ExpressionAttributeNames: { '#count': HELD_COUNT, '#holder': heldAttribute(key) },
+      ExpressionAttributeValues: { ':one': 1 },
     });
     try {
       await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+    // Not held in this form: perhaps in the earlier one (a string set `holders`).
+    const legacy = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keys.webhookDeliverySlots(key.mode, key.endpointId),
+      UpdateExpression: 'DELETE holders :id',
+      ConditionExpression: 'contains(holders, :holder)',
+      ExpressionAttributeValues: { ':id': new Set([holderOf(key)]), ':holder': holderOf(key) },
+    });
+    try {
+      await withRetries((options) => this.client.send(legacy, options), undefined, this.policy);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 
   async holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]> {
-    const command = new GetCommand({ TableName: this.tableName, Key: keys.webhookDeliverySlots(mode, endpointId), ConsistentRead: true });
-    const item = (await withRetries((options) => this.client.send(command, options), undefined, this.policy)).Item;
-    return holdersOf(item?.holders).map((holder) => keyOfHolder(mode, endpointId, holder));
+    const item = await this.slotsItem(mode, endpointId);
+    return [...new Set([...heldOf(item).keys(), ...legacyHoldersOf(item)])].map((holder) => keyOfHolder(mode, endpointId, holder));
   }
 
+  /**
+   * The holders claimed at least `olderThanMs` ago whose waiting entries are still there (a job is taken off the
+   * list once queued), and entries the earlier form marked promoted that long ago: at most a cap of reads.
+   */
   async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
     const before = new Date(this.now().getTime() - olderThanMs).toISOString();
+    const item = await this.slotsItem(mode, endpointId);
+    const old = [...heldOf(item).entries()].filter(([, at]) => at <= before).map(([holder]) => holder);
+    const entries = await Promise.all(
+      old.map(async (holder) => {
+        const command = new GetCommand({
+          TableName: this.tableName,
+          Key: keys.webhookDeliveryWaiting(keyOfHolder(mode, endpointId, holder)),
+          ConsistentRead: true,
+        });
+        const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+        return out.Item ? jobOf(out.Item) : undefined;
+      }),
+    );
+    const legacy = await this.legacyStalePromotions(mode, endpointId, before);
+    return [...entries.filter((job): job is DeliveryJob => job !== undefined), ...legacy];
+  }
+
+  /** Waiting entries the earlier form marked promoted (`promotedAt`) before `before`. */
+  private async legacyStalePromotions(mode: Mode, endpointId: string, before: string): Promise<DeliveryJob[]> {
     const stale: DeliveryJob[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -258,6 +326,11 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     return stale;
   }
 
+  private async slotsItem(mode: Mode, endpointId: string): Promise<Record<string, unknown> | undefined> {
+    const command = new GetCommand({ TableName: this.tableName, Key: keys.webhookDeliverySlots(mode, endpointId), ConsistentRead: true });
+    return (await withRetries((options) => this.client.send(command, options), undefined, this.policy)).Item;
+  }
+
   /** The holders and the oldest waiting jobs (enough to fill `cap` slots past the promoted ones), in one Query. */
   private async read(mode: Mode, endpointId: string, cap: number) {
     const command = new QueryCommand({
@@ -270,16 +343,20 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       Limit: 1 + READ_AHEAD_CAPS * cap,
     });
     const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-    let holders: string[] = [];
-    const waiting: { job: DeliveryJob; promotedAt?: string }[] = [];
+    let held = new Map<string, string>();
+    let legacy = new Set<string>();
+    const waiting: { job: DeliveryJob; promoted: boolean }[] = [];
     for (const item of out.Items ?? []) {
-      if (item.type === ITEM_TYPES.webhookDeliverySlots) holders = holdersOf(item.holders);
-      else {
+      if (item.type === ITEM_TYPES.webhookDeliverySlots) {
+        held = heldOf(item);
+        legacy = new Set(legacyHoldersOf(item));
+      } else {
         const job = jobOf(item);
-        if (job) waiting.push({ job, ...(typeof item.promotedAt === 'string' ? { promotedAt: item.promotedAt } : {}) });
+        // `promotedAt`: promoted by the earlier form (and not yet queued, or its queueing lost: the sweeper's).
+        if (job) waiting.push({ job, promoted: typeof item.promotedAt === 'string' || legacy.has(holderOf(job)) });
       }
     }
-    return { holders, waiting };
+    return { held, legacy, waiting };
   }
 
   /**
@@ -312,8 +389,28 @@ function keyOfHolder(mode: Mode, endpointId: string, holder: string): DeliveryKe
   return { mode, endpointId, createdAt: holder.slice(0, at), deliveryId: holder.slice(at + 1) };
 }
 
-function holdersOf(value: unknown): string[] {
+/** The `SLOTS` item's attribute for a delivery holding a slot. */
+function heldAttribute(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
+  return `${HELD_PREFIX}${holderOf(key)}`;
+}
+
+/** The deliveries holding slots (the new form), each with when it was claimed. */
+function heldOf(item: Record<string, unknown> | undefined): Map<string, string> {
+  const held = new Map<string, string>();
+  for (const [name, value] of Object.entries(item ?? {}))
+    if (name.startsWith(HELD_PREFIX)) held.set(name.slice(HELD_PREFIX.length), typeof value === 'string' ? value : '');
+  return held;
+}
+
+/** The earlier form's holders: a string set. */
+function legacyHoldersOf(item: Record<string, unknown> | undefined): string[] {
+  const value = item?.holders;
   return value instanceof Set ? [...(value as Set<string>)] : [];
+}
+
+/** Each key once. */
+function distinctKeys(list: readonly DeliveryKey[]): DeliveryKey[] {
+  return [...new Map(list.map((key) => [holderOf(key), key])).values()];
 }
 
 function jobOf(item: Record<string, unknown>): DeliveryJob | undefined {

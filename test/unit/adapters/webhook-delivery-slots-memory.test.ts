@@ -3,11 +3,11 @@ import { ITEM_TYPES, keys } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoWebhookDeliverySlots, KNOWN_ENDPOINTS_PER_MODE } from '../../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import type { Mode } from '../../../lib/mode.js';
 import { deliveryJobFor } from '../../../lib/webhooks/fan-out-event.js';
-import type { DeliveryJob } from '../../../lib/webhooks/webhook-delivery.js';
+import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from '../../../lib/webhooks/webhook-delivery.js';
 
 /**
  * What the slots adapter remembers of each endpoint's waiting list between fills (knownWaiting): a
- * fill after a release claims the jobs an earlier read saw without reading the list again. The table
+ * fill that hands on an ended job's slot claims the jobs an earlier read saw without reading the list again. The table
  * is a stand-in here (every endpoint has `WAITING` jobs waiting and free slots; every claim succeeds):
  * what is counted is the adapter's own reads, one Query per list read.
  */
@@ -29,6 +29,11 @@ function jobsOf(mode: Mode, endpointId: string): DeliveryJob[] {
   );
 }
 
+/** The first job claimed, ended: its slot handed on. */
+function endedOne(mode: Mode, endpointId: string): DeliveryKey[] {
+  return [deliveryKeyOf(jobsOf(mode, endpointId)[0]!)];
+}
+
 function standIn() {
   const reads: string[] = [];
   const client = {
@@ -40,7 +45,7 @@ function standIn() {
         const endpointId = pk.slice(keys.webhookDeliverySlotPartition(mode, '').length);
         return {
           Items: [
-            { type: ITEM_TYPES.webhookDeliverySlots, holders: new Set<string>() },
+            { type: ITEM_TYPES.webhookDeliverySlots },
             ...jobsOf(mode, endpointId).map((job) => ({ type: ITEM_TYPES.webhookDeliveryWaiting, job })),
           ],
         };
@@ -57,11 +62,11 @@ async function firstFill(slots: DynamoWebhookDeliverySlots, mode: Mode, endpoint
 }
 
 describe('what the slots adapter remembers of waiting lists between fills', () => {
-  it('a fill after a release takes the next waiting job an earlier read saw, without reading the list again', async () => {
+  it('a fill that hands on the slot of an ended job takes the next waiting job an earlier read saw, without reading the list again', async () => {
     const { slots, reads } = standIn();
     await firstFill(slots, 'live', 'we_victim');
     expect(reads).toHaveLength(1);
-    const [next] = await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    const [next] = await slots.claimWaiting('live', 'we_victim', CAP, [], endedOne('live', 'we_victim'));
     expect(next).toEqual(jobsOf('live', 'we_victim')[CAP]);
     expect(reads).toHaveLength(1);
   });
@@ -71,7 +76,7 @@ describe('what the slots adapter remembers of waiting lists between fills', () =
     await firstFill(slots, 'live', 'we_victim');
     for (let i = 0; i <= KNOWN_ENDPOINTS_PER_MODE; i++) await firstFill(slots, 'test', `we_hostile${i}`);
     const before = reads.length;
-    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    await slots.claimWaiting('live', 'we_victim', CAP, [], endedOne('live', 'we_victim'));
     expect(reads.length).toBe(before);
   });
 
@@ -80,15 +85,15 @@ describe('what the slots adapter remembers of waiting lists between fills', () =
     await firstFill(slots, 'live', 'we_victim');
     for (let i = 0; i < KNOWN_ENDPOINTS_PER_MODE - 1; i++) await firstFill(slots, 'live', `we_other${i}`);
     // The victim used again: now the most recently used.
-    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    await slots.claimWaiting('live', 'we_victim', CAP, [], endedOne('live', 'we_victim'));
     // One more endpoint than the memory holds: the least recently used (we_other0) is forgotten, not the victim.
     await firstFill(slots, 'live', 'we_newcomer');
     const before = reads.length;
-    await slots.claimWaiting('live', 'we_victim', CAP, [], 1);
+    await slots.claimWaiting('live', 'we_victim', CAP, [], endedOne('live', 'we_victim'));
     expect(reads.length).toBe(before);
-    await slots.claimWaiting('live', 'we_other1', CAP, [], 1);
+    await slots.claimWaiting('live', 'we_other1', CAP, [], endedOne('live', 'we_other1'));
     expect(reads.length).toBe(before);
-    await slots.claimWaiting('live', 'we_other0', CAP, [], 1);
+    await slots.claimWaiting('live', 'we_other0', CAP, [], endedOne('live', 'we_other0'));
     expect(reads.length).toBe(before + 1);
   });
 });
