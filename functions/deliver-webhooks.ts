@@ -7,8 +7,8 @@ import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/we
 import { MAX_SEND_DELAY_SECONDS } from '../lib/webhooks/retry-schedule.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
 import { batchFinisher } from '../lib/webhooks/delivery-slots.js';
-import type { DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
-import { deliveryJobSchema, type DeliveryJob } from '../lib/webhooks/webhook-delivery.js';
+import type { DeliveryBatchReader, DeliveryBatchReading, DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
+import { deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
 
 /**
@@ -54,6 +54,11 @@ export interface DeliverWebhooksDeps {
   slots: DeliverySlots;
   /** Which lane a record came from, by its queue's ARN. */
   laneOf: (eventSourceArn: string) => DeliveryLane;
+  /**
+   * The batch's endpoints, records and events read together before its attempts (one BatchGetItem for a
+   * batch of ten jobs, where each was a GetItem); without it, or when it fails, each job reads its own.
+   */
+  reads?: DeliveryBatchReader;
 }
 
 /** The most SQS delays a message it is sent (DelaySeconds); a longer wait hops. */
@@ -69,16 +74,19 @@ function countAttempt(result: DeliveryResult): void {
 
 export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
   /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
-  async function handle(record: SQSRecord, delivery: DeliverDeps, finish: (job: DeliveryJob) => Promise<void>): Promise<boolean> {
-    const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
-    if (!parsed.success) {
+  async function handle(
+    record: SQSRecord,
+    job: DeliveryJob | undefined,
+    delivery: DeliverDeps,
+    finish: (job: DeliveryJob) => Promise<void>,
+  ): Promise<boolean> {
+    if (job === undefined) {
       // Not silently dropped: it stays, and the queue's redrive policy moves it to the DLQ, which an alarm watches.
       logger.error('webhook delivery message unreadable: left for the dead-letter queue', { messageId: record.messageId });
       return true;
     }
-    const job = parsed.data;
     const lane = deps.laneOf(record.eventSourceARN);
-    const early = job.dueAt === undefined ? 0 : Date.parse(job.dueAt) - delivery.now().getTime();
+    const early = earlyBy(job, delivery.now());
     if (early > DUE_TOLERANCE_MS) {
       // A hop of a long retry: sent again until due, nothing read (it keeps its endpoint's slot).
       await deps.messages.enqueue(lane, [job], Math.min(MAX_SEND_DELAY_SECONDS, Math.ceil(early / 1000)));
@@ -103,12 +111,30 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     return false;
   }
 
+  /** The batch's reads together, for the jobs due now (a hop reads nothing); undefined when there is no reader or it failed. */
+  async function readTogether(jobs: readonly DeliveryJob[]): Promise<DeliveryBatchReading | undefined> {
+    if (!deps.reads || jobs.length === 0) return undefined;
+    try {
+      return await deps.reads.read(jobs);
+    } catch (error) {
+      // Each job then reads its own (and fails on its own if storage is down).
+      logger.warn('webhook delivery batch read failed: each job reads its own', { error: String((error as Error)?.message ?? error) });
+      return undefined;
+    }
+  }
+
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const jobs = event.Records.map((record) => {
+      const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
+      return parsed.success ? parsed.data : undefined;
+    });
+    const now = deps.delivery.now();
+    const due = jobs.filter((job): job is DeliveryJob => job !== undefined && earlyBy(job, now) <= DUE_TOLERANCE_MS);
     // One set of shared reads and health writes for the whole batch (not one per record).
-    const batchDeps = batchDeliveryDeps(deps.delivery);
-    // The batch's ended jobs free their slots at once, and each endpoint is filled by one fill at a time.
+    const batchDeps = batchDeliveryDeps(deps.delivery, due, await readTogether(due));
+    // The batch's ended jobs hand their slots on, and each endpoint is filled by one fill at a time.
     const finish = batchFinisher({ slots: deps.slots, queue: deps.messages });
-    const settled = await Promise.allSettled(event.Records.map((record) => handle(record, batchDeps, finish)));
+    const settled = await Promise.allSettled(event.Records.map((record, i) => handle(record, jobs[i], batchDeps, finish)));
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;
@@ -144,9 +170,21 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
  * reading of the endpoint, which the use case reads again after its attempt: a success after
  * another job's failure in the same batch sees the failing run and ends it.
  */
-function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
+function batchDeliveryDeps(deps: DeliverDeps, jobs: readonly DeliveryJob[] = [], reading?: DeliveryBatchReading): DeliverDeps {
   const endpoints = new Map<string, ReturnType<DeliverDeps['endpoints']['getWithSecrets']>>();
   const events = new Map<string, ReturnType<DeliverDeps['events']['get']>>();
+  // Each job's record as the batch read found it, for that job's one read (a second read goes to the store).
+  const records = new Map<string, ReturnType<DeliverDeps['deliveries']['get']>>();
+  const recordKey = (key: DeliveryKey) => `${key.mode}\u0000${key.endpointId}\u0000${key.createdAt}\u0000${key.deliveryId}`;
+  if (reading)
+    for (const job of jobs) {
+      const endpointKey = `${job.mode}\u0000${job.companyId}\u0000${job.endpointId}`;
+      if (!endpoints.has(endpointKey))
+        endpoints.set(endpointKey, Promise.resolve(reading.endpoint(job.mode, job.companyId, job.endpointId)));
+      const eventKey = `${job.mode}\u0000${job.eventId}`;
+      if (!events.has(eventKey)) events.set(eventKey, Promise.resolve(reading.event(job.mode, job.eventId)));
+      records.set(recordKey(job), Promise.resolve(reading.delivery(job)));
+    }
   const health = new Map<string, { failing: boolean; outcome: ReturnType<DeliverDeps['endpoints']['recordHealth']> }>();
   const once = <T>(cache: Map<string, T>, key: string, read: () => T): T => {
     let value = cache.get(key);
@@ -182,6 +220,16 @@ function batchDeliveryDeps(deps: DeliverDeps): DeliverDeps {
       },
     },
     events: { get: (mode, eventId, deadline) => once(events, `${mode}\u0000${eventId}`, () => deps.events.get(mode, eventId, deadline)) },
+    deliveries: {
+      get: (key, deadline) => {
+        const read = records.get(recordKey(key));
+        if (read === undefined) return deps.deliveries.get(key, deadline);
+        records.delete(recordKey(key));
+        return read;
+      },
+      start: (record, deadline) => deps.deliveries.start(record, deadline),
+      recordAttempt: (...args) => deps.deliveries.recordAttempt(...args),
+    },
   };
 }
 
@@ -199,6 +247,11 @@ function withHealth<T extends { endpoint: WebhookEndpoint }>(found: T, health: E
       ...(disable ? { status: 'disabled' as const, disabledReason: disable.disabledReason } : {}),
     },
   };
+}
+
+/** How long before its due time a job arrived (0 when it has none): past DUE_TOLERANCE_MS it hops. */
+function earlyBy(job: DeliveryJob, now: Date): number {
+  return job.dueAt === undefined ? 0 : Date.parse(job.dueAt) - now.getTime();
 }
 
 function parseJson(body: string): unknown {

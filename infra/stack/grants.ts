@@ -376,10 +376,14 @@ export const GRANTS: Readonly<Record<TableAccess | InvoiceBucketAccess, readonly
   ],
   // The delivery function: the event (the stored bytes it sends) and the endpoint with its sealed
   // secrets; the endpoint's health attributes only (never its URL, events or secrets); its delivery
-  // records, of their attributes only; the slots. No Query or DeleteItem outside `WHW#`, nothing of
+  // records, of their attributes only; the slots. Its batch reads these three kinds together (BatchGetItem, each
+  // key one of them). No Query or DeleteItem outside `WHW#`, nothing of
   // cases, keys or claims.
   'webhook-deliver': [
     allow('ReadEventsAndEndpoints', 'GetItem', [P.event, P.webhookEndpoints]),
+    // A batch's endpoints, records and events in one request (webhook-delivery-reads.ts): every key it names
+    // must be one of these kinds.
+    allow('BatchReadDeliveryInputs', 'BatchGetItem', [P.event, P.webhookEndpoints, P.webhookDeliveries]),
     allow('RecordEndpointHealth', 'UpdateItem', [P.webhookEndpoints], { writes: WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES }),
     readDeliveries('ReadWebhookDeliveries'),
     writeDeliveries('WriteWebhookDeliveries', 'PutItem UpdateItem'),

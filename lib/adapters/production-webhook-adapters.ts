@@ -9,6 +9,7 @@ import { DynamoWebhookDeliveryStore } from './dynamodb/webhook-delivery-store.js
 import { SqsWebhookDeliveryQueue } from './sqs/webhook-delivery-queue.js';
 import { SqsWebhookPlanningQueue } from './sqs/webhook-planning-queue.js';
 import { DynamoWebhookDeliverySlots } from './dynamodb/webhook-delivery-slots.js';
+import { DynamoWebhookDeliveryReads } from './dynamodb/webhook-delivery-reads.js';
 import { DynamoCompanyStore } from './dynamodb/company-store.js';
 import { sqsClient } from './sqs/verification-retry-queue.js';
 import type { DeliveryQueue, HostResolver } from '../webhooks/ports.js';
@@ -138,17 +139,20 @@ export function webhookDeliveryAdapters(cfg: AppConfig = config()) {
   const client = documentClient(cfg);
   const now = () => new Date();
   const messages = webhookQueue(cfg, 'the webhook delivery function');
+  const endpoints = new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg));
+  const deliveries = new DynamoWebhookDeliveryStore(client, cfg.tableName, now);
   return {
     delivery: {
-      endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName, secretBoxOnce(cfg)),
+      endpoints,
       events: tableAdapters(cfg).events,
-      deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+      deliveries,
       sender: new WebhookSender({ allowLocalDevelopment: cfg.webhookAllowLocalUrls, resolver: webhookResolver(cfg) }),
       now,
     },
     messages,
     slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
     laneOf: (eventSourceArn: string) => messages.laneOf(eventSourceArn),
+    reads: new DynamoWebhookDeliveryReads(client, cfg.tableName, { endpoints, deliveries }),
   };
 }
 

@@ -34,7 +34,7 @@ import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJo
 export interface DeliverDeps {
   endpoints: Pick<WebhookEndpointStore, 'getWithSecrets' | 'recordHealth'>;
   events: EventReader;
-  deliveries: WebhookDeliveryStore;
+  deliveries: Pick<WebhookDeliveryStore, 'get' | 'start' | 'recordAttempt'>;
   sender: WebhookAttemptSender;
   now: () => Date;
   /** In [0, 1): the retry delay's jitter (Math.random unless a test fixes it). */

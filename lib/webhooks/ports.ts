@@ -1,3 +1,4 @@
+import type { StoredEvent } from '../cases/ports.js';
 import type { Deadline } from '../deadline.js';
 import type { Mode } from '../mode.js';
 import type { EndpointSecret } from './signature.js';
@@ -171,6 +172,25 @@ export interface DeliverySlots {
   holders(mode: Mode, endpointId: string): Promise<DeliveryKey[]>;
   /** Jobs promoted at least `olderThanMs` ago and still on the waiting list (their queueing may have been lost). */
   stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]>;
+}
+
+/** An endpoint as the delivery function reads it: with its signing secrets in the clear. */
+export type EndpointWithSecrets = NonNullable<Awaited<ReturnType<WebhookEndpointStore['getWithSecrets']>>>;
+
+/**
+ * What one batch of delivery jobs reads before its attempts (functions/deliver-webhooks.ts): each job's
+ * endpoint with its secrets, its delivery record and its event, read together (a few requests for the
+ * batch where it was a read each). Each answer is as the store's own read gives it: `undefined` when
+ * the item does not exist. Throws when any of it could not be read.
+ */
+export interface DeliveryBatchReader {
+  read(jobs: readonly DeliveryJob[], deadline?: Deadline): Promise<DeliveryBatchReading>;
+}
+
+export interface DeliveryBatchReading {
+  endpoint(mode: Mode, companyId: string, endpointId: string): EndpointWithSecrets | undefined;
+  delivery(key: DeliveryKey): WebhookDelivery | undefined;
+  event(mode: Mode, eventId: string): StoredEvent | undefined;
 }
 
 /**

@@ -7,8 +7,10 @@ import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-d
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliveryReads } from '../../lib/adapters/dynamodb/webhook-delivery-reads.js';
 import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
+import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
 import { config } from '../../lib/runtime/config.js';
 import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
@@ -156,6 +158,47 @@ describe('the webhook fan-out and delivery functions', () => {
     });
     const holders = (await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId);
     expect(holders.sort()).toEqual([...oldest].sort());
+  });
+
+  it('a batch of eight deliveries reads its endpoint, records and events in one request, not one read each', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 8; i++) events.push(await storedEvent(endpoint.companyId));
+    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    const jobs = r.messages.enqueued.map((e) => e.job);
+    expect(jobs).toHaveLength(8);
+    const reads: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        if (['GetCommand', 'BatchGetCommand'].includes(command.constructor.name)) reads.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const endpoints = new DynamoWebhookEndpointStore(counting, cfg.tableName, secretBoxOnce(cfg));
+    const deliveries = new DynamoWebhookDeliveryStore(counting, cfg.tableName, now);
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints,
+        events: new DynamoEventStore(counting, cfg.tableName),
+        deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+      },
+      messages: r.messages,
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      laneOf: () => 'fast',
+      reads: new DynamoWebhookDeliveryReads(counting, cfg.tableName, { endpoints, deliveries }),
+    });
+    expect(await deliver({ Records: jobs.flatMap((job) => sqsEvent(job).Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toHaveLength(8);
+    // One BatchGetItem: it was a GetItem per record and per event, and one for the endpoint (17). The endpoint read
+    // again after each attempt is the batch's reading.
+    expect(reads).toEqual(['BatchGetCommand']);
+    expect((await r.deliveries.get(deliveryKeyOf(jobs[0]!)))?.status).toBe('delivered');
   });
 
   it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {

@@ -8,6 +8,7 @@ import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliveryReads } from '../../lib/adapters/dynamodb/webhook-delivery-reads.js';
 import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { DynamoCompanyStore } from '../../lib/adapters/dynamodb/company-store.js';
 import { sweepEndpoint } from '../../lib/webhooks/delivery-slots.js';
@@ -122,11 +123,12 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     };
     const fanOut = fanOutAndPlan(planning);
     const plan = buildPlanWebhookDeliveriesCore(planning);
+    const deliveries = new DynamoWebhookDeliveryStore(client, cfg.tableName, now);
     const deliver = buildDeliverWebhooksHandler({
       delivery: {
         endpoints: sealing,
         events: new DynamoEventStore(client, cfg.tableName),
-        deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+        deliveries,
         sender: new WebhookSender({ allowLocalDevelopment: true, now }),
         now,
         random: () => 0.5,
@@ -134,6 +136,8 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
       messages,
       slots,
       laneOf: (arn) => (arn === FAST_ARN ? 'fast' : 'slow'),
+      // The batch read as the function has it: its BatchGetItem is judged on every key at once.
+      reads: new DynamoWebhookDeliveryReads(client, cfg.tableName, { endpoints: sealing, deliveries }),
     });
 
     const companyId = `co_${randomBase62(12)}`;

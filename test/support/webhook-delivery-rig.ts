@@ -6,6 +6,7 @@ import { fanOutAndPlan } from './fan-out-on-stream.js';
 import { eventItem } from '../../lib/adapters/dynamodb/event-items.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliveryReads } from '../../lib/adapters/dynamodb/webhook-delivery-reads.js';
 import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
@@ -87,6 +88,7 @@ export function webhookDeliveryRig(now: () => Date) {
       messages,
       slots,
       laneOf: (arn) => (arn === FAST_ARN ? 'fast' : 'slow'),
+      reads: new DynamoWebhookDeliveryReads(ddb(), cfg.tableName, { endpoints, deliveries }),
     });
     return { endpoints, deliveries, messages, slots, fanOut, deliver };
   }

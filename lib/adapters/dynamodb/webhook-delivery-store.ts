@@ -195,7 +195,11 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
 
   private async read(key: { pk: string; sk: string }, deadline: Deadline): Promise<WebhookDelivery | undefined> {
     const command = new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true });
-    const item = (await withRetries((options) => this.client.send(command, options), deadline, this.policy)).Item;
+    return this.recordOf((await withRetries((options) => this.client.send(command, options), deadline, this.policy)).Item);
+  }
+
+  /** A delivery record's item as read (here, or by the delivery function's batch read: webhook-delivery-reads.ts); an expired one is gone. */
+  recordOf(item: Record<string, unknown> | undefined): WebhookDelivery | undefined {
     return item && !this.expired(item) ? deliveryOf(item) : undefined;
   }
 

@@ -189,9 +189,14 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
   }
 
   async getWithSecrets(mode: Mode, companyId: string, endpointId: string, deadline: Deadline = standaloneDeadline()) {
-    const key = keys.webhookEndpoint(mode, companyId, endpointId);
-    const item = await this.read(key, deadline);
-    if (!item) return undefined;
+    const item = await this.read(keys.webhookEndpoint(mode, companyId, endpointId), deadline);
+    return item && this.withSecretsOf(item, deadline);
+  }
+
+  /** An endpoint item read whole (here, or by a batch read of the delivery function: webhook-delivery-reads.ts), its secrets opened. */
+  async withSecretsOf(item: Record<string, unknown>, deadline: Deadline = standaloneDeadline()) {
+    // Sealed for this item's own key: a sealed value copied to another item does not open there.
+    const key: ItemKey = { pk: item.pk as string, sk: item.sk as string };
     const box = await this.box(deadline);
     const secrets = JSON.parse(box.open(item[SECRETS_ATTRIBUTE] as SealedValue, context(key))) as EndpointSecret[];
     return { endpoint: endpointOf(item), secrets };
