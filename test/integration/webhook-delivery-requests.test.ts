@@ -160,7 +160,7 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(holders.sort()).toEqual([...oldest].sort());
   });
 
-  it('a batch of eight deliveries reads its endpoint, records and events in one request, not one read each', async () => {
+  it('a batch of eight deliveries reads its endpoint, records and events in one request, not one read each; when that read fails, each job reads its own', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
@@ -199,6 +199,34 @@ describe('the webhook fan-out and delivery functions', () => {
     // again after each attempt is the batch's reading.
     expect(reads).toEqual(['BatchGetCommand']);
     expect((await r.deliveries.get(deliveryKeyOf(jobs[0]!)))?.status).toBe('delivered');
+
+    // When the batch read fails, each job reads its own and is delivered all the same.
+    const more = [];
+    for (let i = 0; i < 2; i++) more.push(await storedEvent(endpoint.companyId));
+    const queuedBefore = r.messages.enqueued.length;
+    await r.fanOut({ Records: more.flatMap((e) => e.record.Records) }, ctx());
+    const fallback = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints,
+        events: new DynamoEventStore(counting, cfg.tableName),
+        deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+      },
+      messages: r.messages,
+      slots: r.slots,
+      laneOf: () => 'fast',
+      reads: {
+        read: async () => {
+          throw new Error('BatchGetItem unavailable');
+        },
+      },
+    });
+    reads.length = 0;
+    const later = r.messages.enqueued.slice(queuedBefore).map((e) => e.job);
+    expect(await fallback({ Records: later.flatMap((job) => sqsEvent(job).Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toHaveLength(10);
+    expect(reads.filter((name) => name === 'GetCommand').length).toBeGreaterThanOrEqual(2 * later.length);
   });
 
   it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {
