@@ -200,7 +200,8 @@ export const MAX_DELIVERIES_PER_STEP = 100;
 /**
  * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
  * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
- * record started; then each endpoint filled once. Throws when any of it failed, after filling what
+ * record started; each endpoint filled once after the first step (its first attempts start while the
+ * rest is planned) and once at the end for the later steps' jobs. Throws when any of it failed, after filling what
  * was planned: the message comes back and is planned again, which is harmless (records started are
  * found started, jobs listed stay listed, a fill claims only free slots).
  */
@@ -211,14 +212,22 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise
   const perStep = Math.max(1, Math.floor(MAX_DELIVERIES_PER_STEP / Math.max(1, endpoints.length)));
   const plans: FanOutPlan[] = [];
   let failed: unknown;
+  let queued = 0;
+  let filled = 0;
   for (let i = 0; i < events.length && failed === undefined; i += perStep) {
     for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
       if (outcome.ok) plans.push(outcome.plan);
       else failed ??= outcome.error;
     }
+    // The first step's jobs are queued at once: the endpoints' first attempts do not wait for the rest of the
+    // slice to be planned (a 300-delivery slice is three steps). The later steps' jobs wait for the fill below.
+    if (i === 0) {
+      queued += await fillPlans(deps, plans);
+      filled = plans.length;
+    }
   }
   // The events that were planned are filled even when one failed: their jobs are listed, and a fill now spares them the retry's wait.
-  const queued = await fillPlans(deps, plans);
+  if (plans.length > filled) queued += await fillPlans(deps, plans.slice(filled));
   if (failed !== undefined) throw failed instanceof Error ? failed : new Error(String(failed));
   return {
     jobs: plans.reduce((n, p) => n + p.jobs.length, 0),

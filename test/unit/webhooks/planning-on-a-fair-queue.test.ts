@@ -294,4 +294,29 @@ describe('the planning worker', () => {
     // The cap per endpoint (8) queued; the rest wait on their lists.
     expect(w.queue.sent).toHaveLength(16 * 8);
   });
+
+  it('queues a large slice’s first jobs once its first step is planned, before the rest of the slice', async () => {
+    const w = world();
+    for (let n = 1; n <= 3; n++) w.endpoints.put(endpoint('co_burst', n));
+    const order: string[] = [];
+    const startAll = w.deliveries.startAll.bind(w.deliveries);
+    w.deliveries.startAll = async (records) => {
+      order.push(`start ${records.length}`);
+      return startAll(records);
+    };
+    const enqueue = w.queue.enqueue.bind(w.queue);
+    w.queue.enqueue = async (lane, jobs, delay) => {
+      order.push(`queue ${jobs.length}`);
+      return enqueue(lane, jobs, delay);
+    };
+    const plan = buildPlanWebhookDeliveriesCore(w);
+    const events = Array.from({ length: 100 }, (_, i) => event('co_burst', i));
+    expect(await plan({ Records: [message('m', { v: 1, mode: 'live', companyId: 'co_burst', events })] })).toEqual({
+      batchItemFailures: [],
+    });
+    // 300 deliveries in steps of 99: each endpoint's 8 queued after the first step (it was after the fourth).
+    expect(order.slice(0, 4)).toEqual(['start 99', 'queue 8', 'queue 8', 'queue 8']);
+    expect(order.filter((o) => o.startsWith('start'))).toHaveLength(4);
+    expect(w.queue.sent).toHaveLength(3 * 8);
+  });
 });
