@@ -279,8 +279,10 @@ const recoveryChange = (on: RecoveryPartitions): Rule[] => [
  */
 const queryEndpointsWithoutSecrets = (sid: string) =>
   allow(sid, 'Query', [P.webhookEndpoints], { writes: ENDPOINT_VIEW_ATTRIBUTES, select: 'SPECIFIC_ATTRIBUTES' });
-/** The endpoints' slots and waiting lists (webhook-delivery-slots.ts): fan-out, delivery and sweeper; nothing outside `WHW#`. */
-const DELIVERY_SLOTS = allow('UseWebhookDeliverySlots', 'Query GetItem UpdateItem PutItem DeleteItem', [P.webhookDeliverySlots]);
+/** The endpoints' slots and waiting lists (webhook-delivery-slots.ts): fan-out, delivery and sweeper; nothing outside `WHW#` (a BatchWriteItem of waiting entries: every key `WHW#`). */
+const DELIVERY_SLOTS = allow('UseWebhookDeliverySlots', 'Query GetItem UpdateItem PutItem DeleteItem BatchWriteItem', [
+  P.webhookDeliverySlots,
+]);
 const readDeliveries = (sid: string) => allow(sid, 'GetItem', [P.webhookDeliveries]);
 const writeDeliveries = (sid: string, actions = 'PutItem') =>
   allow(sid, actions, [P.webhookDeliveries], { writes: WEBHOOK_DELIVERY_ATTRIBUTES });

@@ -89,8 +89,9 @@ describe('the webhook fan-out and delivery functions', () => {
       now,
     });
     expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
-    // The endpoints; the 12 jobs listed (one transaction; it was 12 PutItems); their records started; the cap's 8 claimed (one UpdateItem).
-    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand', 'UpdateCommand']);
+    // The endpoints; the 12 jobs listed (one BatchWriteItem; it was 12 PutItems, then a transaction); their records
+    // started; the cap's 8 claimed (one UpdateItem).
+    expect(sent).toEqual(['QueryCommand', 'BatchWriteCommand', 'TransactWriteCommand', 'UpdateCommand']);
     expect(r.messages.enqueued).toHaveLength(8);
     const waiting = await ddb().send(
       new QueryCommand({

@@ -1,23 +1,23 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
-  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { Mode } from '../../mode.js';
 import type { DeliverySlots } from '../../webhooks/ports.js';
 import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../../webhooks/webhook-delivery.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
-import { ITEM_TYPES, keys, WEBHOOK_WAITING_SK_PREFIX } from './table-keys.js';
+import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
+import { ITEM_TYPES, keys, WEBHOOK_WAITING_SK_PREFIX, type ItemKey } from './table-keys.js';
 
-/** Waiting jobs put per TransactWriteItems (its limit: 100 actions). */
-const PUTS_PER_TRANSACTION = 100;
-/** Waiting jobs deleted at once. */
-const WRITE_CONCURRENCY = 16;
+/** Waiting entries per BatchWriteItem (its limit). */
+const WRITES_PER_BATCH = 25;
+/** BatchWriteItem requests of waiting entries in flight at once. */
+const WRITE_CONCURRENCY = 8;
 /** Waiting jobs read per fill, in caps: the promoted ones not yet removed, this fill's, and the next fills'. */
 const READ_AHEAD_CAPS = 4;
 /**
@@ -79,32 +79,26 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
   }
 
   /**
-   * The jobs put in TransactWriteItems of up to 100 (a stream batch of 100 events to three endpoints
-   * is three requests, where one PutItem each made it 300, the slowest part of a burst's fan-out).
-   * A transaction, not BatchWriteItem: its puts are judged by IAM one by one, like a PutItem, and it
-   * leaves nothing unprocessed to send again. Each job once: a transaction naming an item twice is
-   * refused.
+   * The jobs put in BatchWriteItem requests of up to 25 (a stream batch of 100 events to three endpoints is
+   * twelve requests, where one PutItem each made it 300, the slowest part of a burst's fan-out). Not a
+   * transaction: a waiting entry needs no condition (a job listed twice is the same entry, and whether it is
+   * promoted is the `SLOTS` item's to say), a transactional write costs twice the write capacity, and on
+   * DynamoDB Local it held the one writer twice as long (a 1,600-delivery burst's 32 transactions of 100
+   * were what another company's writes waited behind). IAM judges a BatchWriteItem on every key it names at
+   * once: all are `WHW#` partitions, the only ones this adapter's grant allows. Each job once: a batch naming
+   * an item twice is refused.
    */
   async wait(jobs: readonly DeliveryJob[]): Promise<void> {
     const ttl = this.ttl();
-    const puts = distinct(jobs).map((job) => ({
-      Put: { TableName: this.tableName, Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl } },
-    }));
-    const groups: (typeof puts)[] = [];
-    for (let i = 0; i < puts.length; i += PUTS_PER_TRANSACTION) groups.push(puts.slice(i, i + PUTS_PER_TRANSACTION));
-    await Promise.all(
-      groups.map((group) => {
-        // One job alone (an event to one endpoint) is a PutItem: a transaction costs twice the write capacity.
-        const command = group.length === 1 ? new PutCommand(group[0]!.Put) : new TransactWriteCommand({ TransactItems: group });
-        return withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
-      }),
+    await this.writeAll(
+      distinct(jobs).map((job) => ({
+        PutRequest: { Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl } },
+      })),
     );
   }
 
   async forget(jobs: readonly DeliveryJob[]): Promise<void> {
-    await this.writeEach(
-      distinct(jobs).map((job) => new DeleteCommand({ TableName: this.tableName, Key: keys.webhookDeliveryWaiting(job) })),
-    );
+    await this.writeAll(distinct(jobs).map((job) => ({ DeleteRequest: { Key: keys.webhookDeliveryWaiting(job) } })));
   }
 
   async promoted(jobs: readonly DeliveryJob[]): Promise<void> {
@@ -360,20 +354,43 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
   }
 
   /**
-   * One PutItem or DeleteItem per waiting job, WRITE_CONCURRENCY at a time: not BatchWriteItem, whose
-   * IAM request names every partition of the batch at once (a single-item write is judged on its own).
+   * Waiting entries written or deleted: one alone as a PutItem or DeleteItem, more in BatchWriteItem requests of
+   * up to 25 (its limit), WRITE_CONCURRENCY at a time, each request's unprocessed items sent again.
    */
-  private async writeEach(requests: readonly (PutCommand | DeleteCommand)[]): Promise<void> {
+  private async writeAll(requests: readonly WaitingWrite[]): Promise<void> {
+    if (requests.length === 0) return;
+    if (requests.length === 1) {
+      const only = requests[0]!;
+      const command =
+        'PutRequest' in only
+          ? new PutCommand({ TableName: this.tableName, Item: only.PutRequest.Item })
+          : new DeleteCommand({ TableName: this.tableName, Key: only.DeleteRequest.Key });
+      await withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
+      return;
+    }
+    const chunks: WaitingWrite[][] = [];
+    for (let i = 0; i < requests.length; i += WRITES_PER_BATCH) chunks.push(requests.slice(i, i + WRITES_PER_BATCH));
     let next = 0;
     const worker = async () => {
-      while (next < requests.length) {
-        const command = requests[next++]!;
-        await withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        await withUnprocessedRetries<WaitingWrite>(
+          chunk,
+          async (asked, options) => {
+            const command = new BatchWriteCommand({ RequestItems: { [this.tableName]: [...asked] } });
+            const out = await this.client.send(command, options);
+            return (out.UnprocessedItems?.[this.tableName] ?? []) as WaitingWrite[];
+          },
+          undefined,
+          this.policy,
+        );
       }
     };
-    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, requests.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, chunks.length) }, worker));
   }
 }
+
+type WaitingWrite = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: ItemKey } };
 
 /** Each job once (a stream batch may name one twice). */
 function distinct(jobs: readonly DeliveryJob[]): DeliveryJob[] {

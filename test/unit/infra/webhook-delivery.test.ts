@@ -479,6 +479,21 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
     );
   });
 
+  it('the delivery function’s batch reads and waiting-list writes name only the kinds of item it may touch: one case or key among them refuses the whole request', () => {
+    const endpoint = keys.webhookEndpoint(m, COMPANY, 'we_1').pk;
+    const event = keys.event(m, 'evt_1').pk;
+    const record = keys.webhookDeliveryPartition(m, 'we_1');
+    const waiting = keys.webhookDeliverySlotPartition(m, 'we_1');
+    const read = (leadingKeys: string[]): ItemRequest => ({ action: 'dynamodb:BatchGetItem', leadingKeys, attributes: [] });
+    const write = (leadingKeys: string[]): ItemRequest => ({ action: 'dynamodb:BatchWriteItem', leadingKeys, attributes: [] });
+    expect(decide(deliverPolicy(), read([endpoint, event, record]))).toBe('allow');
+    expect(decide(deliverPolicy(), read([endpoint, event, record, keys.case(m, 'case_1').pk]))).toBe('implicit-deny');
+    expect(decide(deliverPolicy(), read([endpoint, keys.apiKey('k').pk]))).toBe('implicit-deny');
+    expect(decide(deliverPolicy(), write([waiting, keys.webhookDeliverySlotPartition(m, 'we_2')]))).toBe('allow');
+    expect(decide(deliverPolicy(), write([waiting, record]))).toBe('implicit-deny');
+    expect(decide(deliverPolicy(), write([waiting, keys.case(m, 'case_1').pk]))).not.toBe('allow');
+  });
+
   it('the delivery function may start a delivery record, read it and record attempts exactly as the delivery store does, and nothing of cases, keys or claims', async () => {
     const createdAt = '2026-03-01T09:00:00.000Z';
     const record: WebhookDelivery = {
@@ -579,6 +594,7 @@ describe('the webhook functions\u2019 other rights', () => {
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
       // The planning worker's table rights (GRANTS['webhook-fan-out']), for the slices it plans itself.
+      'dynamodb:BatchWriteItem',
       'dynamodb:DeleteItem',
       'dynamodb:DescribeStream',
       'dynamodb:GetItem',
@@ -610,6 +626,7 @@ describe('the webhook functions\u2019 other rights', () => {
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
       // The waiting jobs' removal (WHW# only: the slots and waiting lists).
+      'dynamodb:BatchWriteItem',
       'dynamodb:DeleteItem',
       // The delivery record's start (PutItem) and its read-back after a replayed slice (GetItem), on WHD# only.
       'dynamodb:GetItem',
@@ -635,6 +652,8 @@ describe('the webhook functions\u2019 other rights', () => {
     });
     const allowed = new Set(statements.filter((s) => s.Effect === 'Allow').flatMap(actionsOf));
     expect([...allowed].filter((a) => !PLATFORM_ACTIONS.includes(a) && !a.startsWith('sqs:')).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
