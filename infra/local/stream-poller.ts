@@ -112,18 +112,20 @@ async function getRecords(
       authorization: `AWS4-HMAC-SHA256 Credential=${LOCAL_CREDENTIALS.accessKeyId}/20000101/${region}/dynamodb/aws4_request, SignedHeaders=host;x-amz-target, Signature=local`,
     },
     body: JSON.stringify({ ShardIterator: iterator, Limit: limit }),
+    // A store that stops answering fails this poll (the loop polls again), never hangs the poller.
+    signal: AbortSignal.timeout(GET_RECORDS_TIMEOUT_MS),
   });
-  const body = (await response.json()) as {
-    Records?: WireRecord[];
-    NextShardIterator?: string;
-    __type?: string;
-    message?: string;
-    Message?: string;
-  };
+  const text = await response.text();
+  let body: { Records?: WireRecord[]; NextShardIterator?: string; __type?: string; message?: string; Message?: string };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new Error(`GetRecords: HTTP ${response.status}, not JSON: ${text.slice(0, 200)}`);
+  }
   if (response.ok) return body;
   const type = body.__type?.split('#').pop() ?? `HTTP ${response.status}`;
   if (type === 'ExpiredIteratorException') throw new ExpiredIterator(type);
-  throw new Error(`GetRecords: ${type}: ${body.message ?? body.Message ?? ''}`);
+  throw new Error(`GetRecords: HTTP ${response.status} ${type}: ${body.message ?? body.Message ?? ''}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -136,6 +138,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * twin slower than AWS at reaching the records a consumer wants.
  */
 export const GET_RECORDS_LIMIT = 1000;
+const GET_RECORDS_TIMEOUT_MS = 10_000;
 
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const batchSize = options.batchSize ?? 100;

@@ -202,14 +202,15 @@ const [inTransaction, P, W] = [{ transaction: 'only' } as const, PARTITIONS, WRI
  * only inside the all-or-nothing case transaction, and updated only inside a case change's transaction
  * and only in their lifecycle and recovery fields (WRITABLE_ATTRIBUTES.caseLifecycle and caseRecovery:
  * never the amount, the debtor or the attestation). Only the functions granted a case change may do even that.
+ * A BatchWriteItem (puts and deletes, never in a transaction) naming a key or a case is refused as they are.
  */
 const GUARDRAILS: readonly Rule[] = [
-  deny('NeverCreateOrDeleteApiKeys', 'PutItem DeleteItem', [P.apiKey]),
+  deny('NeverCreateOrDeleteApiKeys', 'PutItem DeleteItem BatchWriteItem', [P.apiKey]),
   deny('NeverChangeApiKeysBeyondLastUse', 'UpdateItem', [P.apiKey], { beyond: W.apiKeyUse }),
-  deny('NeverDeleteCasesOrAuditRecords', 'DeleteItem', [P.case]),
+  deny('NeverDeleteCasesOrAuditRecords', 'DeleteItem BatchWriteItem', [P.case]),
   deny('CasesChangeOnlyInTheirChangeTransaction', 'UpdateItem', [P.case], { transaction: 'outside' }),
   deny('CasesChangeOnlyTheirLifecycle', 'UpdateItem', [P.case], { beyond: [...new Set([...W.caseLifecycle, ...W.caseRecovery])] }),
-  deny('CasesAndAuditRecordsOnlyInTheCaseTransaction', 'PutItem', [P.case], { transaction: 'outside' }),
+  deny('CasesAndAuditRecordsOnlyInTheCaseTransaction', 'PutItem BatchWriteItem', [P.case], { transaction: 'outside' }),
 ];
 
 /**

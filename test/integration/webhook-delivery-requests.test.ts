@@ -5,7 +5,7 @@ import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js
 import { fanOutAndPlan } from '../support/fan-out-on-stream.js';
 import { buildSweepWebhookDeliveriesCore } from '../../functions/sweep-webhook-deliveries.js';
 import { DynamoEventStore } from '../../lib/adapters/dynamodb/event-store.js';
-import { keys } from '../../lib/adapters/dynamodb/table-keys.js';
+import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookDeliveryReads } from '../../lib/adapters/dynamodb/webhook-delivery-reads.js';
 import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
@@ -15,7 +15,7 @@ import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
 import { config } from '../../lib/runtime/config.js';
 import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
-import { STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
+import { fill, finish, STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
 import { ddb } from '../support/fixtures.js';
 import { ctx, sqsEvent, webhookDeliveryRig } from '../support/webhook-delivery-rig.js';
@@ -149,11 +149,12 @@ describe('the webhook fan-out and delivery functions', () => {
     // Each ended job's slot went to the oldest waiting job, in order; one read served all eight (it was one per job).
     expect(r.messages.enqueued.slice(8).map((e) => e.job.deliveryId)).toEqual(oldest);
     // Per ended job, its slot handed to the next waiting job (one UpdateItem) and that job taken off the list once
-    // queued (one DeleteItem); it was a release, a two-item transaction and the delete.
+    // queued (one DeleteItem); it was a release, a two-item transaction and the delete. The first ended job's
+    // process knew nothing of the list yet: its slot given back first, then the list read and the next job claimed.
     const count = (name: string) => requests.filter((r) => r === name).length;
     expect(count('QueryCommand')).toBe(1);
-    expect({ updates: count('UpdateCommand'), deletes: count('DeleteCommand'), other: requests.length - 1 - 16 }).toEqual({
-      updates: 8,
+    expect({ updates: count('UpdateCommand'), deletes: count('DeleteCommand'), other: requests.length - 1 - 17 }).toEqual({
+      updates: 1 + 8,
       deletes: 8,
       other: 0,
     });
@@ -230,6 +231,42 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(reads.filter((name) => name === 'GetCommand').length).toBeGreaterThanOrEqual(2 * later.length);
   });
 
+  it('a job listed while an ended job gives its slot back is queued by one of the two fills, never left behind the free slot', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    // Eight jobs hold the eight slots; nothing waits.
+    const events = [];
+    for (let i = 0; i < 8; i++) events.push(await storedEvent(endpoint.companyId));
+    await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx());
+    expect(r.messages.enqueued).toHaveLength(8);
+    const ended = r.messages.enqueued[0]!.job;
+    // The endpoint's next event, listed and filled by the fan-out just before the ending job's first write (while
+    // all eight slots are still held, so its own fill finds none free).
+    const { event } = await storedEvent(endpoint.companyId);
+    const late = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    let interleaved = false;
+    const client = ddb();
+    const interleaving = {
+      send: async (command: { constructor: { name: string } }, options?: unknown) => {
+        if (!interleaved && command.constructor.name === 'UpdateCommand') {
+          interleaved = true;
+          await r.slots.wait([late]);
+          expect(await fill({ slots: r.slots, queue: r.messages }, 'live', endpoint.endpointId, [late])).toBe(0);
+        }
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const finishing = new DynamoWebhookDeliverySlots(interleaving, config().tableName, now);
+    await finish({ slots: finishing, queue: r.messages }, ended);
+    expect(interleaved).toBe(true);
+    expect(r.messages.enqueued.map((e) => e.job.deliveryId)).toContain(late.deliveryId);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toContain(late.deliveryId);
+  });
+
   it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {
     const r = rig();
     const target = await receiver([200]);
@@ -268,7 +305,11 @@ describe('the webhook fan-out and delivery functions', () => {
     await ddb().send(
       new PutCommand({
         TableName: cfg.tableName,
-        Item: { ...keys.webhookDeliverySlots('live', endpoint.endpointId), holders: new Set([`${job.createdAt}#${job.deliveryId}`]) },
+        Item: {
+          ...keys.webhookDeliverySlots('live', endpoint.endpointId),
+          type: ITEM_TYPES.webhookDeliverySlots,
+          holders: new Set([`${job.createdAt}#${job.deliveryId}`]),
+        },
       }),
     );
     expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([job.deliveryId]);

@@ -174,6 +174,25 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     const job = messages.enqueued[0]!;
+    // A stream batch of two events: their waiting entries listed, and taken off the list once queued, in
+    // BatchWriteItems (each judged on all its keys at once).
+    const pair = [0, 1].map(() => eventItem(buildCaseEvent(view, at), companyId, mode));
+    for (const paired of pair) await client.send(new PutCommand({ TableName: cfg.tableName, Item: outsideTheEngines(paired) }));
+    const batchRequests = await requestsOf(() =>
+      fanOut(
+        {
+          Records: pair.map((paired, i) => ({
+            eventName: 'INSERT' as const,
+            dynamodb: { NewImage: paired as never, SequenceNumber: String(10 + i) },
+            eventSource: 'aws:dynamodb',
+          })),
+        },
+        lambdaContext() as never,
+      ),
+    );
+    expect(batchRequests.filter((r) => r.action === 'dynamodb:BatchWriteItem')).toHaveLength(2);
+    sent.WebhookFanOut.push(...batchRequests);
+    messages.enqueued.length = 1;
     // A first attempt that fails, a retry that succeeds; then, for a second event, five days of failures.
     statuses = [503, 200];
     sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(job, FAST_ARN), lambdaContext() as never))));

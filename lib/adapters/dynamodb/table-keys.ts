@@ -117,16 +117,16 @@ import type { Mode } from '../../mode.js';
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
  * |                                           | + lastFailureAt, conditional on the stored run     |
- * | Wait for an endpoint's slot (fan-out)     | TransactWriteItems of up to 100 Put WHW#<m><epId> /|
+ * | Wait for an endpoint's slot (fan-out)     | BatchWriteItem of up to 25 Put WHW#<m><epId> /     |
  * |                                           | W#<createdAt>#<id> (one alone: PutItem)            |
  * | Claim free slots for the oldest waiting   | Query WHW#<m><epId> ascending, consistent (SLOTS,  |
- * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); TransactWriteItems: Update  |
- * |                                           | SLOTS ADD holders (size(holders) <= cap - k) + one |
- * |                                           | Update per W# item SET promotedAt (not promoted)   |
- * |                                           | (after a release: jobs an earlier Query saw, no    |
- * |                                           | Query; its conditions fail → the Query)            |
- * | Queued: off the waiting list              | DeleteItem WHW#… / W#…, each                       |
- * | A job ended: its slot given back          | UpdateItem WHW#… / SLOTS DELETE holders            |
+ * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); UpdateItem SLOTS SET one    |
+ * |                                           | held#<createdAt>#<id> per job (not yet there) and  |
+ * |                                           | heldCount + k (heldCount <= cap - k)               |
+ * | A job ended: its slot handed on           | UpdateItem SLOTS REMOVE its held# (there) SET the  |
+ * |                                           | next job's, for jobs an earlier Query saw; else    |
+ * |                                           | REMOVE it, heldCount - 1, then the claim above     |
+ * | Queued: off the waiting list              | DeleteItem WHW#… / W#… (several: BatchWriteItem)   |
  * | List companies (operator)                 | Query gsi1 COMPANIES                               |
  * | List a company's keys (operator)          | Query gsi1 COMPANY#<id>#KEYS                       |
  * | A company's test data (operator clear)    | Query gsi1 TESTDATA#<id>, then per case one        |

@@ -12,7 +12,7 @@ import type { Mode } from '../../mode.js';
 import type { DeliverySlots } from '../../webhooks/ports.js';
 import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../../webhooks/webhook-delivery.js';
 import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
-import { ITEM_TYPES, keys, WEBHOOK_WAITING_SK_PREFIX, type ItemKey } from './table-keys.js';
+import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 
 /** Waiting entries per BatchWriteItem (its limit). */
 const WRITES_PER_BATCH = 25;
@@ -49,13 +49,18 @@ const CLAIM_ROUNDS = 4;
  * - A job whose delivery holds a slot is promoted: its waiting entry stays on the list until it is
  *   queued (`promoted` deletes it), and a fill skips it. So a claim is one UpdateItem of the `SLOTS`
  *   item, and a job that ended gives its slot to the next waiting job in that same write
- *   (`releasing`): one write per ended job where a release, a two-item transaction (the slot and a
- *   promotion marker on the waiting entry) and the entry's delete were three. A fill working from an
- *   out-of-date view of the list may claim a job another process queued and ended meanwhile; its
- *   record, settled, ends that copy at once and gives the slot back (nothing is sent twice).
- * - Items written by the earlier form (a string set `holders`; `promotedAt` on waiting entries)
- *   are still given back (`release`) and shown to the sweeper (`holders`); new claims count only the
- *   new form, so such an endpoint may briefly have up to twice its cap in the lanes.
+ *   (`releasing`) when this process already knows that job: one write per ended job where a release,
+ *   a two-item transaction (the slot and a promotion marker on the waiting entry) and the entry's
+ *   delete were three. Otherwise the slot is given back first and the list read after, never the
+ *   other way round (a job listed between a read and a later release would wait behind a free slot).
+ *   A fill working from an out-of-date view of the list may claim a job another process queued and
+ *   ended meanwhile; its record, settled, ends that copy at once and gives the slot back (nothing is
+ *   sent twice).
+ * - Items written by the earlier form (a string set `holders`) are still given back (`release`)
+ *   and shown to the sweeper (`holders`); new claims count only the new form, so such an endpoint may
+ *   briefly have up to twice its cap in the lanes. A waiting entry the earlier form marked
+ *   `promotedAt` is claimable again: a second copy of a job that was queued is harmless (its record
+ *   admits one attempt per attempt count).
  * - Items expire through `ttl` DELIVERY_RETENTION_SECONDS after they were last written: a job
  *   waiting that long has an expired delivery record anyway.
  */
@@ -112,44 +117,50 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     fresh: readonly DeliveryJob[] = [],
     releasing: readonly DeliveryKey[] = [],
   ): Promise<DeliveryJob[]> {
-    let giving = distinctKeys(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
+    const giving = distinctKeys(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
+    const given = new Set(giving.map((key) => holderOf(key)));
     // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
     // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
-    const mine = [...fresh]
-      .filter((job) => job.mode === mode && job.endpointId === endpointId)
+    const mine = distinct(fresh)
+      .filter((job) => job.mode === mode && job.endpointId === endpointId && !given.has(holderOf(job)))
       .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
       .slice(0, cap);
     if (mine.length > 0 && (await this.tryClaim(mode, endpointId, cap, mine, giving))) return mine;
-    // The slots of jobs that ended, handed to the waiting jobs an earlier read of this endpoint saw beyond what it
-    // claimed, without reading again: the write's conditions (the ended jobs still hold their slots, the claimed ones
-    // do not, no more than `cap` held) keep it exact; when they fail, another fill got there first and the list is
-    // read. Taken off the known list before the write, so a concurrent fill of the same endpoint takes the next ones.
+    // The slots of jobs that ended, handed to as many waiting jobs an earlier read of this endpoint saw beyond what
+    // it claimed, without reading again: the write's conditions (the ended jobs still hold their slots, the claimed
+    // ones do not, no more than `cap` held) keep it exact; when they fail, another fill got there first. Taken off
+    // the known list before the write, so a concurrent fill of the same endpoint takes the next ones. A job of this
+    // process's list that ended here (another process claimed it meanwhile) is not one to claim.
     const known = this.recall(mode, endpointId);
+    for (let i = known.length - 1; i >= 0; i--) if (given.has(holderOf(known[i]!))) known.splice(i, 1);
     if (giving.length > 0 && known.length >= giving.length) {
       const candidates = known.splice(0, Math.min(giving.length, cap));
       if (await this.tryClaim(mode, endpointId, cap, candidates, giving)) return candidates;
     }
     this.knownWaiting[mode].delete(endpointId);
+    // Otherwise the slots are given back first and the list read after, as a release and then a fill: a job listed
+    // meanwhile is then either seen by this read or finds the slot free in its own writer's fill. (Read first and
+    // given back after, a job listed in between would wait behind a free slot with no fill coming.)
+    if (giving.length > 0) await this.releaseAll(mode, endpointId, giving);
     for (let round = 1; round <= CLAIM_ROUNDS; round++) {
-      const { held, legacy, waiting } = await this.read(mode, endpointId, cap);
-      // Slots of the earlier form are given back on their own; the others in the claim's write. One held by nobody
-      // any more (a copy of the job ended first) is given back already.
-      const legacyGiving = giving.filter((key) => legacy.has(holderOf(key)));
-      if (legacyGiving.length > 0) await Promise.all(legacyGiving.map((key) => this.release(key)));
-      giving = giving.filter((key) => held.has(holderOf(key)));
-      const free = cap - held.size + giving.length;
-      const unpromoted = waiting.filter((w) => !w.promoted && !held.has(holderOf(w.job))).map((w) => w.job);
+      const { held, waiting } = await this.read(mode, endpointId, cap);
+      const free = cap - held.size;
+      const unpromoted = waiting.filter((job) => !held.has(holderOf(job)));
       const candidates = unpromoted.slice(0, Math.max(0, free));
-      if (candidates.length === 0 && giving.length === 0) return [];
-      // Another fill took the slots or the jobs first (or gave back the same slot): read again and claim what is left.
-      if (await this.tryClaim(mode, endpointId, cap, candidates, giving)) {
-        if (candidates.length > 0) this.remember(mode, endpointId, unpromoted.slice(candidates.length));
+      if (candidates.length === 0) return [];
+      // Another fill took the slots or the jobs first: read again and claim what is left.
+      if (await this.tryClaim(mode, endpointId, cap, candidates, [])) {
+        this.remember(mode, endpointId, unpromoted.slice(candidates.length));
         return candidates;
       }
     }
-    // Every round lost a race: the ended jobs' slots are still given back (the next fill claims for them).
-    await Promise.all(giving.map((key) => this.release(key)));
     return [];
+  }
+
+  /** The slots given back in one write when all are held in this form; else one by one (the earlier form, or already given back). */
+  private async releaseAll(mode: Mode, endpointId: string, keys: readonly DeliveryKey[]): Promise<void> {
+    if (keys.length > 1 && (await this.tryClaim(mode, endpointId, 0, [], keys))) return;
+    await Promise.all(keys.map((key) => this.release(key)));
   }
 
   /** The waiting jobs a read saw and did not claim, oldest first, for the next fills of the endpoint (bounded per mode, least recently used forgotten first). */
@@ -270,10 +281,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     return [...new Set([...heldOf(item).keys(), ...legacyHoldersOf(item)])].map((holder) => keyOfHolder(mode, endpointId, holder));
   }
 
-  /**
-   * The holders claimed at least `olderThanMs` ago whose waiting entries are still there (a job is taken off the
-   * list once queued), and entries the earlier form marked promoted that long ago: at most a cap of reads.
-   */
+  /** The holders claimed at least `olderThanMs` ago whose waiting entries are still there (a job is taken off the list once queued): at most a cap of reads. */
   async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
     const before = new Date(this.now().getTime() - olderThanMs).toISOString();
     const item = await this.slotsItem(mode, endpointId);
@@ -289,35 +297,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
         return out.Item ? jobOf(out.Item) : undefined;
       }),
     );
-    const legacy = await this.legacyStalePromotions(mode, endpointId, before);
-    return [...entries.filter((job): job is DeliveryJob => job !== undefined), ...legacy];
-  }
-
-  /** Waiting entries the earlier form marked promoted (`promotedAt`) before `before`. */
-  private async legacyStalePromotions(mode: Mode, endpointId: string, before: string): Promise<DeliveryJob[]> {
-    const stale: DeliveryJob[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const command = new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :waiting)',
-        FilterExpression: 'promotedAt <= :before',
-        ExpressionAttributeValues: {
-          ':pk': keys.webhookDeliverySlotPartition(mode, endpointId),
-          ':waiting': WEBHOOK_WAITING_SK_PREFIX,
-          ':before': before,
-        },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      });
-      const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-      for (const item of out.Items ?? []) {
-        const job = jobOf(item);
-        if (job) stale.push(job);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return stale;
+    return entries.filter((job): job is DeliveryJob => job !== undefined);
   }
 
   private async slotsItem(mode: Mode, endpointId: string): Promise<Record<string, unknown> | undefined> {
@@ -338,19 +318,15 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     });
     const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
     let held = new Map<string, string>();
-    let legacy = new Set<string>();
-    const waiting: { job: DeliveryJob; promoted: boolean }[] = [];
+    const waiting: DeliveryJob[] = [];
     for (const item of out.Items ?? []) {
-      if (item.type === ITEM_TYPES.webhookDeliverySlots) {
-        held = heldOf(item);
-        legacy = new Set(legacyHoldersOf(item));
-      } else {
+      if (item.type === ITEM_TYPES.webhookDeliverySlots) held = heldOf(item);
+      else {
         const job = jobOf(item);
-        // `promotedAt`: promoted by the earlier form (and not yet queued, or its queueing lost: the sweeper's).
-        if (job) waiting.push({ job, promoted: typeof item.promotedAt === 'string' || legacy.has(holderOf(job)) });
+        if (job) waiting.push(job);
       }
     }
-    return { held, legacy, waiting };
+    return { held, waiting };
   }
 
   /**

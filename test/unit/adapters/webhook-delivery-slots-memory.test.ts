@@ -36,8 +36,10 @@ function endedOne(mode: Mode, endpointId: string): DeliveryKey[] {
 
 function standIn() {
   const reads: string[] = [];
+  const updates: Record<string, unknown>[] = [];
   const client = {
     send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+      if (command.constructor.name === 'UpdateCommand') updates.push(command.input);
       if (command.constructor.name === 'QueryCommand') {
         const pk = (command.input.ExpressionAttributeValues as Record<string, string>)[':pk']!;
         reads.push(pk);
@@ -53,7 +55,7 @@ function standIn() {
       return {};
     },
   };
-  return { slots: new DynamoWebhookDeliverySlots(client as unknown as DynamoDBDocumentClient, 't'), reads };
+  return { slots: new DynamoWebhookDeliverySlots(client as unknown as DynamoDBDocumentClient, 't'), reads, updates };
 }
 
 /** Fills the endpoint as after a fan-out (a read, the cap claimed, the rest remembered). */
@@ -95,5 +97,26 @@ describe('what the slots adapter remembers of waiting lists between fills', () =
     expect(reads.length).toBe(before);
     await slots.claimWaiting('live', 'we_other0', CAP, [], endedOne('live', 'we_other0'));
     expect(reads.length).toBe(before + 1);
+  });
+
+  it('a job this process remembers as waiting but that ended here (another process claimed it) is never claimed in its own hand-over', async () => {
+    const { slots, updates } = standIn();
+    await firstFill(slots, 'live', 'we_victim');
+    // The next remembered job (the ninth) was claimed elsewhere meanwhile and has just ended in this process.
+    const stale = deliveryKeyOf(jobsOf('live', 'we_victim')[CAP]!);
+    updates.length = 0;
+    const [next] = await slots.claimWaiting('live', 'we_victim', CAP, [], [stale]);
+    expect(next).toEqual(jobsOf('live', 'we_victim')[CAP + 1]);
+    // One write naming the ended holder and the next job's, never one attribute both set and removed (DynamoDB refuses that).
+    for (const update of updates) {
+      const names = update.ExpressionAttributeNames as Record<string, string>;
+      const set = Object.entries(names)
+        .filter(([k]) => k.startsWith('#c'))
+        .map(([, v]) => v);
+      const removed = Object.entries(names)
+        .filter(([k]) => k.startsWith('#r'))
+        .map(([, v]) => v);
+      expect(set.filter((name) => removed.includes(name))).toEqual([]);
+    }
   });
 });

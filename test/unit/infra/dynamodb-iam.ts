@@ -32,6 +32,7 @@ export interface ItemRequest {
   action:
     | 'dynamodb:GetItem'
     | 'dynamodb:BatchGetItem'
+    | 'dynamodb:BatchWriteItem'
     | 'dynamodb:PutItem'
     | 'dynamodb:UpdateItem'
     | 'dynamodb:DeleteItem'
@@ -307,6 +308,19 @@ export function itemRequestsOf(command: Command): ItemRequest[] {
         action: 'dynamodb:BatchGetItem',
         leadingKeys: [...new Set(read.Keys.map((key) => String(key[PK])))],
         attributes: [...attributes].sort(),
+      };
+    });
+  }
+  if (name === 'BatchWriteCommand') {
+    // As a batch read: one authorisation per table, over every key it puts or deletes, and every attribute it writes.
+    type Write = { PutRequest?: { Item: Record<string, unknown> }; DeleteRequest?: { Key: Record<string, unknown> } };
+    const tables = (command.input as { RequestItems?: Record<string, Write[]> }).RequestItems ?? {};
+    return Object.values(tables).map((writes): ItemRequest => {
+      const items = writes.map((w) => w.PutRequest?.Item ?? w.DeleteRequest?.Key ?? {});
+      return {
+        action: 'dynamodb:BatchWriteItem',
+        leadingKeys: [...new Set(items.map((item) => String(item[PK])))],
+        attributes: [...new Set(items.flatMap((item) => Object.keys(item)))].sort(),
       };
     });
   }

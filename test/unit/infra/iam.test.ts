@@ -59,6 +59,7 @@ const may = (id: PolicyHolder, request: ItemRequest) => decide(policyOf(id), req
 describe('least-privilege IAM', () => {
   it('get-case may only read table items and record API-key use', () => {
     expect(dataActions(actionsOfFunction(synthesised, 'GetCase'))).toEqual([
+      'dynamodb:BatchWriteItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
