@@ -19,6 +19,7 @@ import { fill, finish, STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-sl
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
 import { ddb } from '../support/fixtures.js';
 import { ctx, sqsEvent, webhookDeliveryRig } from '../support/webhook-delivery-rig.js';
+import { faultyDocumentClient } from '../support/faulty-client.js';
 
 /**
  * The fan-out and delivery functions' table requests and fair share: the requests an event costs on
@@ -265,6 +266,37 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(interleaved).toBe(true);
     expect(r.messages.enqueued.map((e) => e.job.deliveryId)).toContain(late.deliveryId);
     expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toContain(late.deliveryId);
+  });
+
+  it('a claim whose answer was lost after it landed still queues its job, rather than leaving it held and never sent', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 10; i++) events.push(await storedEvent(endpoint.companyId));
+    await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx());
+    expect(r.messages.enqueued).toHaveLength(8);
+    const queued = new Set(r.messages.enqueued.map((e) => e.job.deliveryId));
+    // The next claim's UpdateItem lands, and its answer is lost (a timeout): the retry then fails its conditions.
+    let armed = true;
+    const { client } = faultyDocumentClient({
+      decide: (name, input) => {
+        const claims = name.startsWith('Update') && ':at' in ((input.ExpressionAttributeValues as object | undefined) ?? {});
+        if (!armed || !claims) return undefined;
+        armed = false;
+        return 'lost-response';
+      },
+    });
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, now);
+    await finish({ slots, queue: r.messages }, r.messages.enqueued[0]!.job);
+    expect(armed).toBe(false);
+    const next = r.messages.enqueued.slice(8).map((e) => e.job.deliveryId);
+    expect(next).toHaveLength(1);
+    expect(queued.has(next[0]!)).toBe(false);
+    // Every slot is held by a job that was queued: none held and never sent.
+    const holders = (await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId);
+    expect(holders).toHaveLength(8);
+    for (const holder of holders) expect(r.messages.enqueued.map((e) => e.job.deliveryId)).toContain(holder);
   });
 
   it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   BatchWriteCommand,
   DeleteCommand,
@@ -117,7 +118,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     fresh: readonly DeliveryJob[] = [],
     releasing: readonly DeliveryKey[] = [],
   ): Promise<DeliveryJob[]> {
-    const giving = distinctKeys(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
+    const giving = distinct(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
     const given = new Set(giving.map((key) => holderOf(key)));
     // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
     // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
@@ -230,13 +231,22 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     try {
       await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A try whose answer was lost (a timeout) may have landed, and its retry then fails its own conditions: the
+      // item as it stands shows this very write (the jobs held since `promotedAt`, the ended ones gone), so it is
+      // this claim's, and its jobs are queued now rather than by the sweeper minutes later.
+      const stored = error.Item ? unmarshall(error.Item) : undefined;
+      return (
+        stored !== undefined &&
+        jobs.every((job) => stored[heldAttribute(job)] === promotedAt) &&
+        releasing.every((key) => !(heldAttribute(key) in stored))
+      );
     }
   }
 
@@ -368,9 +378,9 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
 
 type WaitingWrite = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: ItemKey } };
 
-/** Each job once (a stream batch may name one twice). */
-function distinct(jobs: readonly DeliveryJob[]): DeliveryJob[] {
-  return [...new Map(jobs.map((job) => [`${job.mode}#${job.endpointId}#${job.createdAt}#${job.deliveryId}`, job])).values()];
+/** Each job (or delivery) once (a stream batch may name one twice). */
+function distinct<T extends DeliveryKey>(list: readonly T[]): T[] {
+  return [...new Map(list.map((key) => [`${key.mode}#${key.endpointId}#${holderOf(key)}`, key])).values()];
 }
 
 function holderOf(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
@@ -399,11 +409,6 @@ function heldOf(item: Record<string, unknown> | undefined): Map<string, string> 
 function legacyHoldersOf(item: Record<string, unknown> | undefined): string[] {
   const value = item?.holders;
   return value instanceof Set ? [...(value as Set<string>)] : [];
-}
-
-/** Each key once. */
-function distinctKeys(list: readonly DeliveryKey[]): DeliveryKey[] {
-  return [...new Map(list.map((key) => [holderOf(key), key])).values()];
 }
 
 function jobOf(item: Record<string, unknown>): DeliveryJob | undefined {
