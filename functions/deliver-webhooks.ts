@@ -178,10 +178,10 @@ function batchDeliveryDeps(deps: DeliverDeps, jobs: readonly DeliveryJob[] = [],
   const recordKey = (key: DeliveryKey) => `${key.mode}\u0000${key.endpointId}\u0000${key.createdAt}\u0000${key.deliveryId}`;
   if (reading)
     for (const job of jobs) {
-      const endpointKey = `${job.mode}\u0000${job.companyId}\u0000${job.endpointId}`;
+      const endpointKey = endpointKeyOf(job.mode, job.companyId, job.endpointId);
       if (!endpoints.has(endpointKey))
         endpoints.set(endpointKey, Promise.resolve(reading.endpoint(job.mode, job.companyId, job.endpointId)));
-      const eventKey = `${job.mode}\u0000${job.eventId}`;
+      const eventKey = eventKeyOf(job.mode, job.eventId);
       if (!events.has(eventKey)) events.set(eventKey, Promise.resolve(reading.event(job.mode, job.eventId)));
       records.set(recordKey(job), Promise.resolve(reading.delivery(job)));
     }
@@ -195,11 +195,11 @@ function batchDeliveryDeps(deps: DeliverDeps, jobs: readonly DeliveryJob[] = [],
     ...deps,
     endpoints: {
       getWithSecrets: (mode, companyId, endpointId, deadline) =>
-        once(endpoints, `${mode}\u0000${companyId}\u0000${endpointId}`, () =>
+        once(endpoints, endpointKeyOf(mode, companyId, endpointId), () =>
           deps.endpoints.getWithSecrets(mode, companyId, endpointId, deadline),
         ),
       recordHealth: (mode, companyId, endpointId, endpointHealth, disable) => {
-        const key = `${mode}\u0000${companyId}\u0000${endpointId}`;
+        const key = endpointKeyOf(mode, companyId, endpointId);
         const failing = endpointHealth.failingSince !== undefined;
         const last = health.get(key);
         if (!disable && last?.failing === failing) return last.outcome;
@@ -219,7 +219,7 @@ function batchDeliveryDeps(deps: DeliverDeps, jobs: readonly DeliveryJob[] = [],
         return outcome;
       },
     },
-    events: { get: (mode, eventId, deadline) => once(events, `${mode}\u0000${eventId}`, () => deps.events.get(mode, eventId, deadline)) },
+    events: { get: (mode, eventId, deadline) => once(events, eventKeyOf(mode, eventId), () => deps.events.get(mode, eventId, deadline)) },
     deliveries: {
       get: (key, deadline) => {
         const read = records.get(recordKey(key));
@@ -248,6 +248,10 @@ function withHealth<T extends { endpoint: WebhookEndpoint }>(found: T, health: E
     },
   };
 }
+
+/** The batch's memo keys: one spelling for the batch read's seeding and the jobs' own reads alike. */
+const endpointKeyOf = (mode: string, companyId: string, endpointId: string) => `${mode}\u0000${companyId}\u0000${endpointId}`;
+const eventKeyOf = (mode: string, eventId: string) => `${mode}\u0000${eventId}`;
 
 /** How long before its due time a job arrived (0 when it has none): past DUE_TOLERANCE_MS it hops. */
 function earlyBy(job: DeliveryJob, now: Date): number {
