@@ -1,3 +1,4 @@
+import { mapAtMost } from '../map-at-most.js';
 import type { Mode } from '../mode.js';
 import { fill } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
@@ -92,10 +93,22 @@ export interface FanOutPlan {
 }
 
 /**
- * Fills every endpoint the plans put jobs on (delivery-slots.ts `fill`), each once: the stream
- * function plans a whole batch of events, then fills once per endpoint (3 endpoints × 100 events
- * are 3 fills, each queueing what the endpoint has slots for in one SendMessageBatch). A failure
- * leaves the jobs on their waiting lists, which the stream record's retry (or the sweeper) fills.
+ * Endpoints filled at once by one caller, at most. A fill is a few table requests (the claim, the
+ * read when the claim's conditions fail, the waiting entries' removal) around one SendMessageBatch;
+ * a company's burst to 16 endpoints filled all at once put 16 claims and their follow-ups in the
+ * table's queue together, and on DynamoDB Local, one store for every company, another company's
+ * write waited behind all of them (bench 7c). Two at a time keeps a tenant's
+ * fills to two requests in flight; on AWS a fill is tens of milliseconds, so 16 endpoints take a
+ * few hundred.
+ */
+export const FILLS_AT_ONCE = 2;
+
+/**
+ * Fills every endpoint the plans put jobs on (delivery-slots.ts `fill`), each once, FILLS_AT_ONCE
+ * at a time: the stream function plans a whole batch of events, then fills once per endpoint (3
+ * endpoints × 100 events are 3 fills, each queueing what the endpoint has slots for in one
+ * SendMessageBatch). A failed fill leaves its jobs on their waiting list, which the stream record's
+ * retry (or the sweeper) fills; the other endpoints are still filled, then the failure is thrown.
  */
 export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans: readonly FanOutPlan[]): Promise<number> {
   const endpoints = new Map<string, DeliveryJob[]>();
@@ -103,7 +116,7 @@ export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans
     const key = `${job.mode}\u0000${job.endpointId}`;
     endpoints.set(key, [...(endpoints.get(key) ?? []), job]);
   }
-  const filled = await Promise.all([...endpoints.values()].map((jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs)));
+  const filled = await mapAtMost([...endpoints.values()], FILLS_AT_ONCE, (jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs));
   return filled.reduce((a, b) => a + b, 0);
 }
 

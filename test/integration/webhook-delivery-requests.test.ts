@@ -13,7 +13,9 @@ import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-
 import { secretBoxOnce } from '../../lib/adapters/secrets/webhook-secret-key.js';
 import { WebhookSender } from '../../lib/adapters/webhooks/webhook-sender.js';
 import { config } from '../../lib/runtime/config.js';
-import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
+import { deliveryJobFor, planSlice } from '../../lib/webhooks/fan-out-event.js';
+import type { PlanningSlice } from '../../lib/webhooks/planning-slice.js';
+import { randomBase62 } from '../../lib/random-id.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
 import { fill, finish, STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
@@ -103,6 +105,51 @@ describe('the webhook fan-out and delivery functions', () => {
       }),
     );
     expect(waiting.Items ?? []).toHaveLength(4);
+  });
+
+  it('a company’s burst to sixteen endpoints is planned with at most two table requests in flight, so another company’s write never queues behind all of it', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint: first } = await newEndpoint(r, target.url);
+    for (let i = 1; i < 16; i++) await newEndpoint(r, target.url, { companyId: first.companyId });
+    const client = ddb();
+    let inFlight = 0;
+    let most = 0;
+    const measuring = {
+      send: async (command: unknown, options?: unknown) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await client.send(command as never, options as never);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as typeof client;
+    const slice: PlanningSlice = {
+      mode: 'live',
+      companyId: first.companyId,
+      events: Array.from({ length: 25 }, () => ({
+        eventId: `evt_${randomBase62(22)}`,
+        eventType: 'case.created',
+        createdAt: now().toISOString(),
+      })),
+    };
+    const planned = await planSlice(
+      {
+        endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
+        deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
+        slots: new DynamoWebhookDeliverySlots(measuring, cfg.tableName, now),
+        queue: r.messages,
+        now,
+      },
+      slice,
+    );
+    // 400 deliveries in four steps: each listed (16 BatchWriteItems in all) and started; every endpoint filled to its cap.
+    expect(planned).toEqual({ jobs: 400, queued: 16 * 8, alreadyStarted: 0 });
+    // One listing request at a time and two endpoints filled at once: never the sixteen claims or the four
+    // listing requests of a step together in the table's queue.
+    expect(most).toBeLessThanOrEqual(2);
   });
 
   it('a burst’s ended jobs are followed by the oldest waiting ones, each slot handed on in one write, the endpoint’s waiting list read once for all eight, never past its cap', async () => {

@@ -17,8 +17,6 @@ import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 
 /** Waiting entries per BatchWriteItem (its limit). */
 const WRITES_PER_BATCH = 25;
-/** BatchWriteItem requests of waiting entries in flight at once. */
-const WRITE_CONCURRENCY = 8;
 /** Waiting jobs read per fill, in caps: the promoted ones not yet removed, this fill's, and the next fills'. */
 const READ_AHEAD_CAPS = 4;
 /**
@@ -341,7 +339,11 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
 
   /**
    * Waiting entries written or deleted: one alone as a PutItem or DeleteItem, more in BatchWriteItem requests of
-   * up to 25 (its limit), WRITE_CONCURRENCY at a time, each request's unprocessed items sent again.
+   * up to 25 (its limit), one after another, each request's unprocessed items sent again. One at a time: a
+   * 1,600-delivery burst's listing is 64 requests, and eight in flight at once put eight of them ahead of
+   * another company's write on DynamoDB Local, one store for every company (bench 7c: the victim's p95
+   * beside the burst halved with this and FILLS_AT_ONCE). On AWS a BatchWriteItem of 25 small items is about
+   * ten milliseconds, so a step of 100 jobs lists in four of them.
    */
   private async writeAll(requests: readonly WaitingWrite[]): Promise<void> {
     if (requests.length === 0) return;
@@ -354,25 +356,18 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       await withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
       return;
     }
-    const chunks: WaitingWrite[][] = [];
-    for (let i = 0; i < requests.length; i += WRITES_PER_BATCH) chunks.push(requests.slice(i, i + WRITES_PER_BATCH));
-    let next = 0;
-    const worker = async () => {
-      while (next < chunks.length) {
-        const chunk = chunks[next++]!;
-        await withUnprocessedRetries<WaitingWrite>(
-          chunk,
-          async (asked, options) => {
-            const command = new BatchWriteCommand({ RequestItems: { [this.tableName]: [...asked] } });
-            const out = await this.client.send(command, options);
-            return (out.UnprocessedItems?.[this.tableName] ?? []) as WaitingWrite[];
-          },
-          undefined,
-          this.policy,
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, chunks.length) }, worker));
+    for (let i = 0; i < requests.length; i += WRITES_PER_BATCH) {
+      await withUnprocessedRetries<WaitingWrite>(
+        requests.slice(i, i + WRITES_PER_BATCH),
+        async (asked, options) => {
+          const command = new BatchWriteCommand({ RequestItems: { [this.tableName]: [...asked] } });
+          const out = await this.client.send(command, options);
+          return (out.UnprocessedItems?.[this.tableName] ?? []) as WaitingWrite[];
+        },
+        undefined,
+        this.policy,
+      );
+    }
   }
 }
 
