@@ -1,3 +1,4 @@
+import { mapAtMost } from '../map-at-most.js';
 import { MODES, type Mode } from '../mode.js';
 import { sweepEndpoint, type SlotDeps, type SweepResult } from './delivery-slots.js';
 import type { WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
@@ -40,22 +41,17 @@ export async function sweepDeliveries(deps: SweepDeps): Promise<SweepTotals> {
       ),
     )
   ).flat();
-  let next = 0;
-  const worker = async () => {
-    while (next < endpoints.length) {
-      const { mode, endpointId } = endpoints[next++]!;
-      totals.endpoints++;
-      try {
-        const result = await sweepEndpoint(deps, mode, endpointId);
-        totals.released += result.released;
-        totals.requeued += result.requeued;
-        totals.filled += result.filled;
-      } catch (error) {
-        totals.failed++;
-        deps.onEndpointFailed?.({ mode, endpointId, error });
-      }
+  await mapAtMost(endpoints, SWEEP_CONCURRENCY, async ({ mode, endpointId }) => {
+    totals.endpoints++;
+    try {
+      const result = await sweepEndpoint(deps, mode, endpointId);
+      totals.released += result.released;
+      totals.requeued += result.requeued;
+      totals.filled += result.filled;
+    } catch (error) {
+      totals.failed++;
+      deps.onEndpointFailed?.({ mode, endpointId, error });
     }
-  };
-  await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
+  });
   return totals;
 }
