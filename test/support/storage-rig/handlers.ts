@@ -28,6 +28,7 @@ import { S3InvoiceFileStore } from '../../../lib/adapters/s3/invoice-file-store.
 import { createS3Client } from '../../../lib/adapters/s3/s3-client.js';
 import { UploadService } from '../../../lib/uploads/upload-service.js';
 import { comparableSequencer } from '../../../lib/uploads/object-sequencer.js';
+import { withRetries } from '../../../lib/adapters/retry.js';
 import type { Handler } from './events.js';
 import { StorageRecorder } from './recorder.js';
 
@@ -167,15 +168,16 @@ export class BenchFixtures {
       const chunk = Array.from({ length: Math.min(20, fileCount - i) }, () => issueFileKey(company.companyId, 'application/pdf'));
       await Promise.all(
         chunk.map(async (fileKey) => {
-          await this.s3.send(
-            new PutObjectCommand({
-              Bucket: this.cfg.bucketName,
-              Key: fileKey,
-              Body: body,
-              ContentType: 'application/pdf',
-              ContentLength: body.length,
-            }),
-          );
+          // Under the retry layer, as a partner's SDK retries its upload: s3rver once answered one of twenty
+          // concurrent PutObjects with InternalError, and the clients here make one attempt only.
+          const put = new PutObjectCommand({
+            Bucket: this.cfg.bucketName,
+            Key: fileKey,
+            Body: body,
+            ContentType: 'application/pdf',
+            ContentLength: body.length,
+          });
+          await withRetries((options) => this.s3.send(put, options));
           // What the bucket's ObjectCreated notification does (functions/record-upload.ts), done
           // here so the record is there before the first request, whatever the backend.
           await records.record({
