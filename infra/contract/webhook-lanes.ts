@@ -76,7 +76,7 @@ export const DELIVERY_SWEEP = {
  * fan-out plans itself: lib/webhooks/fan-out-event.ts INLINE_DELIVERIES_PER_SLICE).
  */
 export const PLANNING_QUEUE = {
-  /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 8 steps): well inside half a minute. */
+  /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 17 steps): well inside half a minute. */
   functionTimeoutSeconds: 30,
   /** Slices per invocation: planned concurrently, each filling its endpoints as soon as it is planned. */
   batchSize: 10,

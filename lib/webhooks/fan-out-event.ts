@@ -93,30 +93,36 @@ export interface FanOutPlan {
 }
 
 /**
- * Endpoints filled at once by one caller, at most. A fill is a few table requests (the claim, the
- * read when the claim's conditions fail, the waiting entries' removal) around one SendMessageBatch;
- * a company's burst to 16 endpoints filled all at once put 16 claims and their follow-ups in the
- * table's queue together, and on DynamoDB Local, one store for every company, another company's
- * write waited behind all of them (bench 7c). Two at a time keeps a tenant's
- * fills to two requests in flight; on AWS a fill is tens of milliseconds, so 16 endpoints take a
- * few hundred.
+ * Endpoints filled at once by the planning worker's slices (a burst), at most. A fill is a few
+ * table requests one after another (the claim, the read when the claim's conditions fail, the
+ * waiting entries' removal) around one SendMessageBatch; a burst to 16 endpoints filled all at once
+ * put 16 claims and their follow-ups in the table's queue together, and on DynamoDB Local, one store
+ * for every company, another company's write waited behind all of them (bench 7c). Two at a time:
+ * on AWS a fill is tens of milliseconds, so a burst's 16 endpoints take a few hundred. The stream
+ * consumer's own small slices (a company's trickle, at most INLINE_DELIVERIES_PER_SLICE deliveries)
+ * fill all their endpoints at once: there the wait would be on every first attempt of a company
+ * with many endpoints, for little load.
  */
 export const FILLS_AT_ONCE = 2;
 
 /**
- * Fills every endpoint the plans put jobs on (delivery-slots.ts `fill`), each once, FILLS_AT_ONCE
- * at a time: the stream function plans a whole batch of events, then fills once per endpoint (3
+ * Fills every endpoint the plans put jobs on (delivery-slots.ts `fill`), each once, `atOnce` at a
+ * time: the stream function plans a whole batch of events, then fills once per endpoint (3
  * endpoints × 100 events are 3 fills, each queueing what the endpoint has slots for in one
  * SendMessageBatch). A failed fill leaves its jobs on their waiting list, which the stream record's
  * retry (or the sweeper) fills; the other endpoints are still filled, then the failure is thrown.
  */
-export async function fillPlans(deps: Pick<FanOutDeps, 'slots' | 'queue'>, plans: readonly FanOutPlan[]): Promise<number> {
+export async function fillPlans(
+  deps: Pick<FanOutDeps, 'slots' | 'queue'>,
+  plans: readonly FanOutPlan[],
+  atOnce: number = FILLS_AT_ONCE,
+): Promise<number> {
   const endpoints = new Map<string, DeliveryJob[]>();
   for (const job of plans.flatMap((p) => p.jobs)) {
     const key = `${job.mode}\u0000${job.endpointId}`;
     endpoints.set(key, [...(endpoints.get(key) ?? []), job]);
   }
-  const filled = await mapAtMost([...endpoints.values()], FILLS_AT_ONCE, (jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs));
+  const filled = await mapAtMost([...endpoints.values()], atOnce, (jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs));
   return filled.reduce((a, b) => a + b, 0);
 }
 
@@ -199,9 +205,10 @@ export interface PlannedSlice {
 }
 
 /**
- * Deliveries planned in one step of a slice, at most (a step's waiting entries and records go in one
- * transaction of up to 100 puts each): a company with 16 endpoints and a 100-event slice (1,600
- * deliveries) is planned in 16 steps one after another, so one tenant's burst never has more than
+ * Deliveries planned in one step of a slice, at most (a step's waiting entries go in BatchWriteItems
+ * of 25 one after another, its records in one transaction of up to 100 puts): a company with 16
+ * endpoints and a 100-event slice (1,600 deliveries) is planned in 17 steps (16 of six events, then
+ * one of four) one after another, so one tenant's burst never has more than
  * a transaction or two in flight on the table at once, while a trickle's slice is one step. On AWS a
  * step is a few tens of milliseconds; on DynamoDB Local, which serialises transactions, it bounds
  * how long another company's write waits behind the burst (three such slices at once, unstepped,
@@ -214,11 +221,11 @@ export const MAX_DELIVERIES_PER_STEP = 100;
  * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
  * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
  * record started; each endpoint filled once after the first step (its first attempts start while the
- * rest is planned) and once at the end for the later steps' jobs. Throws when any of it failed, after filling what
- * was planned: the message comes back and is planned again, which is harmless (records started are
+ * rest is planned) and once at the end for the later steps' jobs, `fillsAtOnce` endpoints at a time
+ * (FILLS_AT_ONCE). Throws when any of it failed, after filling what was planned: the message comes back and is planned again, which is harmless (records started are
  * found started, jobs listed stay listed, a fill claims only free slots).
  */
-export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise<PlannedSlice> {
+export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, fillsAtOnce: number = FILLS_AT_ONCE): Promise<PlannedSlice> {
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
   const endpoints = await deps.endpoints.list(slice.mode, slice.companyId);
   const once: FanOutDeps = { ...deps, endpoints: { list: async () => endpoints } };
@@ -235,12 +242,12 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice): Promise
     // The first step's jobs are queued at once: the endpoints' first attempts do not wait for the rest of the
     // slice to be planned (a 300-delivery slice is three steps). The later steps' jobs wait for the fill below.
     if (i === 0) {
-      queued += await fillPlans(deps, plans);
+      queued += await fillPlans(deps, plans, fillsAtOnce);
       filled = plans.length;
     }
   }
   // The events that were planned are filled even when one failed: their jobs are listed, and a fill now spares them the retry's wait.
-  if (plans.length > filled) queued += await fillPlans(deps, plans.slice(filled));
+  if (plans.length > filled) queued += await fillPlans(deps, plans.slice(filled), fillsAtOnce);
   if (failed !== undefined) throw failed instanceof Error ? failed : new Error(String(failed));
   return {
     jobs: plans.reduce((n, p) => n + p.jobs.length, 0),
@@ -318,7 +325,9 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
   // given the endpoints already read): one slice's failed write or fill fails that slice's records only.
   const planOne = async (s: (typeof sized)[number]): Promise<{ failed: number[]; queued: number }> => {
     try {
-      return { failed: [], queued: (await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice)).queued };
+      // All its endpoints filled at once (FILLS_AT_ONCE says why).
+      const planned = await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice, Number.POSITIVE_INFINITY);
+      return { failed: [], queued: planned.queued };
     } catch (error) {
       errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(error)}`);
       return { failed: s.indexes, queued: 0 };

@@ -29,4 +29,11 @@ describe('mapAtMost: work over many items with a bounded number running at once'
   it('answers an empty list at once', async () => {
     await expect(mapAtMost([], 2, async () => 1)).resolves.toEqual([]);
   });
+
+  it('refuses a limit that is not a whole number of at least 1, rather than running nothing or one at a time', async () => {
+    for (const limit of [0, -1, 1.5, Number.NaN]) {
+      await expect(mapAtMost([1], limit, async (n) => n)).rejects.toThrow(RangeError);
+    }
+    await expect(mapAtMost([1, 2, 3], Number.POSITIVE_INFINITY, async (n) => n * 2)).resolves.toEqual([2, 4, 6]);
+  });
 });

@@ -339,11 +339,10 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
 
   /**
    * Waiting entries written or deleted: one alone as a PutItem or DeleteItem, more in BatchWriteItem requests of
-   * up to 25 (its limit), one after another, each request's unprocessed items sent again. One at a time: a
-   * 1,600-delivery burst's listing is 64 requests, and eight in flight at once put eight of them ahead of
-   * another company's write on DynamoDB Local, one store for every company (bench 7c: the victim's p95
-   * beside the burst halved with this and FILLS_AT_ONCE). On AWS a BatchWriteItem of 25 small items is about
-   * ten milliseconds, so a step of 100 jobs lists in four of them.
+   * up to 25 (its limit), one after another, each request's unprocessed items sent again. One at a time: a step of
+   * a burst (100 jobs) was four requests at once, all ahead of another company's write on DynamoDB Local, one store
+   * for every company (bench 7c, with FILLS_AT_ONCE). On AWS a BatchWriteItem of 25 small items is about ten
+   * milliseconds, so a step lists in four of them one after another.
    */
   private async writeAll(requests: readonly WaitingWrite[]): Promise<void> {
     if (requests.length === 0) return;
