@@ -60,8 +60,19 @@ export async function fill(
   return jobs.length;
 }
 
+/**
+ * Whether a job holds one of its endpoint's slots while it runs: a scheduled delivery does from the
+ * fill that queued it; a redelivery (asked for by the partner or an operator) never does, as it goes
+ * straight to the fast lane. A job that holds none has no slot to hand on when it ends: finishing
+ * it wrote two refused releases (the slot's two forms) and read the waiting list, for nothing.
+ */
+export function holdsSlot(job: Pick<DeliveryJob, 'kind'>): boolean {
+  return job.kind === 'scheduled';
+}
+
 /** A job ended (delivered, given up, settled, the endpoint gone): its slot handed to the next waiting job, which is queued. */
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
+  if (!holdsSlot(job)) return;
   await fill(deps, job.mode, job.endpointId, undefined, [deliveryKeyOf(job)]);
 }
 
@@ -97,7 +108,7 @@ export function batchFinisher(deps: SlotDeps): (job: DeliveryJob) => Promise<voi
     fills.set(endpoint, entry);
     return entry.done;
   };
-  return (job) => fillSoon(deliveryKeyOf(job));
+  return (job) => (holdsSlot(job) ? fillSoon(deliveryKeyOf(job)) : Promise.resolve());
 }
 
 export interface SweepResult {

@@ -17,6 +17,7 @@ import { deliveryJobFor, planSlice } from '../../lib/webhooks/fan-out-event.js';
 import type { PlanningSlice } from '../../lib/webhooks/planning-slice.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
 import { fill, finish, STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
 import { ddb } from '../support/fixtures.js';
@@ -107,7 +108,7 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(waiting.Items ?? []).toHaveLength(4);
   });
 
-  it('a company’s burst to sixteen endpoints is planned with at most two table requests in flight, so another company’s write never queues behind all of it', async () => {
+  it('a company’s burst to sixteen endpoints is planned with at most two table requests in flight at a time', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
@@ -145,11 +146,91 @@ describe('the webhook fan-out and delivery functions', () => {
       },
       slice,
     );
-    // 400 deliveries in four steps: each listed (16 BatchWriteItems in all) and started; every endpoint filled to its cap.
+    // 400 deliveries in five steps (6, 6, 6, 6 and 1 events to 16 endpoints), each listed and started; every endpoint filled to its cap.
     expect(planned).toEqual({ jobs: 400, queued: 16 * 8, alreadyStarted: 0 });
-    // One listing request at a time and two endpoints filled at once: never the sixteen claims or the four
-    // listing requests of a step together in the table's queue.
+    // One listing request at a time and two endpoints filled at once: it was the sixteen claims of the fill, or a
+    // step's four listing requests, together in the table's queue.
     expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it('a company’s single event to sixteen endpoints is filled at once by the stream consumer: no first attempt waits for another endpoint’s fill', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint: first } = await newEndpoint(r, target.url);
+    for (let i = 1; i < 16; i++) await newEndpoint(r, target.url, { companyId: first.companyId });
+    const { record } = await storedEvent(first.companyId);
+    const client = ddb();
+    let claiming = 0;
+    let most = 0;
+    const measuring = {
+      send: async (command: { constructor: { name: string } }, options?: unknown) => {
+        const claim = command.constructor.name === 'UpdateCommand';
+        if (claim) most = Math.max(most, ++claiming);
+        try {
+          return await client.send(command as never, options as never);
+        } finally {
+          if (claim) claiming--;
+        }
+      },
+    } as unknown as typeof client;
+    const fanOut = fanOutAndPlan({
+      endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(measuring, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    expect(r.messages.enqueued).toHaveLength(16);
+    // Sixteen deliveries: the consumer's own slice (at most 25), its sixteen claims sent together, not two at a time.
+    expect(most).toBe(16);
+  });
+
+  it('a redelivery, which holds no slot, ends without a request to its endpoint’s slots or waiting list', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const events = [];
+    for (let i = 0; i < 10; i++) events.push(await storedEvent(endpoint.companyId));
+    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    // Eight jobs hold the endpoint's slots, two wait; the partner asks for the first event again.
+    expect(r.messages.enqueued).toHaveLength(8);
+    await redeliverEvent(
+      { endpoints: r.endpoints, events: new DynamoEventStore(ddb(), cfg.tableName), deliveries: r.deliveries, queue: r.messages, now },
+      { companyId: endpoint.companyId, mode: 'live' },
+      endpoint.endpointId,
+      { eventId: events[0]!.event.id },
+    );
+    const job = r.messages.enqueued.at(-1)!.job;
+    expect(job.kind).toBe('redelivery');
+    const requests: string[] = [];
+    const client = ddb();
+    const counting = {
+      send: (command: { constructor: { name: string } }, options?: unknown) => {
+        requests.push(command.constructor.name);
+        return client.send(command as never, options as never);
+      },
+    } as unknown as typeof client;
+    const deliver = buildDeliverWebhooksHandler({
+      delivery: {
+        endpoints: r.endpoints,
+        events: new DynamoEventStore(ddb(), cfg.tableName),
+        deliveries: r.deliveries,
+        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+        now,
+      },
+      messages: r.messages,
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      laneOf: () => 'fast',
+    });
+    expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([events[0]!.event.id]);
+    // It was two refused releases (the slot's two forms) and a read of the waiting list, for a slot it never held.
+    expect(requests).toEqual([]);
+    expect(await r.slots.holders('live', endpoint.endpointId)).toHaveLength(8);
+    expect(r.messages.enqueued).toHaveLength(9);
   });
 
   it('a burst’s ended jobs are followed by the oldest waiting ones, each slot handed on in one write, the endpoint’s waiting list read once for all eight, never past its cap', async () => {
