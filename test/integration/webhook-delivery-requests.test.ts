@@ -108,7 +108,7 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(waiting.Items ?? []).toHaveLength(4);
   });
 
-  it('a company’s burst to sixteen endpoints is planned with at most two table requests in flight at a time', async () => {
+  it('a company’s burst to sixteen endpoints is planned with at most two table requests in flight at a time, and planned again with at most ten', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
@@ -130,27 +130,33 @@ describe('the webhook fan-out and delivery functions', () => {
     const slice: PlanningSlice = {
       mode: 'live',
       companyId: first.companyId,
-      events: Array.from({ length: 25 }, () => ({
+      events: Array.from({ length: 13 }, () => ({
         eventId: `evt_${randomBase62(22)}`,
         eventType: 'case.created',
         createdAt: now().toISOString(),
       })),
     };
-    const planned = await planSlice(
-      {
-        endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
-        deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
-        slots: new DynamoWebhookDeliverySlots(measuring, cfg.tableName, now),
-        queue: r.messages,
-        now,
-      },
-      slice,
-    );
-    // 400 deliveries in five steps (6, 6, 6, 6 and 1 events to 16 endpoints), each listed and started; every endpoint filled to its cap.
-    expect(planned).toEqual({ jobs: 400, queued: 16 * 8, alreadyStarted: 0 });
+    const deps = {
+      endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(measuring, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    };
+    const planned = await planSlice(deps, slice);
+    // 208 deliveries in three steps (6, 6 and 1 events to 16 endpoints), each listed and started; every endpoint filled to its cap.
+    expect(planned).toEqual({ jobs: 208, queued: 16 * 8, alreadyStarted: 0 });
     // One listing request at a time and two endpoints filled at once: it was the sixteen claims of the fill, or a
     // step's four listing requests, together in the table's queue.
     expect(most).toBeLessThanOrEqual(2);
+
+    // Planned again (the worker's retry of a slice that failed halfway, or a replayed stream record): every step's
+    // transaction is cancelled, as its records exist, and they are started one by one, ten at a time (it was the
+    // step's 96 puts and their reads at once). The jobs are found waiting, and the full slots take none.
+    most = 0;
+    clock = new Date(clock.getTime() + 1_000);
+    expect(await planSlice(deps, slice)).toEqual({ jobs: 208, queued: 0, alreadyStarted: 0 });
+    expect(most).toBeLessThanOrEqual(10);
   });
 
   it('a company’s single event to sixteen endpoints is filled at once by the stream consumer: no first attempt waits for another endpoint’s fill', async () => {

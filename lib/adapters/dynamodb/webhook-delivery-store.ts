@@ -8,6 +8,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
+import { mapAtMost } from '../../map-at-most.js';
 import { storedMode, type Mode } from '../../mode.js';
 import type { WebhookDeliveryStore } from '../../webhooks/ports.js';
 import {
@@ -88,7 +89,7 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
       // itself, applied, its answer lost), possibly beside a conflict with the delivery function writing one of
       // them. One by one, each answers the record as stored (and a conflicting put is retried on its own).
       if (!startedBefore(error)) throw error;
-      return Promise.all(group.map((delivery) => this.start(delivery, deadline)));
+      return mapAtMost(group, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline));
     }
   }
 
@@ -210,6 +211,16 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
 
 /** DynamoDB's limit on the actions of one TransactWriteItems. */
 const MAX_TRANSACTION_ACTIONS = 100;
+
+/**
+ * Records started one by one at once, at most, once a group's transaction was cancelled because
+ * some exist (a replayed slice or stream record): a replayed step of 100 was 100 puts and their
+ * reads in the table's queue together, just when a planning retry follows a failure. Ten, not the
+ * two a first planning keeps to: a replayed step is then ten rounds of a put and a read (some 150 ms
+ * on AWS), and a 1,600-delivery slice replayed in full stays a few seconds inside the planning
+ * worker's 30 s, its retries included.
+ */
+const STARTS_AT_ONCE = 10;
 
 /**
  * A transaction cancelled because one of its conditions failed, and for no lasting reason besides
