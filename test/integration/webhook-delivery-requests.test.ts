@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { buildDeliverWebhooksHandler } from '../../functions/deliver-webhooks.js';
@@ -34,6 +34,41 @@ let clock = new Date();
 const now = () => clock;
 const { receiver, rig, newEndpoint, storedEvent } = webhookDeliveryRig(now);
 
+/**
+ * A DocumentClient on DynamoDB Local that tells `watch` each command's name before sending it; what
+ * `watch` answers, if anything, is called once the answer is in (to count requests in flight).
+ */
+function watchedClient(watch: (command: string) => void | (() => void) | Promise<void | (() => void)>): DynamoDBDocumentClient {
+  const client = ddb();
+  return {
+    send: async (command: { constructor: { name: string } }, options?: unknown) => {
+      const done = await watch(command.constructor.name);
+      try {
+        return await client.send(command as never, options as never);
+      } finally {
+        if (done) done();
+      }
+    },
+  } as unknown as DynamoDBDocumentClient;
+}
+
+/** The delivery function on the rig's stores, its slots on `client` (the requests a test counts). */
+function deliverWithSlotsOn(r: ReturnType<typeof rig>, client: DynamoDBDocumentClient) {
+  const cfg = config();
+  return buildDeliverWebhooksHandler({
+    delivery: {
+      endpoints: r.endpoints,
+      events: new DynamoEventStore(ddb(), cfg.tableName),
+      deliveries: r.deliveries,
+      sender: new WebhookSender({ allowLocalDevelopment: true, now }),
+      now,
+    },
+    messages: r.messages,
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
+    laneOf: () => 'fast',
+  });
+}
+
 describe('the webhook fan-out and delivery functions', () => {
   // Each test makes a few dozen requests to DynamoDB Local (the slots and waiting lists among them); on a
   // machine shared with other suites the first one, run while the local stores warm up, can pass 5 s.
@@ -50,13 +85,9 @@ describe('the webhook fan-out and delivery functions', () => {
     const { record } = await storedEvent(endpoint.companyId);
     // The fan-out's table requests, in the order sent, up to the SendMessageBatch.
     const sent: string[] = [];
-    const client = ddb();
-    const counting = {
-      send: (command: { constructor: { name: string } }, options?: unknown) => {
-        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
+    const counting = watchedClient((command) => {
+      if (r.messages.enqueued.length === 0) sent.push(command);
+    });
     const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
@@ -78,13 +109,9 @@ describe('the webhook fan-out and delivery functions', () => {
     const events = [];
     for (let i = 0; i < 12; i++) events.push(await storedEvent(endpoint.companyId));
     const sent: string[] = [];
-    const client = ddb();
-    const counting = {
-      send: (command: { constructor: { name: string } }, options?: unknown) => {
-        if (r.messages.enqueued.length === 0) sent.push(command.constructor.name);
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
+    const counting = watchedClient((command) => {
+      if (r.messages.enqueued.length === 0) sent.push(command);
+    });
     const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
@@ -114,19 +141,12 @@ describe('the webhook fan-out and delivery functions', () => {
     const target = await receiver([200]);
     const { endpoint: first } = await newEndpoint(r, target.url);
     for (let i = 1; i < 16; i++) await newEndpoint(r, target.url, { companyId: first.companyId });
-    const client = ddb();
     let inFlight = 0;
     let most = 0;
-    const measuring = {
-      send: async (command: unknown, options?: unknown) => {
-        most = Math.max(most, ++inFlight);
-        try {
-          return await client.send(command as never, options as never);
-        } finally {
-          inFlight--;
-        }
-      },
-    } as unknown as typeof client;
+    const measuring = watchedClient(() => {
+      most = Math.max(most, ++inFlight);
+      return () => inFlight--;
+    });
     const slice: PlanningSlice = {
       mode: 'live',
       companyId: first.companyId,
@@ -166,20 +186,13 @@ describe('the webhook fan-out and delivery functions', () => {
     const { endpoint: first } = await newEndpoint(r, target.url);
     for (let i = 1; i < 16; i++) await newEndpoint(r, target.url, { companyId: first.companyId });
     const { record } = await storedEvent(first.companyId);
-    const client = ddb();
     let claiming = 0;
     let most = 0;
-    const measuring = {
-      send: async (command: { constructor: { name: string } }, options?: unknown) => {
-        const claim = command.constructor.name === 'UpdateCommand';
-        if (claim) most = Math.max(most, ++claiming);
-        try {
-          return await client.send(command as never, options as never);
-        } finally {
-          if (claim) claiming--;
-        }
-      },
-    } as unknown as typeof client;
+    const measuring = watchedClient((command) => {
+      if (command !== 'UpdateCommand') return;
+      most = Math.max(most, ++claiming);
+      return () => claiming--;
+    });
     const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
       deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
@@ -212,25 +225,10 @@ describe('the webhook fan-out and delivery functions', () => {
     const job = r.messages.enqueued.at(-1)!.job;
     expect(job.kind).toBe('redelivery');
     const requests: string[] = [];
-    const client = ddb();
-    const counting = {
-      send: (command: { constructor: { name: string } }, options?: unknown) => {
-        requests.push(command.constructor.name);
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
-    const deliver = buildDeliverWebhooksHandler({
-      delivery: {
-        endpoints: r.endpoints,
-        events: new DynamoEventStore(ddb(), cfg.tableName),
-        deliveries: r.deliveries,
-        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
-        now,
-      },
-      messages: r.messages,
-      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
-      laneOf: () => 'fast',
+    const counting = watchedClient((command) => {
+      requests.push(command);
     });
+    const deliver = deliverWithSlotsOn(r, counting);
     expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
     expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([events[0]!.event.id]);
     // It was two refused releases (the slot's two forms) and a read of the waiting list, for a slot it never held.
@@ -260,25 +258,10 @@ describe('the webhook fan-out and delivery functions', () => {
     const oldest = (waitingBefore.Items ?? []).slice(0, 8).map((i) => (i.job as DeliveryJob).deliveryId);
     // The delivery function's requests for the slots and waiting lists, each job in a batch of its own.
     const requests: string[] = [];
-    const client = ddb();
-    const counting = {
-      send: (command: { constructor: { name: string } }, options?: unknown) => {
-        requests.push(command.constructor.name);
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
-    const deliver = buildDeliverWebhooksHandler({
-      delivery: {
-        endpoints: r.endpoints,
-        events: new DynamoEventStore(ddb(), cfg.tableName),
-        deliveries: r.deliveries,
-        sender: new WebhookSender({ allowLocalDevelopment: true, now }),
-        now,
-      },
-      messages: r.messages,
-      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
-      laneOf: () => 'fast',
+    const counting = watchedClient((command) => {
+      requests.push(command);
     });
+    const deliver = deliverWithSlotsOn(r, counting);
     for (const job of first) expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
     expect(target.received).toHaveLength(8);
     // Each ended job's slot went to the oldest waiting job, in order; one read served all eight (it was one per job).
@@ -308,13 +291,9 @@ describe('the webhook fan-out and delivery functions', () => {
     const jobs = r.messages.enqueued.map((e) => e.job);
     expect(jobs).toHaveLength(8);
     const reads: string[] = [];
-    const client = ddb();
-    const counting = {
-      send: (command: { constructor: { name: string } }, options?: unknown) => {
-        if (['GetCommand', 'BatchGetCommand'].includes(command.constructor.name)) reads.push(command.constructor.name);
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
+    const counting = watchedClient((command) => {
+      if (['GetCommand', 'BatchGetCommand'].includes(command)) reads.push(command);
+    });
     const endpoints = new DynamoWebhookEndpointStore(counting, cfg.tableName, secretBoxOnce(cfg));
     const deliveries = new DynamoWebhookDeliveryStore(counting, cfg.tableName, now);
     const deliver = buildDeliverWebhooksHandler({
@@ -384,17 +363,13 @@ describe('the webhook fan-out and delivery functions', () => {
       endpoint,
     );
     let interleaved = false;
-    const client = ddb();
-    const interleaving = {
-      send: async (command: { constructor: { name: string } }, options?: unknown) => {
-        if (!interleaved && command.constructor.name === 'UpdateCommand') {
-          interleaved = true;
-          await r.slots.wait([late]);
-          expect(await fill({ slots: r.slots, queue: r.messages }, 'live', endpoint.endpointId, [late])).toBe(0);
-        }
-        return client.send(command as never, options as never);
-      },
-    } as unknown as typeof client;
+    const interleaving = watchedClient(async (command) => {
+      if (!interleaved && command === 'UpdateCommand') {
+        interleaved = true;
+        await r.slots.wait([late]);
+        expect(await fill({ slots: r.slots, queue: r.messages }, 'live', endpoint.endpointId, [late])).toBe(0);
+      }
+    });
     const finishing = new DynamoWebhookDeliverySlots(interleaving, config().tableName, now);
     await finish({ slots: finishing, queue: r.messages }, ended);
     expect(interleaved).toBe(true);
