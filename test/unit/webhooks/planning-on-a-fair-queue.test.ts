@@ -7,6 +7,7 @@ import {
   INLINE_DELIVERIES_PER_BATCH,
   INLINE_DELIVERIES_PER_SLICE,
   MAX_DELIVERIES_PER_STEP,
+  planSlice,
   slicesOf,
   type EventToFanOut,
 } from '../../../lib/webhooks/fan-out-event.js';
@@ -318,5 +319,22 @@ describe('the planning worker', () => {
     expect(order.slice(0, 4)).toEqual(['start 99', 'queue 8', 'queue 8', 'queue 8']);
     expect(order.filter((o) => o.startsWith('start'))).toHaveLength(4);
     expect(w.queue.sent).toHaveLength(3 * 8);
+  });
+
+  it('fills a slice’s other endpoints when one endpoint’s fill fails, then reports the slice failed so that it is planned again', async () => {
+    const w = world();
+    for (let n = 1; n <= 5; n++) w.endpoints.put(endpoint('co_burst', n));
+    const broken = endpoint('co_burst', 2).endpointId;
+    const claimWaiting = w.slots.claimWaiting.bind(w.slots);
+    w.slots.claimWaiting = async (mode, endpointId, ...rest) => {
+      if (endpointId === broken) throw new Error('UpdateItem unavailable');
+      return claimWaiting(mode, endpointId, ...rest);
+    };
+    const events = Array.from({ length: 30 }, (_, i) => event('co_burst', i));
+    await expect(planSlice(w, { mode: 'live', companyId: 'co_burst', events })).rejects.toThrow('UpdateItem unavailable');
+    // Two at a time, every endpoint's fill ran: the four healthy ones queued their 8 each, the broken one's jobs wait.
+    const queued = new Set(w.queue.sent.map((m) => m.job.endpointId));
+    expect([...queued].sort()).toEqual([1, 3, 4, 5].map((n) => endpoint('co_burst', n).endpointId));
+    expect(w.queue.sent).toHaveLength(4 * 8);
   });
 });
