@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Mode } from '../mode.js';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { InvalidCursorError } from '../errors.js';
 import type { ListPosition } from './ports.js';
 
@@ -37,13 +37,16 @@ export interface CursorContent {
   position: ListPosition;
 }
 
+// zod's mini API: this module is in every bundle that builds the table adapters (get-case's
+// included), and a schema built at load with classic zod costs a cold start its first classic
+// schemas (docs/performance.md, section 4).
 const payloadSchema = z.strictObject({
   c: z.string(),
   /** Set on test-mode cursors only; absent (cursors sealed before test mode too) means live. */
-  m: z.literal('test').optional(),
+  m: z.optional(z.literal('test')),
   f: z.string(),
   a: z.string(),
-  d: z.array(z.int().min(0)),
+  d: z.array(z.int().check(z.minimum(0))),
   t: z.int(),
 });
 
