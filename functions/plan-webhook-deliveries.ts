@@ -3,7 +3,7 @@ import { webhookPlanningAdapters } from '../lib/adapters/production-webhook-adap
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
-import { planSlice, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
+import { planSlice, SliceNotPlannedError, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
 import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webhooks/planning-slice.js';
 
 /**
@@ -45,6 +45,8 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
         });
         return false;
       } catch (error) {
+        // The jobs a failed try's fills queued are counted: the next try finds them holding their slots and queues them no more.
+        if (error instanceof SliceNotPlannedError && error.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, error.queued);
         const pause = pauses[attempt];
         if (pause === undefined) {
           logger.error('webhook planning failed: the message is retried', {

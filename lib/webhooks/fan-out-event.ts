@@ -110,20 +110,47 @@ export const FILLS_AT_ONCE = 2;
  * time: the stream function plans a whole batch of events, then fills once per endpoint (3
  * endpoints × 100 events are 3 fills, each queueing what the endpoint has slots for in one
  * SendMessageBatch). A failed fill leaves its jobs on their waiting list, which the stream record's
- * retry (or the sweeper) fills; the other endpoints are still filled, then the failure is thrown.
+ * retry (or the sweeper) fills; the other endpoints are still filled. Answers the jobs queued, also
+ * when a fill failed (then with the first failure): those jobs hold their slots, and no retry
+ * queues them again, so a count lost here would be lost from WebhookJobsEnqueued for good.
  */
-export async function fillPlans(
+async function fillPlans(
   deps: Pick<FanOutDeps, 'slots' | 'queue'>,
   plans: readonly FanOutPlan[],
-  atOnce: number = FILLS_AT_ONCE,
-): Promise<number> {
+  atOnce: number,
+): Promise<{ queued: number; failure?: { error: unknown } }> {
   const endpoints = new Map<string, DeliveryJob[]>();
   for (const job of plans.flatMap((p) => p.jobs)) {
     const key = `${job.mode}\u0000${job.endpointId}`;
     endpoints.set(key, [...(endpoints.get(key) ?? []), job]);
   }
-  const filled = await mapAtMost([...endpoints.values()], atOnce, (jobs) => fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs));
-  return filled.reduce((a, b) => a + b, 0);
+  let queued = 0;
+  try {
+    await mapAtMost([...endpoints.values()], atOnce, async (jobs) => {
+      // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
+      const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs);
+      queued += n;
+    });
+    return { queued };
+  } catch (error) {
+    return { queued, failure: { error } };
+  }
+}
+
+/**
+ * A slice not wholly planned (its endpoints unreadable, a write or a fill failed): it is planned
+ * again, harmlessly. `queued` is how many jobs its fills did queue before that, which the caller
+ * counts (WebhookJobsEnqueued): the next try finds them holding their slots and does not queue
+ * them again. The message is the failure's.
+ */
+export class SliceNotPlannedError extends Error {
+  constructor(
+    readonly queued: number,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'SliceNotPlannedError';
+  }
 }
 
 export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };
@@ -222,33 +249,43 @@ export const MAX_DELIVERIES_PER_STEP = 100;
  * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
  * record started; each endpoint filled once after the first step (its first attempts start while the
  * rest is planned) and once at the end for the later steps' jobs, `fillsAtOnce` endpoints at a time
- * (FILLS_AT_ONCE). Throws when any of it failed, after filling what was planned: the message comes back and is planned again, which is harmless (records started are
- * found started, jobs listed stay listed, a fill claims only free slots).
+ * (FILLS_AT_ONCE). Throws SliceNotPlannedError (with the jobs it queued) when any of it failed,
+ * after filling what was planned: the message comes back and is planned again, which is harmless
+ * (records started are found started, jobs listed stay listed, a fill claims only free slots).
  */
 export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, fillsAtOnce: number = FILLS_AT_ONCE): Promise<PlannedSlice> {
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
-  const endpoints = await deps.endpoints.list(slice.mode, slice.companyId);
+  const endpoints = await deps.endpoints.list(slice.mode, slice.companyId).catch((error: unknown) => {
+    throw new SliceNotPlannedError(0, error);
+  });
   const once: FanOutDeps = { ...deps, endpoints: { list: async () => endpoints } };
   const perStep = Math.max(1, Math.floor(MAX_DELIVERIES_PER_STEP / Math.max(1, endpoints.length)));
   const plans: FanOutPlan[] = [];
-  let failed: unknown;
+  let failed: { error: unknown } | undefined;
   let queued = 0;
   let filled = 0;
+  const fillFrom = async (from: number) => {
+    const done = await fillPlans(deps, plans.slice(from), fillsAtOnce);
+    queued += done.queued;
+    failed ??= done.failure;
+    filled = plans.length;
+  };
   for (let i = 0; i < events.length && failed === undefined; i += perStep) {
-    for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
-      if (outcome.ok) plans.push(outcome.plan);
-      else failed ??= outcome.error;
+    try {
+      for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
+        if (outcome.ok) plans.push(outcome.plan);
+        else failed ??= { error: outcome.error };
+      }
+    } catch (error) {
+      failed ??= { error };
     }
     // The first step's jobs are queued at once: the endpoints' first attempts do not wait for the rest of the
     // slice to be planned (a 300-delivery slice is three steps). The later steps' jobs wait for the fill below.
-    if (i === 0) {
-      queued += await fillPlans(deps, plans, fillsAtOnce);
-      filled = plans.length;
-    }
+    if (i === 0) await fillFrom(0);
   }
   // The events that were planned are filled even when one failed: their jobs are listed, and a fill now spares them the retry's wait.
-  if (plans.length > filled) queued += await fillPlans(deps, plans.slice(filled), fillsAtOnce);
-  if (failed !== undefined) throw failed instanceof Error ? failed : new Error(String(failed));
+  if (plans.length > filled) await fillFrom(filled);
+  if (failed !== undefined) throw new SliceNotPlannedError(queued, failed.error);
   return {
     jobs: plans.reduce((n, p) => n + p.jobs.length, 0),
     queued,
@@ -330,7 +367,8 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
       return { failed: [], queued: planned.queued };
     } catch (error) {
       errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(error)}`);
-      return { failed: s.indexes, queued: 0 };
+      // What its fills queued before the failure is counted: the record's retry does not queue those jobs again.
+      return { failed: s.indexes, queued: error instanceof SliceNotPlannedError ? error.queued : 0 };
     }
   };
   const forwardRest = async (): Promise<number[]> => {

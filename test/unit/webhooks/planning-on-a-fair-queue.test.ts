@@ -3,6 +3,7 @@ import type { DynamoDBStreamEvent, SQSRecord } from 'aws-lambda';
 import { buildFanOutWebhookEventsCore } from '../../../functions/fan-out-webhook-events.js';
 import { buildPlanWebhookDeliveriesCore } from '../../../functions/plan-webhook-deliveries.js';
 import { ITEM_TYPES } from '../../../lib/adapters/dynamodb/table-keys.js';
+import { metrics } from '../../../lib/runtime/metrics.js';
 import {
   INLINE_DELIVERIES_PER_BATCH,
   INLINE_DELIVERIES_PER_SLICE,
@@ -336,5 +337,50 @@ describe('the planning worker', () => {
     const queued = new Set(w.queue.sent.map((m) => m.job.endpointId));
     expect([...queued].sort()).toEqual([1, 3, 4, 5].map((n) => endpoint('co_burst', n).endpointId));
     expect(w.queue.sent).toHaveLength(4 * 8);
+  });
+
+  it('counts the jobs a failed slice did queue, in the planning worker and in the stream consumer, as the retry queues them no more', async () => {
+    const brokenFill = (w: ReturnType<typeof world>, broken: string) => {
+      const claimWaiting = w.slots.claimWaiting.bind(w.slots);
+      w.slots.claimWaiting = async (mode, endpointId, ...rest) => {
+        if (endpointId === broken) throw new Error('UpdateItem unavailable');
+        return claimWaiting(mode, endpointId, ...rest);
+      };
+    };
+    const enqueuedCounts = async (run: () => Promise<unknown>) => {
+      const counted = jest.spyOn(metrics, 'addMetric');
+      try {
+        await run();
+        return counted.mock.calls.filter(([name]) => name === 'WebhookJobsEnqueued').map(([, , value]) => value);
+      } finally {
+        counted.mockRestore();
+      }
+    };
+
+    // The planning worker: five endpoints, one whose fill fails on every try (three tries in the invocation).
+    const w = world();
+    for (let n = 1; n <= 5; n++) w.endpoints.put(endpoint('co_burst', n));
+    brokenFill(w, endpoint('co_burst', 2).endpointId);
+    const plan = buildPlanWebhookDeliveriesCore(w, [0, 0]);
+    const events = Array.from({ length: 30 }, (_, i) => event('co_burst', i));
+    const counts = await enqueuedCounts(async () => {
+      expect(await plan({ Records: [message('m', { v: 1, mode: 'live', companyId: 'co_burst', events })] })).toEqual({
+        batchItemFailures: [{ itemIdentifier: 'm' }],
+      });
+    });
+    // The first try queued the four healthy endpoints' 8 each; the next two found their slots taken and queued nothing.
+    expect(w.queue.sent).toHaveLength(4 * 8);
+    expect(counts).toEqual([4 * 8]);
+
+    // The stream consumer: a trickle to two endpoints, one whose fill fails.
+    const t = world();
+    for (let n = 1; n <= 2; n++) t.endpoints.put(endpoint('co_quiet', n));
+    brokenFill(t, endpoint('co_quiet', 2).endpointId);
+    const fanOut = buildFanOutWebhookEventsCore({ ...t, planning: { forward: async (slices) => slices.map(() => true) } });
+    const streamed = await enqueuedCounts(async () => {
+      expect(await fanOut(stream([event('co_quiet', 1)]))).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }] });
+    });
+    expect(t.queue.sent).toHaveLength(1);
+    expect(streamed).toEqual([1]);
   });
 });
