@@ -408,6 +408,29 @@ describe('the webhook fan-out and delivery functions', () => {
     for (const holder of holders) expect(r.messages.enqueued.map((e) => e.job.deliveryId)).toContain(holder);
   });
 
+  it('a second fill that claims the same job in the same millisecond does not take the first fill’s claim for its own, and queues nothing', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const { event } = await storedEvent(endpoint.companyId);
+    const job = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+      endpoint,
+    );
+    await r.slots.wait([job]);
+    // Two processes (a replayed stream record beside the first copy) fill with the job they have just listed; the
+    // clock does not move between them. The second's condition fails on the first's claim, which it must not read
+    // as its own write landed with a lost answer.
+    expect(await r.slots.claimWaiting('live', endpoint.endpointId, 8, [job])).toEqual([job]);
+    const otherProcess = new DynamoWebhookDeliverySlots(ddb(), config().tableName, now);
+    expect(await otherProcess.claimWaiting('live', endpoint.endpointId, 8, [job])).toEqual([]);
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([job.deliveryId]);
+    // The claim's mark still tells the sweeper how old it is.
+    expect(await r.slots.stalePromotions('live', endpoint.endpointId, STALE_PROMOTION_MS)).toEqual([]);
+    clock = new Date(clock.getTime() + STALE_PROMOTION_MS);
+    expect(await r.slots.stalePromotions('live', endpoint.endpointId, STALE_PROMOTION_MS)).toEqual([job]);
+  });
+
   it('a job whose slot was claimed but whose queueing was lost is found after five minutes, and a queued one is not', async () => {
     const r = rig();
     const target = await receiver([200]);

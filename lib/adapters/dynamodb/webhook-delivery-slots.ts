@@ -10,6 +10,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { Mode } from '../../mode.js';
+import { randomBase62 } from '../../random-id.js';
 import type { DeliverySlots } from '../../webhooks/ports.js';
 import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../../webhooks/webhook-delivery.js';
 import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
@@ -29,6 +30,9 @@ const READ_AHEAD_CAPS = 4;
 export const KNOWN_ENDPOINTS_PER_MODE = 1_000;
 /** The `SLOTS` item's attribute of a delivery holding a slot, and the count of them. */
 const HELD_PREFIX = 'held#';
+/** A claim's mark: its time, this separator (never in an ISO time), and random characters (62^8 ≈ 2 × 10^14). */
+const CLAIM_MARK_SEPARATOR = '~';
+const CLAIM_MARK_RANDOM_LENGTH = 8;
 const HELD_COUNT = 'heldCount';
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
@@ -38,7 +42,8 @@ const CLAIM_ROUNDS = 4;
  * `WHW#<m><endpointId>`; lib/webhooks/delivery-slots.ts says what they are for).
  *
  * - The slots are attributes of the `SLOTS` item, one per delivery holding one
- *   (`held#<createdAt>#<deliveryId>`, its value when it was claimed), and their number, `heldCount`.
+ *   (`held#<createdAt>#<deliveryId>`, its value the claim's mark: when, and a random part), and their
+ *   number, `heldCount`.
  *   A claim sets a holder's attribute conditional on its absence and on the count leaving room; a
  *   release removes it conditional on its presence; both change the count in the same write. So
  *   giving a slot back twice, or claiming it twice for one delivery, changes nothing, and the sweeper
@@ -197,13 +202,15 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     const values: Record<string, unknown> = { ':type': ITEM_TYPES.webhookDeliverySlots, ':ttl': this.ttl() };
     const sets: string[] = [];
     const conditions: string[] = [];
-    const promotedAt = this.now().toISOString();
+    // When, and which claim: the time tells the sweeper a promotion's age, the random part tells this claim's
+    // write from another process's claim of the same job in the same millisecond (see the catch below).
+    const claimMark = `${this.now().toISOString()}${CLAIM_MARK_SEPARATOR}${randomBase62(CLAIM_MARK_RANDOM_LENGTH)}`;
     jobs.forEach((job, i) => {
       names[`#c${i}`] = heldAttribute(job);
       sets.push(`#c${i} = :at`);
       conditions.push(`attribute_not_exists(#c${i})`);
     });
-    if (jobs.length > 0) values[':at'] = promotedAt;
+    if (jobs.length > 0) values[':at'] = claimMark;
     const removes = releasing.map((key, i) => {
       names[`#r${i}`] = heldAttribute(key);
       conditions.push(`attribute_exists(#r${i})`);
@@ -237,12 +244,14 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // A try whose answer was lost (a timeout) may have landed, and its retry then fails its own conditions: the
-      // item as it stands shows this very write (the jobs held since `promotedAt`, the ended ones gone), so it is
-      // this claim's, and its jobs are queued now rather than by the sweeper minutes later.
+      // item as it stands shows this very write (the jobs held under this claim's mark, the ended ones gone), so it
+      // is this claim's, and its jobs are queued now rather than by the sweeper minutes later. The mark is this
+      // claim's own: a time alone matched another process's claim of the same job in the same millisecond, and
+      // its jobs were queued twice.
       const stored = error.Item ? unmarshall(error.Item) : undefined;
       return (
         stored !== undefined &&
-        jobs.every((job) => stored[heldAttribute(job)] === promotedAt) &&
+        jobs.every((job) => stored[heldAttribute(job)] === claimMark) &&
         releasing.every((key) => !(heldAttribute(key) in stored))
       );
     }
@@ -293,7 +302,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
   async stalePromotions(mode: Mode, endpointId: string, olderThanMs: number): Promise<DeliveryJob[]> {
     const before = new Date(this.now().getTime() - olderThanMs).toISOString();
     const item = await this.slotsItem(mode, endpointId);
-    const old = [...heldOf(item).entries()].filter(([, at]) => at <= before).map(([holder]) => holder);
+    const old = [...heldOf(item).entries()].filter(([, mark]) => claimedAt(mark) <= before).map(([holder]) => holder);
     const entries = await Promise.all(
       old.map(async (holder) => {
         const command = new GetCommand({
@@ -391,7 +400,13 @@ function heldAttribute(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): stri
   return `${HELD_PREFIX}${holderOf(key)}`;
 }
 
-/** The deliveries holding slots (the new form), each with when it was claimed. */
+/** When a claim was made, from its mark (`<ISO time>~<random>`; a mark written before the random part is the time alone). */
+function claimedAt(mark: string): string {
+  const at = mark.indexOf(CLAIM_MARK_SEPARATOR);
+  return at < 0 ? mark : mark.slice(0, at);
+}
+
+/** The deliveries holding slots (the new form), each with its claim's mark. */
 function heldOf(item: Record<string, unknown> | undefined): Map<string, string> {
   const held = new Map<string, string>();
   for (const [name, value] of Object.entries(item ?? {}))
