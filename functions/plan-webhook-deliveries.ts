@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { webhookPlanningAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
@@ -30,9 +30,17 @@ export const FANNED_OUT_METRIC = 'WebhookJobsEnqueued';
  */
 export const PLAN_RETRY_PAUSES_MS = [250, 1_000] as const;
 
+/**
+ * A slice is not tried again with less than this left of the invocation after the pause: a try cut
+ * off by the function's timeout (PLANNING_QUEUE.functionTimeoutSeconds) takes the batch's answer
+ * with it, and every slice of the batch, planned or not, comes back after the visibility timeout.
+ * Reported failed instead, the slice alone comes back, and planning it again is harmless.
+ */
+export const MIN_TIME_FOR_A_RETRY_MS = 10_000;
+
 export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonly number[] = PLAN_RETRY_PAUSES_MS) {
   /** Resolves true when the message is to stay in its queue (reported in batchItemFailures). */
-  async function plan(record: SQSRecord, slice: PlanningMessage): Promise<boolean> {
+  async function plan(record: SQSRecord, slice: PlanningMessage, remainingMs: () => number): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         const planned = await planSlice(deps, slice);
@@ -48,10 +56,11 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
         // The jobs a failed try's fills queued are counted: the next try finds them holding their slots and queues them no more.
         if (error instanceof SliceNotPlannedError && error.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, error.queued);
         const pause = pauses[attempt];
-        if (pause === undefined) {
+        if (pause === undefined || remainingMs() - pause < MIN_TIME_FOR_A_RETRY_MS) {
           logger.error('webhook planning failed: the message is retried', {
             messageId: record.messageId,
             error: String((error as Error)?.message),
+            tries: attempt + 1,
           });
           return true;
         }
@@ -60,7 +69,9 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
     }
   }
 
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  return async (event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
+    // Without a Lambda context (a test calling the core), no time limit.
+    const remainingMs = () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY;
     const kept = new Set<string>();
     // Each tenant's slices one after another, the tenants of the batch at once: a company's burst holds its own
     // slices, never another company's, and never has all its slices' writes in flight together.
@@ -78,7 +89,7 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
     }
     await Promise.all(
       [...byTenant.values()].map(async (slices) => {
-        for (const { record, slice } of slices) if (await plan(record, slice)) kept.add(record.messageId);
+        for (const { record, slice } of slices) if (await plan(record, slice, remainingMs)) kept.add(record.messageId);
       }),
     );
     return { batchItemFailures: event.Records.filter((r) => kept.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };

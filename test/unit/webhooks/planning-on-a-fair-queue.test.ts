@@ -1,7 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSRecord } from 'aws-lambda';
 import { buildFanOutWebhookEventsCore } from '../../../functions/fan-out-webhook-events.js';
-import { buildPlanWebhookDeliveriesCore } from '../../../functions/plan-webhook-deliveries.js';
+import { buildPlanWebhookDeliveriesCore, MIN_TIME_FOR_A_RETRY_MS } from '../../../functions/plan-webhook-deliveries.js';
 import { ITEM_TYPES } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { metrics } from '../../../lib/runtime/metrics.js';
 import {
@@ -337,6 +337,38 @@ describe('the planning worker', () => {
     const queued = new Set(w.queue.sent.map((m) => m.job.endpointId));
     expect([...queued].sort()).toEqual([1, 3, 4, 5].map((n) => endpoint('co_burst', n).endpointId));
     expect(w.queue.sent).toHaveLength(4 * 8);
+  });
+
+  it('does not try a failing slice again with too little of the invocation left, and keeps the batch’s other answers', async () => {
+    const w = world();
+    w.endpoints.put(endpoint('co_ok', 1));
+    w.endpoints.put(endpoint('co_down', 1));
+    let tries = 0;
+    const list = w.endpoints.list.bind(w.endpoints);
+    w.endpoints.list = async (mode, companyId) => {
+      if (companyId === 'co_down') {
+        tries++;
+        throw new Error('Query timed out');
+      }
+      return list(mode, companyId);
+    };
+    const plan = buildPlanWebhookDeliveriesCore(w, [0, 0]);
+    const batch = {
+      Records: [
+        message('ok', { v: 1, mode: 'live', companyId: 'co_ok', events: [event('co_ok', 1)] }),
+        message('down', { v: 1, mode: 'live', companyId: 'co_down', events: [event('co_down', 1)] }),
+      ],
+    };
+    // Plenty of time: the failing slice is tried three times in the invocation.
+    expect(await plan(batch, { getRemainingTimeInMillis: () => 25_000 })).toEqual({ batchItemFailures: [{ itemIdentifier: 'down' }] });
+    expect(tries).toBe(3);
+    // Less than MIN_TIME_FOR_A_RETRY_MS left: tried once, reported, and the other slice's answer kept.
+    tries = 0;
+    expect(await plan(batch, { getRemainingTimeInMillis: () => MIN_TIME_FOR_A_RETRY_MS - 1 })).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'down' }],
+    });
+    expect(tries).toBe(1);
+    expect(w.queue.sent.filter((m) => m.job.companyId === 'co_ok')).toHaveLength(1);
   });
 
   it('counts the jobs a failed slice did queue, in the planning worker and in the stream consumer, as the retry queues them no more', async () => {
