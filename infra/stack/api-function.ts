@@ -18,7 +18,7 @@ import { grantStatements } from './grants.js';
  */
 export const API_RUNTIME = Runtime.NODEJS_24_X;
 export const API_ARCHITECTURE = Architecture.ARM_64;
-const ESBUILD_TARGET = 'node24';
+export const ESBUILD_TARGET = 'node24';
 
 /**
  * Provides `require` inside the ESM bundle for the few CommonJS dependencies that call it

@@ -110,9 +110,11 @@ export const FILLS_AT_ONCE = 2;
  * time: the stream function plans a whole batch of events, then fills once per endpoint (3
  * endpoints × 100 events are 3 fills, each queueing what the endpoint has slots for in one
  * SendMessageBatch). A failed fill leaves its jobs on their waiting list, which the stream record's
- * retry (or the sweeper) fills; the other endpoints are still filled. Answers the jobs queued, also
- * when a fill failed (then with the first failure): those jobs hold their slots, and no retry
- * queues them again, so a count lost here would be lost from WebhookJobsEnqueued for good.
+ * retry (or the sweeper) fills; the other endpoints are still filled. Answers the jobs the fills
+ * that succeeded queued, also when another fill failed (then with the first failure): those jobs
+ * hold their slots, and no retry queues them again, so a count lost here would be lost from
+ * WebhookJobsEnqueued for good. (A fill that fails after its send, when the waiting entries are
+ * not removed, counts nothing: the sweeper queues those jobs again later and counts them nowhere.)
  */
 async function fillPlans(
   deps: Pick<FanOutDeps, 'slots' | 'queue'>,

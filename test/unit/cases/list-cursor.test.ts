@@ -49,6 +49,9 @@ describe('a list cursor sealed with our key', () => {
   it.each([
     ['a field it does not write', { ...good, x: 1 }],
     ['a mode other than test', { ...good, m: 'live' }],
+    ['a mode that is null', { ...good, m: null }],
+    ['filters that are not text', { ...good, f: ['status=DRAFT'] }],
+    ['a shard that is text', { ...good, d: ['1'] }],
     ['a missing company', { ...good, c: undefined }],
     ['a shard that is negative', { ...good, d: [-1] }],
     ['a shard that is not whole', { ...good, d: [1.5] }],

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { ESM_REQUIRE_BANNER } from '../../../infra/stack/api-function.js';
+import { ESBUILD_TARGET, ESM_REQUIRE_BANNER } from '../../../infra/stack/api-function.js';
 
 /**
  * A case read's cold start is measured against an SDK-only floor (`npm run bench`, section 4),
@@ -8,7 +8,8 @@ import { ESM_REQUIRE_BANNER } from '../../../infra/stack/api-function.js';
  * libraries it never needs have crept in through shared modules before: S3's client, and classic
  * zod through a schema built at load (the list cursor's, via the table adapters), which made
  * classic zod's whole module part of every cold start. This bundles the read's handler as the
- * stack does (ESM, minified, tree-shaken; infra/stack/api-function.ts) and lists what it holds.
+ * stack does (ESM, its target, minified, tree-shaken; infra/stack/api-function.ts; no source map,
+ * which changes nothing bundled) and lists what it holds.
  */
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -19,7 +20,7 @@ async function bundledInputs(entry: string): Promise<string[]> {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node22',
+    target: ESBUILD_TARGET,
     minify: true,
     mainFields: ['module', 'main'],
     banner: { js: ESM_REQUIRE_BANNER },
