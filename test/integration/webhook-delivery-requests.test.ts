@@ -17,6 +17,7 @@ import { deliveryJobFor, planSlice } from '../../lib/webhooks/fan-out-event.js';
 import type { PlanningSlice } from '../../lib/webhooks/planning-slice.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
+import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
 import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
 import { fill, finish, STALE_PROMOTION_MS } from '../../lib/webhooks/delivery-slots.js';
 import { deliveryKeyOf, newDeliveryRecord, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
@@ -28,7 +29,7 @@ import { faultyDocumentClient } from '../support/faulty-client.js';
  * The fan-out and delivery functions' table requests and fair share: the requests an event costs on
  * its way to the lane, the waiting lists and slots, the sweeper's repairs, the fan-out's batching
  * and filtering (the rig: test/support/webhook-delivery-rig.ts; the delivery behaviour:
- * webhook-delivery-functions.test.ts). The clock is fixed (moved by no test here).
+ * webhook-delivery-functions.test.ts). The clock is fixed unless a test moves it (a promotion's age).
  */
 let clock = new Date();
 const now = () => clock;
@@ -50,6 +51,15 @@ function watchedClient(watch: (command: string) => void | (() => void) | Promise
       }
     },
   } as unknown as DynamoDBDocumentClient;
+}
+
+/** The delivery job of a new event of the endpoint's company, the event stored as the create path stores it (the job not yet listed). */
+async function jobOfNewEvent(endpoint: WebhookEndpoint): Promise<DeliveryJob> {
+  const { event } = await storedEvent(endpoint.companyId);
+  return deliveryJobFor(
+    { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
+    endpoint,
+  );
 }
 
 /** The delivery function on the rig's stores, its slots on `client` (the requests a test counts). */
@@ -357,11 +367,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const ended = r.messages.enqueued[0]!.job;
     // The endpoint's next event, listed and filled by the fan-out just before the ending job's first write (while
     // all eight slots are still held, so its own fill finds none free).
-    const { event } = await storedEvent(endpoint.companyId);
-    const late = deliveryJobFor(
-      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
-      endpoint,
-    );
+    const late = await jobOfNewEvent(endpoint);
     let interleaved = false;
     const interleaving = watchedClient(async (command) => {
       if (!interleaved && command === 'UpdateCommand') {
@@ -412,11 +418,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const { event } = await storedEvent(endpoint.companyId);
-    const job = deliveryJobFor(
-      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
-      endpoint,
-    );
+    const job = await jobOfNewEvent(endpoint);
     await r.slots.wait([job]);
     // Two processes (a replayed stream record beside the first copy) fill with the job they have just listed; the
     // clock does not move between them. The second's condition fails on the first's claim, which it must not read
@@ -439,11 +441,7 @@ describe('the webhook fan-out and delivery functions', () => {
     await r.fanOut(record, ctx());
     const queued = r.messages.enqueued[0]!.job;
     // A fill that claimed a slot and stopped before queueing: its job still on the list, its delivery holding a slot.
-    const { event } = await storedEvent(endpoint.companyId);
-    const lost = deliveryJobFor(
-      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
-      endpoint,
-    );
+    const lost = await jobOfNewEvent(endpoint);
     await r.slots.wait([lost]);
     expect(await r.slots.claimWaiting('live', endpoint.endpointId, 8)).toEqual([lost]);
     expect(await r.slots.stalePromotions('live', endpoint.endpointId, STALE_PROMOTION_MS)).toEqual([]);
@@ -460,11 +458,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const { event } = await storedEvent(endpoint.companyId);
-    const job = deliveryJobFor(
-      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
-      endpoint,
-    );
+    const job = await jobOfNewEvent(endpoint);
     const cfg = config();
     await ddb().send(
       new PutCommand({
@@ -489,11 +483,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
     // A fan-out that stopped after starting the record: the job on the waiting list, its record pending, no message.
-    const { event } = await storedEvent(endpoint.companyId);
-    const stranded = deliveryJobFor(
-      { eventId: event.id, eventType: event.type, companyId: endpoint.companyId, mode: 'live', createdAt: event.createdAt },
-      endpoint,
-    );
+    const stranded = await jobOfNewEvent(endpoint);
     await r.slots.wait([stranded]);
     await r.deliveries.start(newDeliveryRecord(stranded, clock.toISOString()));
     // And a delivered job whose function stopped before it gave its slot back.
