@@ -414,6 +414,33 @@ describe('the webhook fan-out and delivery functions', () => {
     for (const holder of holders) expect(r.messages.enqueued.map((e) => e.job.deliveryId)).toContain(holder);
   });
 
+  it('a fill whose send fails gives its jobs’ slots back in one request, and the jobs wait for the next fill', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const jobs: DeliveryJob[] = [];
+    for (let i = 0; i < 8; i++) jobs.push(await jobOfNewEvent(endpoint));
+    await r.slots.wait(jobs);
+    const requests: string[] = [];
+    const slots = new DynamoWebhookDeliverySlots(
+      watchedClient((command) => {
+        requests.push(command);
+      }),
+      config().tableName,
+      now,
+    );
+    r.messages.failing = true;
+    try {
+      await expect(fill({ slots, queue: r.messages }, 'live', endpoint.endpointId, jobs)).rejects.toThrow();
+    } finally {
+      r.messages.failing = false;
+    }
+    // The claim, then the eight slots given back together: two writes of the SLOTS item, not nine.
+    expect(requests).toEqual(['UpdateCommand', 'UpdateCommand']);
+    expect(await r.slots.holders('live', endpoint.endpointId)).toEqual([]);
+    expect(await fill({ slots: r.slots, queue: r.messages }, 'live', endpoint.endpointId)).toBe(8);
+  });
+
   it('a second fill that claims the same job in the same millisecond does not take the first fill’s claim for its own, and queues nothing', async () => {
     const r = rig();
     const target = await receiver([200]);
