@@ -1,23 +1,20 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
-import { ESM_REQUIRE_BANNER } from '../../infra/stack/api-function.js';
+import { ESBUILD_TARGET, ESM_REQUIRE_BANNER } from '../../infra/stack/api-function.js';
 
 /**
  * Bundles an entry exactly as the CDK stack's NodejsFunction does (infra/stack/api-function.ts):
  * `esbuild --bundle --platform=node --format=esm --target=<ESBUILD_TARGET> --minify --sourcemap
  * --sources-content=false --main-fields=module,main --banner:js=<ESM_REQUIRE_BANNER>`, AWS SDK
- * included (`bundleAwsSDK: true`, so nothing is external), output `index.mjs`. The target is read
- * from infra/stack/api-function.ts so the two cannot drift apart.
+ * included (`bundleAwsSDK: true`, so nothing is external), output `index.mjs`. The target is the
+ * stack's own constant, imported, so the two cannot drift apart.
  */
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 
 export function cdkEsbuildTarget(): string {
-  const source = readFileSync(join(PROJECT_ROOT, 'infra/stack/api-function.ts'), 'utf8');
-  const match = /const ESBUILD_TARGET = '([^']+)'/.exec(source);
-  if (!match) throw new Error('could not find ESBUILD_TARGET in infra/stack/api-function.ts');
-  return match[1]!;
+  return ESBUILD_TARGET;
 }
 
 export interface Bundle {
