@@ -3,7 +3,7 @@ import type { Mode } from '../mode.js';
 import { fill } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
-import { newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
+import { jobsByEndpoint, newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
 import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
@@ -121,14 +121,9 @@ async function fillPlans(
   plans: readonly FanOutPlan[],
   atOnce: number,
 ): Promise<{ queued: number; failure?: { error: unknown } }> {
-  const endpoints = new Map<string, DeliveryJob[]>();
-  for (const job of plans.flatMap((p) => p.jobs)) {
-    const key = `${job.mode}\u0000${job.endpointId}`;
-    endpoints.set(key, [...(endpoints.get(key) ?? []), job]);
-  }
   let queued = 0;
   try {
-    await mapAtMost([...endpoints.values()], atOnce, async (jobs) => {
+    await mapAtMost(jobsByEndpoint(plans.flatMap((p) => p.jobs)), atOnce, async (jobs) => {
       // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
       const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs);
       queued += n;

@@ -107,6 +107,18 @@ export function deliveryKeyOf(job: Pick<DeliveryJob, 'mode' | 'endpointId' | 'cr
 }
 
 /** The record a job's delivery starts as: pending, no attempt yet. */
+/** Jobs grouped by their endpoint (and mode), in first-seen order: each group is one endpoint's slots and waiting list. */
+export function jobsByEndpoint<T extends Pick<DeliveryJob, 'mode' | 'endpointId'>>(jobs: readonly T[]): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const job of jobs) {
+    const endpoint = `${job.mode}\u0000${job.endpointId}`;
+    const group = groups.get(endpoint);
+    if (group) group.push(job);
+    else groups.set(endpoint, [job]);
+  }
+  return [...groups.values()];
+}
+
 export function newDeliveryRecord(job: DeliveryJob, at: string): WebhookDelivery {
   const { v: _version, dueAt: _dueAt, ...named } = job;
   return { ...named, status: 'pending', attempts: [], updatedAt: at };

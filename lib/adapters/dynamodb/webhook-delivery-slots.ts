@@ -12,7 +12,13 @@ import {
 import type { Mode } from '../../mode.js';
 import { randomBase62 } from '../../random-id.js';
 import type { DeliverySlots } from '../../webhooks/ports.js';
-import { DELIVERY_RETENTION_SECONDS, deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../../webhooks/webhook-delivery.js';
+import {
+  DELIVERY_RETENTION_SECONDS,
+  deliveryJobSchema,
+  jobsByEndpoint,
+  type DeliveryJob,
+  type DeliveryKey,
+} from '../../webhooks/webhook-delivery.js';
 import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
 import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 
@@ -261,12 +267,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     // Their waiting entries were never touched: giving the slots back makes them waiting again. One write per
     // endpoint (a fill's jobs are one endpoint's), not one per job: this runs when the lanes just failed, and
     // a fill's eight releases at once were eight writes of one item, beside the other fills' (two at a time).
-    const byEndpoint = new Map<string, DeliveryJob[]>();
-    for (const job of jobs) {
-      const endpoint = `${job.mode}\u0000${job.endpointId}`;
-      byEndpoint.set(endpoint, [...(byEndpoint.get(endpoint) ?? []), job]);
-    }
-    for (const group of byEndpoint.values()) await this.releaseAll(group[0]!.mode, group[0]!.endpointId, group);
+    for (const group of jobsByEndpoint(jobs)) await this.releaseAll(group[0]!.mode, group[0]!.endpointId, group);
   }
 
   async release(key: DeliveryKey): Promise<void> {
