@@ -53,6 +53,14 @@ function watchedClient(watch: (command: string) => void | (() => void) | Promise
   } as unknown as DynamoDBDocumentClient;
 }
 
+/** `count` new events of the endpoint's company, stored, then fanned out in one stream batch that fails no record. */
+async function fannedOutEvents(r: ReturnType<typeof rig>, endpoint: WebhookEndpoint, count: number) {
+  const events = [];
+  for (let i = 0; i < count; i++) events.push(await storedEvent(endpoint.companyId));
+  expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+  return events;
+}
+
 /** The delivery job of a new event of the endpoint's company, the event stored as the create path stores it (the job not yet listed). */
 async function jobOfNewEvent(endpoint: WebhookEndpoint): Promise<DeliveryJob> {
   const { event } = await storedEvent(endpoint.companyId);
@@ -221,9 +229,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const events = [];
-    for (let i = 0; i < 10; i++) events.push(await storedEvent(endpoint.companyId));
-    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    const events = await fannedOutEvents(r, endpoint, 10);
     // Eight jobs hold the endpoint's slots, two wait; the partner asks for the first event again.
     expect(r.messages.enqueued).toHaveLength(8);
     await redeliverEvent(
@@ -252,9 +258,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const events = [];
-    for (let i = 0; i < 30; i++) events.push(await storedEvent(endpoint.companyId));
-    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    await fannedOutEvents(r, endpoint, 30);
     const first = r.messages.enqueued.map((e) => e.job);
     expect(first).toHaveLength(8);
     const waitingBefore = await ddb().send(
@@ -295,9 +299,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const events = [];
-    for (let i = 0; i < 8; i++) events.push(await storedEvent(endpoint.companyId));
-    expect(await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
+    await fannedOutEvents(r, endpoint, 8);
     const jobs = r.messages.enqueued.map((e) => e.job);
     expect(jobs).toHaveLength(8);
     const reads: string[] = [];
@@ -360,9 +362,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
     // Eight jobs hold the eight slots; nothing waits.
-    const events = [];
-    for (let i = 0; i < 8; i++) events.push(await storedEvent(endpoint.companyId));
-    await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx());
+    await fannedOutEvents(r, endpoint, 8);
     expect(r.messages.enqueued).toHaveLength(8);
     const ended = r.messages.enqueued[0]!.job;
     // The endpoint's next event, listed and filled by the fan-out just before the ending job's first write (while
@@ -387,9 +387,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
-    const events = [];
-    for (let i = 0; i < 10; i++) events.push(await storedEvent(endpoint.companyId));
-    await r.fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx());
+    await fannedOutEvents(r, endpoint, 10);
     expect(r.messages.enqueued).toHaveLength(8);
     const queued = new Set(r.messages.enqueued.map((e) => e.job.deliveryId));
     // The next claim's UpdateItem lands, and its answer is lost (a timeout): the retry then fails its conditions.
