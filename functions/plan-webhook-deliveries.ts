@@ -3,7 +3,7 @@ import { webhookPlanningAdapters } from '../lib/adapters/production-webhook-adap
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
-import { planSlice, SliceNotPlannedError, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
+import { FILLS_AT_ONCE, planSlice, SliceNotPlannedError, type FanOutDeps } from '../lib/webhooks/fan-out-event.js';
 import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webhooks/planning-slice.js';
 
 /**
@@ -43,7 +43,8 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
   async function plan(record: SQSRecord, slice: PlanningMessage, remainingMs: () => number): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const planned = await planSlice(deps, slice);
+        // A try stops between steps when the invocation is nearly over, so the batch is still answered.
+        const planned = await planSlice(deps, slice, FILLS_AT_ONCE, remainingMs);
         if (planned.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, planned.queued);
         logger.debug('webhook deliveries planned', {
           messageId: record.messageId,

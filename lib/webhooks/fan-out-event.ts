@@ -242,15 +242,30 @@ export interface PlannedSlice {
 export const MAX_DELIVERIES_PER_STEP = 100;
 
 /**
+ * The time a planning try must have left to start another step (`planSlice`'s `timeLeftMs`): the
+ * step, and the fills after it (sixteen endpoints, two at a time), are well inside it on AWS, where
+ * a step is tens of milliseconds. A try cut off by the worker's timeout loses the answer for every
+ * message of the batch (all of them come back after the visibility timeout, planned or not); one
+ * stopped here fills what it planned and fails its own message only.
+ */
+export const MIN_TIME_FOR_A_STEP_MS = 5_000;
+
+/**
  * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
  * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
  * record started; each endpoint filled once after the first step (its first attempts start while the
  * rest is planned) and once at the end for the later steps' jobs, `fillsAtOnce` endpoints at a time
- * (FILLS_AT_ONCE). Throws SliceNotPlannedError (with the jobs it queued) when any of it failed,
- * after filling what was planned: the message comes back and is planned again, which is harmless
+ * (FILLS_AT_ONCE). Throws SliceNotPlannedError (with the jobs it queued) when any of it failed, or
+ * when `timeLeftMs` (the invocation's) fell below MIN_TIME_FOR_A_STEP_MS before a step, after
+ * filling what was planned: the message comes back and is planned again, which is harmless
  * (records started are found started, jobs listed stay listed, a fill claims only free slots).
  */
-export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, fillsAtOnce: number = FILLS_AT_ONCE): Promise<PlannedSlice> {
+export async function planSlice(
+  deps: FanOutDeps,
+  slice: PlanningSlice,
+  fillsAtOnce: number = FILLS_AT_ONCE,
+  timeLeftMs: () => number = () => Number.POSITIVE_INFINITY,
+): Promise<PlannedSlice> {
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
   const endpoints = await deps.endpoints.list(slice.mode, slice.companyId).catch((error: unknown) => {
     throw new SliceNotPlannedError(0, error);
@@ -268,6 +283,12 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, fillsAtO
     filled = plans.length;
   };
   for (let i = 0; i < events.length && failed === undefined; i += perStep) {
+    if (timeLeftMs() < MIN_TIME_FOR_A_STEP_MS) {
+      failed = {
+        error: new Error(`planning stopped after ${i} of ${events.length} events: too little of the invocation left for another step`),
+      };
+      break;
+    }
     try {
       for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
         if (outcome.ok) plans.push(outcome.plan);

@@ -8,6 +8,7 @@ import {
   INLINE_DELIVERIES_PER_BATCH,
   INLINE_DELIVERIES_PER_SLICE,
   MAX_DELIVERIES_PER_STEP,
+  MIN_TIME_FOR_A_STEP_MS,
   planSlice,
   slicesOf,
   type EventToFanOut,
@@ -369,6 +370,39 @@ describe('the planning worker', () => {
     });
     expect(tries).toBe(1);
     expect(w.queue.sent.filter((m) => m.job.companyId === 'co_ok')).toHaveLength(1);
+  });
+
+  it('stops a burst’s planning between steps when the invocation is nearly over: what it planned is filled, and its message alone is retried', async () => {
+    const w = world();
+    for (let n = 1; n <= 16; n++) w.endpoints.put(endpoint('co_burst', n));
+    w.endpoints.put(endpoint('co_quiet', 1));
+    const startAll = w.deliveries.startAll.bind(w.deliveries);
+    let started = 0;
+    w.deliveries.startAll = async (deliveries, ...rest) => {
+      started += deliveries.length;
+      return startAll(deliveries, ...rest);
+    };
+    // The invocation has time for the quiet slice and two of the burst's steps; then less than a step needs.
+    let asked = 0;
+    const context = { getRemainingTimeInMillis: () => (++asked <= 3 ? 25_000 : MIN_TIME_FOR_A_STEP_MS - 1) };
+    const plan = buildPlanWebhookDeliveriesCore(w, [0, 0]);
+    const burst = Array.from({ length: 100 }, (_, i) => event('co_burst', i));
+    const answer = await plan(
+      {
+        Records: [
+          message('quiet', { v: 1, mode: 'live', companyId: 'co_quiet', events: [event('co_quiet', 1)] }),
+          message('burst', { v: 1, mode: 'live', companyId: 'co_burst', events: burst }),
+        ],
+      },
+      context,
+    );
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: 'burst' }] });
+    // One delivery for the quiet company; two steps of six events to sixteen endpoints, of the burst's seventeen.
+    const perStep = Math.floor(MAX_DELIVERIES_PER_STEP / 16);
+    expect(started).toBe(1 + 2 * perStep * 16);
+    // What was planned was filled: each endpoint's eight slots, and the quiet company's one.
+    expect(w.queue.sent.filter((m) => m.job.companyId === 'co_burst')).toHaveLength(16 * 8);
+    expect(w.queue.sent.filter((m) => m.job.companyId === 'co_quiet')).toHaveLength(1);
   });
 
   it('counts the jobs a failed slice did queue, in the planning worker and in the stream consumer, as the retry queues them no more', async () => {
