@@ -56,7 +56,11 @@ export async function fill(
     await deps.slots.abandon(jobs).catch(() => undefined);
     throw error;
   }
-  await deps.slots.promoted(jobs);
+  // Queued: the jobs are in the lane, holding their slots. Taking their entries off the list may fail and leave them
+  // listed, which is harmless (a fill skips a job that holds a slot; the sweeper sends a copy of one still listed
+  // minutes later, which its record admits as no second attempt). So the fill still answers them queued: throwing
+  // here lost them from WebhookJobsEnqueued and made the caller plan its whole slice again for nothing.
+  await deps.slots.promoted(jobs).catch(() => undefined);
   return jobs.length;
 }
 

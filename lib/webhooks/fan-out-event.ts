@@ -113,8 +113,8 @@ export const FILLS_AT_ONCE = 2;
  * retry (or the sweeper) fills; the other endpoints are still filled. Answers the jobs the fills
  * that succeeded queued, also when another fill failed (then with the first failure): those jobs
  * hold their slots, and no retry queues them again, so a count lost here would be lost from
- * WebhookJobsEnqueued for good. (A fill that fails after its send, when the waiting entries are
- * not removed, counts nothing: the sweeper queues those jobs again later and counts them nowhere.)
+ * WebhookJobsEnqueued for good. A fill whose send succeeded succeeds, and counts its jobs, even when
+ * their waiting entries could not be removed (delivery-slots.ts `fill`).
  */
 async function fillPlans(
   deps: Pick<FanOutDeps, 'slots' | 'queue'>,

@@ -405,6 +405,26 @@ describe('the planning worker', () => {
     expect(w.queue.sent.filter((m) => m.job.companyId === 'co_quiet')).toHaveLength(1);
   });
 
+  it('answers a slice planned when its jobs were queued but could not be taken off their waiting lists, and counts them', async () => {
+    const w = world();
+    for (let n = 1; n <= 3; n++) w.endpoints.put(endpoint('co_burst', n));
+    w.slots.promoted = async () => {
+      throw new Error('DeleteItem unavailable');
+    };
+    const counted = jest.spyOn(metrics, 'addMetric');
+    try {
+      const plan = buildPlanWebhookDeliveriesCore(w, [0, 0]);
+      const events = Array.from({ length: 20 }, (_, i) => event('co_burst', i));
+      expect(await plan({ Records: [message('m', { v: 1, mode: 'live', companyId: 'co_burst', events })] })).toEqual({
+        batchItemFailures: [],
+      });
+      expect(w.queue.sent).toHaveLength(3 * 8);
+      expect(counted.mock.calls.filter(([name]) => name === 'WebhookJobsEnqueued').map(([, , value]) => value)).toEqual([3 * 8]);
+    } finally {
+      counted.mockRestore();
+    }
+  });
+
   it('counts the jobs a failed slice did queue, in the planning worker and in the stream consumer, as the retry queues them no more', async () => {
     const brokenFill = (w: ReturnType<typeof world>, broken: string) => {
       const claimWaiting = w.slots.claimWaiting.bind(w.slots);
