@@ -56,12 +56,28 @@ export async function fill(
     await deps.slots.abandon(jobs).catch(() => undefined);
     throw error;
   }
-  // Queued: the jobs are in the lane, holding their slots. Taking their entries off the list may fail and leave them
-  // listed, which is harmless (a fill skips a job that holds a slot; the sweeper sends a copy of one still listed
-  // minutes later, which its record admits as no second attempt). So the fill still answers them queued: throwing
-  // here lost them from WebhookJobsEnqueued and made the caller plan its whole slice again for nothing.
-  await deps.slots.promoted(jobs).catch(() => undefined);
+  try {
+    await deps.slots.promoted(jobs);
+  } catch (error) {
+    // Queued, but still listed: the fill fails (the caller logs it and retries), and says how many it queued, which
+    // the caller counts: its retry finds them holding their slots and queues them no more.
+    throw new QueuedStillListedError(jobs.length, error);
+  }
   return jobs.length;
+}
+
+/**
+ * A fill sent its jobs to the lane but could not take them off their waiting list. `queued` is how
+ * many it sent. The entries left listed are what the sweeper finds after 5 minutes (`stalePromotions`).
+ */
+export class QueuedStillListedError extends Error {
+  constructor(
+    readonly queued: number,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'QueuedStillListedError';
+  }
 }
 
 /**

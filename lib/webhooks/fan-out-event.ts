@@ -1,6 +1,6 @@
 import { mapAtMost } from '../map-at-most.js';
 import type { Mode } from '../mode.js';
-import { fill } from './delivery-slots.js';
+import { fill, QueuedStillListedError } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
 import { jobsByEndpoint, newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
@@ -113,8 +113,8 @@ export const FILLS_AT_ONCE = 2;
  * retry (or the sweeper) fills; the other endpoints are still filled. Answers the jobs the fills
  * that succeeded queued, also when another fill failed (then with the first failure): those jobs
  * hold their slots, and no retry queues them again, so a count lost here would be lost from
- * WebhookJobsEnqueued for good. A fill whose send succeeded succeeds, and counts its jobs, even when
- * their waiting entries could not be removed (delivery-slots.ts `fill`).
+ * WebhookJobsEnqueued for good. A fill that fails after its send (its jobs' waiting entries not
+ * removed: QueuedStillListedError) counts what it sent too.
  */
 async function fillPlans(
   deps: Pick<FanOutDeps, 'slots' | 'queue'>,
@@ -125,7 +125,10 @@ async function fillPlans(
   try {
     await mapAtMost(jobsByEndpoint(plans.flatMap((p) => p.jobs)), atOnce, async (jobs) => {
       // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
-      const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs);
+      const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs).catch((error: unknown) => {
+        if (error instanceof QueuedStillListedError) queued += error.queued;
+        throw error;
+      });
       queued += n;
     });
     return { queued };
@@ -242,11 +245,13 @@ export interface PlannedSlice {
 export const MAX_DELIVERIES_PER_STEP = 100;
 
 /**
- * The time a planning try must have left to start another step (`planSlice`'s `timeLeftMs`): the
- * step, and the fills after it (sixteen endpoints, two at a time), are well inside it on AWS, where
- * a step is tens of milliseconds. A try cut off by the worker's timeout loses the answer for every
- * message of the batch (all of them come back after the visibility timeout, planned or not); one
- * stopped here fills what it planned and fails its own message only.
+ * The time a planning try must have left to read its endpoints or start another step (`planSlice`'s
+ * `timeLeftMs`): the step, and the fills after it (sixteen endpoints, two at a time), are well
+ * inside it on AWS, where a step is tens of milliseconds. A try cut off by the worker's timeout
+ * loses the answer for every message of the batch (all of them come back after the visibility
+ * timeout, planned or not); one stopped here fills what it planned and fails its own message only.
+ * It bounds starting, not finishing: on a table slow enough to exhaust a request's retries, a step
+ * or fill already started can still outrun the invocation.
  */
 export const MIN_TIME_FOR_A_STEP_MS = 5_000;
 
@@ -267,6 +272,9 @@ export async function planSlice(
   timeLeftMs: () => number = () => Number.POSITIVE_INFINITY,
 ): Promise<PlannedSlice> {
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
+  const outOfTime = (planned: number) =>
+    new Error(`planning stopped after ${planned} of ${events.length} events: too little of the invocation left for another step`);
+  if (timeLeftMs() < MIN_TIME_FOR_A_STEP_MS) throw new SliceNotPlannedError(0, outOfTime(0));
   const endpoints = await deps.endpoints.list(slice.mode, slice.companyId).catch((error: unknown) => {
     throw new SliceNotPlannedError(0, error);
   });
@@ -283,10 +291,9 @@ export async function planSlice(
     filled = plans.length;
   };
   for (let i = 0; i < events.length && failed === undefined; i += perStep) {
-    if (timeLeftMs() < MIN_TIME_FOR_A_STEP_MS) {
-      failed = {
-        error: new Error(`planning stopped after ${i} of ${events.length} events: too little of the invocation left for another step`),
-      };
+    // Checked again before each later step: a step or fill already started is not cut short.
+    if (i > 0 && timeLeftMs() < MIN_TIME_FOR_A_STEP_MS) {
+      failed = { error: outOfTime(i) };
       break;
     }
     try {

@@ -405,7 +405,7 @@ describe('the planning worker', () => {
     expect(w.queue.sent.filter((m) => m.job.companyId === 'co_quiet')).toHaveLength(1);
   });
 
-  it('answers a slice planned when its jobs were queued but could not be taken off their waiting lists, and counts them', async () => {
+  it('counts the jobs a fill did queue when it could not take them off their waiting lists, and reports the slice failed', async () => {
     const w = world();
     for (let n = 1; n <= 3; n++) w.endpoints.put(endpoint('co_burst', n));
     w.slots.promoted = async () => {
@@ -413,11 +413,13 @@ describe('the planning worker', () => {
     };
     const counted = jest.spyOn(metrics, 'addMetric');
     try {
-      const plan = buildPlanWebhookDeliveriesCore(w, [0, 0]);
+      // No retry in the invocation: the failure is reported, and SQS brings the message back.
+      const plan = buildPlanWebhookDeliveriesCore(w, []);
       const events = Array.from({ length: 20 }, (_, i) => event('co_burst', i));
       expect(await plan({ Records: [message('m', { v: 1, mode: 'live', companyId: 'co_burst', events })] })).toEqual({
-        batchItemFailures: [],
+        batchItemFailures: [{ itemIdentifier: 'm' }],
       });
+      // Sent: each endpoint's eight. The retry finds them holding their slots and queues them no more, so they count now.
       expect(w.queue.sent).toHaveLength(3 * 8);
       expect(counted.mock.calls.filter(([name]) => name === 'WebhookJobsEnqueued').map(([, , value]) => value)).toEqual([3 * 8]);
     } finally {
