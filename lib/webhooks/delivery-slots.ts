@@ -67,17 +67,26 @@ export async function fill(
 }
 
 /**
- * A fill sent its jobs to the lane but could not take them off their waiting list. `queued` is how
- * many it sent. The entries left listed are what the sweeper finds after 5 minutes (`stalePromotions`).
+ * A failure after `queued` jobs were queued, which the caller counts (WebhookJobsEnqueued): a retry
+ * finds them holding their slots and does not queue them again. The message is the cause's.
  */
-export class QueuedStillListedError extends Error {
+export class FailedAfterQueueingError extends Error {
   constructor(
     readonly queued: number,
     cause: unknown,
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'QueuedStillListedError';
+    this.name = 'FailedAfterQueueingError';
   }
+}
+
+/**
+ * A fill sent its jobs to the lane but could not take them off their waiting list. The entries left
+ * listed are what the sweeper finds after 5 minutes (`stalePromotions`).
+ */
+export class QueuedStillListedError extends FailedAfterQueueingError {
+  // Named here, not from the class: the bundles are minified.
+  override name = 'QueuedStillListedError';
 }
 
 /**

@@ -1,6 +1,6 @@
 import { mapAtMost } from '../map-at-most.js';
 import type { Mode } from '../mode.js';
-import { fill, QueuedStillListedError } from './delivery-slots.js';
+import { FailedAfterQueueingError, fill, QueuedStillListedError } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
 import { jobsByEndpoint, newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
@@ -138,19 +138,11 @@ async function fillPlans(
 }
 
 /**
- * A slice not wholly planned (its endpoints unreadable, a write or a fill failed): it is planned
- * again, harmlessly. `queued` is how many jobs its fills did queue before that, which the caller
- * counts (WebhookJobsEnqueued): the next try finds them holding their slots and does not queue
- * them again. The message is the failure's.
+ * A slice not wholly planned (its endpoints unreadable, a write or a fill failed, too little time
+ * left): it is planned again, harmlessly. `queued` is how many jobs its fills did queue before that.
  */
-export class SliceNotPlannedError extends Error {
-  constructor(
-    readonly queued: number,
-    cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'SliceNotPlannedError';
-  }
+export class SliceNotPlannedError extends FailedAfterQueueingError {
+  override name = 'SliceNotPlannedError';
 }
 
 export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };
