@@ -65,6 +65,12 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
           });
           return true;
         }
+        // Logged although the next try may succeed: a failure it hides (jobs queued but left listed) is the operator's to see.
+        logger.warn('webhook planning try failed: planned again in this invocation', {
+          messageId: record.messageId,
+          error: String((error as Error)?.message),
+          tries: attempt + 1,
+        });
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }

@@ -59,8 +59,8 @@ export async function fill(
   try {
     await deps.slots.promoted(jobs);
   } catch (error) {
-    // Queued, but still listed: the fill fails (the caller logs it and retries), and says how many it queued, which
-    // the caller counts: its retry finds them holding their slots and queues them no more.
+    // Queued, but still listed: the fill fails, and says so and how many it queued, which the caller counts: a retry
+    // finds them holding their slots and queues them no more.
     throw new QueuedStillListedError(jobs.length, error);
   }
   return jobs.length;
@@ -74,19 +74,27 @@ export class FailedAfterQueueingError extends Error {
   constructor(
     readonly queued: number,
     cause: unknown,
+    what?: string,
   ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(what === undefined ? message : `${what}: ${message}`, { cause });
     this.name = 'FailedAfterQueueingError';
   }
 }
 
 /**
  * A fill sent its jobs to the lane but could not take them off their waiting list. The entries left
- * listed are what the sweeper finds after 5 minutes (`stalePromotions`).
+ * listed are what the sweeper finds after 5 minutes (`stalePromotions`) and sends a copy of: a copy
+ * is admitted as no second recorded attempt, though it may send the receiver the request again.
+ * Its message says so, for the operator who reads it in the log.
  */
 export class QueuedStillListedError extends FailedAfterQueueingError {
   // Named here, not from the class: the bundles are minified.
   override name = 'QueuedStillListedError';
+
+  constructor(queued: number, cause: unknown) {
+    super(queued, cause, `${queued} job(s) queued but still on their waiting list`);
+  }
 }
 
 /**

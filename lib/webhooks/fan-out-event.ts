@@ -139,7 +139,8 @@ async function fillPlans(
 
 /**
  * A slice not wholly planned (its endpoints unreadable, a write or a fill failed, too little time
- * left): it is planned again, harmlessly. `queued` is how many jobs its fills did queue before that.
+ * left): it is planned again, harmlessly. `queued` is how many jobs its fills did queue before that,
+ * a QueuedStillListedError's among them: its `cause` is not to be counted again.
  */
 export class SliceNotPlannedError extends FailedAfterQueueingError {
   override name = 'SliceNotPlannedError';
