@@ -106,7 +106,6 @@ export function deliveryKeyOf(job: Pick<DeliveryJob, 'mode' | 'endpointId' | 'cr
   return { mode: job.mode, endpointId: job.endpointId, createdAt: job.createdAt, deliveryId: job.deliveryId };
 }
 
-/** The record a job's delivery starts as: pending, no attempt yet. */
 /** Jobs grouped by their endpoint (and mode), in first-seen order: each group is one endpoint's slots and waiting list. */
 export function jobsByEndpoint<T extends Pick<DeliveryJob, 'mode' | 'endpointId'>>(jobs: readonly T[]): T[][] {
   const groups = new Map<string, T[]>();
@@ -119,6 +118,7 @@ export function jobsByEndpoint<T extends Pick<DeliveryJob, 'mode' | 'endpointId'
   return [...groups.values()];
 }
 
+/** The record a job's delivery starts as: pending, no attempt yet. */
 export function newDeliveryRecord(job: DeliveryJob, at: string): WebhookDelivery {
   const { v: _version, dueAt: _dueAt, ...named } = job;
   return { ...named, status: 'pending', attempts: [], updatedAt: at };
