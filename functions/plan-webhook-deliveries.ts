@@ -57,20 +57,13 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
         // The jobs a failed try's fills queued are counted: the next try finds them holding their slots and queues them no more.
         if (error instanceof SliceNotPlannedError && error.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, error.queued);
         const pause = pauses[attempt];
+        const details = { messageId: record.messageId, error: String((error as Error)?.message), tries: attempt + 1 };
         if (pause === undefined || remainingMs() - pause < MIN_TIME_FOR_A_RETRY_MS) {
-          logger.error('webhook planning failed: the message is retried', {
-            messageId: record.messageId,
-            error: String((error as Error)?.message),
-            tries: attempt + 1,
-          });
+          logger.error('webhook planning failed: the message is retried', details);
           return true;
         }
         // Logged although the next try may succeed: a failure it hides (jobs queued but left listed) is the operator's to see.
-        logger.warn('webhook planning try failed: planned again in this invocation', {
-          messageId: record.messageId,
-          error: String((error as Error)?.message),
-          tries: attempt + 1,
-        });
+        logger.warn('webhook planning try failed: planned again in this invocation', details);
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }

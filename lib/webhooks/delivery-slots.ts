@@ -68,7 +68,8 @@ export async function fill(
 
 /**
  * A failure after `queued` jobs were queued, which the caller counts (WebhookJobsEnqueued): a retry
- * finds them holding their slots and does not queue them again. The message is the cause's.
+ * finds them holding their slots and does not queue them again. The message is the cause's, after
+ * `what` failed when it is given.
  */
 export class FailedAfterQueueingError extends Error {
   constructor(
