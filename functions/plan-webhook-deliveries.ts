@@ -44,7 +44,7 @@ export function buildPlanWebhookDeliveriesCore(deps: FanOutDeps, pauses: readonl
     for (let attempt = 0; ; attempt++) {
       try {
         // A try stops between steps when the invocation is nearly over, so the batch is still answered.
-        const planned = await planSlice(deps, slice, FILLS_AT_ONCE, remainingMs);
+        const planned = await planSlice(deps, slice, { fillsAtOnce: FILLS_AT_ONCE, timeLeftMs: remainingMs });
         if (planned.queued > 0) metrics.addMetric(FANNED_OUT_METRIC, MetricUnit.Count, planned.queued);
         logger.debug('webhook deliveries planned', {
           messageId: record.messageId,

@@ -1,6 +1,6 @@
 import { mapAtMost } from '../map-at-most.js';
 import type { Mode } from '../mode.js';
-import { FailedAfterQueueingError, fill, QueuedStillListedError } from './delivery-slots.js';
+import { FailedAfterQueueingError, fill, MAX_JOBS_PER_ENDPOINT, QueuedStillListedError, queueClaimed } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
 import { jobsByEndpoint, newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
@@ -39,7 +39,9 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
  * place on the list: a crash anywhere after leaves the job for the next fill or the sweeper), then
  * each endpoint is `fill`ed: only the jobs it has free slots for are queued, on the fast lane; the
  * rest wait outside the lanes until the endpoint's running jobs end. A job found already attempted
- * or settled (a replayed stream record) is taken off the list again.
+ * or settled (a replayed stream record) is taken off the list again. The stream consumer's own small
+ * slices list, start and claim in one write (`startClaimed`) where the endpoint has the slots free:
+ * the same items, with no request between them, so the same holds.
  */
 export interface FanOutDeps {
   endpoints: Pick<WebhookEndpointStore, 'list'>;
@@ -88,7 +90,9 @@ export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpo
 
 /** The jobs of one event, each on its endpoint's waiting list with its delivery's record started (planFanOuts). */
 export interface FanOutPlan {
+  /** The jobs to queue: those in `claimed` hold their slots already (`startClaimed`), the others wait for a fill. */
   jobs: DeliveryJob[];
+  claimed: DeliveryJob[];
   alreadyStarted: number;
 }
 
@@ -122,13 +126,21 @@ async function fillPlans(
   atOnce: number,
 ): Promise<{ queued: number; failure?: { error: unknown } }> {
   let queued = 0;
+  const claimed = new Set(plans.flatMap((p) => p.claimed));
+  const counted = (error: unknown) => {
+    if (error instanceof QueuedStillListedError) queued += error.queued;
+    throw error;
+  };
   try {
     await mapAtMost(jobsByEndpoint(plans.flatMap((p) => p.jobs)), atOnce, async (jobs) => {
+      // The jobs that hold their slots already are queued first; the others are filled from the list.
+      const held = distinctJobs(jobs.filter((job) => claimed.has(job)));
+      const fresh = jobs.filter((job) => !claimed.has(job));
       // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
-      const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, jobs).catch((error: unknown) => {
-        if (error instanceof QueuedStillListedError) queued += error.queued;
-        throw error;
-      });
+      const sent = await queueClaimed(deps, held).catch(counted);
+      queued += sent;
+      if (fresh.length === 0) return;
+      const n = await fill(deps, jobs[0]!.mode, jobs[0]!.endpointId, fresh).catch(counted);
       queued += n;
     });
     return { queued };
@@ -146,6 +158,10 @@ export class SliceNotPlannedError extends FailedAfterQueueingError {
   override name = 'SliceNotPlannedError';
 }
 
+/** One delivery's identity, for sets of jobs (the same job may appear twice in a stream batch read twice). */
+const jobKey = (job: DeliveryJob) => `${job.mode}\u0000${job.endpointId}\u0000${job.createdAt}#${job.deliveryId}`;
+const distinctJobs = (jobs: readonly DeliveryJob[]) => [...new Map(jobs.map((job) => [jobKey(job), job])).values()];
+
 export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };
 
 /**
@@ -155,7 +171,11 @@ export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error:
  * endpoints could not be read fails alone; a failed start fails every event that had deliveries to
  * start (their records, started or not, are found by the retry).
  */
-export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: readonly EventToFanOut[]): Promise<PlannedFanOut[]> {
+export async function planFanOuts(
+  deps: Omit<FanOutDeps, 'queue'>,
+  events: readonly EventToFanOut[],
+  claimAsListed = false,
+): Promise<PlannedFanOut[]> {
   const lists = new Map<string, Promise<WebhookEndpoint[]>>();
   const listOf = (event: EventToFanOut) => {
     const key = `${event.mode}\u0000${event.companyId}`;
@@ -168,16 +188,23 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
   const wanted = matched.map((outcome, i) =>
     outcome.status === 'fulfilled' ? outcome.value.map((endpoint) => ({ endpoint, job: deliveryJobFor(events[i]!, endpoint) })) : [],
   );
-  const records = wanted.flat().map(({ job }) => newDeliveryRecord(job, startedAt));
-  let stored: WebhookDelivery[] = [];
+  const all = wanted.flat().map(({ job }) => job);
+  const stored: WebhookDelivery[] = [];
+  // The deliveries whose slots were claimed as they were listed and started (their records new and pending).
+  const claimedKeys = new Set<string>();
   let startError: unknown;
   try {
-    if (records.length > 0) {
+    if (all.length > 0) {
+      if (claimAsListed)
+        for (const job of await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT)) claimedKeys.add(jobKey(job));
+      const rest = all.filter((job) => !claimedKeys.has(jobKey(job)));
       // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
-      await deps.slots.wait(wanted.flat().map(({ job }) => job));
-      stored = await deps.deliveries.startAll(records);
-      const attempted = wanted.flat().filter((_, k) => stored[k]!.status !== 'pending' || stored[k]!.attempts.length > 0);
-      if (attempted.length > 0) await deps.slots.forget(attempted.map(({ job }) => job));
+      if (rest.length > 0) await deps.slots.wait(rest);
+      const started = rest.length > 0 ? await deps.deliveries.startAll(rest.map((job) => newDeliveryRecord(job, startedAt))) : [];
+      let r = 0;
+      for (const job of all) stored.push(claimedKeys.has(jobKey(job)) ? newDeliveryRecord(job, startedAt) : started[r++]!);
+      const attempted = all.filter((_, k) => stored[k]!.status !== 'pending' || stored[k]!.attempts.length > 0);
+      if (attempted.length > 0) await deps.slots.forget(attempted);
     }
   } catch (error) {
     startError = error;
@@ -186,16 +213,18 @@ export async function planFanOuts(deps: Omit<FanOutDeps, 'queue'>, events: reado
   return matched.map((outcome, i): PlannedFanOut => {
     if (outcome.status === 'rejected') return { ok: false, error: outcome.reason };
     const deliveries = wanted[i]!;
-    if (deliveries.length === 0) return { ok: true, plan: { jobs: [], alreadyStarted: 0 } };
+    if (deliveries.length === 0) return { ok: true, plan: { jobs: [], claimed: [], alreadyStarted: 0 } };
     if (startError !== undefined) return { ok: false, error: startError };
     const jobs: DeliveryJob[] = [];
+    const claimed: DeliveryJob[] = [];
     let alreadyStarted = 0;
     for (const { job } of deliveries) {
       const record = stored[next++]!;
       if (record.status !== 'pending' || record.attempts.length > 0) alreadyStarted++;
       else jobs.push(job);
+      if (claimedKeys.has(jobKey(job))) claimed.push(job);
     }
-    return { ok: true, plan: { jobs, alreadyStarted } };
+    return { ok: true, plan: { jobs, claimed, alreadyStarted } };
   });
 }
 
@@ -248,6 +277,29 @@ export const MAX_DELIVERIES_PER_STEP = 100;
  */
 export const MIN_TIME_FOR_A_STEP_MS = 5_000;
 
+/** How `planSlice` plans: the planning worker's way by default. */
+export interface SlicePlanning {
+  /** Endpoints filled at once (FILLS_AT_ONCE). */
+  fillsAtOnce?: number;
+  /** The invocation's time left (none: unbounded). */
+  timeLeftMs?: () => number;
+  /**
+   * Each endpoint's jobs listed, started and given their slots in one write when the endpoint has
+   * the slots free (the store's `startClaimed`), instead of listing, starting, then filling: one
+   * request before the send where there were three one after another.
+   */
+  claimAsListed?: boolean;
+}
+
+/**
+ * The stream consumer's own small slices (a company's trickle): no first attempt waits for another
+ * endpoint's fill (a company with 16 endpoints would wait eight fills for its last), and each
+ * endpoint's jobs are claimed as they are listed, since an event's wait before its send is what a
+ * trickle's latency is made of. The planning worker's bursts keep the stepped road: their endpoints'
+ * slots are soon all held, where a claim as listed would be refused and cost a request more.
+ */
+export const ON_THE_STREAM: SlicePlanning = { fillsAtOnce: Number.POSITIVE_INFINITY, claimAsListed: true };
+
 /**
  * Plans one slice (one company-and-mode's events): its endpoints read once, then, step by step
  * (MAX_DELIVERIES_PER_STEP), every matching delivery put on its endpoint's waiting list and its
@@ -258,12 +310,8 @@ export const MIN_TIME_FOR_A_STEP_MS = 5_000;
  * filling what was planned: the message comes back and is planned again, which is harmless
  * (records started are found started, jobs listed stay listed, a fill claims only free slots).
  */
-export async function planSlice(
-  deps: FanOutDeps,
-  slice: PlanningSlice,
-  fillsAtOnce: number = FILLS_AT_ONCE,
-  timeLeftMs: () => number = () => Number.POSITIVE_INFINITY,
-): Promise<PlannedSlice> {
+export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, how: SlicePlanning = {}): Promise<PlannedSlice> {
+  const { fillsAtOnce = FILLS_AT_ONCE, timeLeftMs = () => Number.POSITIVE_INFINITY, claimAsListed = false } = how;
   const events = slice.events.map((e): EventToFanOut => ({ ...e, mode: slice.mode, companyId: slice.companyId }));
   const outOfTime = (planned: number) =>
     new Error(`planning stopped after ${planned} of ${events.length} events: too little of the invocation left for another step`);
@@ -290,7 +338,7 @@ export async function planSlice(
       break;
     }
     try {
-      for (const outcome of await planFanOuts(once, events.slice(i, i + perStep))) {
+      for (const outcome of await planFanOuts(once, events.slice(i, i + perStep), claimAsListed)) {
         if (outcome.ok) plans.push(outcome.plan);
         else failed ??= { error: outcome.error };
       }
@@ -381,7 +429,7 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
   const planOne = async (s: (typeof sized)[number]): Promise<{ failed: number[]; queued: number }> => {
     try {
       // All its endpoints filled at once (FILLS_AT_ONCE says why).
-      const planned = await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice, Number.POSITIVE_INFINITY);
+      const planned = await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice, ON_THE_STREAM);
       return { failed: [], queued: planned.queued };
     } catch (error) {
       errors.push(`planning ${tenantOf(s.slice)} failed: ${messageOf(error)}`);

@@ -162,6 +162,17 @@ export interface DeliverySlots {
     fresh?: readonly DeliveryJob[],
     releasing?: readonly DeliveryKey[],
   ): Promise<DeliveryJob[]>;
+  /**
+   * New jobs listed, their deliveries' records started (`pending`, as `startAll` starts them, at
+   * `startedAt`) and their slots claimed, in one write per endpoint or per several endpoints
+   * together: what `wait`, `startAll` and a `claimWaiting` of `fresh` jobs do one after another.
+   * Each endpoint's jobs all or none: none when the endpoint has fewer than that many slots free
+   * (up to `cap` held), or one of its records or claims exists already (a replayed stream
+   * record). Answers the jobs claimed, which the caller queues, then calls `promoted`, as after
+   * `claimWaiting`; every other job is left untouched (neither listed nor started), for the
+   * caller's usual road. An endpoint asked for more than `cap` jobs gets none.
+   */
+  startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]>;
   /** Undoes a claim whose jobs could not be queued: their slots given back, so the jobs are waiting again. */
   abandon(jobs: readonly DeliveryJob[]): Promise<void>;
   /** Removes promoted jobs from the waiting list once they are queued. */

@@ -4,20 +4,23 @@ import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
+import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
 import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
-import type { WebhookDeliveryStore } from '../../lib/webhooks/ports.js';
+import type { DeliverySlots, WebhookDeliveryStore } from '../../lib/webhooks/ports.js';
 import {
   DELIVERY_RETENTION_SECONDS,
   deliveryKeyOf,
   newRedeliveryId,
   scheduledDeliveryId,
+  type DeliveryJob,
   type WebhookDelivery,
 } from '../../lib/webhooks/webhook-delivery.js';
 import { faultyDocumentClient } from '../support/faulty-client.js';
 import { ddb } from '../support/fixtures.js';
-import { MemoryWebhookDeliveryStore } from '../support/memory-webhooks.js';
+import { MemoryDeliverySlots, MemoryWebhookDeliveryStore } from '../support/memory-webhooks.js';
 
 /**
  * The delivery log's port contract (lib/webhooks/ports.ts `WebhookDeliveryStore`): one suite, run
@@ -297,4 +300,103 @@ describe('the delivery log on DynamoDB', () => {
     expect((await store().listPage('test', endpointId, { limit: 100 })).deliveries).toEqual([]);
     expect((await store().listPage('live', endpointId, { limit: 100 })).deliveries.map((d) => d.deliveryId)).toEqual([live.deliveryId]);
   }, 30_000);
+});
+
+/**
+ * The slots' claim as listed (`DeliverySlots.startClaimed`), the same suite on the in-memory twin and on DynamoDB
+ * Local: what the stream consumer relies on when it lists, starts and claims a trickle's jobs in one write.
+ */
+type SlotsWorld = () => { slots: DeliverySlots; records: WebhookDeliveryStore };
+const memorySlotsWorld = (): SlotsWorld => {
+  const records = new MemoryWebhookDeliveryStore();
+  const slots = new MemoryDeliverySlots(records);
+  return () => ({ slots, records });
+};
+const dynamoSlotsWorld = (): SlotsWorld => () => ({
+  slots: new DynamoWebhookDeliverySlots(documentClient(config()), config().tableName),
+  records: new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName),
+});
+
+function newJob(endpointId: string, companyId = 'co_slots'): DeliveryJob {
+  return deliveryJobFor(
+    { eventId: `evt_${randomBase62(22)}`, eventType: 'case.created', companyId, mode: 'live', createdAt: new Date().toISOString() },
+    { endpointId },
+  );
+}
+const newEndpointId = () => `we_${randomBase62(22)}`;
+const ids = (jobs: readonly { deliveryId: string }[]) => jobs.map((j) => j.deliveryId).sort();
+const CAP = 8;
+
+describe.each([
+  ['in memory', memorySlotsWorld],
+  ['on DynamoDB Local', dynamoSlotsWorld],
+])('new jobs claimed as they are listed (%s)', (_name, makeWorld) => {
+  let world: SlotsWorld;
+  beforeEach(() => {
+    world = makeWorld();
+  });
+
+  it('lists, starts and claims every endpoint’s new jobs in one go, and answers them', async () => {
+    const { slots, records } = world();
+    const [a, b] = [newEndpointId(), newEndpointId()];
+    const jobs = [newJob(a), newJob(a), newJob(b)];
+    const at = new Date().toISOString();
+    expect(ids(await slots.startClaimed(jobs, at, CAP))).toEqual(ids(jobs));
+    expect(ids(await slots.holders('live', a))).toEqual(ids(jobs.slice(0, 2)));
+    expect(ids(await slots.holders('live', b))).toEqual(ids(jobs.slice(2)));
+    for (const job of jobs) expect(await records.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [], updatedAt: at });
+    // Listed and promoted, until the caller has queued them and calls `promoted`.
+    expect(ids(await slots.stalePromotions('live', a, 0))).toEqual(ids(jobs.slice(0, 2)));
+    await slots.promoted(jobs);
+    expect(await slots.stalePromotions('live', a, 0)).toEqual([]);
+  });
+
+  it('an endpoint with too few free slots gets none of its jobs, nothing of them written, and another endpoint’s jobs are claimed', async () => {
+    const { slots, records } = world();
+    const [full, free] = [newEndpointId(), newEndpointId()];
+    const held = Array.from({ length: CAP - 1 }, () => newJob(full));
+    expect(await slots.startClaimed(held, new Date().toISOString(), CAP)).toHaveLength(CAP - 1);
+    const two = [newJob(full), newJob(full)];
+    const other = newJob(free);
+    expect(ids(await slots.startClaimed([...two, other], new Date().toISOString(), CAP))).toEqual([other.deliveryId]);
+    for (const job of two) expect(await records.get(deliveryKeyOf(job))).toBeUndefined();
+    expect(await slots.holders('live', full)).toHaveLength(CAP - 1);
+    // Not on the list either: a fill with room for them finds nothing to claim.
+    expect(await slots.claimWaiting('live', full, CAP + 2)).toEqual([]);
+  });
+
+  it('a job whose record exists already (a stream record read twice) is not claimed, and its record is left as it is', async () => {
+    const { slots, records } = world();
+    const endpointId = newEndpointId();
+    const job = newJob(endpointId);
+    await records.start(delivery({ ...deliveryKeyOf(job), companyId: job.companyId, eventId: job.eventId }));
+    await records.recordAttempt(deliveryKeyOf(job), 0, failedAttempt(job.createdAt), { status: 'pending', nextAttemptAt: 'x1' });
+    expect(await slots.startClaimed([job], new Date().toISOString(), CAP)).toEqual([]);
+    expect((await records.get(deliveryKeyOf(job)))!.attempts).toHaveLength(1);
+    expect(await slots.holders('live', endpointId)).toEqual([]);
+  });
+
+  it('an endpoint asked for more jobs than its cap gets none of them', async () => {
+    const { slots, records } = world();
+    const endpointId = newEndpointId();
+    const jobs = Array.from({ length: CAP + 1 }, () => newJob(endpointId));
+    expect(await slots.startClaimed(jobs, new Date().toISOString(), CAP)).toEqual([]);
+    expect(await records.get(deliveryKeyOf(jobs[0]!))).toBeUndefined();
+    expect(await slots.holders('live', endpointId)).toEqual([]);
+  });
+});
+
+describe('new jobs claimed as they are listed, on DynamoDB', () => {
+  it('a claim whose answer was lost after it landed answers its jobs as claimed, once', async () => {
+    let lost = 0;
+    const { client } = faultyDocumentClient({
+      decide: (name) => (name === 'TransactWriteItemsCommand' && lost++ === 0 ? 'lost-response' : undefined),
+    });
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName);
+    const endpointId = newEndpointId();
+    const job = newJob(endpointId);
+    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    expect(lost).toBe(2);
+    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
+  });
 });

@@ -95,7 +95,7 @@ describe('the webhook fan-out and delivery functions', () => {
     clock = new Date(Math.floor(Date.now() / 1000) * 1000);
   });
 
-  it('a fan-out to an endpoint with free slots queues its job without reading the waiting list: four table requests before the send', async () => {
+  it('a fan-out to an endpoint with free slots lists, starts and claims its job in one request: two table requests before the send', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
@@ -115,8 +115,34 @@ describe('the webhook fan-out and delivery functions', () => {
     });
     expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
     expect(r.messages.enqueued).toHaveLength(1);
-    // The endpoints, the job listed, its record started, its slot claimed (one UpdateItem): no Query of the waiting list.
-    expect(sent).toEqual(['QueryCommand', 'PutCommand', 'PutCommand', 'UpdateCommand']);
+    // The endpoints, then the job listed, its record started and its slot claimed in one transaction (they were a
+    // PutItem, a PutItem and an UpdateItem one after another): no Query of the waiting list.
+    expect(sent).toEqual(['QueryCommand', 'TransactWriteCommand']);
+    const stored = await r.deliveries.get(deliveryKeyOf(r.messages.enqueued[0]!.job));
+    expect(stored).toMatchObject({ status: 'pending', attempts: [] });
+    expect((await r.slots.holders('live', endpoint.endpointId)).map((k) => k.deliveryId)).toEqual([r.messages.enqueued[0]!.job.deliveryId]);
+  });
+
+  it('a company’s event to an endpoint with every slot held waits on its list, while its other endpoint’s copy is queued at once', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint: full } = await newEndpoint(r, target.url);
+    await fannedOutEvents(r, full, 8);
+    expect(r.messages.enqueued).toHaveLength(8);
+    clock = new Date(clock.getTime() + 1000);
+    const { endpoint: free } = await newEndpoint(r, target.url, { companyId: full.companyId });
+    const { event } = (await fannedOutEvents(r, free, 1))[0]!;
+    // The transaction that would claim both is refused by the full endpoint, and sent again without it.
+    expect(r.messages.enqueued.slice(8).map((e) => e.job.endpointId)).toEqual([free.endpointId]);
+    const waiting = deliveryJobFor(
+      { eventId: event.id, eventType: event.type, companyId: full.companyId, mode: 'live', createdAt: event.createdAt },
+      full,
+    );
+    expect(await r.deliveries.get(deliveryKeyOf(waiting))).toMatchObject({ status: 'pending', attempts: [] });
+    expect(await r.slots.holders('live', full.endpointId)).toHaveLength(8);
+    // Listed: the next slot given back goes to it.
+    await finish({ slots: r.slots, queue: r.messages }, r.messages.enqueued[0]!.job);
+    expect(r.messages.enqueued.slice(9).map((e) => e.job.deliveryId)).toEqual([waiting.deliveryId]);
   });
 
   it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
@@ -204,12 +230,15 @@ describe('the webhook fan-out and delivery functions', () => {
     const { endpoint: first } = await newEndpoint(r, target.url);
     for (let i = 1; i < 16; i++) await newEndpoint(r, target.url, { companyId: first.companyId });
     const { record } = await storedEvent(first.companyId);
-    let claiming = 0;
+    // Every request before the first send, and how many removals of queued jobs from their lists run at once.
+    const before: string[] = [];
+    let removing = 0;
     let most = 0;
     const measuring = watchedClient((command) => {
-      if (command !== 'UpdateCommand') return;
-      most = Math.max(most, ++claiming);
-      return () => claiming--;
+      if (r.messages.enqueued.length === 0) before.push(command);
+      if (command !== 'DeleteCommand') return;
+      most = Math.max(most, ++removing);
+      return () => removing--;
     });
     const fanOut = fanOutAndPlan({
       endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
@@ -220,7 +249,9 @@ describe('the webhook fan-out and delivery functions', () => {
     });
     expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
     expect(r.messages.enqueued).toHaveLength(16);
-    // Sixteen deliveries: the consumer's own slice (at most 25), its sixteen claims sent together, not two at a time.
+    // Sixteen deliveries: the consumer's own slice (at most 25), all sixteen claimed in one transaction, then queued
+    // and taken off their lists together, not two endpoints at a time.
+    expect(before).toEqual(['QueryCommand', 'TransactWriteCommand']);
     expect(most).toBe(16);
   });
 

@@ -174,25 +174,36 @@ describe.each<Mode>(['live', 'test'])('the webhook engine functions send only it
     sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     sent.WebhookFanOut.push(...(await requestsOf(() => fanOut(stream, lambdaContext() as never))));
     const job = messages.enqueued[0]!;
-    // A stream batch of two events: their waiting entries listed, and taken off the list once queued, in
-    // BatchWriteItems (each judged on all its keys at once).
-    const pair = [0, 1].map(() => eventItem(buildCaseEvent(view, at), companyId, mode));
-    for (const paired of pair) await client.send(new PutCommand({ TableName: cfg.tableName, Item: outsideTheEngines(paired) }));
-    const batchRequests = await requestsOf(() =>
-      fanOut(
-        {
-          Records: pair.map((paired, i) => ({
-            eventName: 'INSERT' as const,
-            dynamodb: { NewImage: paired as never, SequenceNumber: String(10 + i) },
-            eventSource: 'aws:dynamodb',
-          })),
-        },
-        lambdaContext() as never,
-      ),
-    );
-    expect(batchRequests.filter((r) => r.action === 'dynamodb:BatchWriteItem')).toHaveLength(2);
-    sent.WebhookFanOut.push(...batchRequests);
+    const streamBatch = async (size: number, firstSequence: number) => {
+      const items = Array.from({ length: size }, () => eventItem(buildCaseEvent(view, at), companyId, mode));
+      for (const batched of items) await client.send(new PutCommand({ TableName: cfg.tableName, Item: outsideTheEngines(batched) }));
+      return requestsOf(() =>
+        fanOut(
+          {
+            Records: items.map((batched, i) => ({
+              eventName: 'INSERT' as const,
+              dynamodb: { NewImage: batched as never, SequenceNumber: String(firstSequence + i) },
+              eventSource: 'aws:dynamodb',
+            })),
+          },
+          lambdaContext() as never,
+        ),
+      );
+    };
+    // A stream batch of two events: their waiting entries, records and slots in one transaction (each part judged
+    // on its own, as IAM does), and the entries taken off the list once queued in a BatchWriteItem (judged on all
+    // its keys at once).
+    const pairRequests = await streamBatch(2, 10);
+    expect(pairRequests.filter((r) => r.enclosingOperation === 'TransactWriteItems')).toHaveLength(2 * 2 + 1);
+    expect(pairRequests.filter((r) => r.action === 'dynamodb:BatchWriteItem')).toHaveLength(1);
+    sent.WebhookFanOut.push(...pairRequests);
+    // Nine more: more than the endpoint's slots, so listed in a BatchWriteItem, and the queued ones taken off it in another.
+    const nineRequests = await streamBatch(9, 20);
+    expect(nineRequests.filter((r) => r.action === 'dynamodb:BatchWriteItem')).toHaveLength(2);
+    sent.WebhookFanOut.push(...nineRequests);
     messages.enqueued.length = 1;
+    // Those deliveries end (their slots given back), so the endpoint's next event is queued at once.
+    for (const key of await slots.holders(mode, job.endpointId)) if (key.deliveryId !== job.deliveryId) await slots.release(key);
     // A first attempt that fails, a retry that succeeds; then, for a second event, five days of failures.
     statuses = [503, 200];
     sent.WebhookDeliver.push(...(await requestsOf(() => deliver(sqsEvent(job, FAST_ARN), lambdaContext() as never))));

@@ -4,6 +4,8 @@ import type { DeliveryLane, DeliveryQueue, DeliverySlots, WebhookDeliveryStore, 
 import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
   DELIVERY_RETENTION_SECONDS,
+  jobsByEndpoint,
+  newDeliveryRecord,
   type DeliveryAttempt,
   type DeliveryJob,
   type DeliveryKey,
@@ -102,13 +104,19 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
   }
 }
 
-/** Each endpoint's slots and waiting list, as the DynamoDB adapter keeps them (lib/adapters/dynamodb/webhook-delivery-slots.ts). */
+/**
+ * Each endpoint's slots and waiting list, as the DynamoDB adapter keeps them (lib/adapters/dynamodb/webhook-delivery-slots.ts).
+ * `records`: the delivery log that `startClaimed` starts records in, as the adapter's transaction does in the table.
+ */
 export class MemoryDeliverySlots implements DeliverySlots {
   /** Per `<mode>\0<endpointId>`: the holders (`<createdAt>#<deliveryId>`, each with when it was claimed) and the waiting jobs by the same key. */
   readonly held = new Map<string, Map<string, string>>();
   readonly waiting = new Map<string, Map<string, DeliveryJob>>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly records: MemoryWebhookDeliveryStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
 
   private static endpoint(mode: Mode, endpointId: string) {
     return `${mode}\u0000${endpointId}`;
@@ -153,6 +161,26 @@ export class MemoryDeliverySlots implements DeliverySlots {
       .slice(0, Math.max(0, free));
     for (const [key] of candidates) holders.set(key, this.now().toISOString());
     return candidates.map(([, job]) => copy(job));
+  }
+  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
+    await Promise.resolve();
+    const claimed: DeliveryJob[] = [];
+    const distinct = [...new Map(jobs.map((job) => [keyString(job), job])).values()];
+    for (const group of jobsByEndpoint(distinct)) {
+      const { mode, endpointId } = group[0]!;
+      const holders = this.holdersOf(mode, endpointId);
+      const key = (job: DeliveryJob) => `${job.createdAt}#${job.deliveryId}`;
+      // All or none per endpoint: slots free for every job, and none of its records or claims there already.
+      if (group.length > cap || holders.size + group.length > cap) continue;
+      if (group.some((job) => holders.has(key(job)) || this.records.records.has(keyString(job)))) continue;
+      for (const job of group) {
+        this.list(mode, endpointId).set(key(job), copy(job));
+        await this.records.start(newDeliveryRecord(job, startedAt));
+        holders.set(key(job), this.now().toISOString());
+        claimed.push(copy(job));
+      }
+    }
+    return claimed;
   }
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
     for (const job of jobs) await this.release(job);

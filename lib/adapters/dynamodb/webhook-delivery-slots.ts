@@ -1,4 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, type TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   BatchWriteCommand,
@@ -6,6 +7,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
@@ -16,11 +18,13 @@ import {
   DELIVERY_RETENTION_SECONDS,
   deliveryJobSchema,
   jobsByEndpoint,
+  newDeliveryRecord,
   type DeliveryJob,
   type DeliveryKey,
 } from '../../webhooks/webhook-delivery.js';
 import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
 import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
+import { deliveryStartPut, MAX_TRANSACTION_ACTIONS } from './webhook-delivery-store.js';
 
 /** Waiting entries per BatchWriteItem (its limit). */
 const WRITES_PER_BATCH = 25;
@@ -40,6 +44,8 @@ const HELD_PREFIX = 'held#';
 const CLAIM_MARK_SEPARATOR = '~';
 const CLAIM_MARK_RANDOM_LENGTH = 8;
 const HELD_COUNT = 'heldCount';
+/** startClaimed's transactions at most: the second without the endpoints that cancelled the first. */
+const START_CLAIMED_ROUNDS = 2;
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
 
@@ -204,13 +210,49 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     jobs: readonly DeliveryJob[],
     releasing: readonly DeliveryKey[],
   ): Promise<boolean> {
+    // When, and which claim: the time tells the sweeper a promotion's age, the random part tells this claim's
+    // write from another process's claim of the same job in the same millisecond (see the catch below).
+    const claimMark = this.newClaimMark();
+    const command = new UpdateCommand(this.claimUpdate(mode, endpointId, cap, jobs, releasing, claimMark));
+    try {
+      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A try whose answer was lost (a timeout) may have landed, and its retry then fails its own conditions: the
+      // item as it stands shows this very write (the jobs held under this claim's mark, the ended ones gone), so it
+      // is this claim's, and its jobs are queued now rather than by the sweeper minutes later. The mark is this
+      // claim's own: a time alone matched another process's claim of the same job in the same millisecond, and
+      // its jobs were queued twice.
+      const stored = error.Item ? unmarshall(error.Item) : undefined;
+      return (
+        stored !== undefined &&
+        jobs.every((job) => stored[heldAttribute(job)] === claimMark) &&
+        releasing.every((key) => !(heldAttribute(key) in stored))
+      );
+    }
+  }
+
+  private newClaimMark(): string {
+    return `${this.now().toISOString()}${CLAIM_MARK_SEPARATOR}${randomBase62(CLAIM_MARK_RANDOM_LENGTH)}`;
+  }
+
+  /**
+   * The UpdateItem of the endpoint's `SLOTS` item that claims the jobs' slots under `claimMark` (none held by them
+   * yet, and no more than `cap` held after) and gives back the slots of `releasing` (each still held by it).
+   */
+  private claimUpdate(
+    mode: Mode,
+    endpointId: string,
+    cap: number,
+    jobs: readonly DeliveryJob[],
+    releasing: readonly DeliveryKey[],
+    claimMark: string,
+  ) {
     const names: Record<string, string> = { '#type': 'type', '#ttl': 'ttl' };
     const values: Record<string, unknown> = { ':type': ITEM_TYPES.webhookDeliverySlots, ':ttl': this.ttl() };
     const sets: string[] = [];
     const conditions: string[] = [];
-    // When, and which claim: the time tells the sweeper a promotion's age, the random part tells this claim's
-    // write from another process's claim of the same job in the same millisecond (see the catch below).
-    const claimMark = `${this.now().toISOString()}${CLAIM_MARK_SEPARATOR}${randomBase62(CLAIM_MARK_RANDOM_LENGTH)}`;
     jobs.forEach((job, i) => {
       names[`#c${i}`] = heldAttribute(job);
       sets.push(`#c${i} = :at`);
@@ -235,31 +277,81 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       values[':most'] = cap - delta;
     }
     sets.push('#type = :type', '#ttl = :ttl');
-    const command = new UpdateCommand({
+    return {
       TableName: this.tableName,
       Key: keys.webhookDeliverySlots(mode, endpointId),
       UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+  }
+
+  /**
+   * A trickle's jobs listed, started and claimed in one TransactWriteItems (per endpoint: its waiting entries, its
+   * records, and one UpdateItem of its `SLOTS` item), where `wait`, `startAll` and the fresh claim were three
+   * requests one after another (a company's event waited for all three before its send). The groups of several
+   * endpoints share the transaction, up to DynamoDB's 100 actions (an endpoint is 2 × its jobs + 1; one that does
+   * not fit is left for the usual road). All or nothing, so when it is cancelled because an endpoint has no
+   * free slot, or one of its records exists (a replayed stream record), it is sent once more without the
+   * endpoints that refused it; a second cancellation leaves every job to the usual road. It costs twice the write
+   * units of the three requests (a transaction), for a handful of items.
+   *
+   * An answer lost after the transaction landed: the retry carries the same ClientRequestToken, which DynamoDB
+   * (and DynamoDB Local) answers as it answered the first for 10 minutes, far longer than the retries take; so it
+   * is not cancelled by its own writes, and needs no mark read back as `tryClaim` does.
+   */
+  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
+    let groups: DeliveryJob[][] = [];
+    let actions = 0;
+    for (const group of jobsByEndpoint(distinct(jobs))) {
+      // 2 × n + 1 actions: each job's waiting entry and record, and the endpoint's SLOTS item.
+      if (group.length > cap || actions + 2 * group.length + 1 > MAX_TRANSACTION_ACTIONS) continue;
+      groups.push(group);
+      actions += 2 * group.length + 1;
+    }
+    for (let round = 1; round <= START_CLAIMED_ROUNDS && groups.length > 0; round++) {
+      const refused = await this.tryStartClaimed(groups, startedAt, cap);
+      if (refused === undefined) return groups.flat();
+      groups = groups.filter((_, i) => !refused.has(i));
+    }
+    return [];
+  }
+
+  /** One transaction of `startClaimed`: undefined when it landed, else the indexes of the groups that cancelled it. */
+  private async tryStartClaimed(groups: readonly DeliveryJob[][], startedAt: string, cap: number): Promise<Set<number> | undefined> {
+    const ttl = this.ttl();
+    // Each group's actions: its waiting entries, its records, then its SLOTS update (the last of the group's).
+    const owner: number[] = [];
+    const items = groups.flatMap((group, g) => {
+      const first = group[0]!;
+      const actions = [
+        ...group.map((job) => ({
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl },
+          },
+        })),
+        ...group.map((job) => ({ Put: deliveryStartPut(this.tableName, newDeliveryRecord(job, startedAt)).put })),
+        { Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group, [], this.newClaimMark())) },
+      ];
+      owner.push(...actions.map(() => g));
+      return actions;
     });
+    const command = new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
     try {
       await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-      return true;
+      return undefined;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // A try whose answer was lost (a timeout) may have landed, and its retry then fails its own conditions: the
-      // item as it stands shows this very write (the jobs held under this claim's mark, the ended ones gone), so it
-      // is this claim's, and its jobs are queued now rather than by the sweeper minutes later. The mark is this
-      // claim's own: a time alone matched another process's claim of the same job in the same millisecond, and
-      // its jobs were queued twice.
-      const stored = error.Item ? unmarshall(error.Item) : undefined;
-      return (
-        stored !== undefined &&
-        jobs.every((job) => stored[heldAttribute(job)] === claimMark) &&
-        releasing.every((key) => !(heldAttribute(key) in stored))
-      );
+      if ((error as { name?: string })?.name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
+      const refused = new Set<number>();
+      reasons.forEach((reason, i) => {
+        if (reason.Code !== undefined && reason.Code !== 'None' && owner[i] !== undefined) refused.add(owner[i]!);
+      });
+      // A cancellation that names no action (none of its reasons given) refuses them all.
+      return refused.size > 0 ? refused : new Set(groups.map((_, g) => g));
     }
   }
 
@@ -406,6 +498,12 @@ function keyOfHolder(mode: Mode, endpointId: string, holder: string): DeliveryKe
 /** The `SLOTS` item's attribute for a delivery holding a slot. */
 function heldAttribute(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
   return `${HELD_PREFIX}${holderOf(key)}`;
+}
+
+/** A claim's update inside a transaction: a cancellation's reasons need not carry the item. */
+function claimOnly<T extends { ReturnValuesOnConditionCheckFailure?: unknown }>(update: T): Omit<T, 'ReturnValuesOnConditionCheckFailure'> {
+  const { ReturnValuesOnConditionCheckFailure: _, ...rest } = update;
+  return rest;
 }
 
 /** When a claim was made, from its mark (`<ISO time>~<random>`; a mark written before the random part is the time alone). */

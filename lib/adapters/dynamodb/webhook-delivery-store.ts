@@ -95,20 +95,7 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
 
   /** The new record (`pending`, no attempts) and its conditional put. */
   private startPut(delivery: WebhookDelivery) {
-    const key = keys.webhookDelivery(delivery);
-    const record: WebhookDelivery = { ...delivery, status: 'pending', attempts: [] };
-    delete record.nextAttemptAt;
-    const put = {
-      TableName: this.tableName,
-      Item: {
-        ...keys.withTestDataListing(delivery.mode, delivery.companyId, key),
-        type: ITEM_TYPES.webhookDelivery,
-        ...record,
-        ttl: ttlOf(delivery.createdAt),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    };
-    return { record, put };
+    return deliveryStartPut(this.tableName, delivery);
   }
 
   async get(key: DeliveryKey, deadline: Deadline = standaloneDeadline()): Promise<WebhookDelivery | undefined> {
@@ -209,8 +196,30 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
   }
 }
 
+/**
+ * A delivery's new record (`pending`, no attempts) and its put, conditional on no record of that key:
+ * how `start` and `startAll` start one, and the slots' `startClaimed` in its transaction
+ * (webhook-delivery-slots.ts). This module owns the record's item form.
+ */
+export function deliveryStartPut(tableName: string, delivery: WebhookDelivery) {
+  const key = keys.webhookDelivery(delivery);
+  const record: WebhookDelivery = { ...delivery, status: 'pending', attempts: [] };
+  delete record.nextAttemptAt;
+  const put = {
+    TableName: tableName,
+    Item: {
+      ...keys.withTestDataListing(delivery.mode, delivery.companyId, key),
+      type: ITEM_TYPES.webhookDelivery,
+      ...record,
+      ttl: ttlOf(delivery.createdAt),
+    },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+  return { record, put };
+}
+
 /** DynamoDB's limit on the actions of one TransactWriteItems. */
-const MAX_TRANSACTION_ACTIONS = 100;
+export const MAX_TRANSACTION_ACTIONS = 100;
 
 /**
  * Records started one by one at once, at most, once a group's transaction was cancelled because

@@ -75,7 +75,7 @@ function world(statuses: number[] = [200]) {
   const endpoints = new MemoryWebhookEndpointStore();
   const deliveries = new MemoryWebhookDeliveryStore(now);
   const queue = new MemoryDeliveryQueue();
-  const slots = new MemoryDeliverySlots(now);
+  const slots = new MemoryDeliverySlots(deliveries, now);
   const sender = new ScriptedSender(statuses);
   const deps: DeliverDeps = { endpoints, events: new Events(), deliveries, sender, now, random: () => 0.5 };
   return {

@@ -63,7 +63,7 @@ function world() {
   const endpoints = new MemoryWebhookEndpointStore();
   const deliveries = new MemoryWebhookDeliveryStore(now);
   const queue = new MemoryDeliveryQueue();
-  const slots = new MemoryDeliverySlots(now);
+  const slots = new MemoryDeliverySlots(deliveries, now);
   return { endpoints, deliveries, queue, slots, now };
 }
 
@@ -441,6 +441,13 @@ describe('the planning worker', () => {
         if (endpointId === broken) throw new Error('UpdateItem unavailable');
         return claimWaiting(mode, endpointId, ...rest);
       };
+      // The stream consumer's claim as listed finds the broken endpoint's slots taken: its jobs go to its fill.
+      const startClaimed = w.slots.startClaimed.bind(w.slots);
+      w.slots.startClaimed = async (jobs, ...rest) =>
+        startClaimed(
+          jobs.filter((job) => job.endpointId !== broken),
+          ...rest,
+        );
     };
     const enqueuedCounts = async (run: () => Promise<unknown>) => {
       const counted = jest.spyOn(metrics, 'addMetric');

@@ -72,7 +72,7 @@ describe('the fan-out of a replayed event', () => {
       createdAt: CREATED,
     };
     const now = () => new Date(at(7_200_000));
-    await fanOutOnStream({ endpoints, deliveries, slots: new MemoryDeliverySlots(now), queue, now }, replayed);
+    await fanOutOnStream({ endpoints, deliveries, slots: new MemoryDeliverySlots(deliveries, now), queue, now }, replayed);
     expect(queue.sent.map((s) => s.job.endpointId)).toEqual([older.endpointId]);
     expect(await deliveries.listPage('live', newer.endpointId, { limit: 10 })).toEqual({ deliveries: [] });
   });
