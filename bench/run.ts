@@ -34,6 +34,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 // (The fresh-process runs of sections 4 and 5 log and publish metrics as on Lambda.)
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+// Tracing is off outside Lambda; the X-Ray SDK's per-promise context tracking with it (docs/local-development.md).
+process.env.AWS_XRAY_MANUAL_MODE = 'true';
 
 const { startLocalStack } = await import('./lib/local-stack.js');
 const { check, checkNone, checks, figureTable, gitCommit, heading, ms, results, table } = await import('./lib/report.js');

@@ -11,6 +11,7 @@ export async function runAloneOnLocalStack(section: (cfg: AppConfig, stack: Loca
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  process.env.AWS_XRAY_MANUAL_MODE = 'true';
   const { startLocalStack } = await import('./local-stack.js');
   const stack = await startLocalStack();
   try {

@@ -6,6 +6,8 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_DEV ??= 'true';
 // No test needs X-Ray: the tracer records nothing and leaves the storage clients as they are.
 process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
+// Nor its context tracking, which in automatic mode hooks every promise (docs/local-development.md).
+process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
 // Unit tests never reach storage; these keep config() satisfied when a module reads it.
 process.env.TABLE_NAME ??= 'unit-test-table';
 process.env.BUCKET_NAME ??= 'unit-test-bucket';

@@ -18,6 +18,8 @@ export default async function globalSetup(): Promise<void> {
   // lines, and only its errors logged.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
+  // The X-Ray SDK's per-promise context tracking, of no use with tracing off (docs/local-development.md).
+  process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
   process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const { startLocalStores } = await import('../../infra/local/start-local-stores.js');

@@ -445,6 +445,8 @@ const xrayMiddleware = (client: { middlewareStack: { identify(): string[] } }) =
 const TRACING_ON: Env = {
   AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
   POWERTOOLS_TRACE_ENABLED: 'true',
+  // The X-Ray SDK in its default (automatic) mode, as in Lambda.
+  AWS_XRAY_MANUAL_MODE: undefined,
   // Patching Node's http module would outlive the test in this worker; it is not under test here.
   POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS: 'false',
 };
@@ -501,6 +503,15 @@ describe('tracing', () => {
     expect((fault.mock.calls[0]![0] as Error).message).toBe('storage is down');
     expect(coldStart).toHaveBeenCalledTimes(2);
     expect(response).not.toHaveBeenCalled();
+  });
+
+  it('in tests and locally the X-Ray SDK tracks no promise: its context tracking (an async hook on every promise) is off with tracing', async () => {
+    expect(process.env.AWS_XRAY_MANUAL_MODE).toBe('true');
+    await storageClients({});
+    // cls-hooked, loaded afresh with the SDK, keeps its namespaces here; automatic mode creates the SDK's and its hook.
+    expect((process as { namespaces?: Record<string, unknown> }).namespaces?.AWSXRay).toBeUndefined();
+    await storageClients({ AWS_XRAY_MANUAL_MODE: undefined });
+    expect((process as { namespaces?: Record<string, unknown> }).namespaces?.AWSXRay).toBeDefined();
   });
 
   it('in tests and locally the tracer is off and the clients are left as they are: nothing needs X-Ray', async () => {
