@@ -275,6 +275,29 @@ describe('the delivery log on DynamoDB', () => {
     }
   });
 
+  it('a transaction cancelled because one of its records was started meanwhile (by the delivery function) is sent again without it: two transactions, not a put for every record', async () => {
+    const before = delivery();
+    await store().start(before);
+    await store().recordAttempt(deliveryKeyOf(before), 0, failedAttempt(before.createdAt), { status: 'pending', nextAttemptAt: 'x1' });
+    const fresh = Array.from({ length: 20 }, () => delivery({ endpointId: before.endpointId }));
+    const sent: string[] = [];
+    const { client } = faultyDocumentClient({
+      decide: (name) => {
+        sent.push(name);
+        return undefined;
+      },
+    });
+    const started = await new DynamoWebhookDeliveryStore(client, config().tableName).startAll([fresh[0]!, before, ...fresh.slice(1)]);
+    expect(started[1]).toMatchObject({ deliveryId: before.deliveryId, attempts: [expect.objectContaining({ statusCode: 503 })] });
+    for (const [i, d] of [fresh[0]!, ...fresh.slice(1)].entries()) {
+      expect(started[i === 0 ? 0 : i + 1]).toMatchObject({ deliveryId: d.deliveryId, status: 'pending', attempts: [] });
+      expect(await store().get(deliveryKeyOf(d))).toMatchObject({ status: 'pending' });
+    }
+    // The transaction, cancelled; the started record's put (refused) and read; the transaction of the other 20.
+    expect(sent.filter((name) => name === 'TransactWriteItemsCommand')).toHaveLength(2);
+    expect(sent.filter((name) => name === 'PutItemCommand')).toHaveLength(1);
+  });
+
   it('a start whose answer was lost answers the record it wrote', async () => {
     let lost = 0;
     const { client } = faultyDocumentClient({

@@ -30,9 +30,11 @@ import { ITEM_TYPES, keys } from './table-keys.js';
  *   redelivered queue message names the same key, so the log has one record per delivery.
  * - `startAll` puts the same items, with the same condition, up to 100 in one TransactWriteItems
  *   (the fan-out of a stream batch: 100 events to 3 endpoints are 3 requests, not 300). A
- *   transaction costs twice the write units of the puts, and is all-or-nothing: when one record
- *   exists already (a stream record read again) it is cancelled, and that group is started one by
- *   one, which answers the existing records as stored. On DynamoDB Local, where every request
+ *   transaction costs twice the write units of the puts, and is all-or-nothing: when records
+ *   exist already (a stream record read again) it is cancelled, and that group is started one by
+ *   one, which answers the existing records as stored; when only some do (the delivery function
+ *   started a job a fill took from its waiting list before this transaction), those are read and
+ *   the others sent again in one transaction. On DynamoDB Local, where every request
  *   costs milliseconds of the one writer's time, this is most of a burst's fan-out cost
  *   (docs/performance.md section 7).
  * - `recordAttempt` is an Update conditional on the record being `pending` with exactly
@@ -87,9 +89,24 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
     } catch (error) {
       // Cancelled by a failed condition: a record started before (a replayed stream record, or this transaction
       // itself, applied, its answer lost), possibly beside a conflict with the delivery function writing one of
-      // them. One by one, each answers the record as stored (and a conflicting put is retried on its own).
+      // them. One by one, each answers the record as stored (and a conflicting put is retried on its own)...
       if (!startedBefore(error)) throw error;
-      return mapAtMost(group, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline));
+      const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
+      const exists = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
+      const existing = group.filter((_, i) => exists(i));
+      const rest = group.filter((_, i) => !exists(i));
+      if (reasons.length !== group.length || existing.length === 0 || rest.length === 0)
+        return mapAtMost(group, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline));
+      // ...unless only some exist: a job a fill claimed from its waiting list and the delivery function started
+      // before this step's transaction (a burst's first attempts end while its later steps are planned). Those few
+      // are read as stored, and the others sent again in one transaction, where all of them were a put each.
+      const [read, started] = await Promise.all([
+        mapAtMost(existing, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline)),
+        this.startGroup(rest, deadline),
+      ]);
+      const keyOf = (d: WebhookDelivery) => `${d.mode}\u0000${d.endpointId}\u0000${d.createdAt}#${d.deliveryId}`;
+      const byKey = new Map([...read, ...started].map((d) => [keyOf(d), d]));
+      return group.map((d) => byKey.get(keyOf(d))!);
     }
   }
 
