@@ -38,7 +38,7 @@ async function applyQuietDefaults(): Promise<void> {
   process.env.POWERTOOLS_TRACE_ENABLED = 'false';
   // And the X-Ray SDK's context tracking off with it (docs/local-development.md): in automatic mode it hooks every
   // promise of the one process that runs every local function.
-  process.env.AWS_XRAY_MANUAL_MODE ||= 'true';
+  process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
   // Each line labelled with its own function: every local invocation in its own scope.
   const { enableInvocationScopes } = await import('./run-in-invocation-scope.js');
   await enableInvocationScopes();

@@ -79,6 +79,12 @@ export function mayHaveApplied(error: unknown): boolean {
   return !(typeof status === 'number' && status >= 400 && status < 500);
 }
 
+/**
+ * DynamoDB's advice for an idempotent transaction still in progress: a retry at least 5 s after
+ * the first attempt makes it complete the transaction (and answer how it ended).
+ */
+export const SETTLE_AFTER_MS = 5_000;
+
 /** The request's time ran out while the call was in flight (the SDK rejects with AbortError). */
 export function isDeadlineAbort(error: unknown, deadline: Deadline): boolean {
   return isPast(deadline) || (error as { name?: string })?.name === 'AbortError';

@@ -12,7 +12,7 @@ import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from './webhook-del
  * - `fill` claims the free slots for the oldest waiting jobs (one atomic write; a claimed job is
  *   promoted: its delivery holds a slot), queues them on the fast lane, then removes them from the list.
  *   The stream consumer's small slices (a company's trickle) list, start and claim in one write instead
- *   (the store's `startClaimed`, fan-out-event.ts), when the endpoint has the slots free, and queue as a
+ *   (the slots' `startClaimed`, fan-out-event.ts), when the endpoint has the slots free, and queue as a
  *   fill does (`queueClaimed`).
  * - A job keeps its slot through its retries (a retry is a new message with a delay); when it ends
  *   (delivered, given up, settled, the endpoint gone or disabled) the delivery function `finish`es
@@ -55,7 +55,7 @@ export async function fill(
 }
 
 /**
- * Queues jobs whose slots were just claimed (by `fill`, or by the store's `startClaimed` as they were
+ * Queues jobs whose slots were just claimed (by `fill`, or by the slots' `startClaimed` as they were
  * listed) on their mode's fast lane, then takes them off their waiting list. Answers how many. A send
  * that fails gives the slots back, so the jobs wait for the next fill.
  */

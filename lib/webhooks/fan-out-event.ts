@@ -40,7 +40,7 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
  * each endpoint is `fill`ed: only the jobs it has free slots for are queued, on the fast lane; the
  * rest wait outside the lanes until the endpoint's running jobs end. A job found already attempted
  * or settled (a replayed stream record) is taken off the list again. The stream consumer's own small
- * slices list, start and claim in one write (`startClaimed`) where the endpoint has the slots free:
+ * slices list, start and claim in one write (the slots' `startClaimed`) where the endpoint has the slots free:
  * the same items, with no request between them, so the same holds.
  */
 export interface FanOutDeps {
@@ -92,6 +92,7 @@ export function deliveryJobFor(event: EventToFanOut, endpoint: Pick<WebhookEndpo
 export interface FanOutPlan {
   /** The jobs to queue: those in `claimed` hold their slots already (`startClaimed`), the others wait for a fill. */
   jobs: DeliveryJob[];
+  /** The jobs listed, started and given their slots in one write: they are queued without a fill's claim. */
   claimed: DeliveryJob[];
   alreadyStarted: number;
 }
@@ -126,7 +127,7 @@ async function fillPlans(
   atOnce: number,
 ): Promise<{ queued: number; failure?: { error: unknown } }> {
   let queued = 0;
-  const claimed = new Set(plans.flatMap((p) => p.claimed));
+  const claimed = new Set(plans.flatMap((p) => p.claimed).map(jobKey));
   const counted = (error: unknown) => {
     if (error instanceof QueuedStillListedError) queued += error.queued;
     throw error;
@@ -134,8 +135,8 @@ async function fillPlans(
   try {
     await mapAtMost(jobsByEndpoint(plans.flatMap((p) => p.jobs)), atOnce, async (jobs) => {
       // The jobs that hold their slots already are queued first; the others are filled from the list.
-      const held = distinctJobs(jobs.filter((job) => claimed.has(job)));
-      const fresh = jobs.filter((job) => !claimed.has(job));
+      const held = distinctJobs(jobs.filter((job) => claimed.has(jobKey(job))));
+      const fresh = jobs.filter((job) => !claimed.has(jobKey(job)));
       // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
       const sent = await queueClaimed(deps, held).catch(counted);
       queued += sent;
@@ -192,11 +193,12 @@ export async function planFanOuts(
   const stored: WebhookDelivery[] = [];
   // The deliveries whose slots were claimed as they were listed and started (their records new and pending).
   const claimedKeys = new Set<string>();
+  let claimedJobs: DeliveryJob[] = [];
   let startError: unknown;
   try {
     if (all.length > 0) {
-      if (claimAsListed)
-        for (const job of await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT)) claimedKeys.add(jobKey(job));
+      if (claimAsListed) claimedJobs = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
+      for (const job of claimedJobs) claimedKeys.add(jobKey(job));
       const rest = all.filter((job) => !claimedKeys.has(jobKey(job)));
       // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
       if (rest.length > 0) await deps.slots.wait(rest);
@@ -208,6 +210,9 @@ export async function planFanOuts(
     }
   } catch (error) {
     startError = error;
+    // The slice fails, so nothing queues the jobs claimed as they were listed: their slots are given back, and the
+    // retry's fill claims them (they are listed and started). Held and never sent, they would wait for the sweeper.
+    if (claimedJobs.length > 0) await deps.slots.abandon(claimedJobs).catch(() => undefined);
   }
   let next = 0;
   return matched.map((outcome, i): PlannedFanOut => {
@@ -285,7 +290,7 @@ export interface SlicePlanning {
   timeLeftMs?: () => number;
   /**
    * Each endpoint's jobs listed, started and given their slots in one write when the endpoint has
-   * the slots free (the store's `startClaimed`), instead of listing, starting, then filling: one
+   * the slots free (the slots' `startClaimed`), instead of listing, starting, then filling: one
    * request before the send where there were three one after another.
    */
   claimAsListed?: boolean;
@@ -428,7 +433,7 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
   // given the endpoints already read): one slice's failed write or fill fails that slice's records only.
   const planOne = async (s: (typeof sized)[number]): Promise<{ failed: number[]; queued: number }> => {
     try {
-      // All its endpoints filled at once (FILLS_AT_ONCE says why).
+      // All its endpoints filled at once, and its jobs claimed as they are listed (ON_THE_STREAM says why).
       const planned = await planSlice({ ...deps, endpoints: { list: async () => s.endpoints } }, s.slice, ON_THE_STREAM);
       return { failed: [], queued: planned.queued };
     } catch (error) {

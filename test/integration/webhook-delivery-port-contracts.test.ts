@@ -410,6 +410,21 @@ describe.each([
 });
 
 describe('new jobs claimed as they are listed, on DynamoDB', () => {
+  it('a claim still being applied when its retries run out is settled by one more same-token attempt, and answered as claimed', async () => {
+    // The first attempt is cut off while DynamoDB goes on applying it, and lands 2.5 s later: every retry meanwhile
+    // hears "in progress". Reported as failed, its jobs would hold their slots with no message for five minutes.
+    const { client, counter } = faultyDocumentClient(
+      { decide: (name) => (name === 'TransactWriteItemsCommand' && counter.injected['late-commit'] === 0 ? 'late-commit' : undefined) },
+      { lateCommitMs: 2_500 },
+    );
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 3_000);
+    const endpointId = newEndpointId();
+    const job = newJob(endpointId);
+    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    expect(counter.injected['in-progress']).toBeGreaterThan(0);
+    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
+  }, 20_000);
+
   it('a claim whose answer was lost after it landed answers its jobs as claimed, once', async () => {
     let lost = 0;
     const { client } = faultyDocumentClient({

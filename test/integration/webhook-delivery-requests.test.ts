@@ -132,7 +132,8 @@ describe('the webhook fan-out and delivery functions', () => {
     clock = new Date(clock.getTime() + 1000);
     const { endpoint: free } = await newEndpoint(r, target.url, { companyId: full.companyId });
     const { event } = (await fannedOutEvents(r, free, 1))[0]!;
-    // The transaction that would claim both is refused by the full endpoint, and sent again without it.
+    // The full endpoint refuses the transaction that would claim both (the port's contract suite shows it sent again
+    // without it): the free endpoint's copy is queued, the full one's waits.
     expect(r.messages.enqueued.slice(8).map((e) => e.job.endpointId)).toEqual([free.endpointId]);
     const waiting = deliveryJobFor(
       { eventId: event.id, eventType: event.type, companyId: full.companyId, mode: 'live', createdAt: event.createdAt },

@@ -163,6 +163,7 @@ export class MemoryDeliverySlots implements DeliverySlots {
     return candidates.map(([, job]) => copy(job));
   }
   async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
+    // Yield first, as a storage call would; then check and write at once.
     await Promise.resolve();
     const claimed: DeliveryJob[] = [];
     const distinct = [...new Map(jobs.map((job) => [keyString(job), job])).values()];
@@ -173,9 +174,10 @@ export class MemoryDeliverySlots implements DeliverySlots {
       // All or none per endpoint: slots free for every job, and none of its records or claims there already.
       if (group.length > cap || holders.size + group.length > cap) continue;
       if (group.some((job) => holders.has(key(job)) || this.records.records.has(keyString(job)))) continue;
+      // Checked and written with no wait between, as one transaction: two calls at once never both pass the cap.
       for (const job of group) {
         this.list(mode, endpointId).set(key(job), copy(job));
-        await this.records.start(newDeliveryRecord(job, startedAt));
+        this.records.records.set(keyString(job), newDeliveryRecord(job, startedAt));
         holders.set(key(job), this.now().toISOString());
         claimed.push(copy(job));
       }

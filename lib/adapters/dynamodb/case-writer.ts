@@ -11,7 +11,7 @@ import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
-import { attempt, DEFAULT_RETRY_POLICY, isRetryable, sleep, untilProcessed } from '../retry.js';
+import { attempt, DEFAULT_RETRY_POLICY, isRetryable, SETTLE_AFTER_MS, sleep, untilProcessed } from '../retry.js';
 import type { Attempted, Failure, RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { eventItem } from './event-items.js';
@@ -282,11 +282,6 @@ export class DynamoCaseWriter implements CaseWriter {
   }
 }
 
-/**
- * DynamoDB's advice for an idempotent transaction still in progress: a retry at least 5 s after
- * the first attempt makes it complete the transaction (and answer how it ended).
- */
-export const SETTLE_AFTER_MS = 5_000;
 /** The settling attempt is only worth sending with at least this long left to answer. */
 const SETTLE_ATTEMPT_MIN_MS = 200;
 /** The settling attempt is one attempt: its failure is read back, not retried. */

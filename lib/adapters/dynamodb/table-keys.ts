@@ -123,9 +123,9 @@ import type { Mode } from '../../mode.js';
  * |   deliveries (delivery-slots.ts fill)     | then W# oldest first); UpdateItem SLOTS SET one    |
  * |                                           | held#<createdAt>#<id> per job (not yet there) and  |
  * |                                           | heldCount + k (heldCount <= cap - k)               |
- * | A trickle's new jobs listed, started and   | TransactWriteItems: per endpoint its W# Puts, its  |
- * |   claimed at once (the stream consumer's   | WHD# Puts (attribute_not_exists) and the SLOTS     |
- * |   small slices: slots.startClaimed)        | UpdateItem above; sent again without an endpoint   |
+ * | A trickle's new jobs listed, started and  | TransactWriteItems: per endpoint its W# Puts, its  |
+ * |   claimed at once (the stream consumer's  | WHD# Puts (attribute_not_exists) and the SLOTS     |
+ * |   small slices: slots.startClaimed)       | UpdateItem above; sent again without an endpoint   |
  * |                                           | that refused it (no free slot, a record exists)    |
  * | A job ended: its slot handed on           | UpdateItem SLOTS REMOVE its held# (there) SET the  |
  * |                                           | next job's, for jobs an earlier Query saw; else    |

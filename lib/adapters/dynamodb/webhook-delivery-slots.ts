@@ -22,7 +22,15 @@ import {
   type DeliveryJob,
   type DeliveryKey,
 } from '../../webhooks/webhook-delivery.js';
-import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  mayHaveApplied,
+  SETTLE_AFTER_MS,
+  sleep,
+  withRetries,
+  withUnprocessedRetries,
+  type RetryPolicy,
+} from '../retry.js';
 import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 import { deliveryStartPut, MAX_TRANSACTION_ACTIONS } from './webhook-delivery-store.js';
 
@@ -93,6 +101,8 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     private readonly tableName: string,
     private readonly now: () => Date = () => new Date(),
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+    /** How long `startClaimed` lets a transaction in doubt settle before its last same-token attempt. */
+    private readonly settleAfterMs: number = SETTLE_AFTER_MS,
   ) {}
 
   private ttl(): number {
@@ -299,8 +309,12 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * units of the three requests (a transaction), for a handful of items.
    *
    * An answer lost after the transaction landed: the retry carries the same ClientRequestToken, which DynamoDB
-   * (and DynamoDB Local) answers as it answered the first for 10 minutes, far longer than the retries take; so it
-   * is not cancelled by its own writes, and needs no mark read back as `tryClaim` does.
+   * (and DynamoDB Local) answers as it answered the first for 10 minutes, so it is not cancelled by its own
+   * writes. When the retries run out with the transaction in doubt (cut off, or still being applied), it is
+   * settled as the case writer settles a round (case-writer.ts): one more same-token attempt SETTLE_AFTER_MS
+   * after, then the `SLOTS` items read back for this call's claim marks; jobs claimed and then reported as
+   * not would hold their slots with no message until the sweeper's five minutes. Only a transaction still in
+   * doubt after that fails the call. An error that wrote nothing (a 4xx) leaves every job to the usual road.
    */
   async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
     let groups: DeliveryJob[][] = [];
@@ -322,6 +336,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
   /** One transaction of `startClaimed`: undefined when it landed, else the indexes of the groups that cancelled it. */
   private async tryStartClaimed(groups: readonly DeliveryJob[][], startedAt: string, cap: number): Promise<Set<number> | undefined> {
     const ttl = this.ttl();
+    const marks = groups.map(() => this.newClaimMark());
     // Each group's actions: its waiting entries, its records, then its SLOTS update (the last of the group's).
     const owner: number[] = [];
     const items = groups.flatMap((group, g) => {
@@ -334,17 +349,13 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
           },
         })),
         ...group.map((job) => ({ Put: deliveryStartPut(this.tableName, newDeliveryRecord(job, startedAt)).put })),
-        { Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group, [], this.newClaimMark())) },
+        { Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group, [], marks[g]!)) },
       ];
       owner.push(...actions.map(() => g));
       return actions;
     });
     const command = new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
-    try {
-      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
-      return undefined;
-    } catch (error) {
-      if ((error as { name?: string })?.name !== 'TransactionCanceledException') throw error;
+    const refusedBy = (error: unknown): Set<number> => {
       const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
       const refused = new Set<number>();
       reasons.forEach((reason, i) => {
@@ -352,6 +363,27 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       });
       // A cancellation that names no action (none of its reasons given) refuses them all.
       return refused.size > 0 ? refused : new Set(groups.map((_, g) => g));
+    };
+    const isCancellation = (error: unknown) => (error as { name?: string })?.name === 'TransactionCanceledException';
+    try {
+      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      return undefined;
+    } catch (error) {
+      if (isCancellation(error)) return refusedBy(error);
+      // Nothing written: every job to the usual road, which says so if the table refuses it too.
+      if (!mayHaveApplied(error)) return new Set(groups.map((_, g) => g));
+      // In doubt: the same token once more, once it has had time to settle...
+      await sleep(this.settleAfterMs);
+      try {
+        await this.client.send(command);
+        return undefined;
+      } catch (settling) {
+        if (isCancellation(settling)) return refusedBy(settling);
+      }
+      // ...else what the SLOTS items hold: this call's marks on every job (all groups, or none: one transaction).
+      const held = await Promise.all(groups.map((group) => this.slotsItem(group[0]!.mode, group[0]!.endpointId)));
+      if (groups.every((group, g) => group.every((job) => held[g]?.[heldAttribute(job)] === marks[g]))) return undefined;
+      throw error;
     }
   }
 

@@ -104,9 +104,10 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
         mapAtMost(existing, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline)),
         this.startGroup(rest, deadline),
       ]);
-      const keyOf = (d: WebhookDelivery) => `${d.mode}\u0000${d.endpointId}\u0000${d.createdAt}#${d.deliveryId}`;
-      const byKey = new Map([...read, ...started].map((d) => [keyOf(d), d]));
-      return group.map((d) => byKey.get(keyOf(d))!);
+      // Both keep the group's order: merged back by position.
+      let r = 0;
+      let s = 0;
+      return group.map((_, i) => (exists(i) ? read[r++]! : started[s++]!));
     }
   }
 

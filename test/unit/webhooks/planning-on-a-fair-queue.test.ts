@@ -6,6 +6,7 @@ import { ITEM_TYPES } from '../../../lib/adapters/dynamodb/table-keys.js';
 import { logger } from '../../../lib/runtime/logger.js';
 import { metrics } from '../../../lib/runtime/metrics.js';
 import {
+  deliveryJobFor,
   INLINE_DELIVERIES_PER_BATCH,
   INLINE_DELIVERIES_PER_SLICE,
   MAX_DELIVERIES_PER_STEP,
@@ -432,6 +433,29 @@ describe('the planning worker', () => {
       counted.mockRestore();
       warned.mockRestore();
     }
+  });
+
+  it('a trickle whose other endpoint could not be listed gives back the slot it claimed as listed, and its retry queues the job at once', async () => {
+    const w = world();
+    const [free, full] = [endpoint('co_quiet', 1), endpoint('co_quiet', 2)];
+    w.endpoints.put(free);
+    w.endpoints.put(full);
+    // The second endpoint's slots are all held, so its job takes the usual road, where listing it fails once.
+    for (let i = 0; i < 8; i++) await w.slots.startClaimed([deliveryJobFor(event('co_quiet', 100 + i), full)], w.now().toISOString(), 8);
+    const wait = w.slots.wait.bind(w.slots);
+    let failures = 1;
+    w.slots.wait = async (jobs) => {
+      if (failures-- > 0) throw new Error('BatchWriteItem unavailable');
+      return wait(jobs);
+    };
+    const fanOut = buildFanOutWebhookEventsCore({ ...w, planning: { forward: async (slices) => slices.map(() => true) } });
+    const record = stream([event('co_quiet', 1)]);
+    expect(await fanOut(record)).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }] });
+    expect(w.queue.sent).toEqual([]);
+    // The free endpoint's slot is given back (its job listed and started): the stream record's retry queues it.
+    expect(await w.slots.holders('live', free.endpointId)).toEqual([]);
+    expect(await fanOut(record)).toEqual({ batchItemFailures: [] });
+    expect(w.queue.sent.map((s) => s.job.endpointId)).toEqual([free.endpointId]);
   });
 
   it('counts the jobs a failed slice did queue, in the planning worker and in the stream consumer, as the retry queues them no more', async () => {
