@@ -3,7 +3,15 @@ import type { Mode } from '../mode.js';
 import { FailedAfterQueueingError, fill, MAX_JOBS_PER_ENDPOINT, QueuedStillListedError, queueClaimed } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, PlanningQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { MAX_EVENTS_PER_SLICE, tenantOf, type PlanningSlice } from './planning-slice.js';
-import { jobsByEndpoint, newDeliveryRecord, scheduledDeliveryId, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
+import {
+  deliveryKeyString,
+  distinctDeliveries,
+  jobsByEndpoint,
+  newDeliveryRecord,
+  scheduledDeliveryId,
+  type DeliveryJob,
+  type WebhookDelivery,
+} from './webhook-delivery.js';
 import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
 
 /**
@@ -127,7 +135,7 @@ async function fillPlans(
   atOnce: number,
 ): Promise<{ queued: number; failure?: { error: unknown } }> {
   let queued = 0;
-  const claimed = new Set(plans.flatMap((p) => p.claimed).map(jobKey));
+  const claimed = new Set(plans.flatMap((p) => p.claimed).map(deliveryKeyString));
   const counted = (error: unknown) => {
     if (error instanceof QueuedStillListedError) queued += error.queued;
     throw error;
@@ -135,8 +143,8 @@ async function fillPlans(
   try {
     await mapAtMost(jobsByEndpoint(plans.flatMap((p) => p.jobs)), atOnce, async (jobs) => {
       // The jobs that hold their slots already are queued first; the others are filled from the list.
-      const held = distinctJobs(jobs.filter((job) => claimed.has(jobKey(job))));
-      const fresh = jobs.filter((job) => !claimed.has(jobKey(job)));
+      const held = distinctDeliveries(jobs.filter((job) => claimed.has(deliveryKeyString(job))));
+      const fresh = jobs.filter((job) => !claimed.has(deliveryKeyString(job)));
       // Awaited first, then added: `queued += await …` would read `queued` before the wait, and lose the other fills' counts.
       const sent = await queueClaimed(deps, held).catch(counted);
       queued += sent;
@@ -158,10 +166,6 @@ async function fillPlans(
 export class SliceNotPlannedError extends FailedAfterQueueingError {
   override name = 'SliceNotPlannedError';
 }
-
-/** One delivery's identity, for sets of jobs (the same job may appear twice in a stream batch read twice). */
-const jobKey = (job: DeliveryJob) => `${job.mode}\u0000${job.endpointId}\u0000${job.createdAt}#${job.deliveryId}`;
-const distinctJobs = (jobs: readonly DeliveryJob[]) => [...new Map(jobs.map((job) => [jobKey(job), job])).values()];
 
 export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error: unknown };
 
@@ -198,13 +202,13 @@ export async function planFanOuts(
   try {
     if (all.length > 0) {
       if (claimAsListed) claimedJobs = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
-      for (const job of claimedJobs) claimedKeys.add(jobKey(job));
-      const rest = all.filter((job) => !claimedKeys.has(jobKey(job)));
+      for (const job of claimedJobs) claimedKeys.add(deliveryKeyString(job));
+      const rest = all.filter((job) => !claimedKeys.has(deliveryKeyString(job)));
       // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
       if (rest.length > 0) await deps.slots.wait(rest);
       const started = rest.length > 0 ? await deps.deliveries.startAll(rest.map((job) => newDeliveryRecord(job, startedAt))) : [];
       let r = 0;
-      for (const job of all) stored.push(claimedKeys.has(jobKey(job)) ? newDeliveryRecord(job, startedAt) : started[r++]!);
+      for (const job of all) stored.push(claimedKeys.has(deliveryKeyString(job)) ? newDeliveryRecord(job, startedAt) : started[r++]!);
       const attempted = all.filter((_, k) => stored[k]!.status !== 'pending' || stored[k]!.attempts.length > 0);
       if (attempted.length > 0) await deps.slots.forget(attempted);
     }
@@ -227,7 +231,7 @@ export async function planFanOuts(
       const record = stored[next++]!;
       if (record.status !== 'pending' || record.attempts.length > 0) alreadyStarted++;
       else jobs.push(job);
-      if (claimedKeys.has(jobKey(job))) claimed.push(job);
+      if (claimedKeys.has(deliveryKeyString(job))) claimed.push(job);
     }
     return { ok: true, plan: { jobs, claimed, alreadyStarted } };
   });

@@ -106,6 +106,18 @@ export function deliveryKeyOf(job: Pick<DeliveryJob, 'mode' | 'endpointId' | 'cr
   return { mode: job.mode, endpointId: job.endpointId, createdAt: job.createdAt, deliveryId: job.deliveryId };
 }
 
+/** One delivery's identity as a string (mode, endpoint, createdAt, id), for sets and maps of jobs or keys. */
+export function deliveryKeyString(key: Pick<DeliveryKey, 'mode' | 'endpointId' | 'createdAt' | 'deliveryId'>): string {
+  return `${key.mode}\u0000${key.endpointId}\u0000${key.createdAt}#${key.deliveryId}`;
+}
+
+/** Each delivery once, first seen kept (a stream batch read twice names a job twice; a write naming an item twice is refused). */
+export function distinctDeliveries<T extends Pick<DeliveryKey, 'mode' | 'endpointId' | 'createdAt' | 'deliveryId'>>(
+  list: readonly T[],
+): T[] {
+  return [...new Map(list.map((key) => [deliveryKeyString(key), key])).values()];
+}
+
 /** Jobs grouped by their endpoint (and mode), in first-seen order: each group is one endpoint's slots and waiting list. */
 export function jobsByEndpoint<T extends Pick<DeliveryJob, 'mode' | 'endpointId'>>(jobs: readonly T[]): T[][] {
   const groups = new Map<string, T[]>();

@@ -4,6 +4,7 @@ import type { DeliveryLane, DeliveryQueue, DeliverySlots, WebhookDeliveryStore, 
 import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
   DELIVERY_RETENTION_SECONDS,
+  deliveryKeyString,
   jobsByEndpoint,
   newDeliveryRecord,
   type DeliveryAttempt,
@@ -18,7 +19,7 @@ import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
  * In-memory webhook ports for the fast use-case tier. The delivery store runs the same port
  * contract suite as the DynamoDB adapter (test/integration/webhook-delivery-port-contracts.test.ts).
  */
-const keyString = (key: DeliveryKey) => `${key.mode}\u0000${key.endpointId}\u0000${key.createdAt}#${key.deliveryId}`;
+const keyString = deliveryKeyString;
 const copy = <T>(value: T): T => structuredClone(value);
 
 export class MemoryWebhookDeliveryStore implements WebhookDeliveryStore {

@@ -17,6 +17,7 @@ import type { DeliverySlots } from '../../webhooks/ports.js';
 import {
   DELIVERY_RETENTION_SECONDS,
   deliveryJobSchema,
+  distinctDeliveries,
   jobsByEndpoint,
   newDeliveryRecord,
   type DeliveryJob,
@@ -121,15 +122,11 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    */
   async wait(jobs: readonly DeliveryJob[]): Promise<void> {
     const ttl = this.ttl();
-    await this.writeAll(
-      distinct(jobs).map((job) => ({
-        PutRequest: { Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl } },
-      })),
-    );
+    await this.writeAll(distinctDeliveries(jobs).map((job) => ({ PutRequest: { Item: waitingItem(job, ttl) } })));
   }
 
   async forget(jobs: readonly DeliveryJob[]): Promise<void> {
-    await this.writeAll(distinct(jobs).map((job) => ({ DeleteRequest: { Key: keys.webhookDeliveryWaiting(job) } })));
+    await this.writeAll(distinctDeliveries(jobs).map((job) => ({ DeleteRequest: { Key: keys.webhookDeliveryWaiting(job) } })));
   }
 
   async promoted(jobs: readonly DeliveryJob[]): Promise<void> {
@@ -143,11 +140,11 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     fresh: readonly DeliveryJob[] = [],
     releasing: readonly DeliveryKey[] = [],
   ): Promise<DeliveryJob[]> {
-    const giving = distinct(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
+    const giving = distinctDeliveries(releasing.filter((key) => key.mode === mode && key.endpointId === endpointId));
     const given = new Set(giving.map((key) => holderOf(key)));
     // The jobs just listed, claimed without reading first: an endpoint with free slots has nothing older waiting
     // (a free slot is filled from the list whenever one is given back), so this is the usual case for a fan-out.
-    const mine = distinct(fresh)
+    const mine = distinctDeliveries(fresh)
       .filter((job) => job.mode === mode && job.endpointId === endpointId && !given.has(holderOf(job)))
       .sort((x, y) => (holderOf(x) < holderOf(y) ? -1 : 1))
       .slice(0, cap);
@@ -319,7 +316,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
   async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
     let groups: DeliveryJob[][] = [];
     let actions = 0;
-    for (const group of jobsByEndpoint(distinct(jobs))) {
+    for (const group of jobsByEndpoint(distinctDeliveries(jobs))) {
       // 2 × n + 1 actions: each job's waiting entry and record, and the endpoint's SLOTS item.
       if (group.length > cap || actions + 2 * group.length + 1 > MAX_TRANSACTION_ACTIONS) continue;
       groups.push(group);
@@ -342,12 +339,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     const items = groups.flatMap((group, g) => {
       const first = group[0]!;
       const actions = [
-        ...group.map((job) => ({
-          Put: {
-            TableName: this.tableName,
-            Item: { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl },
-          },
-        })),
+        ...group.map((job) => ({ Put: { TableName: this.tableName, Item: waitingItem(job, ttl) } })),
         ...group.map((job) => ({ Put: deliveryStartPut(this.tableName, newDeliveryRecord(job, startedAt)).put })),
         { Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group, [], marks[g]!)) },
       ];
@@ -514,10 +506,6 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
 type WaitingWrite = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: ItemKey } };
 
 /** Each job (or delivery) once (a stream batch may name one twice). */
-function distinct<T extends DeliveryKey>(list: readonly T[]): T[] {
-  return [...new Map(list.map((key) => [`${key.mode}#${key.endpointId}#${holderOf(key)}`, key])).values()];
-}
-
 function holderOf(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
   return `${key.createdAt}#${key.deliveryId}`;
 }
@@ -530,6 +518,11 @@ function keyOfHolder(mode: Mode, endpointId: string, holder: string): DeliveryKe
 /** The `SLOTS` item's attribute for a delivery holding a slot. */
 function heldAttribute(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
   return `${HELD_PREFIX}${holderOf(key)}`;
+}
+
+/** A job's waiting entry, as `wait` lists it and `startClaimed` lists it in its transaction. */
+function waitingItem(job: DeliveryJob, ttl: number) {
+  return { ...keys.webhookDeliveryWaiting(job), type: ITEM_TYPES.webhookDeliveryWaiting, job, ttl };
 }
 
 /** A claim's update inside a transaction: a cancellation's reasons need not carry the item. */
