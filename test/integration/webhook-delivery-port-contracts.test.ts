@@ -410,6 +410,27 @@ describe.each([
 });
 
 describe('new jobs claimed as they are listed, on DynamoDB', () => {
+  it('a claim in doubt whose settling attempt loses its answer too is read back: its marks on the slots answer it as claimed', async () => {
+    // Cut off while still being applied (landing 1.5 s later); the same-token attempt 2 s after lands as a no-op and
+    // its answer is lost: only the SLOTS item, holding this call's claim mark, can say the jobs were claimed.
+    const { client, counter } = faultyDocumentClient(
+      {
+        decide: (name) => {
+          if (name !== 'TransactWriteItemsCommand') return undefined;
+          if (counter.injected['late-commit'] === 0) return 'late-commit';
+          return counter.landed > 0 ? 'lost-response' : undefined;
+        },
+      },
+      { lateCommitMs: 1_500 },
+    );
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 2_000);
+    const endpointId = newEndpointId();
+    const job = newJob(endpointId);
+    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    expect(counter.injected['lost-response']).toBe(1);
+    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
+  }, 20_000);
+
   it('a claim still being applied when its retries run out is settled by one more same-token attempt, and answered as claimed', async () => {
     // The first attempt is cut off while DynamoDB goes on applying it, and lands 2.5 s later: every retry meanwhile
     // hears "in progress". Reported as failed, its jobs would hold their slots with no message for five minutes.
