@@ -181,6 +181,42 @@ describe('the local SQS (fauxqs)', () => {
     expect((await receive(dlq.url, 2)).Messages?.[0]?.Body).toBe('job');
   });
 
+  test('a message sent while five receives long-poll answers one of them, and the other four wait on to their WaitTimeSeconds, as on SQS', async () => {
+    const queue = await newQueue();
+    const started = Date.now();
+    const receives = Array.from({ length: 5 }, () =>
+      sqs
+        .send(new ReceiveMessageCommand({ QueueUrl: queue.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }))
+        .then((out) => ({ bodies: (out.Messages ?? []).map((m) => m.Body), afterMs: Date.now() - started })),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'one' }));
+    const answers = await Promise.all(receives);
+    const answered = answers.filter((a) => a.bodies.length > 0);
+    expect(answered.map((a) => a.bodies)).toEqual([['one']]);
+    expect(answered[0]!.afterMs).toBeLessThan(1_500);
+    // fauxqs alone woke every waiting receive on each message: the four answered empty at once and were sent again.
+    for (const empty of answers.filter((a) => a.bodies.length === 0)) expect(empty.afterMs).toBeGreaterThanOrEqual(1_900);
+  });
+
+  test('three messages sent at once to five waiting receives are each received at once, none left waiting', async () => {
+    const queue = await newQueue();
+    const started = Date.now();
+    const receives = Array.from({ length: 5 }, () =>
+      sqs
+        .send(new ReceiveMessageCommand({ QueueUrl: queue.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }))
+        .then((out) => ({ bodies: (out.Messages ?? []).map((m) => m.Body!), afterMs: Date.now() - started })),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }),
+    );
+    const answers = await Promise.all(receives);
+    const answered = answers.filter((a) => a.bodies.length > 0);
+    expect(answered.flatMap((a) => a.bodies).sort()).toEqual(['a', 'b', 'c']);
+    for (const a of answered) expect(a.afterMs).toBeLessThan(1_500);
+  });
+
   describe('as an SQS fair queue (a standard queue whose messages carry a MessageGroupId)', () => {
     /** Sends `count` messages of one tenant, ten to a request. */
     async function send(url: string, tenant: string, count: number) {
