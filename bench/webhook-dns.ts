@@ -16,6 +16,8 @@
  * Run alone: `npx tsx bench/webhook-dns.ts` (its own local stores, engines and DNS server);
  * `npm run bench` runs it after section 7.
  */
+// First: it sets the local process's environment before the imports below load the adapters.
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
 import { DynamoWebhookEndpointStore } from '../lib/adapters/dynamodb/webhook-endpoint-store.js';
@@ -29,7 +31,6 @@ import type { DnsServer } from '../test/support/dns-server.js';
 import { plainCase, TRICKLE_EVENTS, TRICKLE_SPACING_MS, type WebhookRow } from './webhooks.js';
 import { firstAttempts } from './lib/first-attempts.js';
 import { trickleLatencies } from './lib/trickle-latencies.js';
-import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 
 /** The names that answer at creation and never again. */
 const BLACK_HOLE_NAMES = ['hooks-1.unresolvable.bench.test', 'hooks-2.unresolvable.bench.test'];

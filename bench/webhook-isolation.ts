@@ -25,11 +25,13 @@
  * A delivery not made within WAIT_CAP_MS of when it was due counts as WAIT_CAP_MS (the rows say
  * how many): the bench waits no longer, so the section takes about 90 s at most.
  *
- * Run alone: `POWERTOOLS_LOG_LEVEL=SILENT npx tsx bench/webhook-isolation.ts` (starts its own local
- * stores; the variable keeps the engines' error logs, which this module's imports configure before
- * it runs, off the console); `npm run bench` runs it at the end of section 7. Neither writes
- * results here: the caller records the rows.
+ * Run alone: `npx tsx bench/webhook-isolation.ts` (starts its own local stores; its first import
+ * silences the engines' logs and turns the X-Ray SDK's promise tracking off before the others load,
+ * as bench/run.ts does); `npm run bench` runs it at the end of section 7. Neither writes results
+ * here: the caller records the rows.
  */
+// First: it sets the local process's environment before the imports below load the adapters.
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
 import { DynamoWebhookDeliveryStore } from '../lib/adapters/dynamodb/webhook-delivery-store.js';
@@ -52,7 +54,6 @@ import {
 import { startHangingReceiver, type HangingReceiver } from './lib/hanging-receiver.js';
 import { median, p95 } from './lib/stats.js';
 import { plainCase, type WebhookRow } from './webhooks.js';
-import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 
 const HOSTILE_BURST_CASES = 100;
 /** 48 samples: the p95 lies between the third and fourth slowest, not at the slowest but one as with 40. */

@@ -17,6 +17,8 @@
  * Run alone: `npx tsx bench/webhooks.ts` (starts its own local stores); `npm run bench` runs it as
  * section 7. Neither writes results here: the caller records the rows.
  */
+// First: it sets the local process's environment before the imports below load the adapters.
+import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
 import { DynamoCaseWriter } from '../lib/adapters/dynamodb/case-writer.js';
 import { DynamoWebhookEndpointStore } from '../lib/adapters/dynamodb/webhook-endpoint-store.js';
@@ -32,7 +34,6 @@ import { benchCase } from './lib/bench-case.js';
 import { startHangingReceiver } from './lib/hanging-receiver.js';
 import { firstAttempts } from './lib/first-attempts.js';
 import { trickleLatencies } from './lib/trickle-latencies.js';
-import { runAloneOnLocalStack } from './lib/run-alone-on-local-stack.js';
 import type { BenchRow } from './lib/bench-row.js';
 
 export type WebhookRow = BenchRow;
