@@ -1,5 +1,8 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { setMaxListeners } from 'node:events';
+import { Agent } from 'node:http';
+import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
@@ -71,6 +74,24 @@ export function lambdaSqsRecord(message: Message, queueArn: string, region: stri
     eventSourceARN: queueArn,
     awsRegion: region,
   };
+}
+
+/**
+ * The client the local event source mappings receive and delete with, one per engine. In AWS the
+ * mappings' pollers are Lambda's own fleet, with no socket limit of ours. Here every receive loop of
+ * an engine (the live fast lane's twenty, the test lanes', the planning queue's: sixty-odd once they
+ * scale) shares one client, and each holds a socket for its whole long poll; with the SDK's default
+ * pool of 50 sockets, a loop's receive, or its DeleteMessageBatch after a batch, waited for another
+ * loop's long poll to end. So the pool is unbounded (loopback sockets to the in-process SQS), and
+ * requests get no timeout of their own: a long poll outlasts the product clients' 3 s under load.
+ */
+export function createPollerClient(region: string, endpoint: string): SQSClient {
+  return new SQSClient({
+    region,
+    endpoint,
+    credentials: LOCAL_CREDENTIALS,
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: Infinity }) }),
+  });
 }
 
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {

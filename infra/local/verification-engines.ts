@@ -1,6 +1,4 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { verificationAdapters } from '../../lib/adapters/production-verification-adapters.js';
 import { loadConfig, loadRegistryConfig } from '../../lib/runtime/config.js';
 // Static, not lazy: jest transpiles TypeScript only while its global setup runs, and events come later.
@@ -10,7 +8,7 @@ import { lambdaContext } from './lambda-events.js';
 import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
-import { startQueuePoller, type QueuePoller } from './queue-poller.js';
+import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
 import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
 import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
@@ -96,8 +94,8 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       filterPattern: VERIFIER_STREAM.filterPattern,
     });
     stoppers.push(() => stream.stop());
-    // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
-    const client = new SQSClient({ region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS });
+    // Its own client (createPollerClient): as many sockets as its receive loops, no request timeout.
+    const client = createPollerClient(region, sqsEndpoint);
     const queuePoller: QueuePoller = startQueuePoller({
       client,
       queueUrl: retryQueueUrl,

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import {
   webhookDeliveryAdapters,
   webhookFanOutAdapters,
@@ -30,7 +28,7 @@ import { lambdaContext } from './lambda-events.js';
 import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
-import { startQueuePoller, type QueuePoller } from './queue-poller.js';
+import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
 import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
@@ -197,8 +195,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
     });
     stoppers.push(() => stream.stop());
 
-    // Its own client: a long poll outlasts the product clients' 3 s request timeout under load.
-    const client = new SQSClient({ region, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
+    // Its own client (createPollerClient): as many sockets as its receive loops, no request timeout.
+    const client = createPollerClient(region, sqs.endpoint);
     const invokeDeliver = (event: SQSEvent) => {
       const context = lambdaContext({ functionName: 'deliver-webhooks', timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000 });
       return runInInvocationScope(context, () => deliver(event, context));

@@ -11,7 +11,7 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { randomBase62 } from '../../lib/random-id.js';
-import { startQueuePoller, type QueuePoller } from '../../infra/local/queue-poller.js';
+import { createPollerClient, startQueuePoller, type QueuePoller } from '../../infra/local/queue-poller.js';
 
 /**
  * The local stand-in for Lambda's SQS event source mapping (infra/local/queue-poller.ts) on the
@@ -135,6 +135,27 @@ describe('the local SQS event source mapping', () => {
     });
     expect(run.stdout.trim()).toBe('20');
     expect(run.stderr).toBe('');
+  });
+
+  test("an engine's sixty receive loops long-polling at once leave its client a socket for one more receive, as Lambda's own pollers have no socket limit of ours", async () => {
+    const client = createPollerClient(region, process.env.SQS_ENDPOINT!);
+    try {
+      const idle = await newQueue();
+      const busy = await newQueue();
+      const parked = Array.from({ length: 60 }, () =>
+        client.send(new ReceiveMessageCommand({ QueueUrl: idle.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 10 })),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      await sqs.send(new SendMessageCommand({ QueueUrl: busy.url, MessageBody: 'now' }));
+      const started = Date.now();
+      const out = await client.send(new ReceiveMessageCommand({ QueueUrl: busy.url, WaitTimeSeconds: 1 }));
+      // With the SDK's default pool of 50 sockets this receive waited for the parked ones to end (2 s).
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(out.Messages?.map((m) => m.Body)).toEqual(['now']);
+      await Promise.all(parked);
+    } finally {
+      client.destroy();
+    }
   });
 
   test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {
