@@ -183,42 +183,71 @@ function enforceFairQueues(): void {
  * (SQS developer guide, "Amazon SQS short and long polling"): a message sent to a queue with ten
  * receives waiting answers one of them, and the other nine go on waiting. fauxqs 1.9 wakes every
  * waiting receive on each message, and all but the one that takes it answer empty at once and are
- * sent again: with a delivery lane's twenty receive loops, each webhook message cost about twenty
+ * sent again: with the live fast lane's twenty receive loops, each webhook message cost about twenty
  * receives, all in the one Node process that also runs the functions (bench section 7c counted
- * 1,109 receives for 67 messages in 7 s). The twin wakes as many waiting receives as there are
- * messages to take, oldest waiter first; the rest wait on (fauxqs's own 20 ms timer wakes more
- * while messages remain). FIFO queues keep fauxqs's behaviour: no delivery lane is one.
+ * 1,109 receives for 67 messages in 7 s). The twin makes two changes:
+ *
+ * - a receive woken with nothing to take (another took the message, or took a whole batch's ten)
+ *   waits again for the rest of its WaitTimeSeconds instead of answering empty: this is SQS's rule;
+ * - a message wakes as many waiting receives as there are messages not yet promised to a woken one,
+ *   oldest waiter first (fauxqs's own 20 ms timer wakes more while messages remain), so most woken
+ *   receives find a message: this only saves the twin's work. A woken receive takes its message in a
+ *   microtask (fauxqs's receive awaits its wait directly), so the promise count ends with the
+ *   microtasks queued when they were woken.
+ *
+ * FIFO queues keep fauxqs's waking: no delivery lane is one.
  */
 interface FauxqsWaitingQueue {
   isFifo(): boolean;
   messages: unknown[];
+  attributes: Record<string, string>;
   pollWaiters: { resolve(): void; timer: NodeJS.Timeout }[];
-  /** Receives woken for a message that have not taken it yet (they do before the next turn of the event loop). */
-  wokenForMessages?: number;
+  /** Messages promised to receives woken for them, which have not taken them yet. */
+  promisedToWoken?: number;
 }
 
-function wakeOnlyReceivesWithMessages(): void {
+function endLongPollsAsSqsDoes(): void {
   const { SqsQueue } = fauxqsFile<{
-    SqsQueue: { prototype: FauxqsWaitingQueue & { notifyWaiters(): void; wakesOnlyWithMessages?: boolean } };
+    SqsQueue: { prototype: FauxqsWaitingQueue & { notifyWaiters(): void; longPollsEnforced?: boolean } };
   }>('sqs/sqsStore.js');
-  if (SqsQueue.prototype.wakesOnlyWithMessages) return;
+  const { SqsRouter } = fauxqsFile<{
+    SqsRouter: { prototype: { register(action: string, handler: unknown): void; longPollsEnforced?: boolean } };
+  }>('sqs/sqsRouter.js');
+  if (SqsQueue.prototype.longPollsEnforced) return;
   const notifyWaiters = SqsQueue.prototype.notifyWaiters;
   SqsQueue.prototype.notifyWaiters = function (this: FauxqsWaitingQueue) {
     if (this.isFifo()) return notifyWaiters.call(this);
-    // A woken receive takes its message a few microtasks later; until then the message is still listed
-    // (and fauxqs notifies again meanwhile), so those already woken are counted against the messages.
-    const woken = this.wokenForMessages ?? 0;
-    let wake = Math.min(this.pollWaiters.length, this.messages.length - woken);
+    const promised = this.promisedToWoken ?? 0;
+    let wake = Math.min(this.pollWaiters.length, this.messages.length - promised);
     if (wake <= 0) return;
-    if (woken === 0) setImmediate(() => (this.wokenForMessages = 0));
-    this.wokenForMessages = woken + wake;
+    this.promisedToWoken = promised + wake;
     while (wake-- > 0) {
       const waiter = this.pollWaiters.shift()!;
       clearTimeout(waiter.timer);
       waiter.resolve();
     }
+    // Queued after the woken receives' own continuations: by then each has taken what it could.
+    if (promised === 0) queueMicrotask(() => (this.promisedToWoken = 0));
   };
-  SqsQueue.prototype.wakesOnlyWithMessages = true;
+  SqsQueue.prototype.longPollsEnforced = true;
+
+  type Handler = (body: Record<string, unknown>, store: unknown, request: unknown) => Promise<{ Messages?: unknown[] }>;
+  const register = SqsRouter.prototype.register;
+  SqsRouter.prototype.register = function (this: { store: { getQueue(url: string): FauxqsWaitingQueue | undefined } }, action, handler) {
+    if (action !== 'ReceiveMessage') return register.call(this, action, handler);
+    const receive: Handler = async (body, store, request) => {
+      const queue = this.store.getQueue(String(body.QueueUrl));
+      const seconds = Number(body.WaitTimeSeconds ?? queue?.attributes.ReceiveMessageWaitTimeSeconds ?? 0);
+      const deadline = Date.now() + seconds * 1000;
+      let answer = await (handler as Handler)(body, store, request);
+      // Woken with nothing to take: wait on for the rest of the poll (a few ms left is not worth a wait).
+      while (seconds > 0 && (answer.Messages?.length ?? 0) === 0 && deadline - Date.now() > 10)
+        answer = await (handler as Handler)({ ...body, WaitTimeSeconds: (deadline - Date.now()) / 1000 }, store, request);
+      return answer;
+    };
+    return register.call(this, action, receive);
+  } as typeof register;
+  SqsRouter.prototype.longPollsEnforced = true;
 }
 
 /**
@@ -230,7 +259,7 @@ export async function startLocalSqs(port = 0): Promise<LocalSqs> {
   const region = LOCAL_DEFAULTS.region;
   enforceDelayLimit();
   enforceFairQueues();
-  wakeOnlyReceivesWithMessages();
+  endLongPollsAsSqsDoes();
   const { buildApp } = fauxqsFile<Fauxqs>('app.js');
   const { SqsStore } = fauxqsFile<{ SqsStore: new () => FauxqsSqsStore }>('sqs/sqsStore.js');
   const { SnsStore } = fauxqsFile<{ SnsStore: new () => unknown }>('sns/snsStore.js');

@@ -139,10 +139,11 @@ describe('the local SQS event source mapping', () => {
 
   test("an engine's sixty receive loops long-polling at once leave its client a socket for one more receive, as Lambda's own pollers have no socket limit of ours", async () => {
     const client = createPollerClient(region, process.env.SQS_ENDPOINT!);
+    let parked: Promise<unknown>[] = [];
     try {
       const idle = await newQueue();
       const busy = await newQueue();
-      const parked = Array.from({ length: 60 }, () =>
+      parked = Array.from({ length: 60 }, () =>
         client.send(new ReceiveMessageCommand({ QueueUrl: idle.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 10 })),
       );
       await new Promise((r) => setTimeout(r, 300));
@@ -152,8 +153,8 @@ describe('the local SQS event source mapping', () => {
       // With the SDK's default pool of 50 sockets this receive waited for the parked ones to end (2 s).
       expect(Date.now() - started).toBeLessThan(1_000);
       expect(out.Messages?.map((m) => m.Body)).toEqual(['now']);
-      await Promise.all(parked);
     } finally {
+      await Promise.allSettled(parked);
       client.destroy();
     }
   });
@@ -202,17 +203,23 @@ describe('the local SQS (fauxqs)', () => {
     expect((await receive(dlq.url, 2)).Messages?.[0]?.Body).toBe('job');
   });
 
-  test('a message sent while five receives long-poll answers one of them, and the other four wait on to their WaitTimeSeconds, as on SQS', async () => {
-    const queue = await newQueue();
+  /** Five receives of up to `most` messages each, long-polling `url` for 2 s: what each got, and when it answered. */
+  function fiveWaitingReceives(url: string, most = 1) {
     const started = Date.now();
     const receives = Array.from({ length: 5 }, () =>
       sqs
-        .send(new ReceiveMessageCommand({ QueueUrl: queue.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }))
-        .then((out) => ({ bodies: (out.Messages ?? []).map((m) => m.Body), afterMs: Date.now() - started })),
+        .send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 2, MaxNumberOfMessages: most }))
+        .then((out) => ({ bodies: (out.Messages ?? []).map((m) => m.Body!), afterMs: Date.now() - started })),
     );
+    return Promise.all(receives);
+  }
+
+  test('a message sent while five receives long-poll answers one of them, and the other four wait on to their WaitTimeSeconds, as on SQS', async () => {
+    const queue = await newQueue();
+    const waiting = fiveWaitingReceives(queue.url);
     await new Promise((r) => setTimeout(r, 300));
     await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'one' }));
-    const answers = await Promise.all(receives);
+    const answers = await waiting;
     const answered = answers.filter((a) => a.bodies.length > 0);
     expect(answered.map((a) => a.bodies)).toEqual([['one']]);
     expect(answered[0]!.afterMs).toBeLessThan(1_500);
@@ -220,19 +227,29 @@ describe('the local SQS (fauxqs)', () => {
     for (const empty of answers.filter((a) => a.bodies.length === 0)) expect(empty.afterMs).toBeGreaterThanOrEqual(1_900);
   });
 
-  test('three messages sent at once to five waiting receives are each received at once, none left waiting', async () => {
+  test('three messages sent in one batch while five receives of up to ten wait: one receive takes all three at once, and the other four wait on', async () => {
     const queue = await newQueue();
-    const started = Date.now();
-    const receives = Array.from({ length: 5 }, () =>
-      sqs
-        .send(new ReceiveMessageCommand({ QueueUrl: queue.url, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }))
-        .then((out) => ({ bodies: (out.Messages ?? []).map((m) => m.Body!), afterMs: Date.now() - started })),
-    );
+    const waiting = fiveWaitingReceives(queue.url, 10);
     await new Promise((r) => setTimeout(r, 300));
     await sqs.send(
       new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }),
     );
-    const answers = await Promise.all(receives);
+    const answers = await waiting;
+    const answered = answers.filter((a) => a.bodies.length > 0);
+    expect(answered.map((a) => a.bodies.sort())).toEqual([['a', 'b', 'c']]);
+    expect(answered[0]!.afterMs).toBeLessThan(1_500);
+    // Three receives were woken for the three messages; the two the first left nothing to answered empty before.
+    for (const empty of answers.filter((a) => a.bodies.length === 0)) expect(empty.afterMs).toBeGreaterThanOrEqual(1_900);
+  });
+
+  test('three messages sent at once to five waiting receives are each taken at once: no message waits while a receive does', async () => {
+    const queue = await newQueue();
+    const waiting = fiveWaitingReceives(queue.url);
+    await new Promise((r) => setTimeout(r, 300));
+    await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }),
+    );
+    const answers = await waiting;
     const answered = answers.filter((a) => a.bodies.length > 0);
     expect(answered.flatMap((a) => a.bodies).sort()).toEqual(['a', 'b', 'c']);
     for (const a of answered) expect(a.afterMs).toBeLessThan(1_500);
