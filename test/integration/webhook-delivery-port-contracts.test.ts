@@ -410,6 +410,14 @@ describe.each([
 });
 
 describe('new jobs claimed as they are listed, on DynamoDB', () => {
+  /** One new job through `slots.startClaimed`: answered as claimed, and held on its endpoint's SLOTS item. */
+  async function expectOneJobClaimed(slots: DynamoWebhookDeliverySlots): Promise<void> {
+    const endpointId = newEndpointId();
+    const job = newJob(endpointId);
+    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
+  }
+
   it('a claim in doubt whose settling attempt loses its answer too is read back: its marks on the slots answer it as claimed', async () => {
     // Cut off while still being applied (landing 1.5 s later); the same-token attempt 2 s after lands as a no-op and
     // its answer is lost: only the SLOTS item, holding this call's claim mark, can say the jobs were claimed.
@@ -423,12 +431,8 @@ describe('new jobs claimed as they are listed, on DynamoDB', () => {
       },
       { lateCommitMs: 1_500 },
     );
-    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 2_000);
-    const endpointId = newEndpointId();
-    const job = newJob(endpointId);
-    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    await expectOneJobClaimed(new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 2_000));
     expect(counter.injected['lost-response']).toBe(1);
-    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
   }, 20_000);
 
   it('a claim still being applied when its retries run out is settled by one more same-token attempt, and answered as claimed', async () => {
@@ -438,12 +442,8 @@ describe('new jobs claimed as they are listed, on DynamoDB', () => {
       { decide: (name) => (name === 'TransactWriteItemsCommand' && counter.injected['late-commit'] === 0 ? 'late-commit' : undefined) },
       { lateCommitMs: 2_500 },
     );
-    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 3_000);
-    const endpointId = newEndpointId();
-    const job = newJob(endpointId);
-    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    await expectOneJobClaimed(new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 3_000));
     expect(counter.injected['in-progress']).toBeGreaterThan(0);
-    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
   }, 20_000);
 
   it('a claim whose answer was lost after it landed answers its jobs as claimed, once', async () => {
@@ -451,11 +451,7 @@ describe('new jobs claimed as they are listed, on DynamoDB', () => {
     const { client } = faultyDocumentClient({
       decide: (name) => (name === 'TransactWriteItemsCommand' && lost++ === 0 ? 'lost-response' : undefined),
     });
-    const slots = new DynamoWebhookDeliverySlots(client, config().tableName);
-    const endpointId = newEndpointId();
-    const job = newJob(endpointId);
-    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    await expectOneJobClaimed(new DynamoWebhookDeliverySlots(client, config().tableName));
     expect(lost).toBe(2);
-    expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
   });
 });
