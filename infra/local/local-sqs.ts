@@ -197,9 +197,7 @@ function enforceFairQueues(): void {
  *
  * FIFO queues keep fauxqs's waking: no delivery lane is one.
  */
-interface FauxqsWaitingQueue {
-  isFifo(): boolean;
-  messages: unknown[];
+interface FauxqsWaitingQueue extends FauxqsQueue {
   attributes: Record<string, string>;
   pollWaiters: { resolve(): void; timer: NodeJS.Timeout }[];
   /** Messages promised to receives woken for them, which have not taken them yet. */
