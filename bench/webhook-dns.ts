@@ -10,7 +10,7 @@
  * The healthy endpoint, of the same company, is `http://localhost:<port>` (a name, not an address:
  * under dns.lookup it went through libuv's pool like every other name; now localhost is answered
  * without DNS). Its event → first attempt latency is measured alone, then with the two black-hole
- * endpoints beside it, with the same trickle as section 7 (40 events, one every 125 ms): the p95
+ * endpoints beside it, with the same trickle as section 7 (40 events, 125 ms apart on average): the p95
  * beside them must stay ≤ 1.2 × the p95 alone.
  *
  * Run alone: `npx tsx bench/webhook-dns.ts` (its own local stores, engines and DNS server);
@@ -28,7 +28,7 @@ import type { AppConfig } from '../lib/runtime/config.js';
 import { createEndpoint } from '../lib/webhooks/manage-endpoints.js';
 import { startSignedWebhookReceiver, type SignedWebhookReceiver } from '../infra/local/signed-webhook-receiver.js';
 import type { DnsServer } from '../test/support/dns-server.js';
-import { plainCase, TRICKLE_EVENTS, TRICKLE_SPACING_MS, type WebhookRow } from './webhooks.js';
+import { plainCase, TRICKLE_EVENTS, TRICKLE_MEAN_SPACING_MS, type WebhookRow } from './webhooks.js';
 import { firstAttempts } from './lib/first-attempts.js';
 import { trickleLatencies } from './lib/trickle-latencies.js';
 
@@ -69,9 +69,9 @@ export async function webhookDnsBench(cfg: AppConfig, dns: DnsServer, log: (line
     return { companyId, receiver };
   }
 
-  /** Section 7's trickle: TRICKLE_EVENTS events one every TRICKLE_SPACING_MS, latencies at the healthy receiver. */
+  /** Section 7's trickle: TRICKLE_EVENTS events TRICKLE_MEAN_SPACING_MS apart on average, latencies at the healthy receiver. */
   const trickle = (companyId: string, receiver: SignedWebhookReceiver) =>
-    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, spacingMs: TRICKLE_SPACING_MS });
+    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, meanSpacingMs: TRICKLE_MEAN_SPACING_MS });
 
   const rows: WebhookRow[] = [];
   try {
@@ -100,7 +100,7 @@ export async function webhookDnsBench(cfg: AppConfig, dns: DnsServer, log: (line
       value: beside.p95,
       target: `≤ 1.2 × ${alone.p95} = ${bound}`,
       pass: beside.p95 <= bound && beside.missing === 0 && beside.unverified === 0 && alone.missing === 0 && unanswered > 0,
-      note: `alone p50 ${alone.p50} / p95 ${alone.p95} ms, beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} events one every ${TRICKLE_SPACING_MS} ms to three endpoints of one company, two on names the bench's DNS server never answers (${unanswered} queries unanswered, each attempt failing after ${RESOLUTION_TIMEOUT_MS} ms); ${beside.missing} missing`,
+      note: `alone p50 ${alone.p50} / p95 ${alone.p95} ms, beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} events ${TRICKLE_MEAN_SPACING_MS} ms apart on average to three endpoints of one company, two on names the bench's DNS server never answers (${unanswered} queries unanswered, each attempt failing after ${RESOLUTION_TIMEOUT_MS} ms); ${beside.missing} missing`,
     });
   } finally {
     await Promise.all(receivers.map((r) => r.close()));

@@ -15,7 +15,7 @@
  *
  *   a. the victim's event → first attempt p95 beside the hostile tenant ≤ 1.2 × its p95 alone,
  *      measured just before on the same endpoint (after a warm-up trickle, and itself within
- *      ALONE_P95_TARGET_MS): TRICKLE_EVENTS events, one every TRICKLE_SPACING_MS, written right
+ *      ALONE_P95_TARGET_MS): TRICKLE_EVENTS events, TRICKLE_MEAN_SPACING_MS apart on average, written right
  *      after the hostile burst;
  *   b. the retry of an endpoint with one earlier failure: RETRY_EVENTS events written once the
  *      hostile tenant's requests hang, each failed once, so their retries fall due while the
@@ -53,12 +53,13 @@ import {
 } from '../infra/local/signed-webhook-receiver.js';
 import { startHangingReceiver, type HangingReceiver } from './lib/hanging-receiver.js';
 import { median, p95 } from './lib/stats.js';
+import { trickleSchedule } from './lib/trickle-schedule.js';
 import { plainCase, type WebhookRow } from './webhooks.js';
 
 const HOSTILE_BURST_CASES = 100;
 /** 48 samples: the p95 lies between the third and fourth slowest, not at the slowest but one as with 40. */
 const TRICKLE_EVENTS = 48;
-const TRICKLE_SPACING_MS = 125;
+const TRICKLE_MEAN_SPACING_MS = 125;
 const WARM_UP_EVENTS = 24;
 /** The baseline must itself be fast ((a)'s p95 target in bench/webhooks.ts): 1.2 × a slow p95 proves nothing. */
 const ALONE_P95_TARGET_MS = 3_000;
@@ -132,7 +133,7 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
   }
 
   /**
-   * TRICKLE_EVENTS events to the company, one every TRICKLE_SPACING_MS (on a schedule from the
+   * TRICKLE_EVENTS events to the company, TRICKLE_MEAN_SPACING_MS apart on average (trickleSchedule, from the
    * start); each event's latency to its first attempt at the receiver, WAIT_CAP_MS for one that
    * none reached within WAIT_CAP_MS of its createdAt.
    */
@@ -140,8 +141,8 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
     const events: { id: string; createdAt: number }[] = [];
     const writes: Promise<void>[] = [];
     const started = Date.now();
-    for (let i = 0; i < count; i++) {
-      await sleep(Math.max(0, started + i * TRICKLE_SPACING_MS - Date.now()));
+    for (const offset of trickleSchedule(count, TRICKLE_MEAN_SPACING_MS)) {
+      await sleep(Math.max(0, started + offset - Date.now()));
       const one = plainCase(companyId);
       events.push({ id: one.event.id, createdAt: Date.parse(one.event.createdAt) });
       // Not awaited one by one: a write slowed by the load does not stretch the trickle (its time is in the latency).
@@ -269,7 +270,7 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
       value: beside.p95,
       target: `≤ ${P95_RATIO} × ${alone.p95} = ${bound}`,
       pass: beside.p95 <= bound && beside.capped === 0 && beside.unverified === 0 && alone.p95 <= ALONE_P95_TARGET_MS,
-      note: `alone (just before, same endpoint) p50 ${alone.p50} / p95 ${alone.p95} ms (must be ≤ ${ALONE_P95_TARGET_MS} for the bound to mean anything); beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} live events each, one every ${TRICKLE_SPACING_MS} ms, written right after a test-key company's ${HOSTILE_BURST_CASES}-case request to ${MAX_ENDPOINTS_PER_MODE} endpoints that never answer; ${beside.capped} events not attempted within ${WAIT_CAP_MS / 1000} s, counted as ${WAIT_CAP_MS / 1000} s; ${beside.unverified} signatures unverified; ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
+      note: `alone (just before, same endpoint) p50 ${alone.p50} / p95 ${alone.p95} ms (must be ≤ ${ALONE_P95_TARGET_MS} for the bound to mean anything); beside p50 ${beside.p50} ms; ${TRICKLE_EVENTS} live events each, ${TRICKLE_MEAN_SPACING_MS} ms apart on average, written right after a test-key company's ${HOSTILE_BURST_CASES}-case request to ${MAX_ENDPOINTS_PER_MODE} endpoints that never answer; ${beside.capped} events not attempted within ${WAIT_CAP_MS / 1000} s, counted as ${WAIT_CAP_MS / 1000} s; ${beside.unverified} signatures unverified; ${hostileRequests} requests reached the hanging receivers in ${hostileSeconds} s`,
     });
 
     const { lateness, notRetried, unscheduled, hostileBefore } = retries;

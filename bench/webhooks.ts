@@ -8,7 +8,8 @@
  * event's createdAt (set before the write, so the write is counted too). One process, one clock.
  *
  *   a. event written → first delivery attempt received, p50 (target ≤ 1 s) and p95 (≤ 3 s): 40
- *      events, one every 125 ms (8 a second for 5 s), to one endpoint
+ *      events, 125 ms apart on average (8 a second for 5 s, at seeded random gaps of 62–188 ms:
+ *      bench/lib/trickle-schedule.ts), to one endpoint
  *   b. isolation: the same with a second endpoint of the same company hanging past the sender's
  *      10 s timeout on every attempt → the healthy endpoint's p95 ≤ 1.2 × its p95 in (a)
  *   c. throughput: a burst of events to three endpoints → signed deliveries per second received,
@@ -39,13 +40,14 @@ import type { BenchRow } from './lib/bench-row.js';
 export type WebhookRow = BenchRow;
 
 /**
- * The trickle of (a) and (b): events written one at a time, evenly spaced. Written in clumps (8 in
- * one transaction each second, as this bench did before) they reached the stream, the queue and
- * the receiver together, so the 40 latencies were 5 samples of 8 nearly equal values, and "p95"
- * was the slowest of 5 clumps: its spread from run to run was larger than the isolation row's 20 %.
+ * The trickle of (a) and (b): events written one at a time, at spread gaps (trickleSchedule).
+ * Written in clumps (8 in one transaction each second, as this bench did before) they reached the
+ * stream, the queue and the receiver together, so the 40 latencies were 5 samples of 8 nearly equal
+ * values, and "p95" was the slowest of 5 clumps: its spread from run to run was larger than the
+ * isolation row's 20 %. Evenly spaced, they sampled a run of the stream poller's phases, not all.
  */
 export const TRICKLE_EVENTS = 40;
-export const TRICKLE_SPACING_MS = 125;
+export const TRICKLE_MEAN_SPACING_MS = 125;
 const BURST_CASES = Math.max(100, Number(process.env.BENCH_WEBHOOK_BURST ?? 200));
 const BURST_ENDPOINTS = 3;
 
@@ -86,9 +88,9 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
     if (outcomes.some((o) => o.kind !== 'created')) throw new Error(`bench cases not created: ${JSON.stringify(outcomes)}`);
   }
 
-  /** The trickle of (a) and (b): TRICKLE_EVENTS events, one every TRICKLE_SPACING_MS; latencies at the first healthy receiver. */
+  /** The trickle of (a) and (b): TRICKLE_EVENTS events, TRICKLE_MEAN_SPACING_MS apart on average; latencies at the first healthy receiver. */
   const trickle = (companyId: string, receiver: SignedWebhookReceiver) =>
-    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, spacingMs: TRICKLE_SPACING_MS });
+    trickleLatencies(writer, companyId, receiver, { events: TRICKLE_EVENTS, meanSpacingMs: TRICKLE_MEAN_SPACING_MS });
 
   try {
     // A warm-up event: the first delivery pays for the functions' first storage calls.
@@ -107,7 +109,7 @@ export async function webhooksBench(cfg: AppConfig, log: (line: string) => void 
     log(
       `a. event → first attempt: p50 ${a.p50} ms, p95 ${a.p95} ms over ${a.latencies.length} events (${a.missing} missing, ${a.unverified} unverified)`,
     );
-    const aNote = `${a.latencies.length} events, one every ${TRICKLE_SPACING_MS} ms, one endpoint; at the receiver, its clock minus the event's createdAt; ${a.missing} missing, ${a.unverified} signatures unverified`;
+    const aNote = `${a.latencies.length} events, ${TRICKLE_MEAN_SPACING_MS} ms apart on average, one endpoint; at the receiver, its clock minus the event's createdAt; ${a.missing} missing, ${a.unverified} signatures unverified`;
     rows.push({
       figure: 'event written → first delivery attempt received, p50 (ms)',
       value: a.p50,

@@ -3,11 +3,13 @@ import type { DynamoCaseWriter } from '../../lib/adapters/dynamodb/case-writer.j
 import { benchCase } from './bench-case.js';
 import { firstAttempts } from './first-attempts.js';
 import { percentile } from './stats.js';
+import { trickleSchedule } from './trickle-schedule.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A trickle of `events` live events to one company, one every `spacingMs`, each written as the
+ * A trickle of `events` live events to one company, `meanSpacingMs` apart on average (at the
+ * seeded spread of trickleSchedule), each written as the
  * create path writes it; then each event's written → first attempt latency at `receiver` (its
  * clock when the body arrived minus the event's createdAt), waiting up to 30 s for all of them.
  */
@@ -15,13 +17,13 @@ export async function trickleLatencies(
   writer: DynamoCaseWriter,
   companyId: string,
   receiver: SignedWebhookReceiver,
-  { events, spacingMs }: { events: number; spacingMs: number },
+  { events, meanSpacingMs }: { events: number; meanSpacingMs: number },
 ) {
   const eventIds = new Set<string>();
   const started = Date.now();
-  for (let i = 0; i < events; i++) {
+  for (const offset of trickleSchedule(events, meanSpacingMs)) {
     // On a schedule from the start (not a sleep after each write), so a slow write does not slow the trickle.
-    await sleep(Math.max(0, started + i * spacingMs - Date.now()));
+    await sleep(Math.max(0, started + offset - Date.now()));
     const one = benchCase(companyId, { invoicePrefix: 'WHB' });
     eventIds.add(one.event.id);
     const outcomes = await writer.writeAll([one]);

@@ -26,6 +26,7 @@ import {
   type RejectedItem,
 } from '../support/cases.js';
 import { faultyDocumentClient, faultyS3Client, type Fault } from '../support/faulty-client.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { recordCounts } from './summary.js';
 import { MODES } from '../../lib/mode.js';
 
@@ -109,18 +110,6 @@ function callOf(commandName: string, input: Record<string, unknown>): { target: 
 /** A number in [0, 1) determined by the text. */
 function unit(text: string): number {
   return createHash('sha256').update(text).digest().readUInt32BE(0) / 2 ** 32;
-}
-
-/** Mulberry32: the seeded workload (which partner, which invoiceRefs, which keys). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The fault plan of the moment; the faulty clients consult it on every call. */
@@ -441,7 +430,7 @@ describe.each(MODES)('storage faults (%s mode)', (apiMode) => {
 
   it(`lose nothing and create nothing twice under seeded random faults (${ROUNDS} batches, seed ${SEED})`, async () => {
     const handler = faultyHandler();
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
     // invoiceRef -> the one case id ever reported for it, per company.
