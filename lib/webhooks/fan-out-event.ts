@@ -48,8 +48,9 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
  * each endpoint is `fill`ed: only the jobs it has free slots for are queued, on the fast lane; the
  * rest wait outside the lanes until the endpoint's running jobs end. A job found already attempted
  * or settled (a replayed stream record) is taken off the list again. The stream consumer's own small
- * slices list, start and claim in one write (the slots' `startClaimed`) where the endpoint has the slots free:
- * the same items, with no request between them, so the same holds.
+ * slices list, start and claim in one write (the slots' `startClaimed`) where the endpoint has the slots free,
+ * and list and start in that same write the jobs of their endpoints whose slots are held (a fill claims
+ * those): the same items, with no request between them, so the same holds.
  */
 export interface FanOutDeps {
   endpoints: Pick<WebhookEndpointStore, 'list'>;
@@ -195,20 +196,27 @@ export async function planFanOuts(
   );
   const all = wanted.flat().map(({ job }) => job);
   const stored: WebhookDelivery[] = [];
-  // The deliveries whose slots were claimed as they were listed and started (their records new and pending).
+  // The deliveries whose slots were claimed as they were listed and started, and those listed and started in the
+  // same write without a slot (their endpoints' slots held): their records are new and pending.
   const claimedKeys = new Set<string>();
+  const listedKeys = new Set<string>();
   let claimedJobs: DeliveryJob[] = [];
   let startError: unknown;
   try {
     if (all.length > 0) {
-      if (claimAsListed) claimedJobs = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
+      if (claimAsListed) {
+        const written = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
+        claimedJobs = written.claimed;
+        for (const job of written.listed) listedKeys.add(deliveryKeyString(job));
+      }
       for (const job of claimedJobs) claimedKeys.add(deliveryKeyString(job));
-      const rest = all.filter((job) => !claimedKeys.has(deliveryKeyString(job)));
+      const written = (job: DeliveryJob) => claimedKeys.has(deliveryKeyString(job)) || listedKeys.has(deliveryKeyString(job));
+      const rest = all.filter((job) => !written(job));
       // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
       if (rest.length > 0) await deps.slots.wait(rest);
       const started = rest.length > 0 ? await deps.deliveries.startAll(rest.map((job) => newDeliveryRecord(job, startedAt))) : [];
       let r = 0;
-      for (const job of all) stored.push(claimedKeys.has(deliveryKeyString(job)) ? newDeliveryRecord(job, startedAt) : started[r++]!);
+      for (const job of all) stored.push(written(job) ? newDeliveryRecord(job, startedAt) : started[r++]!);
       const attempted = all.filter((_, k) => stored[k]!.status !== 'pending' || stored[k]!.attempts.length > 0);
       if (attempted.length > 0) await deps.slots.forget(attempted);
     }

@@ -134,6 +134,12 @@ export interface PlanningQueue {
   forward(slices: readonly PlanningSlice[]): Promise<boolean[]>;
 }
 
+/** What `DeliverySlots.startClaimed` wrote: jobs listed, started and holding their slots, and jobs listed and started that wait for a fill. */
+export interface StartedClaimed {
+  claimed: DeliveryJob[];
+  listed: DeliveryJob[];
+}
+
 /**
  * Each endpoint's share of the shared lanes (lib/webhooks/delivery-slots.ts): at most `cap` of its
  * jobs are queued, in flight or waiting for a retry in the lanes at once, each holding one of its
@@ -166,13 +172,20 @@ export interface DeliverySlots {
    * New jobs listed, their deliveries' records started (`pending`, as `startAll` starts them, at
    * `startedAt`) and their slots claimed, in one write per endpoint or per several endpoints
    * together: what `wait`, `startAll` and a `claimWaiting` of `fresh` jobs do one after another.
-   * Each endpoint's jobs all or none: none when the endpoint has fewer than that many slots free
-   * (up to `cap` held), or one of its records or claims exists already (a replayed stream
-   * record). Answers the jobs claimed, which the caller queues, then calls `promoted`, as after
-   * `claimWaiting`; every other job is left untouched (neither listed nor started), for the
-   * caller's usual road. An endpoint asked for more than `cap` jobs gets none.
+   * Each endpoint's jobs all or none:
+   * - `claimed` when the endpoint has that many slots free (up to `cap` held) and none of its
+   *   records or claims exists already; the caller queues them, then calls `promoted`, as after
+   *   `claimWaiting`;
+   * - else `listed` (on the waiting list, records started, no slot: a fill's to claim) when the
+   *   endpoint has too few slots free, or was asked for more than `cap`, and none of its records
+   *   exists, written in the same write as another endpoint's claimed jobs (never alone: with
+   *   nothing to claim, nothing is written);
+   * - else left untouched (neither listed nor started), for the caller's usual road: a replayed
+   *   stream record's, or any the store chose not to write at once.
+   * So a company's event to a healthy endpoint and to one whose slots are all held is one write,
+   * not a cancelled claim followed by the other's listing and start.
    */
-  startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]>;
+  startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<StartedClaimed>;
   /** Undoes a claim whose jobs could not be queued: their slots given back, so the jobs are waiting again. */
   abandon(jobs: readonly DeliveryJob[]): Promise<void>;
   /** Removes promoted jobs from the waiting list once they are queued. */

@@ -1,10 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
-import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
+import { DynamoWebhookDeliverySlots, KNOWN_FULL_MS } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
 import type { Mode } from '../../lib/mode.js';
 import { randomBase62 } from '../../lib/random-id.js';
@@ -364,7 +364,9 @@ describe.each([
     const [a, b] = [newEndpointId(), newEndpointId()];
     const jobs = [newJob(a), newJob(a), newJob(b)];
     const at = new Date().toISOString();
-    expect(ids(await slots.startClaimed(jobs, at, CAP))).toEqual(ids(jobs));
+    const written = await slots.startClaimed(jobs, at, CAP);
+    expect(ids(written.claimed)).toEqual(ids(jobs));
+    expect(written.listed).toEqual([]);
     expect(ids(await slots.holders('live', a))).toEqual(ids(jobs.slice(0, 2)));
     expect(ids(await slots.holders('live', b))).toEqual(ids(jobs.slice(2)));
     for (const job of jobs) expect(await records.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [], updatedAt: at });
@@ -374,37 +376,60 @@ describe.each([
     expect(await slots.stalePromotions('live', a, 0)).toEqual([]);
   });
 
-  it('an endpoint with too few free slots gets none of its jobs, nothing of them written, and another endpoint’s jobs are claimed', async () => {
+  it('an endpoint with too few free slots has its jobs listed and started without a slot, beside another endpoint’s claimed jobs, and a fill with room claims them', async () => {
     const { slots, records } = world();
     const [full, free] = [newEndpointId(), newEndpointId()];
     const held = Array.from({ length: CAP - 1 }, () => newJob(full));
-    expect(await slots.startClaimed(held, new Date().toISOString(), CAP)).toHaveLength(CAP - 1);
+    expect((await slots.startClaimed(held, new Date().toISOString(), CAP)).claimed).toHaveLength(CAP - 1);
     const two = [newJob(full), newJob(full)];
     const other = newJob(free);
-    expect(ids(await slots.startClaimed([...two, other], new Date().toISOString(), CAP))).toEqual([other.deliveryId]);
-    for (const job of two) expect(await records.get(deliveryKeyOf(job))).toBeUndefined();
-    expect(await slots.holders('live', full)).toHaveLength(CAP - 1);
-    // Not on the list either: a fill with room for them finds nothing to claim.
-    expect(await slots.claimWaiting('live', full, CAP + 2)).toEqual([]);
+    const at = new Date().toISOString();
+    const written = await slots.startClaimed([...two, other], at, CAP);
+    expect(ids(written.claimed)).toEqual([other.deliveryId]);
+    expect(ids(written.listed)).toEqual(ids(two));
+    for (const job of two) expect(await records.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [], updatedAt: at });
+    // No slot taken past the cap, and not promoted: waiting on the list, where a fill with room finds them.
+    expect(ids(await slots.holders('live', full))).toEqual(ids(held));
+    expect(await slots.stalePromotions('live', full, 0)).toHaveLength(CAP - 1);
+    expect(ids(await slots.claimWaiting('live', full, CAP + 2))).toEqual(ids(two));
   });
 
-  it('a job whose record exists already (a stream record read twice) is not claimed, and its record is left as it is', async () => {
+  it('an endpoint with too few free slots, alone, gets nothing written: nothing to claim, nothing listed', async () => {
     const { slots, records } = world();
-    const endpointId = newEndpointId();
+    const full = newEndpointId();
+    expect((await slots.startClaimed([newJob(full), newJob(full)], new Date().toISOString(), 2)).claimed).toHaveLength(2);
+    const two = [newJob(full), newJob(full)];
+    expect(await slots.startClaimed(two, new Date().toISOString(), 2)).toEqual({ claimed: [], listed: [] });
+    for (const job of two) expect(await records.get(deliveryKeyOf(job))).toBeUndefined();
+    // Not on the list either: a fill with room for them finds nothing to claim.
+    expect(await slots.claimWaiting('live', full, CAP)).toEqual([]);
+  });
+
+  it('a job whose record exists already (a stream record read twice) is neither claimed nor listed, and its record is left as it is', async () => {
+    const { slots, records } = world();
+    const [endpointId, other] = [newEndpointId(), newEndpointId()];
     const job = newJob(endpointId);
     await records.start(delivery({ ...deliveryKeyOf(job), companyId: job.companyId, eventId: job.eventId }));
     await records.recordAttempt(deliveryKeyOf(job), 0, failedAttempt(job.createdAt), { status: 'pending', nextAttemptAt: 'x1' });
-    expect(await slots.startClaimed([job], new Date().toISOString(), CAP)).toEqual([]);
+    expect(await slots.startClaimed([job], new Date().toISOString(), CAP)).toEqual({ claimed: [], listed: [] });
+    // Beside another endpoint's job, which is claimed.
+    const beside = newJob(other);
+    expect(await slots.startClaimed([job, beside], new Date().toISOString(), CAP)).toEqual({ claimed: [beside], listed: [] });
     expect((await records.get(deliveryKeyOf(job)))!.attempts).toHaveLength(1);
     expect(await slots.holders('live', endpointId)).toEqual([]);
+    expect(await slots.claimWaiting('live', endpointId, CAP)).toEqual([]);
   });
 
-  it('an endpoint asked for more jobs than its cap gets none of them', async () => {
+  it('an endpoint asked for more jobs than its cap gets none of them claimed: alone nothing is written, beside another’s claim they are listed', async () => {
     const { slots, records } = world();
-    const endpointId = newEndpointId();
+    const [endpointId, other] = [newEndpointId(), newEndpointId()];
     const jobs = Array.from({ length: CAP + 1 }, () => newJob(endpointId));
-    expect(await slots.startClaimed(jobs, new Date().toISOString(), CAP)).toEqual([]);
+    expect(await slots.startClaimed(jobs, new Date().toISOString(), CAP)).toEqual({ claimed: [], listed: [] });
     expect(await records.get(deliveryKeyOf(jobs[0]!))).toBeUndefined();
+    const beside = newJob(other);
+    const written = await slots.startClaimed([...jobs, beside], new Date().toISOString(), CAP);
+    expect(ids(written.claimed)).toEqual([beside.deliveryId]);
+    expect(ids(written.listed)).toEqual(ids(jobs));
     expect(await slots.holders('live', endpointId)).toEqual([]);
   });
 });
@@ -414,9 +439,83 @@ describe('new jobs claimed as they are listed, on DynamoDB', () => {
   async function expectOneJobClaimed(slots: DynamoWebhookDeliverySlots): Promise<void> {
     const endpointId = newEndpointId();
     const job = newJob(endpointId);
-    expect(ids(await slots.startClaimed([job], new Date().toISOString(), CAP))).toEqual([job.deliveryId]);
+    expect(ids((await slots.startClaimed([job], new Date().toISOString(), CAP)).claimed)).toEqual([job.deliveryId]);
     expect(ids(await slots.holders('live', endpointId))).toEqual([job.deliveryId]);
   }
+
+  /** A DocumentClient on DynamoDB Local that notes each transaction it sends: landed, or cancelled. */
+  function transactionsNoted(): { client: DynamoDBDocumentClient; transactions: string[] } {
+    const client = documentClient(config());
+    const transactions: string[] = [];
+    const noted = {
+      send: async (command: { constructor: { name: string } }, options?: unknown) => {
+        try {
+          const answer = await client.send(command as never, options as never);
+          if (command.constructor.name === 'TransactWriteCommand') transactions.push('landed');
+          return answer;
+        } catch (error) {
+          if (command.constructor.name === 'TransactWriteCommand') transactions.push((error as Error).name);
+          throw error;
+        }
+      },
+    } as unknown as DynamoDBDocumentClient;
+    return { client: noted, transactions };
+  }
+
+  it('an endpoint whose slots refused a claim is taken for full for a second: its company’s next event is one transaction, the full endpoint’s job listed beside the other’s claim', async () => {
+    let clock = Date.now();
+    const { client, transactions } = transactionsNoted();
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, () => new Date(clock));
+    const [full, free] = [newEndpointId(), newEndpointId()];
+    const held = Array.from({ length: CAP }, () => newJob(full));
+    expect((await slots.startClaimed(held, new Date().toISOString(), CAP)).claimed).toHaveLength(CAP);
+    // The first event finds out: its claim for the full endpoint cancels the transaction, sent again with it listed.
+    const first = [newJob(full), newJob(free)];
+    transactions.length = 0;
+    expect(await slots.startClaimed(first, new Date().toISOString(), CAP)).toEqual({ claimed: [first[1]], listed: [first[0]] });
+    expect(transactions).toEqual(['TransactionCanceledException', 'landed']);
+    // The next ones, within the second, are one transaction each, with no cancellation (it was two, then a listing and a start).
+    clock += KNOWN_FULL_MS - 1;
+    const next = [newJob(full), newJob(free)];
+    transactions.length = 0;
+    expect(await slots.startClaimed(next, new Date().toISOString(), CAP)).toEqual({ claimed: [next[1]], listed: [next[0]] });
+    expect(transactions).toEqual(['landed']);
+    // A second later it is tried for a claim again: a slot freed meanwhile is taken as listed.
+    await slots.release(held[0]!);
+    clock += 2;
+    const later = [newJob(full), newJob(free)];
+    transactions.length = 0;
+    expect(ids((await slots.startClaimed(later, new Date().toISOString(), CAP)).claimed)).toEqual(ids(later));
+    expect(transactions).toEqual(['landed']);
+  });
+
+  it('a claim in doubt beside a listed endpoint is read back by its own marks alone: both answered as written', async () => {
+    let sent = 0;
+    const { client, counter } = faultyDocumentClient(
+      {
+        decide: (name) => {
+          if (name !== 'TransactWriteItemsCommand') return undefined;
+          // The third transaction (after the one that fills the full endpoint's slot and the one that finds it full)
+          // is cut off while still being applied, landing 1.5 s later; the same-token attempt 2 s after loses its answer.
+          if (++sent === 3) return 'late-commit';
+          return sent > 3 && counter.landed > 0 ? 'lost-response' : undefined;
+        },
+      },
+      { lateCommitMs: 1_500 },
+    );
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 2_000);
+    const [full, free] = [newEndpointId(), newEndpointId()];
+    expect((await slots.startClaimed([newJob(full)], new Date().toISOString(), 1)).claimed).toHaveLength(1);
+    // Found full: its claim cancelled, and a listing alone is never sent.
+    expect(await slots.startClaimed([newJob(full)], new Date().toISOString(), 1)).toEqual({ claimed: [], listed: [] });
+    const jobs = [newJob(full), newJob(free)];
+    expect(await slots.startClaimed(jobs, new Date().toISOString(), 1)).toEqual({ claimed: [jobs[1]], listed: [jobs[0]] });
+    expect(counter.injected['late-commit']).toBe(1);
+    expect(counter.injected['lost-response']).toBe(1);
+    expect(ids(await slots.holders('live', free))).toEqual([jobs[1]!.deliveryId]);
+    const records = new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName);
+    for (const job of jobs) expect(await records.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [] });
+  }, 20_000);
 
   it('a claim in doubt whose settling attempt loses its answer too is read back: its marks on the slots answer it as claimed', async () => {
     // Cut off while still being applied (landing 1.5 s later); the same-token attempt 2 s after lands as a no-op and

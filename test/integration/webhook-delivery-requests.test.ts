@@ -146,6 +146,57 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(r.messages.enqueued.slice(9).map((e) => e.job.deliveryId)).toEqual([waiting.deliveryId]);
   });
 
+  it('a company’s endpoint with every slot held costs its other endpoint no request: after the first event finds it full, each event is the endpoints’ Query and one transaction before the send', async () => {
+    const cfg = config();
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint: full } = await newEndpoint(r, target.url);
+    await fannedOutEvents(r, full, 8);
+    clock = new Date(clock.getTime() + 1000);
+    const { endpoint: free } = await newEndpoint(r, target.url, { companyId: full.companyId });
+    // The fan-out's table requests for each event, in the order sent, up to its SendMessageBatch.
+    let sent: string[] = [];
+    const counting = watchedClient((command) => {
+      if (r.messages.enqueued.length === 8 + perEvent.length) sent.push(command);
+    });
+    const perEvent: string[][] = [];
+    const fanOut = fanOutAndPlan({
+      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
+      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
+      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
+      queue: r.messages,
+      now,
+    });
+    const waiting: DeliveryJob[] = [];
+    for (let i = 0; i < 3; i++) {
+      // 10 ms apart (well inside the second the full endpoint is taken for full), so the list's order is theirs.
+      clock = new Date(clock.getTime() + 10);
+      const { event, record } = await storedEvent(full.companyId);
+      sent = [];
+      expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+      perEvent.push(sent);
+      waiting.push(
+        deliveryJobFor(
+          { eventId: event.id, eventType: event.type, companyId: full.companyId, mode: 'live', createdAt: event.createdAt },
+          full,
+        ),
+      );
+    }
+    expect(r.messages.enqueued.slice(8).map((e) => e.job.endpointId)).toEqual([free.endpointId, free.endpointId, free.endpointId]);
+    // The first finds the full endpoint refusing the claim, and sends the transaction again with its job listed, not
+    // claimed (it was then listed and started in two more requests, on every event); the next ones know it is full.
+    expect(perEvent).toEqual([
+      ['QueryCommand', 'TransactWriteCommand', 'TransactWriteCommand'],
+      ['QueryCommand', 'TransactWriteCommand'],
+      ['QueryCommand', 'TransactWriteCommand'],
+    ]);
+    // The full endpoint's jobs are started and wait on its list, oldest first: each slot given back goes to the next.
+    for (const job of waiting) expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [] });
+    expect(await r.slots.holders('live', full.endpointId)).toHaveLength(8);
+    await finish({ slots: r.slots, queue: r.messages }, r.messages.enqueued[0]!.job);
+    expect(r.messages.enqueued.slice(11).map((e) => e.job.deliveryId)).toEqual([waiting[0]!.deliveryId]);
+  });
+
   it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
     const cfg = config();
     const r = rig();

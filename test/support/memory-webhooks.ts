@@ -1,6 +1,13 @@
 import type { Mode } from '../../lib/mode.js';
 import { failureRecord, type EndpointHealth } from '../../lib/webhooks/endpoint-health.js';
-import type { DeliveryLane, DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from '../../lib/webhooks/ports.js';
+import type {
+  DeliveryLane,
+  DeliveryQueue,
+  DeliverySlots,
+  StartedClaimed,
+  WebhookDeliveryStore,
+  WebhookEndpointStore,
+} from '../../lib/webhooks/ports.js';
 import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
   DELIVERY_RETENTION_SECONDS,
@@ -163,27 +170,32 @@ export class MemoryDeliverySlots implements DeliverySlots {
     for (const [key] of candidates) holders.set(key, this.now().toISOString());
     return candidates.map(([, job]) => copy(job));
   }
-  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
+  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<StartedClaimed> {
     // Yield first, as a storage call would; then check and write at once.
     await Promise.resolve();
-    const claimed: DeliveryJob[] = [];
     const distinct = [...new Map(jobs.map((job) => [keyString(job), job])).values()];
+    const key = (job: DeliveryJob) => `${job.createdAt}#${job.deliveryId}`;
+    const claimable: DeliveryJob[][] = [];
+    const listable: DeliveryJob[][] = [];
     for (const group of jobsByEndpoint(distinct)) {
-      const { mode, endpointId } = group[0]!;
-      const holders = this.holdersOf(mode, endpointId);
-      const key = (job: DeliveryJob) => `${job.createdAt}#${job.deliveryId}`;
-      // All or none per endpoint: slots free for every job, and none of its records or claims there already.
-      if (group.length > cap || holders.size + group.length > cap) continue;
+      const holders = this.holdersOf(group[0]!.mode, group[0]!.endpointId);
+      // A record or claim there already (a replayed stream record): untouched, for the caller's usual road.
       if (group.some((job) => holders.has(key(job)) || this.records.records.has(keyString(job)))) continue;
-      // Checked and written with no wait between, as one transaction: two calls at once never both pass the cap.
-      for (const job of group) {
-        this.list(mode, endpointId).set(key(job), copy(job));
-        this.records.records.set(keyString(job), newDeliveryRecord(job, startedAt));
-        holders.set(key(job), this.now().toISOString());
-        claimed.push(copy(job));
-      }
+      // All or none per endpoint: claimed with slots free for every job, else listed and started without a claim.
+      if (group.length <= cap && holders.size + group.length <= cap) claimable.push(group);
+      else listable.push(group);
     }
-    return claimed;
+    // Never listed alone: with nothing to claim, nothing is written (as the adapter sends no transaction).
+    if (claimable.length === 0) return { claimed: [], listed: [] };
+    // Checked and written with no wait between, as one transaction: two calls at once never both pass the cap.
+    const write = (group: DeliveryJob[], claim: boolean) =>
+      group.map((job) => {
+        this.list(job.mode, job.endpointId).set(key(job), copy(job));
+        this.records.records.set(keyString(job), newDeliveryRecord(job, startedAt));
+        if (claim) this.holdersOf(job.mode, job.endpointId).set(key(job), this.now().toISOString());
+        return copy(job);
+      });
+    return { claimed: claimable.flatMap((group) => write(group, true)), listed: listable.flatMap((group) => write(group, false)) };
   }
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
     for (const job of jobs) await this.release(job);

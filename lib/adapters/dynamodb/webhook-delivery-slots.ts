@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Mode } from '../../mode.js';
 import { randomBase62 } from '../../random-id.js';
-import type { DeliverySlots } from '../../webhooks/ports.js';
+import type { DeliverySlots, StartedClaimed } from '../../webhooks/ports.js';
 import {
   DELIVERY_RETENTION_SECONDS,
   deliveryJobSchema,
@@ -53,8 +53,16 @@ const HELD_PREFIX = 'held#';
 const CLAIM_MARK_SEPARATOR = '~';
 const CLAIM_MARK_RANDOM_LENGTH = 8;
 const HELD_COUNT = 'heldCount';
-/** startClaimed's transactions at most: the second without the endpoints that cancelled the first. */
+/** startClaimed's transactions at most: the second with the endpoints that cancelled the first listed, or left out. */
 const START_CLAIMED_ROUNDS = 2;
+/**
+ * How long an endpoint whose slots refused a claim as listed is taken for full (`startClaimed` lists its
+ * jobs without a claim, in the same transaction as its company's other endpoints' claims): a company with
+ * one endpoint down would otherwise pay a cancelled transaction on each event before its other
+ * endpoints' jobs were queued. Only a hint of this process: a fill (which follows every listing) claims
+ * any slot that is free after all, so a wrong one costs that endpoint a fill's read, never a delivery.
+ */
+export const KNOWN_FULL_MS = 1_000;
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
 const CLAIM_ROUNDS = 4;
 
@@ -96,6 +104,8 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * Only a hint (this process's view): every claim is conditional on the stored state.
    */
   private readonly knownWaiting: Record<Mode, Map<string, DeliveryJob[]>> = { live: new Map(), test: new Map() };
+  /** Per endpoint whose slots refused a claim as listed, until when it is taken for full (KNOWN_FULL_MS). */
+  private readonly fullUntil: Record<Mode, Map<string, number>> = { live: new Map(), test: new Map() };
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -313,48 +323,100 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * not would hold their slots with no message until the sweeper's five minutes. Only a transaction still in
    * doubt after that fails the call. An error that wrote nothing (a 4xx) leaves every job to the usual road.
    */
-  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<DeliveryJob[]> {
-    let groups: DeliveryJob[][] = [];
+  async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<StartedClaimed> {
+    const byEndpoint = jobsByEndpoint(distinctDeliveries(jobs)).map((group) => ({
+      jobs: group,
+      // Listed only when it cannot be claimed: asked for more than the cap, or refused for want of free slots a moment ago.
+      claim: group.length <= cap && !this.knownFull(group[0]!.mode, group[0]!.endpointId),
+    }));
+    let groups: StartGroup[] = [];
     let actions = 0;
-    for (const group of jobsByEndpoint(distinctDeliveries(jobs))) {
-      // 2 × n + 1 actions: each job's waiting entry and record, and the endpoint's SLOTS item.
-      if (group.length > cap || actions + 2 * group.length + 1 > MAX_TRANSACTION_ACTIONS) continue;
+    // The claims first, then the listings, while DynamoDB's 100 actions last: each job's waiting entry and record,
+    // and a claimed endpoint's SLOTS update.
+    for (const group of [...byEndpoint.filter((g) => g.claim), ...byEndpoint.filter((g) => !g.claim)]) {
+      const cost = 2 * group.jobs.length + (group.claim ? 1 : 0);
+      if (actions + cost > MAX_TRANSACTION_ACTIONS) continue;
       groups.push(group);
-      actions += 2 * group.length + 1;
+      actions += cost;
     }
-    for (let round = 1; round <= START_CLAIMED_ROUNDS && groups.length > 0; round++) {
+    // Never a listing alone: a transaction in doubt is settled by its claim marks, and the usual road lists as cheaply.
+    for (let round = 1; round <= START_CLAIMED_ROUNDS && groups.some((g) => g.claim); round++) {
       const refused = await this.tryStartClaimed(groups, startedAt, cap);
-      if (refused === undefined) return groups.flat();
-      groups = groups.filter((_, i) => !refused.has(i));
+      if (refused === undefined) {
+        return {
+          claimed: groups.filter((g) => g.claim).flatMap((g) => g.jobs),
+          listed: groups.filter((g) => !g.claim).flatMap((g) => g.jobs),
+        };
+      }
+      // Sent again with an endpoint refused for want of free slots listed, not claimed (and taken for full for a
+      // moment: the next event's transaction lists it at once), and without one refused on a record (a replayed
+      // stream record), which takes the usual road.
+      groups = groups.flatMap((group, g) => {
+        const why = refused.get(g);
+        if (why === undefined) return [group];
+        if (why === 'item') return [];
+        if (why === 'slots-full') this.rememberFull(group.jobs[0]!.mode, group.jobs[0]!.endpointId);
+        return [{ jobs: group.jobs, claim: false }];
+      });
     }
-    return [];
+    return { claimed: [], listed: [] };
   }
 
-  /** One transaction of `startClaimed`: undefined when it landed, else the indexes of the groups that cancelled it. */
-  private async tryStartClaimed(groups: readonly DeliveryJob[][], startedAt: string, cap: number): Promise<Set<number> | undefined> {
+  /** Whether the endpoint's slots refused a claim as listed less than KNOWN_FULL_MS ago (a hint: a fill still claims what is free). */
+  private knownFull(mode: Mode, endpointId: string): boolean {
+    const until = this.fullUntil[mode].get(endpointId);
+    if (until === undefined) return false;
+    if (until > this.now().getTime()) return true;
+    this.fullUntil[mode].delete(endpointId);
+    return false;
+  }
+
+  private rememberFull(mode: Mode, endpointId: string): void {
+    const known = this.fullUntil[mode];
+    known.delete(endpointId);
+    known.set(endpointId, this.now().getTime() + KNOWN_FULL_MS);
+    // The one remembered longest ago is forgotten first: a tenant with many full endpoints costs another's at most
+    // the one cancelled transaction that this hint spares.
+    if (known.size > KNOWN_ENDPOINTS_PER_MODE) known.delete(known.keys().next().value!);
+  }
+
+  /**
+   * One transaction of `startClaimed`: undefined when it landed, else why each group that cancelled it
+   * did: `slots-full` (its SLOTS condition failed: too few slots free), `slots` (its SLOTS update
+   * refused otherwise, as by a conflicting write) or `item` (a waiting entry or record refused it,
+   * or the table named no reason).
+   */
+  private async tryStartClaimed(groups: readonly StartGroup[], startedAt: string, cap: number): Promise<Map<number, Refusal> | undefined> {
     const ttl = this.ttl();
     const marks = groups.map(() => this.newClaimMark());
-    // Each group's actions: its waiting entries, its records, then its SLOTS update (the last of the group's).
+    // Each group's actions: its waiting entries, its records, then its SLOTS update when claimed (the group's last).
     const owner: number[] = [];
+    const onSlots: boolean[] = [];
     const items = groups.flatMap((group, g) => {
-      const first = group[0]!;
+      const first = group.jobs[0]!;
       const actions = [
-        ...group.map((job) => ({ Put: { TableName: this.tableName, Item: waitingItem(job, ttl) } })),
-        ...group.map((job) => ({ Put: deliveryStartPut(this.tableName, newDeliveryRecord(job, startedAt)).put })),
-        { Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group, [], marks[g]!)) },
+        ...group.jobs.map((job) => ({ Put: { TableName: this.tableName, Item: waitingItem(job, ttl) } })),
+        ...group.jobs.map((job) => ({ Put: deliveryStartPut(this.tableName, newDeliveryRecord(job, startedAt)).put })),
+        ...(group.claim ? [{ Update: claimOnly(this.claimUpdate(first.mode, first.endpointId, cap, group.jobs, [], marks[g]!)) }] : []),
       ];
       owner.push(...actions.map(() => g));
+      onSlots.push(...actions.map((_, i) => group.claim && i === actions.length - 1));
       return actions;
     });
     const command = new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
-    const refusedBy = (error: unknown): Set<number> => {
+    const everyGroup = (): Map<number, Refusal> => new Map(groups.map((_, g) => [g, 'item']));
+    const refusedBy = (error: unknown): Map<number, Refusal> => {
       const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
-      const refused = new Set<number>();
+      const refused = new Map<number, Refusal>();
       reasons.forEach((reason, i) => {
-        if (reason.Code !== undefined && reason.Code !== 'None' && owner[i] !== undefined) refused.add(owner[i]!);
+        const g = owner[i];
+        if (reason.Code === undefined || reason.Code === 'None' || g === undefined) return;
+        // A refused waiting entry or record decides for its group; a refused SLOTS update alone lets it be listed.
+        const why: Refusal = !onSlots[i] ? 'item' : reason.Code === 'ConditionalCheckFailed' ? 'slots-full' : 'slots';
+        if (refused.get(g) !== 'item') refused.set(g, why);
       });
       // A cancellation that names no action (none of its reasons given) refuses them all.
-      return refused.size > 0 ? refused : new Set(groups.map((_, g) => g));
+      return refused.size > 0 ? refused : everyGroup();
     };
     const isCancellation = (error: unknown) => (error as { name?: string })?.name === 'TransactionCanceledException';
     try {
@@ -363,7 +425,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     } catch (error) {
       if (isCancellation(error)) return refusedBy(error);
       // Nothing written: every job to the usual road, which says so if the table refuses it too.
-      if (!mayHaveApplied(error)) return new Set(groups.map((_, g) => g));
+      if (!mayHaveApplied(error)) return everyGroup();
       // In doubt: the same token once more, once it has had time to settle...
       await sleep(this.settleAfterMs);
       try {
@@ -372,9 +434,16 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       } catch (settling) {
         if (isCancellation(settling)) return refusedBy(settling);
       }
-      // ...else what the SLOTS items hold: this call's marks on every job (all groups, or none: one transaction).
-      const held = await Promise.all(groups.map((group) => this.slotsItem(group[0]!.mode, group[0]!.endpointId)));
-      if (groups.every((group, g) => group.every((job) => held[g]?.[heldAttribute(job)] === marks[g]))) return undefined;
+      // ...else what the claimed endpoints' SLOTS items hold: this call's marks on every claimed job (all groups, or
+      // none: one transaction, with at least one claim).
+      const landed = await Promise.all(
+        groups.map(async (group, g) => {
+          if (!group.claim) return true;
+          const held = await this.slotsItem(group.jobs[0]!.mode, group.jobs[0]!.endpointId);
+          return group.jobs.every((job) => held?.[heldAttribute(job)] === marks[g]);
+        }),
+      );
+      if (landed.every(Boolean)) return undefined;
       throw error;
     }
   }
@@ -519,6 +588,15 @@ function keyOfHolder(mode: Mode, endpointId: string, holder: string): DeliveryKe
 function heldAttribute(key: Pick<DeliveryKey, 'createdAt' | 'deliveryId'>): string {
   return `${HELD_PREFIX}${holderOf(key)}`;
 }
+
+/** One endpoint's new jobs in a `startClaimed` transaction: claimed, or listed and started only. */
+interface StartGroup {
+  jobs: DeliveryJob[];
+  claim: boolean;
+}
+
+/** Why a group cancelled a `startClaimed` transaction (`tryStartClaimed`). */
+type Refusal = 'slots-full' | 'slots' | 'item';
 
 /** A job's waiting entry, as `wait` lists it and `startClaimed` lists it in its transaction. */
 function waitingItem(job: DeliveryJob, ttl: number) {
