@@ -8,13 +8,13 @@ const TRICKLE_SEED = 0x7c7c;
  * uniform spread over 0.5–1.5 × `meanSpacingMs` (the same mean rate as a fixed beat).
  *
  * Not a fixed beat: the stream poller reads again 100 ms (its idle pause) plus one GetRecords after
- * an empty read, and restarts that cycle after each record it hands on, so where an event exactly
- * 125 ms after another met the cycle followed from where that one did, and a trickle's 40
- * latencies sampled a run of phases, not the whole cycle: run after run on one warm stack, a fixed
- * beat's p95 read
- * 93, 112, 117, 123 and 123 ms, the spread gaps' 117–122 (docs/performance.md, "The trickle's
- * schedule"). A 1.2 × bound on a lucky baseline was then below what the poller itself takes.
- * Seeded, not fresh each run, so the schedule is one fact of the bench, the same in every run.
+ * an empty read, and starts that cycle over after each record it hands on, so where an event 125 ms
+ * after another met the cycle followed from where that one did, and a trickle's 40 latencies
+ * sampled a run of phases, not the whole cycle. Run after run on one warm stack, a fixed beat's
+ * p95 read 93, 112, 117, 123 and 123 ms, the spread gaps' 117–122
+ * (docs/performance.md, "The trickle's schedule"): a 1.2 × bound on a lucky baseline was below what
+ * the poller itself takes. Seeded, not fresh each run, so the schedule is one fact of the bench,
+ * the same in every run.
  */
 export function trickleSchedule(events: number, meanSpacingMs: number): number[] {
   const random = seededRandom(TRICKLE_SEED);

@@ -125,8 +125,10 @@ import type { Mode } from '../../mode.js';
  * |                                           | heldCount + k (heldCount <= cap - k)               |
  * | A trickle's new jobs listed, started and  | TransactWriteItems: per endpoint its W# Puts, its  |
  * |   claimed at once (the stream consumer's  | WHD# Puts (attribute_not_exists) and the SLOTS     |
- * |   small slices: slots.startClaimed)       | UpdateItem above; sent again without an endpoint   |
- * |                                           | that refused it (no free slot, a record exists)    |
+ * |   small slices: slots.startClaimed)       | UpdateItem above (an endpoint without free slots:  |
+ * |                                           | its W# and WHD# Puts only); sent again with an     |
+ * |                                           | endpoint refused for want of a slot listed so, and |
+ * |                                           | without one whose record exists                    |
  * | A job ended: its slot handed on           | UpdateItem SLOTS REMOVE its held# (there) SET the  |
  * |                                           | next job's, for jobs an earlier Query saw; else    |
  * |                                           | REMOVE it, heldCount - 1, then the claim above     |
