@@ -489,6 +489,27 @@ describe('new jobs claimed as they are listed, on DynamoDB', () => {
     expect(transactions).toEqual(['landed']);
   });
 
+  it('a claim cancelled by a conflict on every try is answered at once as refused, its endpoint left to the usual road and the other’s claimed, not waited on as in doubt', async () => {
+    // Every try of the first transaction is cancelled for a conflict on its first action (the first endpoint's
+    // waiting entry): nothing written. Taken for in doubt, it waited out the settle time, read the slots back, found
+    // no mark, and failed the call.
+    let firstToken: unknown;
+    const { client, counter } = faultyDocumentClient({
+      decide: (name, input) => {
+        if (name !== 'TransactWriteItemsCommand') return undefined;
+        firstToken ??= input.ClientRequestToken;
+        return input.ClientRequestToken === firstToken ? 'conflict' : undefined;
+      },
+    });
+    const slots = new DynamoWebhookDeliverySlots(client, config().tableName, undefined, undefined, 60_000);
+    const [a, b] = [newJob(newEndpointId()), newJob(newEndpointId())];
+    expect(await slots.startClaimed([a, b], new Date().toISOString(), CAP)).toEqual({ claimed: [b], listed: [] });
+    expect(counter.injected.conflict).toBeGreaterThan(1);
+    const records = new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName);
+    expect(await records.get(deliveryKeyOf(a))).toBeUndefined();
+    expect(await slots.holders('live', a.endpointId)).toEqual([]);
+  }, 20_000);
+
   it('a claim in doubt beside a listed endpoint is read back by its own marks alone: both answered as written', async () => {
     let sent = 0;
     const { client, counter } = faultyDocumentClient(

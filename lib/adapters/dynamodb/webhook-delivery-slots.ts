@@ -23,15 +23,8 @@ import {
   type DeliveryJob,
   type DeliveryKey,
 } from '../../webhooks/webhook-delivery.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  mayHaveApplied,
-  SETTLE_AFTER_MS,
-  sleep,
-  withRetries,
-  withUnprocessedRetries,
-  type RetryPolicy,
-} from '../retry.js';
+import { attempt, DEFAULT_RETRY_POLICY, SETTLE_AFTER_MS, sleep, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
+import { ServiceUnavailableError } from '../../errors.js';
 import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 import { deliveryStartPut, MAX_TRANSACTION_ACTIONS } from './webhook-delivery-store.js';
 
@@ -60,7 +53,8 @@ const START_CLAIMED_ROUNDS = 2;
  * jobs without a claim, in the same transaction as its company's other endpoints' claims): a company with
  * one endpoint down would otherwise pay a cancelled transaction on each event before its other
  * endpoints' jobs were queued. Only a hint of this process: a fill (which follows every listing) claims
- * any slot that is free after all, so a wrong one costs that endpoint a fill's read, never a delivery.
+ * any slot that is free after all, so a wrong one costs that endpoint's job a fill (a claim, a read when it
+ * fails) before its send, never a delivery.
  */
 export const KNOWN_FULL_MS = 1_000;
 /** Claims lost to a concurrent fill (the same waiting jobs, or the last free slots) are tried again this often. */
@@ -309,19 +303,24 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * A trickle's jobs listed, started and claimed in one TransactWriteItems (per endpoint: its waiting entries, its
    * records, and one UpdateItem of its `SLOTS` item), where `wait`, `startAll` and the fresh claim were three
    * requests one after another (a company's event waited for all three before its send). The groups of several
-   * endpoints share the transaction, up to DynamoDB's 100 actions (an endpoint is 2 × its jobs + 1; one that does
-   * not fit is left for the usual road). All or nothing, so when it is cancelled because an endpoint has no
-   * free slot, or one of its records exists (a replayed stream record), it is sent once more without the
-   * endpoints that refused it; a second cancellation leaves every job to the usual road. It costs twice the write
-   * units of the three requests (a transaction), for a handful of items.
+   * endpoints share the transaction, up to DynamoDB's 100 actions (a claimed endpoint is 2 × its jobs + 1, a
+   * listed one 2 × its jobs; one that does not fit is left for the usual road). An endpoint that cannot be
+   * claimed (asked for more than the cap, or taken for full: KNOWN_FULL_MS) is listed: its waiting entries and
+   * records only. All or nothing, so when it is cancelled it is sent once more with an endpoint whose `SLOTS`
+   * update refused it listed instead of claimed, and without an endpoint one of whose records (or waiting
+   * entries) refused it (a replayed stream record); a second cancellation leaves every job to the usual road,
+   * as does a transaction with nothing left to claim. It costs twice the write units of the three requests (a
+   * transaction), for a handful of items.
    *
    * An answer lost after the transaction landed: the retry carries the same ClientRequestToken, which DynamoDB
    * (and DynamoDB Local) answers as it answered the first for 10 minutes, so it is not cancelled by its own
    * writes. When the retries run out with the transaction in doubt (cut off, or still being applied), it is
    * settled as the case writer settles a round (case-writer.ts): one more same-token attempt SETTLE_AFTER_MS
-   * after, then the `SLOTS` items read back for this call's claim marks; jobs claimed and then reported as
-   * not would hold their slots with no message until the sweeper's five minutes. Only a transaction still in
-   * doubt after that fails the call. An error that wrote nothing (a 4xx) leaves every job to the usual road.
+   * after, then the claimed endpoints' `SLOTS` items read back for this call's claim marks; jobs claimed and
+   * then reported as not would hold their slots with no message until the sweeper's five minutes. Only a
+   * transaction still in doubt after that fails the call. A cancellation (also one whose every reason was
+   * "not now", a conflict or throttling, when the retries for it ran out) or another error that wrote nothing
+   * (a 4xx, with no attempt in doubt) is answered at once.
    */
   async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<StartedClaimed> {
     const byEndpoint = jobsByEndpoint(distinctDeliveries(jobs)).map((group) => ({
@@ -339,7 +338,8 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       groups.push(group);
       actions += cost;
     }
-    // Never a listing alone: a transaction in doubt is settled by its claim marks, and the usual road lists as cheaply.
+    // Never a listing alone: a transaction in doubt is settled by its claim marks, which a listing has none of (the
+    // usual road lists and starts in two requests, each settled on its own).
     for (let round = 1; round <= START_CLAIMED_ROUNDS && groups.some((g) => g.claim); round++) {
       const refused = await this.tryStartClaimed(groups, startedAt, cap);
       if (refused === undefined) {
@@ -419,33 +419,33 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       return refused.size > 0 ? refused : everyGroup();
     };
     const isCancellation = (error: unknown) => (error as { name?: string })?.name === 'TransactionCanceledException';
+    const outcome = await attempt((options) => this.client.send(command, options), undefined, this.policy);
+    if (outcome.ok) return undefined;
+    const { error } = outcome;
+    // Cancelled, also when every reason was "not now" and the retries ran out (withRetries would wrap that as a
+    // service failure, taken for in doubt: a 5 s wait on the stream for a transaction that wrote nothing).
+    if (isCancellation(error) && !outcome.inDoubt) return refusedBy(error);
+    // Nothing written: every job to the usual road, which says so if the table refuses it too.
+    if (!outcome.inDoubt) return everyGroup();
+    // In doubt: the same token once more, once it has had time to settle...
+    await sleep(this.settleAfterMs);
     try {
-      await withRetries((options) => this.client.send(command, options), undefined, this.policy);
+      await this.client.send(command);
       return undefined;
-    } catch (error) {
-      if (isCancellation(error)) return refusedBy(error);
-      // Nothing written: every job to the usual road, which says so if the table refuses it too.
-      if (!mayHaveApplied(error)) return everyGroup();
-      // In doubt: the same token once more, once it has had time to settle...
-      await sleep(this.settleAfterMs);
-      try {
-        await this.client.send(command);
-        return undefined;
-      } catch (settling) {
-        if (isCancellation(settling)) return refusedBy(settling);
-      }
-      // ...else what the claimed endpoints' SLOTS items hold: this call's marks on every claimed job (all groups, or
-      // none: one transaction, with at least one claim).
-      const landed = await Promise.all(
-        groups.map(async (group, g) => {
-          if (!group.claim) return true;
-          const held = await this.slotsItem(group.jobs[0]!.mode, group.jobs[0]!.endpointId);
-          return group.jobs.every((job) => held?.[heldAttribute(job)] === marks[g]);
-        }),
-      );
-      if (landed.every(Boolean)) return undefined;
-      throw error;
+    } catch (settling) {
+      if (isCancellation(settling)) return refusedBy(settling);
     }
+    // ...else what the claimed endpoints' SLOTS items hold: this call's marks on every claimed job (all groups, or
+    // none: one transaction, with at least one claim).
+    const landed = await Promise.all(
+      groups.map(async (group, g) => {
+        if (!group.claim) return true;
+        const held = await this.slotsItem(group.jobs[0]!.mode, group.jobs[0]!.endpointId);
+        return group.jobs.every((job) => held?.[heldAttribute(job)] === marks[g]);
+      }),
+    );
+    if (landed.every(Boolean)) return undefined;
+    throw new ServiceUnavailableError(error);
   }
 
   async abandon(jobs: readonly DeliveryJob[]): Promise<void> {
