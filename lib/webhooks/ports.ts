@@ -177,7 +177,8 @@ export interface DeliverySlots {
    *   records or claims exists already; the caller queues them, then calls `promoted`, as after
    *   `claimWaiting`;
    * - else `listed` (on the waiting list, records started, no slot: a fill's to claim) when the
-   *   endpoint has too few slots free, or was asked for more than `cap`, and none of its records
+   *   endpoint has too few slots free, was asked for more than `cap`, or the store takes it for
+   *   full (a hint: the fill that follows claims a slot free after all), and none of its records
    *   exists, written in the same write as another endpoint's claimed jobs (never alone: with
    *   nothing to claim, nothing is written);
    * - else left untouched (neither listed nor started), for the caller's usual road: a replayed

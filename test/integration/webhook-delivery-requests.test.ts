@@ -133,7 +133,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const { endpoint: free } = await newEndpoint(r, target.url, { companyId: full.companyId });
     const { event } = (await fannedOutEvents(r, free, 1))[0]!;
     // The full endpoint refuses the transaction that would claim both (the port's contract suite shows it sent again
-    // without it): the free endpoint's copy is queued, the full one's waits.
+    // with the full one's job listed, not claimed): the free endpoint's copy is queued, the full one's waits.
     expect(r.messages.enqueued.slice(8).map((e) => e.job.endpointId)).toEqual([free.endpointId]);
     const waiting = deliveryJobFor(
       { eventId: event.id, eventType: event.type, companyId: full.companyId, mode: 'live', createdAt: event.createdAt },
@@ -190,11 +190,30 @@ describe('the webhook fan-out and delivery functions', () => {
       ['QueryCommand', 'TransactWriteCommand'],
       ['QueryCommand', 'TransactWriteCommand'],
     ]);
-    // The full endpoint's jobs are started and wait on its list, oldest first: each slot given back goes to the next.
+    // The full endpoint's jobs are started and wait on its list.
     for (const job of waiting) expect(await r.deliveries.get(deliveryKeyOf(job))).toMatchObject({ status: 'pending', attempts: [] });
     expect(await r.slots.holders('live', full.endpointId)).toHaveLength(8);
-    await finish({ slots: r.slots, queue: r.messages }, r.messages.enqueued[0]!.job);
-    expect(r.messages.enqueued.slice(11).map((e) => e.job.deliveryId)).toEqual([waiting[0]!.deliveryId]);
+    // A slot given back meanwhile by a process that found nothing waiting: the next event, within the second, still
+    // lists the full endpoint's job (taken for full), and the fill that follows every listing queues a waiting job
+    // into the free slot (its own new one, claimed first as a fill's fresh jobs are: deliveries keep no order).
+    // Without that fill every one of them would wait for the sweeper.
+    await r.slots.release(deliveryKeyOf(r.messages.enqueued[0]!.job));
+    clock = new Date(clock.getTime() + 10);
+    const { event, record } = await storedEvent(full.companyId);
+    expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
+    const queued = r.messages.enqueued.slice(11).map((e) => e.job);
+    const listed = [
+      ...waiting,
+      deliveryJobFor(
+        { eventId: event.id, eventType: event.type, companyId: full.companyId, mode: 'live', createdAt: event.createdAt },
+        full,
+      ),
+    ];
+    const toFull = queued.filter((job) => job.endpointId === full.endpointId);
+    expect(toFull).toHaveLength(1);
+    expect(listed.map((job) => job.deliveryId)).toContain(toFull[0]!.deliveryId);
+    expect(queued.filter((job) => job.endpointId === free.endpointId)).toHaveLength(1);
+    expect(await r.slots.holders('live', full.endpointId)).toHaveLength(8);
   });
 
   it('a stream batch of twelve events to one endpoint lists its twelve waiting jobs in one request, not one write per job', async () => {
