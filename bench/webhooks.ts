@@ -8,7 +8,7 @@
  * event's createdAt (set before the write, so the write is counted too). One process, one clock.
  *
  *   a. event written → first delivery attempt received, p50 (target ≤ 1 s) and p95 (≤ 3 s): 40
- *      events, 125 ms apart on average (8 a second for 5 s, at seeded random gaps of 62–188 ms:
+ *      events, 125 ms apart on average (8 a second for 5 s, at seeded random gaps of 66–191 ms:
  *      bench/lib/trickle-schedule.ts), to one endpoint
  *   b. isolation: the same with a second endpoint of the same company hanging past the sender's
  *      10 s timeout on every attempt → the healthy endpoint's p95 ≤ 1.2 × its p95 in (a)

@@ -5,7 +5,7 @@ const TRICKLE_SEED = 0x7c7c;
 
 /**
  * When each of a trickle's `events` is written, in ms from its start: gaps drawn from a seeded
- * uniform spread over 0.5–1.5 × `meanSpacingMs` (the same mean rate as a fixed beat).
+ * uniform spread over 0.5–1.5, scaled to a mean of `meanSpacingMs` (the same rate as a fixed beat).
  *
  * Not a fixed beat: the stream poller reads again 100 ms (its idle pause) plus one GetRecords after
  * an empty read, and starts that cycle over after each record it hands on, so where an event 125 ms
@@ -18,11 +18,10 @@ const TRICKLE_SEED = 0x7c7c;
  */
 export function trickleSchedule(events: number, meanSpacingMs: number): number[] {
   const random = seededRandom(TRICKLE_SEED);
-  const offsets: number[] = [];
-  let at = 0;
-  for (let i = 0; i < events; i++) {
-    offsets.push(Math.round(at));
-    at += meanSpacingMs * (0.5 + random());
-  }
-  return offsets;
+  const gaps = Array.from({ length: Math.max(0, events - 1) }, () => 0.5 + random());
+  // Scaled so the gaps' mean is exactly `meanSpacingMs`: a few dozen draws average a little off 1.
+  const scale = gaps.length > 0 ? (meanSpacingMs * gaps.length) / gaps.reduce((sum, gap) => sum + gap, 0) : 0;
+  const offsets = [0];
+  for (const gap of gaps) offsets.push(offsets.at(-1)! + gap * scale);
+  return offsets.map(Math.round);
 }
