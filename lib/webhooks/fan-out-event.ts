@@ -180,7 +180,7 @@ export type PlannedFanOut = { ok: true; plan: FanOutPlan } | { ok: false; error:
 export async function planFanOuts(
   deps: Omit<FanOutDeps, 'queue'>,
   events: readonly EventToFanOut[],
-  claimAsListed = false,
+  { claimAsListed = false }: Pick<SlicePlanning, 'claimAsListed'> = {},
 ): Promise<PlannedFanOut[]> {
   const lists = new Map<string, Promise<WebhookEndpoint[]>>();
   const listOf = (event: EventToFanOut) => {
@@ -355,7 +355,7 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, how: Sli
       break;
     }
     try {
-      for (const outcome of await planFanOuts(once, events.slice(i, i + perStep), claimAsListed)) {
+      for (const outcome of await planFanOuts(once, events.slice(i, i + perStep), { claimAsListed })) {
         if (outcome.ok) plans.push(outcome.plan);
         else failed ??= { error: outcome.error };
       }
