@@ -53,6 +53,18 @@ function watchedClient(watch: (command: string) => void | (() => void) | Promise
   } as unknown as DynamoDBDocumentClient;
 }
 
+/** The fan-out and planning on the rig's queue, its stores on `client` (the requests a test counts). */
+function fanOutWithStoresOn(r: ReturnType<typeof rig>, client: DynamoDBDocumentClient) {
+  const cfg = config();
+  return fanOutAndPlan({
+    endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
+    deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName, now),
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName, now),
+    queue: r.messages,
+    now,
+  });
+}
+
 /** `count` new events of the endpoint's company, stored, then fanned out in one stream batch that fails no record. */
 async function fannedOutEvents(r: ReturnType<typeof rig>, endpoint: WebhookEndpoint, count: number) {
   const events = [];
@@ -96,7 +108,6 @@ describe('the webhook fan-out and delivery functions', () => {
   });
 
   it('a fan-out to an endpoint with free slots lists, starts and claims its job in one request: two table requests before the send', async () => {
-    const cfg = config();
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
@@ -106,13 +117,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const counting = watchedClient((command) => {
       if (r.messages.enqueued.length === 0) sent.push(command);
     });
-    const fanOut = fanOutAndPlan({
-      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
-      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
-      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
-      queue: r.messages,
-      now,
-    });
+    const fanOut = fanOutWithStoresOn(r, counting);
     expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
     expect(r.messages.enqueued).toHaveLength(1);
     // The endpoints, then the job listed, its record started and its slot claimed in one transaction (they were a
@@ -147,7 +152,6 @@ describe('the webhook fan-out and delivery functions', () => {
   });
 
   it('a company’s endpoint with every slot held costs its other endpoint no request: after the first event finds it full, each event is the endpoints’ Query and one transaction before the send', async () => {
-    const cfg = config();
     const r = rig();
     const target = await receiver([200]);
     const { endpoint: full } = await newEndpoint(r, target.url);
@@ -160,13 +164,7 @@ describe('the webhook fan-out and delivery functions', () => {
       if (r.messages.enqueued.length === 8 + perEvent.length) sent.push(command);
     });
     const perEvent: string[][] = [];
-    const fanOut = fanOutAndPlan({
-      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
-      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
-      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
-      queue: r.messages,
-      now,
-    });
+    const fanOut = fanOutWithStoresOn(r, counting);
     const waiting: DeliveryJob[] = [];
     for (let i = 0; i < 3; i++) {
       // 10 ms apart (well inside the second the full endpoint is taken for full), so the list's order is theirs.
@@ -227,13 +225,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const counting = watchedClient((command) => {
       if (r.messages.enqueued.length === 0) sent.push(command);
     });
-    const fanOut = fanOutAndPlan({
-      endpoints: new DynamoWebhookEndpointStore(counting, cfg.tableName),
-      deliveries: new DynamoWebhookDeliveryStore(counting, cfg.tableName, now),
-      slots: new DynamoWebhookDeliverySlots(counting, cfg.tableName, now),
-      queue: r.messages,
-      now,
-    });
+    const fanOut = fanOutWithStoresOn(r, counting);
     expect(await fanOut({ Records: events.flatMap((e) => e.record.Records) }, ctx())).toEqual({ batchItemFailures: [] });
     // The endpoints; the 12 jobs listed (one BatchWriteItem; it was 12 PutItems, then a transaction); their records
     // started; the cap's 8 claimed (one UpdateItem).
@@ -295,7 +287,6 @@ describe('the webhook fan-out and delivery functions', () => {
   });
 
   it('a company’s single event to sixteen endpoints is filled at once by the stream consumer: no first attempt waits for another endpoint’s fill', async () => {
-    const cfg = config();
     const r = rig();
     const target = await receiver([200]);
     const { endpoint: first } = await newEndpoint(r, target.url);
@@ -311,13 +302,7 @@ describe('the webhook fan-out and delivery functions', () => {
       most = Math.max(most, ++removing);
       return () => removing--;
     });
-    const fanOut = fanOutAndPlan({
-      endpoints: new DynamoWebhookEndpointStore(measuring, cfg.tableName),
-      deliveries: new DynamoWebhookDeliveryStore(measuring, cfg.tableName, now),
-      slots: new DynamoWebhookDeliverySlots(measuring, cfg.tableName, now),
-      queue: r.messages,
-      now,
-    });
+    const fanOut = fanOutWithStoresOn(r, measuring);
     expect(await fanOut(record, ctx())).toEqual({ batchItemFailures: [] });
     expect(r.messages.enqueued).toHaveLength(16);
     // Sixteen deliveries: the consumer's own slice (at most 25), all sixteen claimed in one transaction, then queued
