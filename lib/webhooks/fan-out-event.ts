@@ -199,18 +199,18 @@ export async function planFanOuts(
   // The deliveries whose slots were claimed as they were listed and started, and those listed and started in the
   // same write without a slot (their endpoints' slots held): their records are new and pending.
   const claimedKeys = new Set<string>();
-  const listedKeys = new Set<string>();
+  const writtenKeys = new Set<string>();
   let claimedJobs: DeliveryJob[] = [];
   let startError: unknown;
   try {
     if (all.length > 0) {
       if (claimAsListed) {
-        const written = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
-        claimedJobs = written.claimed;
-        for (const job of written.listed) listedKeys.add(deliveryKeyString(job));
+        const { claimed, listed } = await deps.slots.startClaimed(all, startedAt, MAX_JOBS_PER_ENDPOINT);
+        claimedJobs = claimed;
+        for (const job of claimed) claimedKeys.add(deliveryKeyString(job));
+        for (const job of [...claimed, ...listed]) writtenKeys.add(deliveryKeyString(job));
       }
-      for (const job of claimedJobs) claimedKeys.add(deliveryKeyString(job));
-      const written = (job: DeliveryJob) => claimedKeys.has(deliveryKeyString(job)) || listedKeys.has(deliveryKeyString(job));
+      const written = (job: DeliveryJob) => writtenKeys.has(deliveryKeyString(job));
       const rest = all.filter((job) => !written(job));
       // On the waiting lists first: a crash after this leaves each job findable by a fill or the sweeper.
       if (rest.length > 0) await deps.slots.wait(rest);

@@ -12,6 +12,7 @@ import type { EndpointSecret } from '../../lib/webhooks/signature.js';
 import {
   DELIVERY_RETENTION_SECONDS,
   deliveryKeyString,
+  distinctDeliveries,
   jobsByEndpoint,
   newDeliveryRecord,
   type DeliveryAttempt,
@@ -173,7 +174,7 @@ export class MemoryDeliverySlots implements DeliverySlots {
   async startClaimed(jobs: readonly DeliveryJob[], startedAt: string, cap: number): Promise<StartedClaimed> {
     // Yield first, as a storage call would; then check and write at once.
     await Promise.resolve();
-    const distinct = [...new Map(jobs.map((job) => [keyString(job), job])).values()];
+    const distinct = distinctDeliveries(jobs);
     const key = (job: DeliveryJob) => `${job.createdAt}#${job.deliveryId}`;
     const claimable: DeliveryJob[][] = [];
     const listable: DeliveryJob[][] = [];
