@@ -15,8 +15,8 @@
  *
  *   a. the victim's event → first attempt p95 beside the hostile tenant ≤ 1.2 × its p95 alone,
  *      measured just before on the same endpoint (after a warm-up trickle, and itself within
- *      ALONE_P95_TARGET_MS): TRICKLE_EVENTS events, TRICKLE_MEAN_SPACING_MS apart on average, written right
- *      after the hostile burst;
+ *      ALONE_P95_TARGET_MS): TRICKLE_EVENTS events, TRICKLE_MEAN_SPACING_MS apart on average,
+ *      written right after the hostile burst;
  *   b. the retry of an endpoint with one earlier failure: RETRY_EVENTS events written once the
  *      hostile tenant's requests hang, each failed once, so their retries fall due while the
  *      hostile work is served; each retry's arrival minus the `nextAttemptAt` its delivery record
@@ -133,9 +133,9 @@ export async function webhookIsolationBench(cfg: AppConfig, log: (line: string) 
   }
 
   /**
-   * TRICKLE_EVENTS events to the company, TRICKLE_MEAN_SPACING_MS apart on average (trickleSchedule, from the
-   * start); each event's latency to its first attempt at the receiver, WAIT_CAP_MS for one that
-   * none reached within WAIT_CAP_MS of its createdAt.
+   * TRICKLE_EVENTS events to the company, TRICKLE_MEAN_SPACING_MS apart on average (trickleSchedule,
+   * from the start); each event's latency to its first attempt at the receiver, WAIT_CAP_MS for one
+   * that none reached within WAIT_CAP_MS of its createdAt.
    */
   async function trickle(companyId: string, receiver: SignedWebhookReceiver, count = TRICKLE_EVENTS) {
     const events: { id: string; createdAt: number }[] = [];

@@ -9,9 +9,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A trickle of `events` live events to one company, `meanSpacingMs` apart on average (at the
- * seeded spread of trickleSchedule), each written as the
- * create path writes it; then each event's written → first attempt latency at `receiver` (its
- * clock when the body arrived minus the event's createdAt), waiting up to 30 s for all of them.
+ * seeded gaps of trickleSchedule), each written as the create path writes it; then each event's
+ * written → first attempt latency at `receiver` (its clock when the body arrived minus the event's
+ * createdAt), waiting up to 30 s for all of them.
  */
 export async function trickleLatencies(
   writer: DynamoCaseWriter,
