@@ -272,7 +272,7 @@ export interface PlannedSlice {
 
 /**
  * Deliveries planned in one step of a slice, at most (a step's waiting entries go in BatchWriteItems
- * of 25 one after another, its records in one transaction of up to 100 puts): a company with 16
+ * of 25 one after another, its records in transactions of 25 one after another): a company with 16
  * endpoints and a 100-event slice (1,600 deliveries) is planned in 17 steps (16 of six events, then
  * one of four) one after another, so one tenant's burst never has more than
  * a transaction or two in flight on the table at once, while a trickle's slice is one step. On AWS a
