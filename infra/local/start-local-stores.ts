@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import { ensureTable, freePort, localUploadRecorder, startDynamoLocal, startLocalS3 } from './stores.js';
 import { startLocalSqs, type LocalSqs } from './local-sqs.js';
-import { openStreamSource, type StreamSource } from './stream-poller.js';
 import { startVerificationEngines, type VerificationEngines } from './verification-engines.js';
 import { startWebhookEngines, type WebhookEngines } from './webhook-engines.js';
 
@@ -82,41 +81,28 @@ export async function startLocalStores(options: LocalStoresOptions = {}): Promis
     throw dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason;
   }
   let sqs: LocalSqs | undefined;
-  let streamSource: StreamSource | undefined;
   let verification: VerificationEngines | undefined;
   let webhooks: WebhookEngines | undefined;
   const stopEngines = async () => {
-    // The engines first: they write to the table and read the queues. The stream's reading is closed with them: a
-    // poller whose source never opened (an engine failed to start) is waiting for it.
-    streamSource?.close();
+    // The engines first: they write to the table and read the queues.
     await Promise.all([verification?.stop(), webhooks?.stop()]);
     await sqs?.stop();
   };
   try {
     await ensureTable(dynamo.value.endpoint, LOCAL_DEFAULTS.tableName);
     sqs = await startLocalSqs(options.sqsPort);
-    // One reading of the table's stream for both engines' mappings (openStreamSource says why), opened once both
-    // have their readers, so each reads from the oldest record.
-    streamSource = await openStreamSource({
-      endpoint: dynamo.value.endpoint,
-      region: LOCAL_DEFAULTS.region,
-      tableName: LOCAL_DEFAULTS.tableName,
-    });
     verification = await startVerificationEngines({
       dynamoEndpoint: dynamo.value.endpoint,
       sqs,
       registryPort: options.registryPort,
       registryDelayMs: options.registryDelayMs,
-      streamSource,
     });
     webhooks = await startWebhookEngines({
       dynamoEndpoint: dynamo.value.endpoint,
       sqs,
       secretKey: options.webhookSecretKey,
       ...(options.webhookDnsServers ? { dnsServers: options.webhookDnsServers } : {}),
-      streamSource,
     });
-    streamSource.open();
   } catch (error) {
     await stopEngines();
     await stop();

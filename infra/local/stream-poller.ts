@@ -32,11 +32,6 @@ export interface StreamPollerOptions {
    * refused at start, as AWS filters a DynamoDB stream on that key only.
    */
   filterPattern?: object;
-  /**
-   * The table stream's reading shared with the other local mappings on it (`openStreamSource`); the
-   * poller reads the stream on its own when left out.
-   */
-  source?: StreamSource;
 }
 
 export interface StreamPoller {
@@ -46,6 +41,8 @@ export interface StreamPoller {
 }
 
 interface ShardState {
+  iterator: string | undefined;
+  lastSequence: string | undefined;
   /** Read but not yet handled (the tail of a batch that partly failed). */
   pending: DynamoDBRecord[];
   attempts: number;
@@ -143,178 +140,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const GET_RECORDS_LIMIT = 1000;
 const GET_RECORDS_TIMEOUT_MS = 10_000;
 
-/**
- * One reading of a table's stream for every local mapping on it: what one mapping's poller read is
- * handed to the others as it was read, so each record is read from DynamoDB Local once, not once a
- * mapping. In AWS a mapping's reads of the stream cost the table nothing; locally every GetRecords
- * is the one JVM's time, which every company's requests wait for, and the two mappings (the webhook
- * fan-out and the debtor verifier) read each of a webhook burst's thousands of bookkeeping records
- * (docs/performance.md, "A burst's records in transactions of 25"). Each mapping still reads at its
- * own pace, from the shard's oldest record, with its own batches, filter, failures and retries: a
- * read waits for nothing but the one already in flight, and what one mapping has read stays until
- * every mapping has taken it, so one stuck retrying holds up no other.
- */
-export interface StreamSource {
-  /**
-   * A new reader, at the oldest record of every shard. Every reader is taken before `open`: one
-   * taken after could find records already gone that the others had read.
-   */
-  reader(): StreamReader;
-  /** Lets the readers read (each one's first read waits for this). */
-  open(): void;
-  /** Stops reading and lets its client go; readers still waiting are answered with nothing. */
-  close(): void;
-}
-
-export interface StreamReader {
-  readonly streamArn: string;
-  /** The stream's shards (asked of the stream again when `refresh`). */
-  shards(refresh: boolean): Promise<string[]>;
-  /** The records after this reader's place in the shard, and whether the shard has ended; none when nothing new is there. */
-  next(shardId: string): Promise<{ records: DynamoDBRecord[]; ended: boolean }>;
-  /** This reader reads no more: what only it had left to take is let go. */
-  leave(): void;
-}
-
-interface SharedShard {
-  /** The next read's iterator (asked for again after the last record when undefined). */
-  iterator: string | undefined;
-  lastSequence: string | undefined;
-  /** No NextShardIterator came back: nothing follows the reads kept. */
-  closed: boolean;
-  /** Reads some reader has not taken yet, the first being read number `base`. */
-  reads: DynamoDBRecord[][];
-  base: number;
-  reading: Promise<void> | undefined;
-}
-
-export async function openStreamSource(options: Pick<StreamPollerOptions, 'endpoint' | 'region' | 'tableName'>): Promise<StreamSource> {
-  const clientOptions = { endpoint: options.endpoint, region: options.region, credentials: LOCAL_CREDENTIALS };
-  const tables = new DynamoDBClient(clientOptions);
-  const table = await tables.send(new DescribeTableCommand({ TableName: options.tableName })).finally(() => tables.destroy());
-  const streamArn = table.Table?.LatestStreamArn;
-  if (!streamArn) throw new Error(`table ${options.tableName} has no stream: ensureTable enables it`);
-  const streams = new DynamoDBStreamsClient(clientOptions);
-  const shards = new Map<string, SharedShard>();
-  /** Each reader's place in each shard: the number of the next read it takes (0 for a shard it has not read). */
-  const places = new Set<Map<string, number>>();
-  let opened = false;
-  let closed = false;
-  let letOpen!: () => void;
-  const opening = new Promise<void>((resolve) => (letOpen = resolve));
-  let discovering: Promise<void> | undefined;
-
-  async function discover(): Promise<void> {
-    let start: string | undefined;
-    do {
-      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
-      for (const shard of out.StreamDescription?.Shards ?? []) {
-        if (shard.ShardId && !shards.has(shard.ShardId))
-          shards.set(shard.ShardId, {
-            iterator: undefined,
-            lastSequence: undefined,
-            closed: false,
-            reads: [],
-            base: 0,
-            reading: undefined,
-          });
-      }
-      start = out.StreamDescription?.LastEvaluatedShardId;
-    } while (start);
-  }
-
-  async function read(shardId: string, shard: SharedShard): Promise<void> {
-    shard.iterator ??= (
-      await streams.send(
-        new GetShardIteratorCommand({
-          StreamArn: streamArn,
-          ShardId: shardId,
-          ...(shard.lastSequence
-            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.lastSequence }
-            : { ShardIteratorType: 'TRIM_HORIZON' }),
-        }),
-      )
-    ).ShardIterator;
-    if (!shard.iterator) {
-      shard.closed = true;
-      return;
-    }
-    let out;
-    try {
-      out = await getRecords(options.endpoint, options.region, shard.iterator, GET_RECORDS_LIMIT);
-    } catch (error) {
-      if (!(error instanceof ExpiredIterator)) throw error;
-      shard.iterator = undefined;
-      return;
-    }
-    shard.iterator = out.NextShardIterator;
-    if (!out.NextShardIterator) shard.closed = true;
-    const records = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
-    if (records.length === 0) return;
-    shard.lastSequence = records[records.length - 1]!.dynamodb?.SequenceNumber;
-    shard.reads.push(records);
-  }
-
-  /** Lets go of the reads every reader has taken. */
-  function release(shardId: string, shard: SharedShard): void {
-    let least = shard.base + shard.reads.length;
-    for (const place of places) least = Math.min(least, place.get(shardId) ?? 0);
-    shard.reads.splice(0, least - shard.base);
-    shard.base = least;
-  }
-
-  return {
-    reader(): StreamReader {
-      if (opened) throw new Error('a stream reader is taken before the source opens: one taken after could miss records');
-      const place = new Map<string, number>();
-      places.add(place);
-      return {
-        streamArn,
-        async shards(refresh) {
-          await opening;
-          if (refresh || shards.size === 0) {
-            discovering ??= discover().finally(() => (discovering = undefined));
-            await discovering;
-          }
-          return [...shards.keys()];
-        },
-        async next(shardId) {
-          await opening;
-          const shard = shards.get(shardId);
-          if (!shard || closed) return { records: [], ended: true };
-          const at = place.get(shardId) ?? 0;
-          // Nothing read past this reader yet: one read, shared with any reader that asks meanwhile.
-          if (at >= shard.base + shard.reads.length && !shard.closed) {
-            shard.reading ??= read(shardId, shard).finally(() => (shard.reading = undefined));
-            await shard.reading;
-          }
-          if (at < shard.base + shard.reads.length) {
-            const records = shard.reads[at - shard.base]!;
-            place.set(shardId, at + 1);
-            release(shardId, shard);
-            return { records, ended: false };
-          }
-          return { records: [], ended: shard.closed };
-        },
-        leave() {
-          places.delete(place);
-          for (const [shardId, shard] of shards) release(shardId, shard);
-        },
-      };
-    },
-    open() {
-      opened = true;
-      letOpen();
-    },
-    close() {
-      closed = true;
-      opened = true;
-      letOpen();
-      streams.destroy();
-    },
-  };
-}
-
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const batchSize = options.batchSize ?? 100;
   const { filterPattern } = options;
@@ -325,10 +150,13 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     options.onFailure ??
     ((records, reason) =>
       console.error(`stream poller: gave up on ${records.length} record(s) after ${maxRetryAttempts} retries (${reason})`));
-  // Its own reading of the stream unless the reading is shared (openStreamSource).
-  const own = options.source ? undefined : await openStreamSource(options);
-  const reader = (options.source ?? own!).reader();
-  own?.open();
+  const clientOptions = { endpoint: options.endpoint, region: options.region, credentials: LOCAL_CREDENTIALS };
+  const tables = new DynamoDBClient(clientOptions);
+  const streams = new DynamoDBStreamsClient(clientOptions);
+  const table = await tables.send(new DescribeTableCommand({ TableName: options.tableName }));
+  tables.destroy();
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${options.tableName} has no stream: ensureTable enables it`);
 
   const shards = new Map<string, ShardState>();
   let stopped = false;
@@ -337,8 +165,28 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   let round = 0;
 
   async function discoverShards(): Promise<void> {
-    for (const shardId of await reader.shards(true))
-      if (!shards.has(shardId)) shards.set(shardId, { pending: [], attempts: 0, closed: false });
+    let start: string | undefined;
+    do {
+      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+      for (const shard of out.StreamDescription?.Shards ?? []) {
+        if (shard.ShardId && !shards.has(shard.ShardId))
+          shards.set(shard.ShardId, { iterator: undefined, lastSequence: undefined, pending: [], attempts: 0, closed: false });
+      }
+      start = out.StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  }
+
+  async function iteratorFor(shardId: string, state: ShardState): Promise<string | undefined> {
+    const out = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shardId,
+        ...(state.lastSequence
+          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.lastSequence }
+          : { ShardIteratorType: 'TRIM_HORIZON' }),
+      }),
+    );
+    return out.ShardIterator;
   }
 
   /** Hands the shard's pending records to the handler, batch by batch; false when a batch must wait for a retry. */
@@ -378,9 +226,24 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   async function pollShard(shardId: string, state: ShardState): Promise<boolean> {
     if (state.pending.length > 0) return deliver(state).then(() => true);
     if (state.closed) return false;
-    const { records: read, ended } = await reader.next(shardId);
-    if (ended) state.closed = true;
+    state.iterator ??= await iteratorFor(shardId, state);
+    if (!state.iterator) {
+      state.closed = true;
+      return false;
+    }
+    let out;
+    try {
+      out = await getRecords(options.endpoint, options.region, state.iterator, GET_RECORDS_LIMIT);
+    } catch (error) {
+      if (!(error instanceof ExpiredIterator)) throw error;
+      state.iterator = undefined;
+      return true;
+    }
+    state.iterator = out.NextShardIterator;
+    if (!out.NextShardIterator) state.closed = true;
+    const read = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!, options.region));
     if (read.length === 0) return false;
+    state.lastSequence = read[read.length - 1]!.dynamodb?.SequenceNumber;
     state.pending.push(...(filterPattern ? read.filter((record) => matchesFilterPattern(filterPattern, record)) : read));
     await deliver(state);
     return true;
@@ -417,8 +280,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     stop: async () => {
       stopped = true;
       await loop;
-      reader.leave();
-      own?.close();
+      streams.destroy();
       for (const w of idleWaiters) w.resolve();
     },
   };

@@ -10,7 +10,7 @@ import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
 import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
-import { startStreamPoller, type StreamPoller, type StreamSource } from './stream-poller.js';
+import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * The debtor verifier's engines in the local world, as the stack runs them in AWS
@@ -33,8 +33,7 @@ export interface VerificationEnginesOptions {
   /** The stand-in's port (0 or absent: a free one). */
   registryPort?: number;
   /** Every registry answer waits this long (the bench: 50 ms). */
-  registryDelayMs?: number; /** The table stream's reading, shared with the other engines (stream-poller.ts `openStreamSource`); its own when left out. */
-  streamSource?: StreamSource;
+  registryDelayMs?: number;
 }
 
 export interface VerificationEngines {
@@ -93,7 +92,6 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of case items only.
       batchSize: VERIFIER_STREAM.batchSize,
       filterPattern: VERIFIER_STREAM.filterPattern,
-      ...(options.streamSource ? { source: options.streamSource } : {}),
     });
     stoppers.push(() => stream.stop());
     // Its own client (createPollerClient): as many sockets as its receive loops, no request timeout.

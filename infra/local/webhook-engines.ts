@@ -29,7 +29,7 @@ import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { startStreamPoller, type StreamPoller, type StreamSource } from './stream-poller.js';
+import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * Webhook delivery's engines in the local world, as the stack runs them in AWS
@@ -84,8 +84,7 @@ export interface WebhookEnginesOptions {
   /** The key that seals endpoint secrets: the one the API routes seal with. A fresh one when left out. */
   secretKey?: string;
   /** The name servers the delivery function resolves endpoint host names with (WEBHOOK_DNS_SERVERS); the system's when left out. */
-  dnsServers?: readonly string[]; /** The table stream's reading, shared with the other engines (stream-poller.ts `openStreamSource`); its own when left out. */
-  streamSource?: StreamSource;
+  dnsServers?: readonly string[];
 }
 
 export interface WebhookEngines {
@@ -193,7 +192,6 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of event items only.
       batchSize: FAN_OUT_STREAM.batchSize,
       filterPattern: FAN_OUT_STREAM.filterPattern,
-      ...(options.streamSource ? { source: options.streamSource } : {}),
     });
     stoppers.push(() => stream.stop());
 
