@@ -250,8 +250,9 @@ export const MAX_TRANSACTION_ACTIONS = 100;
  * DynamoDB Local, which runs a transaction as one SQLite transaction and holds every other request
  * to the store until it ends (any table's), a burst's 96-record transactions made another company's
  * case write, stream read and claim each wait up to 100–190 ms (bench 7c; docs/performance.md, "A
- * burst's records in transactions of 25"); in 25s, sent one after another, the wait is a quarter of
- * that, for the same requests per record as a BatchWriteItem of waiting entries.
+ * burst's records in transactions of 25"); in 25s, sent one after another, each holds the store
+ * about a quarter as long, and a step's records are as many requests as its waiting entries'
+ * BatchWriteItems. On AWS a step is three round trips longer (tens of milliseconds).
  */
 export const RECORDS_PER_TRANSACTION = 25;
 
