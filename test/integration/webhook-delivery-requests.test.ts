@@ -308,9 +308,15 @@ describe('the webhook fan-out and delivery functions', () => {
       ),
     );
     const sizes: number[] = [];
+    const sent: string[] = [];
+    // A request resent by the retry layer is the same command (its input object): counted once.
+    const seen = new Set<object>();
     let inFlight = 0;
     let most = 0;
     const measuring = watchedClient((command, input) => {
+      if (seen.has(input)) return;
+      seen.add(input);
+      sent.push(command);
       if (command !== 'TransactWriteCommand') return;
       sizes.push((input.TransactItems as unknown[]).length);
       most = Math.max(most, ++inFlight);
@@ -323,10 +329,48 @@ describe('the webhook fan-out and delivery functions', () => {
     // transactions of 25").
     expect(sizes).toEqual([25, 25, 25, 21]);
     expect(most).toBe(1);
-    // Every record is stored, and started again each is found as stored (a replayed step), not started twice.
+    // Started again (a replayed step), each group's transaction is cancelled, as its records exist, and each record
+    // is found as stored by its conditional put and a read, one group after another: nothing is started twice.
     sizes.length = 0;
+    sent.length = 0;
+    most = 0;
     expect(await store.startAll(records)).toEqual(records.map((d) => ({ ...d, status: 'pending', attempts: [] })));
     expect(sizes).toEqual([25, 25, 25, 21]);
+    expect(most).toBe(1);
+    expect(sent.filter((c) => c === 'PutCommand')).toHaveLength(96);
+    expect(sent.filter((c) => c === 'GetCommand')).toHaveLength(96);
+  });
+
+  it('a burst’s record transaction refused stops the step there: the groups after it are not sent, for the retry to send them fresh', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    const records = Array.from({ length: 96 }, () =>
+      newDeliveryRecord(
+        deliveryJobFor(
+          {
+            eventId: `evt_${randomBase62(22)}`,
+            eventType: 'case.created',
+            companyId: endpoint.companyId,
+            mode: 'live',
+            createdAt: now().toISOString(),
+          },
+          endpoint,
+        ),
+        now().toISOString(),
+      ),
+    );
+    let transactions = 0;
+    const refusingTheSecond = watchedClient((command) => {
+      if (command === 'TransactWriteCommand' && ++transactions === 2)
+        throw Object.assign(new Error('refused for the test'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
+    });
+    const store = new DynamoWebhookDeliveryStore(refusingTheSecond, config().tableName, now);
+    await expect(store.startAll(records)).rejects.toThrow('refused for the test');
+    // Sent on after the failure, the third and fourth groups would only have made the retry's transactions cancel.
+    expect(transactions).toBe(2);
+    const retried = await new DynamoWebhookDeliveryStore(ddb(), config().tableName, now).startAll(records);
+    expect(retried.map((d) => d.status)).toEqual(records.map(() => 'pending'));
   });
 
   it('a company’s single event to sixteen endpoints is filled at once by the stream consumer: no first attempt waits for another endpoint’s fill', async () => {

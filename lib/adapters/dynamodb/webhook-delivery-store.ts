@@ -29,8 +29,8 @@ import { ITEM_TYPES, keys } from './table-keys.js';
  * - `start` is a conditional Put (`attribute_not_exists`): every copy of a stream record and every
  *   redelivered queue message names the same key, so the log has one record per delivery.
  * - `startAll` puts the same items, with the same condition, RECORDS_PER_TRANSACTION (25) in one
- *   TransactWriteItems, one transaction after another (the fan-out of a stream batch: 100 events to
- *   3 endpoints are 12 requests, not 300). A
+ *   TransactWriteItems, one transaction after another (a planning step of 96 deliveries is four
+ *   requests, not 96). A
  *   transaction costs twice the write units of the puts, and is all-or-nothing: when records
  *   exist already (a stream record read again) it is cancelled, and that group is started one by
  *   one, which answers the existing records as stored; when only some do (the delivery function
@@ -76,9 +76,11 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
     const distinct = [...new Map(deliveries.map((d) => [keyOf(d), d])).values()];
     const groups: WebhookDelivery[][] = [];
     for (let i = 0; i < distinct.length; i += RECORDS_PER_TRANSACTION) groups.push(distinct.slice(i, i + RECORDS_PER_TRANSACTION));
-    // One transaction at a time: RECORDS_PER_TRANSACTION says why they are small, and small ones sent together
-    // would hold the store as long as one large one.
-    const started = new Map((await mapAtMost(groups, 1, (group) => this.startGroup(group, deadline))).flat().map((d) => [keyOf(d), d]));
+    // One transaction at a time (RECORDS_PER_TRANSACTION says why they are small: small ones sent together would
+    // hold the store as long as one large one), stopping at the first that fails: the caller fails the whole call
+    // and starts it again, and groups sent after a failure would only make that retry's transactions cancel.
+    const started = new Map<string, WebhookDelivery>();
+    for (const group of groups) for (const d of await this.startGroup(group, deadline)) started.set(keyOf(d), d);
     return deliveries.map((d) => started.get(keyOf(d))!);
   }
 
@@ -249,7 +251,7 @@ export const MAX_TRANSACTION_ACTIONS = 100;
  * harm to correctness: a smaller one conflicts less and, cancelled, is less to send again. On
  * DynamoDB Local, which runs a transaction as one SQLite transaction and holds every other request
  * to the store until it ends (any table's), a burst's 96-record transactions made another company's
- * case write, stream read and claim each wait up to 100–190 ms (bench 7c; docs/performance.md, "A
+ * case write wait up to 103 ms and its stream read up to 270 (bench 7c; docs/performance.md, "A
  * burst's records in transactions of 25"); in 25s, sent one after another, each holds the store
  * about a quarter as long, and a step's records are as many requests as its waiting entries'
  * BatchWriteItems. On AWS a step is three round trips longer (tens of milliseconds).
@@ -260,9 +262,9 @@ export const RECORDS_PER_TRANSACTION = 25;
  * Records started one by one at once, at most, once a group's transaction was cancelled because
  * some exist (a replayed slice or stream record): a replayed step of 100 was 100 puts and their
  * reads in the table's queue together, just when a planning retry follows a failure. Ten, not the
- * two a first planning keeps to: a replayed step is then ten rounds of a put and a read (some 150 ms
- * on AWS), and a 1,600-delivery slice replayed in full stays a few seconds inside the planning
- * worker's 30 s, its retries included.
+ * two a first planning keeps to: a replayed step of 96 is then four cancelled transactions and
+ * twelve rounds of a put and a read (some 200 ms on AWS), and a 1,600-delivery slice replayed in
+ * full stays a few seconds inside the planning worker's 30 s, its retries included.
  */
 const STARTS_AT_ONCE = 10;
 
