@@ -276,8 +276,9 @@ export interface PlannedSlice {
  * endpoints and a 100-event slice (1,600 deliveries) is planned in 17 steps (16 of six events, then
  * one of four) one after another, so one tenant's burst never has more than
  * a transaction or two in flight on the table at once, while a trickle's slice is one step. On AWS a
- * step (four listing requests and four transactions, one after another) is under a hundred milliseconds; on DynamoDB Local, which serialises transactions, it bounds
- * how long another company's write waits behind the burst (three such slices at once, unstepped,
+ * step (four listing requests and four transactions, one after another) is under a hundred
+ * milliseconds; on DynamoDB Local, which serialises transactions, it bounds how long another
+ * company's write waits behind the burst (three such slices at once, unstepped,
  * timed out there; stepped by 200, a victim's planning still took 2–7 s beside the bench's hostile
  * tenant, by 100 about half that).
  */

@@ -84,6 +84,16 @@ async function jobOfNewEvent(endpoint: WebhookEndpoint): Promise<DeliveryJob> {
   );
 }
 
+/** A planning step's worth of new delivery records (96, as six events to sixteen endpoints), here to one new endpoint. */
+async function aPlanningStepsRecords() {
+  const target = await receiver([200]);
+  const { endpoint } = await newEndpoint(rig(), target.url);
+  return Array.from({ length: 96 }, () => {
+    const event = { eventId: `evt_${randomBase62(22)}`, eventType: 'case.created', companyId: endpoint.companyId, mode: 'live' as const };
+    return newDeliveryRecord(deliveryJobFor({ ...event, createdAt: now().toISOString() }, endpoint), now().toISOString());
+  });
+}
+
 /** The delivery function on the rig's stores, its slots on `client` (the requests a test counts). */
 function deliverWithSlotsOn(r: ReturnType<typeof rig>, client: DynamoDBDocumentClient) {
   const cfg = config();
@@ -289,24 +299,7 @@ describe('the webhook fan-out and delivery functions', () => {
   });
 
   it('a burst’s records are started 25 to a transaction, one transaction after another: another company’s request never waits behind a hundred', async () => {
-    const r = rig();
-    const target = await receiver([200]);
-    const { endpoint } = await newEndpoint(r, target.url);
-    const records = Array.from({ length: 96 }, () =>
-      newDeliveryRecord(
-        deliveryJobFor(
-          {
-            eventId: `evt_${randomBase62(22)}`,
-            eventType: 'case.created',
-            companyId: endpoint.companyId,
-            mode: 'live',
-            createdAt: now().toISOString(),
-          },
-          endpoint,
-        ),
-        now().toISOString(),
-      ),
-    );
+    const records = await aPlanningStepsRecords();
     const sizes: number[] = [];
     const sent: string[] = [];
     // A request resent by the retry layer is the same command (its input object): counted once.
@@ -342,24 +335,7 @@ describe('the webhook fan-out and delivery functions', () => {
   });
 
   it('a burst’s record transaction refused stops the step there: the groups after it are not sent, for the retry to send them fresh', async () => {
-    const r = rig();
-    const target = await receiver([200]);
-    const { endpoint } = await newEndpoint(r, target.url);
-    const records = Array.from({ length: 96 }, () =>
-      newDeliveryRecord(
-        deliveryJobFor(
-          {
-            eventId: `evt_${randomBase62(22)}`,
-            eventType: 'case.created',
-            companyId: endpoint.companyId,
-            mode: 'live',
-            createdAt: now().toISOString(),
-          },
-          endpoint,
-        ),
-        now().toISOString(),
-      ),
-    );
+    const records = await aPlanningStepsRecords();
     let transactions = 0;
     const refusingTheSecond = watchedClient((command) => {
       if (command === 'TransactWriteCommand' && ++transactions === 2)
