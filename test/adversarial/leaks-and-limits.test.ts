@@ -282,10 +282,12 @@ describe('resource limits', () => {
     peakRss = Math.max(peakRss, after.rss);
     expect(res.statusCode).toBe(201);
     expect(outcome(res).created).toHaveLength(100);
-    // The jest worker carries the test framework and whatever earlier test files left behind, so
-    // its RSS over-states a Lambda's; what this request adds is bounded far more tightly.
+    // The jest worker carries the test framework and whatever earlier test files (of every project, in
+    // an order its timing cache decides) left behind, so its whole RSS says nothing of a Lambda's: it
+    // reached 1.9 GB before this request in two runs. What this request adds is bounded here, an eighth
+    // of the memory setting; a Lambda's whole peak is the bench's row "peak RSS, cold start + one
+    // 100-case create" (a fresh process, ≤ 128 MB).
     const limitBytes = DEFAULT_STACK_CONFIG.createCasesMemoryMb * 1024 * 1024;
-    expect(peakRss).toBeLessThan(limitBytes);
     expect(peakRss - before.rss).toBeLessThan(limitBytes / 8);
     expect(after.heapUsed - before.heapUsed).toBeLessThan(128 * 1024 * 1024);
     // The replay of that request fits in storage too.
