@@ -43,7 +43,12 @@ const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPI
 /** Cancellation reasons that say only "not now" (another writer, throttling): the same transaction may succeed later. */
 const TRANSIENT_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
-function isCancellation(error: unknown): error is TransactionCanceledException {
+/**
+ * Whether DynamoDB cancelled a transaction (its CancellationReasons say which action refused and why). By
+ * name as well as by class: a client of another copy of the SDK (a bundle, a test's fake) throws an
+ * equal error that is not an instance of this module's class.
+ */
+export function isTransactionCancelled(error: unknown): error is TransactionCanceledException {
   return error instanceof TransactionCanceledException || (error as { name?: string })?.name === 'TransactionCanceledException';
 }
 
@@ -53,7 +58,7 @@ function isCancellation(error: unknown): error is TransactionCanceledException {
  * action refused for good (a failed condition, a ValidationError) cancels it again every time.
  */
 export function isRetryable(error: unknown): boolean {
-  if (isCancellation(error)) {
+  if (isTransactionCancelled(error)) {
     const codes = (error.CancellationReasons ?? []).map((r) => r.Code).filter((code) => code !== undefined && code !== 'None');
     return codes.length > 0 && codes.every((code) => TRANSIENT_CANCELLATION_CODES.has(code!));
   }
@@ -74,7 +79,7 @@ export function isRetryable(error: unknown): boolean {
 export function mayHaveApplied(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (e?.name === 'AbortError' || e?.name === 'TransactionInProgressException') return true;
-  if (isCancellation(error)) return false;
+  if (isTransactionCancelled(error)) return false;
   const status = e?.$metadata?.httpStatusCode;
   return !(typeof status === 'number' && status >= 400 && status < 500);
 }

@@ -6,7 +6,7 @@ import { lifecycleOf, type StoredCase } from '../../cases/case-record.js';
 import type { CaseChange, CaseChangeStore, ConfirmationRecord } from '../../cases/ports.js';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { DEFAULT_RETRY_POLICY, isTransactionCancelled, withRetries, type RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { DynamoCaseReader } from './case-reader.js';
 import { eventItem } from './event-items.js';
@@ -58,7 +58,7 @@ export class DynamoCaseChangeStore implements CaseChangeStore {
       return 'applied';
     } catch (error) {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw error;
+      if (!isTransactionCancelled(error) || !reasons) throw error;
       // Another change won the case (or confirmed it first): read again. Anything else refused is a bug, not a race.
       const refused = reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : []));
       if (refused.includes(CASE_ACTION) || (change.confirmation && refused.length > 0 && refused.every((i) => i !== CASE_ACTION)))

@@ -11,7 +11,7 @@ import type { StoredCase } from '../../cases/case-record.js';
 import type { CaseWriter, NewCase, WriteOutcome } from '../../cases/ports.js';
 import { logger } from '../../runtime/logger.js';
 import { isPast, standaloneDeadline, type Deadline } from '../../deadline.js';
-import { attempt, DEFAULT_RETRY_POLICY, isRetryable, SETTLE_AFTER_MS, sleep, untilProcessed } from '../retry.js';
+import { attempt, DEFAULT_RETRY_POLICY, isRetryable, isTransactionCancelled, SETTLE_AFTER_MS, sleep, untilProcessed } from '../retry.js';
 import type { Attempted, Failure, RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { eventItem } from './event-items.js';
@@ -355,9 +355,7 @@ function outcomeOf(guard: { caseId: string; reference: string }, stored: StoredC
 }
 
 function cancellationReasons(error: unknown): CancellationReason[] | undefined {
-  if (!(error instanceof TransactionCanceledException) && (error as { name?: string })?.name !== 'TransactionCanceledException')
-    return undefined;
-  return (error as TransactionCanceledException).CancellationReasons ?? [];
+  return isTransactionCancelled(error) ? (error.CancellationReasons ?? []) : undefined;
 }
 
 /** The existing guard named by a guard action's cancellation reason; undefined when its condition held. */
@@ -371,7 +369,7 @@ function existingGuard(reason: CancellationReason | undefined): { caseId: string
 
 function describe(error: unknown): string {
   if (error === undefined) return 'DeadlinePassed';
-  if (error instanceof TransactionCanceledException) {
+  if (isTransactionCancelled(error)) {
     return `TransactionCanceled[${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(',')}]`;
   }
   return (error as Error)?.name ?? 'Error';

@@ -8,7 +8,7 @@ import type { StoredPayment } from '../../cases/recovery.js';
 import { standaloneDeadline, type Deadline } from '../../deadline.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import { storedMode, type Mode } from '../../mode.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { DEFAULT_RETRY_POLICY, isTransactionCancelled, withRetries, type RetryPolicy } from '../retry.js';
 import { attributeMap } from './attribute-values.js';
 import { DynamoCaseReader } from './case-reader.js';
 import { eventItem } from './event-items.js';
@@ -98,7 +98,7 @@ export class DynamoRecoveryStore implements RecoveryStore {
       return 'applied';
     } catch (error) {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw error;
+      if (!isTransactionCancelled(error) || !reasons) throw error;
       const refused = reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : []));
       // The update's record exists: this updateId was applied (by an earlier request, or one racing this one).
       if (updateAction >= 0 && refused.includes(updateAction)) return 'already_applied';

@@ -1,8 +1,7 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, TransactWriteCommand, type BatchWriteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TestModeItemStore } from '../../accounts/ports.js';
 import { ServiceUnavailableError } from '../../errors.js';
-import { DEFAULT_RETRY_POLICY, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
+import { DEFAULT_RETRY_POLICY, isTransactionCancelled, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
 import { queryAll } from './item-operations.js';
 import { GSI1, ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 
@@ -103,9 +102,7 @@ export class DynamoTestModeItemStore implements TestModeItemStore {
     try {
       await withRetries((options) => this.client.send(command, options), undefined, this.policy);
     } catch (error) {
-      const cancelled =
-        error instanceof TransactionCanceledException || (error as { name?: string })?.name === 'TransactionCanceledException';
-      const reasons = cancelled ? ((error as TransactionCanceledException).CancellationReasons ?? []) : [];
+      const reasons = isTransactionCancelled(error) ? (error.CancellationReasons ?? []) : [];
       const othersGuards = new Set(
         items.flatMap((item, i) => (item.onlyIfNamesCase !== undefined && reasons[i]?.Code === 'ConditionalCheckFailed' ? [i] : [])),
       );

@@ -23,7 +23,16 @@ import {
   type DeliveryJob,
   type DeliveryKey,
 } from '../../webhooks/webhook-delivery.js';
-import { attempt, DEFAULT_RETRY_POLICY, SETTLE_AFTER_MS, sleep, withRetries, withUnprocessedRetries, type RetryPolicy } from '../retry.js';
+import {
+  attempt,
+  DEFAULT_RETRY_POLICY,
+  isTransactionCancelled,
+  SETTLE_AFTER_MS,
+  sleep,
+  withRetries,
+  withUnprocessedRetries,
+  type RetryPolicy,
+} from '../retry.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import { ITEM_TYPES, keys, type ItemKey } from './table-keys.js';
 import { deliveryStartPut, MAX_TRANSACTION_ACTIONS } from './webhook-delivery-store.js';
@@ -418,13 +427,12 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       // A cancellation that names no action (none of its reasons given) refuses them all.
       return refused.size > 0 ? refused : everyGroup();
     };
-    const isCancellation = (error: unknown) => (error as { name?: string })?.name === 'TransactionCanceledException';
     const outcome = await attempt((options) => this.client.send(command, options), undefined, this.policy);
     if (outcome.ok) return undefined;
     const { error } = outcome;
     // Cancelled, also when every reason was "not now" and the retries ran out (withRetries would wrap that as a
     // service failure, taken for in doubt: a 5 s wait on the stream for a transaction that wrote nothing).
-    if (isCancellation(error) && !outcome.inDoubt) return refusedBy(error);
+    if (isTransactionCancelled(error) && !outcome.inDoubt) return refusedBy(error);
     // Nothing written: every job to the usual road, which says so if the table refuses it too.
     if (!outcome.inDoubt) return everyGroup();
     // In doubt: the same token once more, once it has had time to settle...
@@ -433,7 +441,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
       await this.client.send(command);
       return undefined;
     } catch (settling) {
-      if (isCancellation(settling)) return refusedBy(settling);
+      if (isTransactionCancelled(settling)) return refusedBy(settling);
     }
     // ...else what the claimed endpoints' SLOTS items hold: this call's marks on every claimed job (all groups, or
     // none: one transaction, with at least one claim).

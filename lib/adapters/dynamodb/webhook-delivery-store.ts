@@ -18,7 +18,7 @@ import {
   type DeliveryStatus,
   type WebhookDelivery,
 } from '../../webhooks/webhook-delivery.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { DEFAULT_RETRY_POLICY, isTransactionCancelled, withRetries, type RetryPolicy } from '../retry.js';
 import { ITEM_TYPES, keys } from './table-keys.js';
 
 /**
@@ -273,8 +273,8 @@ const STARTS_AT_ONCE = 10;
  * (a conflict with another writer of one of its items is not lasting).
  */
 function startedBefore(error: unknown): boolean {
-  if ((error as { name?: string })?.name !== 'TransactionCanceledException') return false;
-  const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  if (!isTransactionCancelled(error)) return false;
+  const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
   return (
     codes.includes('ConditionalCheckFailed') &&
     codes.every((code) => ['ConditionalCheckFailed', 'TransactionConflict', 'None'].includes(code))

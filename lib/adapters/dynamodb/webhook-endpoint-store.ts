@@ -16,7 +16,7 @@ import { failureRecord, QUIET_GAP_MS, type EndpointHealth } from '../../webhooks
 import type { WebhookEndpointStore } from '../../webhooks/ports.js';
 import type { EndpointSecret } from '../../webhooks/signature.js';
 import type { WebhookEndpoint } from '../../webhooks/webhook-endpoint.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from '../retry.js';
+import { DEFAULT_RETRY_POLICY, isTransactionCancelled, withRetries, type RetryPolicy } from '../retry.js';
 import type { SealedValue, SecretBox } from '../webhooks/secret-box.js';
 import { ITEM_TYPES, keys, WEBHOOK_ENDPOINT_SK_PREFIX, type ItemKey } from './table-keys.js';
 
@@ -148,10 +148,7 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
       await withRetries((options) => this.client.send(new TransactWriteCommand(input), options), deadline, this.policy);
     } catch (error) {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (
-        (error as { name?: string }).name === 'TransactionCanceledException' &&
-        reasons?.[COUNTER_ACTION]?.Code === 'ConditionalCheckFailed'
-      )
+      if (isTransactionCancelled(error) && reasons?.[COUNTER_ACTION]?.Code === 'ConditionalCheckFailed')
         throw new WebhookEndpointLimitError(maxPerMode);
       throw error;
     }
@@ -302,8 +299,7 @@ export class DynamoWebhookEndpointStore implements WebhookEndpointStore {
       return true;
     } catch (error) {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if ((error as { name?: string }).name === 'TransactionCanceledException' && reasons?.[0]?.Code === 'ConditionalCheckFailed')
-        return false;
+      if (isTransactionCancelled(error) && reasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
       throw error;
     }
   }
