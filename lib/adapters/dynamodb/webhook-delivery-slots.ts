@@ -414,8 +414,8 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
     });
     const command = new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
     const everyGroup = (): Map<number, Refusal> => new Map(groups.map((_, g) => [g, 'item']));
-    const refusedBy = (error: unknown): Map<number, Refusal> => {
-      const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
+    const refusedBy = (error: TransactionCanceledException): Map<number, Refusal> => {
+      const reasons = error.CancellationReasons ?? [];
       const refused = new Map<number, Refusal>();
       reasons.forEach((reason, i) => {
         const g = owner[i];

@@ -96,7 +96,7 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
       // itself, applied, its answer lost), possibly beside a conflict with the delivery function writing one of
       // them. One by one, each answers the record as stored (and a conflicting put is retried on its own)...
       if (!startedBefore(error)) throw error;
-      const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
+      const reasons = error.CancellationReasons ?? [];
       const exists = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
       const existing = group.filter((_, i) => exists(i));
       const rest = group.filter((_, i) => !exists(i));
@@ -272,7 +272,7 @@ const STARTS_AT_ONCE = 10;
  * A transaction cancelled because one of its conditions failed, and for no lasting reason besides
  * (a conflict with another writer of one of its items is not lasting).
  */
-function startedBefore(error: unknown): boolean {
+function startedBefore(error: unknown): error is TransactionCanceledException {
   if (!isTransactionCancelled(error)) return false;
   const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
   return (
