@@ -84,7 +84,7 @@ export interface WebhookDeliveryStore {
    */
   start(delivery: WebhookDelivery, deadline?: Deadline): Promise<WebhookDelivery>;
   /**
-   * `start` for many deliveries (a stream batch's fan-out), in as few storage requests as the store
+   * `start` for many deliveries (a slice's step of planning), in as few storage requests as the store
    * allows; answers each record as stored, in the order given. The deliveries name distinct records.
    */
   startAll(deliveries: readonly WebhookDelivery[], deadline?: Deadline): Promise<WebhookDelivery[]>;

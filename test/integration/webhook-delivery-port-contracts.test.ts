@@ -3,7 +3,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { ITEM_TYPES, keys } from '../../lib/adapters/dynamodb/table-keys.js';
 import { DynamoTestModeItemStore } from '../../lib/adapters/dynamodb/test-mode-item-store.js';
-import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
+import { DynamoWebhookDeliveryStore, STARTS_AT_ONCE } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookDeliverySlots, KNOWN_FULL_MS } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { deliveryJobFor } from '../../lib/webhooks/fan-out-event.js';
 import type { Mode } from '../../lib/mode.js';
@@ -296,6 +296,39 @@ describe('the delivery log on DynamoDB', () => {
     // The transaction, cancelled; the started record's put (refused) and read; the transaction of the other 20.
     expect(sent.filter((name) => name === 'TransactWriteItemsCommand')).toHaveLength(2);
     expect(sent.filter((name) => name === 'PutItemCommand')).toHaveLength(1);
+  });
+
+  it('a replayed group whose resent transaction is cancelled in turn never has more than STARTS_AT_ONCE starts in flight', async () => {
+    // Twelve of a group of 25 started before; the other thirteen started by another writer just as the group's
+    // resent transaction goes out, so that it is cancelled too and they are started one by one.
+    const endpointId = `we_${randomBase62(22)}`;
+    const group = Array.from({ length: 25 }, () => delivery({ endpointId }));
+    const before = group.filter((_, i) => i % 2 === 0).slice(0, 12);
+    const rest = group.filter((d) => !before.includes(d));
+    await store().startAll(before);
+    let transactions = 0;
+    let inFlight = 0;
+    let most = 0;
+    const real = ddb();
+    const counting = {
+      send: async (command: Parameters<DynamoDBDocumentClient['send']>[0], options?: unknown) => {
+        if (command.constructor.name === 'TransactWriteCommand' && ++transactions === 2) await store().startAll(rest);
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          // A round trip as long as AWS's, so that what is sent together is in flight together.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return await real.send(command as never, options as never);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const started = await new DynamoWebhookDeliveryStore(counting, config().tableName).startAll(group);
+    expect(started.map((d) => d.deliveryId)).toEqual(group.map((d) => d.deliveryId));
+    expect(transactions).toBe(2);
+    // Before the fix: the twelve reads beside the thirteen puts, up to twenty at once.
+    expect(most).toBeLessThanOrEqual(STARTS_AT_ONCE);
   });
 
   it('a start whose answer was lost answers the record it wrote', async () => {

@@ -104,11 +104,11 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
         return mapAtMost(group, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline));
       // ...unless only some exist: a job a fill claimed from its waiting list and the delivery function started
       // before this step's transaction (a burst's first attempts end while its later steps are planned). Those few
-      // are read as stored, and the others sent again in one transaction, where all of them were a put each.
-      const [read, started] = await Promise.all([
-        mapAtMost(existing, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline)),
-        this.startGroup(rest, deadline),
-      ]);
+      // are read as stored, and the others sent again in one transaction, where all of them were a put each. One
+      // after the other: the rest's transaction, cancelled in turn, falls back to starts of its own, and beside
+      // these that was up to twice STARTS_AT_ONCE in flight.
+      const read = await mapAtMost(existing, STARTS_AT_ONCE, (delivery) => this.start(delivery, deadline));
+      const started = await this.startGroup(rest, deadline);
       // Both keep the group's order: merged back by position.
       let r = 0;
       let s = 0;
@@ -266,7 +266,7 @@ export const RECORDS_PER_TRANSACTION = 25;
  * twelve rounds of a put and a read (some 200 ms on AWS), and a 1,600-delivery slice replayed in
  * full stays a few seconds inside the planning worker's 30 s, its retries included.
  */
-const STARTS_AT_ONCE = 10;
+export const STARTS_AT_ONCE = 10;
 
 /**
  * A transaction cancelled because one of its conditions failed, and for no lasting reason besides
