@@ -302,16 +302,18 @@ describe('the webhook fan-out and delivery functions', () => {
     const records = await aPlanningStepsRecords();
     const sizes: number[] = [];
     const sent: string[] = [];
-    // A request resent by the retry layer is the same command (its input object): counted once.
+    // A request resent by the retry layer is the same command (its input object): counted once among the requests
+    // sent, but in flight again each time it is sent.
     const seen = new Set<object>();
     let inFlight = 0;
     let most = 0;
     const measuring = watchedClient((command, input) => {
-      if (seen.has(input)) return;
-      seen.add(input);
-      sent.push(command);
+      if (!seen.has(input)) {
+        seen.add(input);
+        sent.push(command);
+        if (command === 'TransactWriteCommand') sizes.push((input.TransactItems as unknown[]).length);
+      }
       if (command !== 'TransactWriteCommand') return;
-      sizes.push((input.TransactItems as unknown[]).length);
       most = Math.max(most, ++inFlight);
       return () => inFlight--;
     });
