@@ -93,3 +93,15 @@ export const PLANNING_QUEUE = {
    */
   maxConcurrency: 20,
 } as const;
+
+/**
+ * Test mode's planning queue (product rules "Webhook isolation and operators": test-mode
+ * deliveries never delay live ones): the same settings and worker as the live one above, but a
+ * queue and an event source mapping of its own, capped, so that test-mode bursts never take a
+ * planning invocation a live burst needs. The fair queue shares a queue among its tenants by their
+ * share of the messages in flight, which any number of companies with free test keys, each
+ * bursting once, would pass unseen (none holds 30), so live and test are kept apart as the lanes
+ * are. Five invocations × 10 = 50 slices in flight: more than the 30 SQS needs to tell a noisy
+ * test tenant from the quiet ones.
+ */
+export const TEST_PLANNING_QUEUE = { maxConcurrency: 5 } as const;

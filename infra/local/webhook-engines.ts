@@ -22,6 +22,7 @@ import {
   PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
+  TEST_PLANNING_QUEUE,
   TEST_SLOW_LANE,
 } from '../contract/webhook-lanes.js';
 import { lambdaContext } from './lambda-events.js';
@@ -49,6 +50,7 @@ export const WEBHOOK_QUEUE_NAMES = {
   testSlow: 'webhook-test-deliveries-slow',
   deadLetter: 'webhook-deliveries-dlq',
   planning: 'webhook-planning',
+  testPlanning: 'webhook-test-planning',
   planningDeadLetter: 'webhook-planning-dlq',
 } as const;
 
@@ -93,8 +95,9 @@ export interface WebhookEngines {
   testDeliveryQueueUrl: string;
   testSlowQueueUrl: string;
   deadLetterQueueUrl: string;
-  /** The planning queue (a fair queue: MessageGroupId = mode and company) and its dead-letter queue. */
+  /** The planning queues, live and test (fair queues: MessageGroupId = mode and company), and their dead-letter queue. */
   planningQueueUrl: string;
+  testPlanningQueueUrl: string;
   planningDeadLetterQueueUrl: string;
   /** The key the delivery function opens endpoint secrets with (WEBHOOK_SECRET_KEY for the API routes). */
   secretKey: string;
@@ -106,6 +109,7 @@ export interface WebhookEngines {
     testSlow: number;
     deadLetters: number;
     planning: number;
+    testPlanning: number;
     planningDeadLetters: number;
   };
   /** Runs the delivery sweeper once now (it also runs every DELIVERY_SWEEP.everyMinutes, as the stack's schedule runs it). */
@@ -136,11 +140,14 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
     const planningDlq = sqs.createQueue(WEBHOOK_QUEUE_NAMES.planningDeadLetter, {
       MessageRetentionPeriod: String(WEBHOOK_QUEUE_SETTINGS.retentionSeconds),
     });
-    const planning = sqs.createQueue(WEBHOOK_QUEUE_NAMES.planning, {
+    // One planning queue per mode, as the stack has them (TEST_PLANNING_QUEUE), sharing one dead-letter queue.
+    const planningAttributes = {
       VisibilityTimeout: String(PLANNING_QUEUE.visibilityTimeoutSeconds),
       MessageRetentionPeriod: String(PLANNING_QUEUE.retentionDays * 24 * 60 * 60),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: planningDlq.queueArn, maxReceiveCount: String(PLANNING_QUEUE.maxReceiveCount) }),
-    });
+    };
+    const planning = sqs.createQueue(WEBHOOK_QUEUE_NAMES.planning, planningAttributes);
+    const testPlanning = sqs.createQueue(WEBHOOK_QUEUE_NAMES.testPlanning, planningAttributes);
     const queues = {
       fast: sqs.createQueue(WEBHOOK_QUEUE_NAMES.fast, laneAttributes),
       slow: sqs.createQueue(WEBHOOK_QUEUE_NAMES.slow, laneAttributes),
@@ -160,6 +167,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       WEBHOOK_TEST_DELIVERY_QUEUE_URL: queues.testFast.queueUrl,
       WEBHOOK_TEST_SLOW_QUEUE_URL: queues.testSlow.queueUrl,
       WEBHOOK_PLANNING_QUEUE_URL: planning.queueUrl,
+      WEBHOOK_TEST_PLANNING_QUEUE_URL: testPlanning.queueUrl,
       WEBHOOK_SECRET_KEY: secretKey,
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
       ...(options.dnsServers ? { WEBHOOK_DNS_SERVERS: options.dnsServers.join(',') } : {}),
@@ -219,17 +227,22 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       const context = lambdaContext({ functionName: 'plan-webhook-deliveries', timeoutMs: PLANNING_QUEUE.functionTimeoutSeconds * 1000 });
       return runInInvocationScope(context, () => plan(event, context));
     };
-    pollers.push(
-      startQueuePoller({
-        client,
-        queueUrl: planning.queueUrl,
-        queueArn: planning.queueArn,
-        region,
-        handler: invokePlan,
-        batchSize: PLANNING_QUEUE.batchSize,
-        concurrency: PLANNING_QUEUE.maxConcurrency,
-      }),
-    );
+    // Each mode's planning queue with its own mapping: test mode's capped apart (TEST_PLANNING_QUEUE).
+    for (const [queue, concurrency] of [
+      [planning, PLANNING_QUEUE.maxConcurrency],
+      [testPlanning, TEST_PLANNING_QUEUE.maxConcurrency],
+    ] as const)
+      pollers.push(
+        startQueuePoller({
+          client,
+          queueUrl: queue.queueUrl,
+          queueArn: queue.queueArn,
+          region,
+          handler: invokePlan,
+          batchSize: PLANNING_QUEUE.batchSize,
+          concurrency,
+        }),
+      );
     stoppers.push(async () => {
       await Promise.all(pollers.map((p) => p.stop()));
       client.destroy();
@@ -242,6 +255,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       testSlowQueueUrl: queues.testSlow.queueUrl,
       deadLetterQueueUrl: dlq.queueUrl,
       planningQueueUrl: planning.queueUrl,
+      testPlanningQueueUrl: testPlanning.queueUrl,
       planningDeadLetterQueueUrl: planningDlq.queueUrl,
       secretKey,
       queueDepth: () => ({
@@ -251,13 +265,15 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         testSlow: sqs.depth(WEBHOOK_QUEUE_NAMES.testSlow),
         deadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.deadLetter),
         planning: sqs.depth(WEBHOOK_QUEUE_NAMES.planning),
+        testPlanning: sqs.depth(WEBHOOK_QUEUE_NAMES.testPlanning),
         planningDeadLetters: sqs.depth(WEBHOOK_QUEUE_NAMES.planningDeadLetter),
       }),
       sweep,
       streamDrained: async () => {
         await stream.drained();
         // Planned too: the slices forwarded are off the planning queue (a message is deleted once planned).
-        while (sqs.depth(WEBHOOK_QUEUE_NAMES.planning) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        while (sqs.depth(WEBHOOK_QUEUE_NAMES.planning) + sqs.depth(WEBHOOK_QUEUE_NAMES.testPlanning) > 0)
+          await new Promise((resolve) => setTimeout(resolve, 20));
       },
       stop: stopAll,
     };

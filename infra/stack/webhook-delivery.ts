@@ -22,6 +22,7 @@ import {
   PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
+  TEST_PLANNING_QUEUE,
   TEST_SLOW_LANE,
 } from '../contract/webhook-lanes.js';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
@@ -43,10 +44,11 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  * - the fan-out function on the table's stream, filtered to INSERTs of event items, in batches,
  *   bisecting a failing batch, with partial batch responses, bounded retries and record age, and an
  *   on-failure queue whose depth pages; it plans a batch's small company-and-mode slices itself
- *   (a trickle) and sends each large one (a burst) to the planning queue, an SQS fair queue
- *   (MessageGroupId = mode and company);
- * - the planning worker on that queue (up to PLANNING_QUEUE.maxConcurrency invocations, its own
- *   dead-letter queue): each slice's deliveries listed, their records started, each endpoint's
+ *   (a trickle) and sends each large one (a burst) to its mode's planning queue, an SQS fair
+ *   queue (MessageGroupId = mode and company);
+ * - the planning worker on those queues (live up to PLANNING_QUEUE.maxConcurrency invocations, test
+ *   up to TEST_PLANNING_QUEUE.maxConcurrency, so a test key's bursts never take a live slice's
+ *   invocation; one dead-letter queue): each slice's deliveries listed, their records started, each endpoint's
  *   free slots queued on its mode's fast lane; a company's burst is planned beside, never ahead
  *   of, another company's events (docs/webhooks-design.md, "Planning: at once or on the fair queue");
  * - four delivery lanes (SQS), live and test apart: per mode `fast` (first attempts and early
@@ -66,7 +68,7 @@ import { METRIC_PERIOD, webhookMetric } from './service-metrics.js';
  *
  * Rights (grants.ts): the fan-out and the planning worker query endpoints without their secrets,
  * start records, list and claim slots, and send to the fast lanes (the fan-out to the planning
- * queue too); the delivery function reads events and endpoints (with secrets, and the key that opens
+ * queues too); the delivery function reads events and endpoints (with secrets, and the key that opens
  * them), records endpoint health, delivery records and slots, consumes every lane (the event source
  * mappings) and sends to every lane. Nothing else.
  */
@@ -81,6 +83,7 @@ export {
   PLANNING_QUEUE,
   SLOW_LANE,
   TEST_FAST_LANE,
+  TEST_PLANNING_QUEUE,
   TEST_SLOW_LANE,
   FAN_OUT_STREAM,
 };
@@ -145,9 +148,11 @@ export class WebhookDelivery extends Construct {
   readonly fanOut: ApiFunction;
   /** The planning worker (functions/plan-webhook-deliveries.ts) on the planning queue. */
   readonly plan: ApiFunction;
-  /** The fair queue of company-and-mode slices the fan-out forwards (`WEBHOOK_PLANNING_QUEUE_URL`). */
+  /** The fair queue of live company slices the fan-out forwards (`WEBHOOK_PLANNING_QUEUE_URL`). */
   readonly planningQueue: Queue;
-  /** Slices received PLANNING_QUEUE.maxReceiveCount times without being planned. */
+  /** Test mode's (`WEBHOOK_TEST_PLANNING_QUEUE_URL`): its own mapping, capped (TEST_PLANNING_QUEUE), as the test lanes are. */
+  readonly testPlanningQueue: Queue;
+  /** Slices (of either mode) received PLANNING_QUEUE.maxReceiveCount times without being planned. */
   readonly planningDeadLetters: Queue;
   readonly deliver: ApiFunction;
   /** Live first attempts and early retries (`WEBHOOK_DELIVERY_QUEUE_URL`). */
@@ -198,13 +203,17 @@ export class WebhookDelivery extends Construct {
 
     // The planning queue: a standard queue whose messages carry MessageGroupId (mode and company), which
     // makes it an SQS fair queue: quiet tenants' slices are received before a noisy tenant's backlog.
+    // One per mode (test-mode bursts never hold a planning invocation a live slice needs), one dead-letter queue.
     this.planningDeadLetters = new Queue(this, 'PlanningDeadLetters', { ...queueDefaults, retentionPeriod });
-    this.planningQueue = new Queue(this, 'PlanningQueue', {
-      ...queueDefaults,
-      retentionPeriod: Duration.days(PLANNING_QUEUE.retentionDays),
-      visibilityTimeout: Duration.seconds(PLANNING_QUEUE.visibilityTimeoutSeconds),
-      deadLetterQueue: { queue: this.planningDeadLetters, maxReceiveCount: PLANNING_QUEUE.maxReceiveCount },
-    });
+    const planningQueue = (queueId: string) =>
+      new Queue(this, queueId, {
+        ...queueDefaults,
+        retentionPeriod: Duration.days(PLANNING_QUEUE.retentionDays),
+        visibilityTimeout: Duration.seconds(PLANNING_QUEUE.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: this.planningDeadLetters, maxReceiveCount: PLANNING_QUEUE.maxReceiveCount },
+      });
+    this.planningQueue = planningQueue('PlanningQueue');
+    this.testPlanningQueue = planningQueue('TestPlanningQueue');
 
     this.fanOut = new ApiFunction(this, 'FanOut', {
       entry: `${props.projectRoot}/${FAN_OUT_WEBHOOK_EVENTS_ENTRY}`,
@@ -212,7 +221,12 @@ export class WebhookDelivery extends Construct {
       description: "Webhook fan-out: a table stream batch's small company slices planned, the large ones to the planning queue",
       memorySize: 512,
       timeout: Duration.seconds(60),
-      environment: { ...props.environment, ...lanes, WEBHOOK_PLANNING_QUEUE_URL: this.planningQueue.queueUrl },
+      environment: {
+        ...props.environment,
+        ...lanes,
+        WEBHOOK_PLANNING_QUEUE_URL: this.planningQueue.queueUrl,
+        WEBHOOK_TEST_PLANNING_QUEUE_URL: this.testPlanningQueue.queueUrl,
+      },
       logRetention: props.logRetention,
     });
     // It plans small slices itself (the planning worker's table access and fast lanes) and forwards the rest.
@@ -220,6 +234,7 @@ export class WebhookDelivery extends Construct {
     this.fastLane.grantSendMessages(this.fanOut.role);
     this.testFastLane.grantSendMessages(this.fanOut.role);
     this.planningQueue.grantSendMessages(this.fanOut.role);
+    this.testPlanningQueue.grantSendMessages(this.fanOut.role);
     this.fanOut.function.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -247,15 +262,20 @@ export class WebhookDelivery extends Construct {
     // Its fills queue first attempts: the fast lanes only.
     this.fastLane.grantSendMessages(this.plan.role);
     this.testFastLane.grantSendMessages(this.plan.role);
-    // Several invocations at once (a noisy company's slice never holds a quiet one's); enough in flight for SQS to see a noisy tenant.
-    this.plan.function.addEventSource(
-      new SqsEventSource(this.planningQueue, {
-        batchSize: PLANNING_QUEUE.batchSize,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-        maxConcurrency: PLANNING_QUEUE.maxConcurrency,
-      }),
-    );
+    // Several invocations at once (a noisy company's slice never holds a quiet one's); enough in flight for SQS to see a noisy
+    // tenant. Test mode's on its own mapping, capped apart: its bursts take none of the live mapping's invocations.
+    for (const [queue, maxConcurrency] of [
+      [this.planningQueue, PLANNING_QUEUE.maxConcurrency],
+      [this.testPlanningQueue, TEST_PLANNING_QUEUE.maxConcurrency],
+    ] as const)
+      this.plan.function.addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: PLANNING_QUEUE.batchSize,
+          maxBatchingWindow: Duration.seconds(0),
+          reportBatchItemFailures: true,
+          maxConcurrency,
+        }),
+      );
 
     this.deliver = new ApiFunction(this, 'Deliver', {
       entry: `${props.projectRoot}/${DELIVER_WEBHOOKS_ENTRY}`,
@@ -416,14 +436,18 @@ export class WebhookDelivery extends Construct {
         `Webhooks: company slices of events were received ${PLANNING_QUEUE.maxReceiveCount} times without being planned and are in the ` +
         'planning dead-letter queue: no delivery was scheduled for their events; see docs/deploy.md, runbook.',
     });
-    alarms.add('WebhookPlanningAge', this.oldestMessage(this.planningQueue), {
-      threshold: WEBHOOK_ALARMS.planningAgeSeconds,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      description:
-        `Webhooks: a company slice waited more than ${WEBHOOK_ALARMS.planningAgeSeconds} s on the planning queue (slices are never delayed ` +
-        'and are planned in seconds): the planning worker is failing, throttled or stopped; see docs/deploy.md, runbook.',
-    });
+    for (const [alarmId, queue, mode] of [
+      ['WebhookPlanningAge', this.planningQueue, 'live'],
+      ['WebhookTestPlanningAge', this.testPlanningQueue, 'test'],
+    ] as const)
+      alarms.add(alarmId, this.oldestMessage(queue), {
+        threshold: WEBHOOK_ALARMS.planningAgeSeconds,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        description:
+          `Webhooks: a ${mode} company slice waited more than ${WEBHOOK_ALARMS.planningAgeSeconds} s on its planning queue (slices are never ` +
+          'delayed and are planned in seconds): the planning worker is failing, throttled or stopped; see docs/deploy.md, runbook.',
+      });
     alarms.add('WebhookFanOutFailedStreamRecords', depth(this.failedStreamRecords), {
       ...first,
       description: 'Webhooks: events the fan-out could not process are in its on-failure queue; no delivery was scheduled for them.',
@@ -490,6 +514,7 @@ export class WebhookDelivery extends Construct {
       graph('Webhooks: oldest message per lane (s)', [
         ...lanes.map((lane) => this.oldestMessage(lane.queue, { label: lane.label })),
         this.oldestMessage(this.planningQueue, { label: 'planning queue' }),
+        this.oldestMessage(this.testPlanningQueue, { label: 'test planning queue' }),
       ]),
       graph('Webhooks: sweeper', [
         webhookMetric('slotsReleased', { label: 'slots released' }),
@@ -500,6 +525,7 @@ export class WebhookDelivery extends Construct {
         this.deadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'dead letters' }),
         this.failedStreamRecords.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'fan-out failures' }),
         visible(this.planningQueue, 'planning waiting'),
+        visible(this.testPlanningQueue, 'test planning waiting'),
         this.planningDeadLetters.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'planning dead letters' }),
         ...lanes.flatMap((lane) => [visible(lane.queue, `${lane.label} due`), delayed(lane.queue, `${lane.label} delayed`)]),
       ]),

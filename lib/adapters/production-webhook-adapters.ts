@@ -70,14 +70,18 @@ function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
 
 /**
  * The webhook fan-out (functions/fan-out-webhook-events.ts): what the planning worker has (it plans
- * a company's small slices itself) and the planning queue it forwards the large ones to.
+ * a company's small slices itself) and the planning queues (one per mode) it forwards the large ones to.
  */
 export function webhookFanOutAdapters(cfg: AppConfig = config()) {
-  if (cfg.webhookPlanningQueueUrl === undefined)
-    throw new Error('Invalid configuration: WEBHOOK_PLANNING_QUEUE_URL required by the webhook fan-out');
+  const missing = [
+    ['WEBHOOK_PLANNING_QUEUE_URL', cfg.webhookPlanningQueueUrl],
+    ['WEBHOOK_TEST_PLANNING_QUEUE_URL', cfg.webhookTestPlanningQueueUrl],
+  ].filter(([, value]) => value === undefined);
+  if (missing.length > 0)
+    throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by the webhook fan-out`);
   return {
     ...webhookPlanningAdapters(cfg, 'the webhook fan-out'),
-    planning: new SqsWebhookPlanningQueue(sqsClient(cfg), cfg.webhookPlanningQueueUrl),
+    planning: new SqsWebhookPlanningQueue(sqsClient(cfg), { live: cfg.webhookPlanningQueueUrl!, test: cfg.webhookTestPlanningQueueUrl! }),
   };
 }
 

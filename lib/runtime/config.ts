@@ -67,10 +67,12 @@ const schema = z.object({
   WEBHOOK_TEST_DELIVERY_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   WEBHOOK_TEST_SLOW_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /**
-   * The webhook planning queue (docs/webhooks-design.md, "Planning: at once or on the fair queue"): the fan-out
-   * sends each large company-and-mode slice of a stream batch there; only the fan-out is given it.
+   * The webhook planning queues, live and test (docs/webhooks-design.md, "Planning: at once or on the fair
+   * queue"): the fan-out sends each large company-and-mode slice of a stream batch to its mode's; only the fan-out
+   * is given them.
    */
   WEBHOOK_PLANNING_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
+  WEBHOOK_TEST_PLANNING_QUEUE_URL: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: 'must be a queue URL' }))),
   /** `true` only under npm start: webhook endpoints may point at localhost (endpoint-url.ts). Never set by the stack. */
   WEBHOOK_ALLOW_LOCAL_URLS: z.optional(z.enum(['true', 'false'], { error: 'must be true or false' })),
   /**
@@ -102,6 +104,7 @@ export interface AppConfig {
   webhookTestDeliveryQueueUrl?: string | undefined;
   webhookTestSlowQueueUrl?: string | undefined;
   webhookPlanningQueueUrl?: string | undefined;
+  webhookTestPlanningQueueUrl?: string | undefined;
   webhookSecretKey: string | undefined;
   webhookSecretKeyArn: string | undefined;
   /** npm start only: loopback webhook URLs accepted. */
@@ -145,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookTestDeliveryQueueUrl: e.WEBHOOK_TEST_DELIVERY_QUEUE_URL,
     webhookTestSlowQueueUrl: e.WEBHOOK_TEST_SLOW_QUEUE_URL,
     webhookPlanningQueueUrl: e.WEBHOOK_PLANNING_QUEUE_URL,
+    webhookTestPlanningQueueUrl: e.WEBHOOK_TEST_PLANNING_QUEUE_URL,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     webhookSecretKeyArn: e.WEBHOOK_SECRET_KEY_ARN,
     webhookAllowLocalUrls: e.WEBHOOK_ALLOW_LOCAL_URLS === 'true',

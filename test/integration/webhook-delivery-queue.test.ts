@@ -6,15 +6,18 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { SqsWebhookDeliveryQueue } from '../../lib/adapters/sqs/webhook-delivery-queue.js';
+import { SqsWebhookPlanningQueue } from '../../lib/adapters/sqs/webhook-planning-queue.js';
 import { sqsClient } from '../../lib/adapters/sqs/verification-retry-queue.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
+import { tenantOf, type PlanningSlice } from '../../lib/webhooks/planning-slice.js';
 import { scheduledDeliveryId, type DeliveryJob } from '../../lib/webhooks/webhook-delivery.js';
 
 /**
  * The delivery queues' adapter against the local SQS (fauxqs, started by the test global setup):
  * batches of ten, each mode's lanes, delays (and SQS's 900 s limit on them, which the local twin
- * enforces), the dead-letter queue, and no job lost when SQS accepts only part of a batch.
+ * enforces), the dead-letter queue, and no job lost when SQS accepts only part of a batch; and the
+ * planning queues' adapter: each mode's own queue.
  */
 const client = () => sqsClient(config());
 
@@ -153,5 +156,40 @@ describe('the webhook delivery queues (local SQS)', () => {
     );
     calls = 0;
     await expect(new SqsWebhookDeliveryQueue(partlyFailing(1, true), urls, fast).enqueue('fast', [job()])).rejects.toThrow(/InternalError/);
+  });
+});
+
+describe('the planning queues', () => {
+  it('a test company’s burst goes to test mode’s planning queue and a live one’s to the live queue, each in its tenant’s group: test bursts never take a live slice’s planning', async () => {
+    const urls = { live: await newQueue('planning'), test: await newQueue('test-planning') };
+    const slice = (mode: PlanningSlice['mode']): PlanningSlice => ({
+      mode,
+      companyId: `co_${randomBase62(8)}`,
+      events: [{ eventId: `evt_${randomBase62(22)}`, eventType: 'case.created', createdAt: new Date().toISOString() }],
+    });
+    // Eleven test slices (two SendMessageBatch calls) around two live ones.
+    const tests = Array.from({ length: 11 }, () => slice('test'));
+    const lives = [slice('live'), slice('live')];
+    const all = [tests[0]!, lives[0]!, ...tests.slice(1, 6), lives[1]!, ...tests.slice(6)];
+    expect(await new SqsWebhookPlanningQueue(client(), urls).forward(all)).toEqual(all.map(() => true));
+    const received = async (url: string) => {
+      const got: { companyId: string; mode: string; group?: string }[] = [];
+      for (;;) {
+        const out = await client().send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['MessageGroupId'] }),
+        );
+        if ((out.Messages ?? []).length === 0) return got.sort((a, b) => (a.companyId < b.companyId ? -1 : 1));
+        for (const m of out.Messages!) {
+          const body = JSON.parse(m.Body!) as PlanningSlice;
+          got.push({ companyId: body.companyId, mode: body.mode, group: m.Attributes?.MessageGroupId });
+        }
+      }
+    };
+    const expected = (slices: PlanningSlice[]) =>
+      slices
+        .map((s) => ({ companyId: s.companyId, mode: s.mode, group: tenantOf(s) }))
+        .sort((a, b) => (a.companyId < b.companyId ? -1 : 1));
+    expect(await received(urls.live)).toEqual(expected(lives));
+    expect(await received(urls.test)).toEqual(expected(tests));
   });
 });

@@ -47,6 +47,7 @@ export default async function globalSetup(): Promise<void> {
     WEBHOOK_SLOW_QUEUE_URL: stores.webhooks.slowQueueUrl,
     WEBHOOK_TEST_SLOW_QUEUE_URL: stores.webhooks.testSlowQueueUrl,
     WEBHOOK_PLANNING_QUEUE_URL: stores.webhooks.planningQueueUrl,
+    WEBHOOK_TEST_PLANNING_QUEUE_URL: stores.webhooks.testPlanningQueueUrl,
   });
   (globalThis as { __LOCAL_STORES__?: unknown }).__LOCAL_STORES__ = stores;
 }

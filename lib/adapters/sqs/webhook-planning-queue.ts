@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { MODES, type Mode } from '../../mode.js';
 import type { PlanningQueue } from '../../webhooks/ports.js';
 import { tenantOf, type PlanningMessage, type PlanningSlice } from '../../webhooks/planning-slice.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
@@ -13,7 +14,11 @@ import { logger } from '../../runtime/logger.js';
  * of the messages in flight. On a standard queue the group orders nothing within a tenant and
  * locks nothing (unlike FIFO): the worker plans several slices of one tenant at once.
  *
- * Slices go ten to a SendMessageBatch. SendMessageBatch answers 200 even when some entries failed:
+ * One queue per mode, as the lanes are (infra/contract/webhook-lanes.ts TEST_PLANNING_QUEUE): a
+ * test slice goes to test mode's queue, whose worker invocations are capped apart, so test-mode bursts
+ * never hold a planning invocation a live slice needs.
+ *
+ * Slices go ten to a SendMessageBatch, each batch to one queue. SendMessageBatch answers 200 even when some entries failed:
  * those SQS blames on the service are sent again under the retry layer's backoff; an entry still not
  * accepted, refused as the sender's fault, or in a request that failed, answers `false` for its
  * slice (the stream records behind it are retried by the fan-out). Never a silent drop.
@@ -21,17 +26,23 @@ import { logger } from '../../runtime/logger.js';
 export class SqsWebhookPlanningQueue implements PlanningQueue {
   constructor(
     private readonly client: SQSClient,
-    private readonly queueUrl: string,
+    private readonly queueUrls: Readonly<Record<Mode, string>>,
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
   async forward(slices: readonly PlanningSlice[]): Promise<boolean[]> {
     const accepted = slices.map(() => false);
-    const batches: number[][] = [];
-    for (let i = 0; i < slices.length; i += SQS_BATCH_SIZE) batches.push(slices.slice(i, i + SQS_BATCH_SIZE).map((_, k) => i + k));
+    const batches: { mode: Mode; places: number[] }[] = [];
+    for (const mode of MODES) {
+      const places = slices.flatMap((slice, k) => (slice.mode === mode ? [k] : []));
+      for (let i = 0; i < places.length; i += SQS_BATCH_SIZE) batches.push({ mode, places: places.slice(i, i + SQS_BATCH_SIZE) });
+    }
     await Promise.all(
-      batches.map(async (batch) => {
-        const sent = await this.sendBatch(batch.map((k) => slices[k]!)).catch((error: unknown) => {
+      batches.map(async ({ mode, places: batch }) => {
+        const sent = await this.sendBatch(
+          this.queueUrls[mode],
+          batch.map((k) => slices[k]!),
+        ).catch((error: unknown) => {
           // The slices answer false (their stream records are retried); the cause is for the operator's log.
           logger.error('webhook planning queue: a SendMessageBatch failed', { error: String((error as Error)?.message ?? error) });
           return [] as number[];
@@ -43,14 +54,14 @@ export class SqsWebhookPlanningQueue implements PlanningQueue {
   }
 
   /** The places (in `slices`) of the entries SQS accepted. */
-  private async sendBatch(slices: readonly PlanningSlice[]): Promise<number[]> {
+  private async sendBatch(queueUrl: string, slices: readonly PlanningSlice[]): Promise<number[]> {
     let entries: SendMessageBatchRequestEntry[] = slices.map((slice, i) => {
       const message: PlanningMessage = { v: 1, mode: slice.mode, companyId: slice.companyId, events: slice.events };
       return { Id: String(i), MessageBody: JSON.stringify(message), MessageGroupId: tenantOf(slice) };
     });
     const done: number[] = [];
     for (let attempt = 1; ; attempt++) {
-      const command = new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries });
+      const command = new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries });
       const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       for (const ok of out.Successful ?? []) done.push(Number(ok.Id));
       const again = new Set((out.Failed ?? []).filter((f) => !f.SenderFault).map((f) => f.Id));

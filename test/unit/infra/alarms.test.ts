@@ -58,12 +58,12 @@ describe('alarms', () => {
       DestinationDeliveryFailures: 1,
       // At the first message: record-upload's on-failure queue; the debtor verifier's on-failure queue and retry dead
       // letters; the webhook fan-out's on-failure queue, the planning dead letters and the delivery dead letters. A
-      // backlog on each consumed queue: the verifier's retry queue, the planning queue and the delivery lanes.
-      ApproximateNumberOfMessagesVisible: 12,
+      // backlog on each consumed queue: the verifier's retry queue, the two planning queues and the delivery lanes.
+      ApproximateNumberOfMessagesVisible: 13,
       // In flight near SQS's quota, on each queue.
-      ApproximateNumberOfMessagesNotVisible: 12,
-      // The oldest message of each delivery lane, of the planning queue and of the verifier's retries.
-      ApproximateAgeOfOldestMessage: 6,
+      ApproximateNumberOfMessagesNotVisible: 13,
+      // The oldest message of each delivery lane, of each planning queue and of the verifier's retries.
+      ApproximateAgeOfOldestMessage: 7,
       // The webhook failure rate (failed attempts over all attempts) and the give-up rate (given up over finished deliveries).
       WebhookDelivered: 2,
       WebhookAttemptFailed: 1,
@@ -332,7 +332,14 @@ describe('alarms', () => {
       return cell === undefined ? [] : [{ name, cell, threshold: `> ${(alarm.Properties.Threshold as number).toLocaleString('en-GB')} s` }];
     });
     expect(stated.map((s) => s.name).sort()).toEqual(
-      ['WebhookFastLaneAge', 'WebhookSlowLaneAge', 'WebhookTestFastLaneAge', 'WebhookTestSlowLaneAge', 'WebhookPlanningAge'].sort(),
+      [
+        'WebhookFastLaneAge',
+        'WebhookSlowLaneAge',
+        'WebhookTestFastLaneAge',
+        'WebhookTestSlowLaneAge',
+        'WebhookPlanningAge',
+        'WebhookTestPlanningAge',
+      ].sort(),
     );
     for (const { name, cell, threshold } of stated) expect({ name, states: cell.includes(threshold) }).toEqual({ name, states: true });
   });

@@ -20,7 +20,7 @@ import {
   TEST_SLOW_LANE,
   WEBHOOK_ALARMS,
 } from '../../../infra/stack/webhook-delivery.js';
-import { DELIVERY_SWEEP } from '../../../infra/contract/webhook-lanes.js';
+import { DELIVERY_SWEEP, TEST_PLANNING_QUEUE } from '../../../infra/contract/webhook-lanes.js';
 import { WEBHOOK_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
 import { SWEEP_METRICS } from '../../../functions/sweep-webhook-deliveries.js';
 import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
@@ -149,27 +149,36 @@ describe('the webhook delivery lanes', () => {
     expect(filters).toEqual([{ dynamodb: { OldImage: { pk: { S: [{ exists: false }] } }, NewImage: { type: { S: ['EVENT'] } } } }]);
   });
 
-  it("plan each company's slices on the planning queue, a fair queue with a dead-letter queue, with enough invocations in flight for SQS to tell a noisy company", () => {
-    const [planning, ...others] = mappingsOf(delivery.plan);
-    expect(others).toEqual([]);
-    expect(planning!.Properties).toMatchObject({
-      EventSourceArn: { 'Fn::GetAtt': [idOf(delivery.planningQueue), 'Arn'] },
-      BatchSize: PLANNING_QUEUE.batchSize,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: PLANNING_QUEUE.maxConcurrency },
-    });
-    // Fair queues mark a tenant noisy from 30 messages in flight: the worker may hold more than that.
-    expect(PLANNING_QUEUE.maxConcurrency * PLANNING_QUEUE.batchSize).toBeGreaterThan(30);
-    expect(queue(delivery.planningQueue).Properties).toMatchObject({
-      VisibilityTimeout: PLANNING_QUEUE.visibilityTimeoutSeconds,
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [idOf(delivery.planningDeadLetters), 'Arn'] },
-        maxReceiveCount: PLANNING_QUEUE.maxReceiveCount,
-      },
-      SqsManagedSseEnabled: true,
-    });
-    // A standard queue: fair queues are standard queues whose messages carry a MessageGroupId (FIFO would lock each company's group).
-    expect(queue(delivery.planningQueue).Properties.FifoQueue).toBeUndefined();
+  it("plan each company's slices on its mode's planning queue, a fair queue with a dead-letter queue, with enough invocations in flight for SQS to tell a noisy company", () => {
+    const mappings = mappingsOf(delivery.plan);
+    expect(mappings).toHaveLength(2);
+    const on = (q: { node: { defaultChild?: unknown } }) =>
+      mappings.find((m) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [idOf(q), 'Arn'] }));
+    // Test mode's bursts on a queue and a mapping of their own, capped apart: whatever a free test key sends (from any
+    // number of companies, each one quiet to the fair queue), the live mapping's invocations stay the live slices'.
+    for (const [q, maxConcurrency] of [
+      [delivery.planningQueue, PLANNING_QUEUE.maxConcurrency],
+      [delivery.testPlanningQueue, TEST_PLANNING_QUEUE.maxConcurrency],
+    ] as const) {
+      expect(on(q)?.Properties).toMatchObject({
+        BatchSize: PLANNING_QUEUE.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: maxConcurrency },
+      });
+      // Fair queues mark a tenant noisy from 30 messages in flight: the worker may hold more than that.
+      expect(maxConcurrency * PLANNING_QUEUE.batchSize).toBeGreaterThan(30);
+      expect(queue(q).Properties).toMatchObject({
+        VisibilityTimeout: PLANNING_QUEUE.visibilityTimeoutSeconds,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [idOf(delivery.planningDeadLetters), 'Arn'] },
+          maxReceiveCount: PLANNING_QUEUE.maxReceiveCount,
+        },
+        SqsManagedSseEnabled: true,
+      });
+      // A standard queue: fair queues are standard queues whose messages carry a MessageGroupId (FIFO would lock each company's group).
+      expect(queue(q).Properties.FifoQueue).toBeUndefined();
+    }
+    expect(TEST_PLANNING_QUEUE.maxConcurrency).toBeLessThan(PLANNING_QUEUE.maxConcurrency);
     expect(PLANNING_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * PLANNING_QUEUE.functionTimeoutSeconds);
     expect(fn(delivery.plan).Properties.Timeout).toBe(PLANNING_QUEUE.functionTimeoutSeconds);
   });
@@ -183,8 +192,12 @@ describe('the webhook delivery lanes', () => {
       WEBHOOK_TEST_DELIVERY_QUEUE_URL: ref(delivery.testFastLane),
       WEBHOOK_TEST_SLOW_QUEUE_URL: ref(delivery.testSlowLane),
     };
-    // The fan-out plans small slices (the lanes) and forwards large ones (the planning queue); no key.
-    expect(env(fn(delivery.fanOut))).toMatchObject({ ...lanes, WEBHOOK_PLANNING_QUEUE_URL: ref(delivery.planningQueue) });
+    // The fan-out plans small slices (the lanes) and forwards large ones (each mode's planning queue); no key.
+    expect(env(fn(delivery.fanOut))).toMatchObject({
+      ...lanes,
+      WEBHOOK_PLANNING_QUEUE_URL: ref(delivery.planningQueue),
+      WEBHOOK_TEST_PLANNING_QUEUE_URL: ref(delivery.testPlanningQueue),
+    });
     expect(env(fn(delivery.fanOut)).WEBHOOK_SECRET_KEY_ARN).toBeUndefined();
     expect(env(fn(delivery.fanOut)).WEBHOOK_DEAD_LETTER_QUEUE_URL).toBeUndefined();
     expect(env(fn(delivery.plan))).toMatchObject(lanes);
@@ -216,13 +229,17 @@ describe('webhook alarms and the dashboard row', () => {
     }
   });
 
-  it('page when a slice waits on the planning queue longer than its planning could take', () => {
-    expect(alarm('WebhookPlanningAge').Properties).toMatchObject({
-      MetricName: 'ApproximateAgeOfOldestMessage',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(delivery.planningQueue), 'QueueName'] } }],
-      Threshold: WEBHOOK_ALARMS.planningAgeSeconds,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
+  it('page when a slice waits on either planning queue longer than its planning could take', () => {
+    for (const [id, q] of [
+      ['WebhookPlanningAge', delivery.planningQueue],
+      ['WebhookTestPlanningAge', delivery.testPlanningQueue],
+    ] as const)
+      expect(alarm(id).Properties).toMatchObject({
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(q), 'QueueName'] } }],
+        Threshold: WEBHOOK_ALARMS.planningAgeSeconds,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
   });
 
   it('page when a quarter of delivery attempts fail, over the metrics the delivery function publishes, in periods with enough attempts', () => {
@@ -584,10 +601,11 @@ describe.each(MODES)('what the webhook functions may do in %s mode, evaluated as
 });
 
 describe('the webhook functions\u2019 other rights', () => {
-  it('the fan-out may read the stream, plan small slices as the planning worker does, send to the fast lanes and the planning queue (and its stream mapping to its on-failure queue), and nothing else: no secret, no slow lane', () => {
+  it('the fan-out may read the stream, plan small slices as the planning worker does, send to the fast lanes and the planning queues (and its stream mapping to its on-failure queue), and nothing else: no secret, no slow lane', () => {
     const statements = fanOutPolicy();
     const sends = [
       idOf(delivery.planningQueue),
+      idOf(delivery.testPlanningQueue),
       idOf(delivery.failedStreamRecords),
       idOf(delivery.fastLane),
       idOf(delivery.testFastLane),
@@ -612,10 +630,10 @@ describe('the webhook functions\u2019 other rights', () => {
       expect(JSON.stringify(s.Resource)).toContain('StreamArn');
   });
 
-  it('the planning worker consumes the planning queue, sends to the fast lanes, starts delivery records, uses the slots, and nothing else: no secret, no dead-letter queue, no stream', () => {
+  it('the planning worker consumes the planning queues, sends to the fast lanes, starts delivery records, uses the slots, and nothing else: no secret, no dead-letter queue, no stream', () => {
     const statements = planPolicy();
     const sends = [idOf(delivery.fastLane), idOf(delivery.testFastLane)].sort();
-    const planning = [idOf(delivery.planningQueue)];
+    const planning = [idOf(delivery.planningQueue), idOf(delivery.testPlanningQueue)].sort();
     expect(sqsRights(statements)).toEqual({
       'sqs:ReceiveMessage': planning,
       'sqs:ChangeMessageVisibility': planning,
