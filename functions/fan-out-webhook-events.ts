@@ -15,7 +15,7 @@ import { fanOutBatch, type EventToFanOut, type FanOutBatchDeps } from '../lib/we
  * checked again here, as a filter changed in the stack must not make this function fan out
  * anything else). The batch is cut into one slice per company and mode; the small slices (a
  * company's trickle) are planned here at once, and the large ones (a burst to many endpoints) are
- * forwarded to the planning queue (an SQS fair queue grouped by that tenant), which the planning
+ * forwarded to their mode's planning queue (an SQS fair queue grouped by that tenant), which the planning
  * worker (functions/plan-webhook-deliveries.ts) plans beside every other tenant's
  * (lib/webhooks/fan-out-event.ts `fanOutBatch`). So the stream, read in order, never waits behind
  * one company's burst, and a quiet company's event has no queue between it and its first attempt.

@@ -19,7 +19,7 @@ import { receivesEvent, type WebhookEndpoint } from './webhook-endpoint.js';
  * one delivery per matching event and endpoint; docs/webhooks-design.md, "Planning: at once or on
  * the fair queue"): the table stream's consumer (functions/fan-out-webhook-events.ts) cuts its
  * batch into per-company-and-mode slices (`slicesOf`), plans the small ones itself and forwards
- * each large one to the planning queue, an SQS fair queue grouped by that tenant (`fanOutBatch`);
+ * each large one to its mode's planning queue, an SQS fair queue grouped by that tenant (`fanOutBatch`);
  * the planning worker (functions/plan-webhook-deliveries.ts) plans each forwarded slice on its own
  * (`planSlice`). So a company's burst never holds another company's events: it is one message, and
  * SQS hands a quiet tenant's message out before a noisy tenant's backlog.

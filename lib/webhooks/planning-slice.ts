@@ -4,7 +4,7 @@ import { MODES, type Mode } from '../mode.js';
 /**
  * What the fan-out (the table's stream) hands the planning worker: one company-and-mode's events
  * of one stream batch (docs/webhooks-design.md, "Planning: at once or on the fair queue"). A slice is one message
- * on the planning queue, an SQS fair queue whose MessageGroupId is the slice's `tenant`, so a
+ * on its mode's planning queue, an SQS fair queue whose MessageGroupId is the slice's `tenant`, so a
  * company's burst is planned beside, never ahead of, another company's event.
  */
 export interface PlanningSlice {

@@ -124,10 +124,11 @@ export interface DeliveryQueue {
 }
 
 /**
- * The planning queue (docs/webhooks-design.md, "Planning: at once or on the fair queue"): an SQS fair queue (a
- * standard queue whose messages carry a MessageGroupId, here the slice's tenant: mode and company),
- * so that SQS hands a quiet company's slice to the planning worker before a noisy company's
- * backlog. `forward` sends each slice as one message and answers, per slice, whether SQS took it;
+ * The planning queues (docs/webhooks-design.md, "Planning: at once or on the fair queue"), one per mode,
+ * as the lanes are (a test slice never waits on, nor takes, the live queue's worker invocations): each
+ * an SQS fair queue (a standard queue whose messages carry a MessageGroupId, here the slice's tenant:
+ * mode and company), so that SQS hands a quiet company's slice to the planning worker before a noisy
+ * company's backlog. `forward` sends each slice as one message and answers, per slice, whether SQS took it;
  * it never throws for a slice refused (the caller retries that slice's stream records).
  */
 export interface PlanningQueue {
