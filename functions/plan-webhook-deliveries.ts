@@ -8,7 +8,7 @@ import { planningSliceSchema, tenantOf, type PlanningMessage } from '../lib/webh
 
 /**
  * The webhook planning worker (docs/webhooks-design.md, "Planning: at once or on the fair queue"), on the planning
- * queue (an SQS fair queue grouped by mode and company): each message is one company-and-mode's
+ * queues, live and test (each an SQS fair queue grouped by mode and company, each with its own mapping): each message is one company-and-mode's
  * events of one stream batch, planned on its own (lib/webhooks/fan-out-event.ts `planSlice`: the
  * endpoints read once, each matching delivery listed and its record started, each endpoint filled
  * once). The batch's tenants are planned concurrently (one tenant's slices one after another) and

@@ -70,10 +70,12 @@ export const DELIVERY_SWEEP = {
 } as const;
 
 /**
- * The planning queue and its worker (functions/plan-webhook-deliveries.ts; docs/webhooks-design.md,
- * "Planning: at once or on the fair queue"): an SQS fair queue (standard, MessageGroupId = mode and company) fed by
+ * The planning queues and their worker (functions/plan-webhook-deliveries.ts; docs/webhooks-design.md,
+ * "Planning: at once or on the fair queue"): per mode an SQS fair queue (standard, MessageGroupId = mode and company) fed by
  * the fan-out, one message per large company-and-mode slice of a stream batch (the small ones the
- * fan-out plans itself: lib/webhooks/fan-out-event.ts INLINE_DELIVERIES_PER_SLICE).
+ * fan-out plans itself: lib/webhooks/fan-out-event.ts INLINE_DELIVERIES_PER_SLICE). These settings are
+ * both queues'; the live mapping's concurrency is `maxConcurrency` here, the test one's
+ * TEST_PLANNING_QUEUE's.
  */
 export const PLANNING_QUEUE = {
   /** One slice is at most 100 events × 16 endpoints (1,600 records started and listed, in 17 steps): well inside half a minute. */
@@ -101,7 +103,8 @@ export const PLANNING_QUEUE = {
  * planning invocation a live burst needs. The fair queue shares a queue among its tenants by their
  * share of the messages in flight, which any number of companies with free test keys, each
  * bursting once, would pass unseen (none holds 30), so live and test are kept apart as the lanes
- * are. Five invocations × 10 = 50 slices in flight: more than the 30 SQS needs to tell a noisy
- * test tenant from the quiet ones.
+ * are. Ten invocations × 10 = 100 slices in flight: SQS marks a test tenant noisy once it holds 30
+ * of them (under a third; at 5 invocations it would have been 30 of 50, most of them), so test
+ * tenants still share their queue fairly among themselves.
  */
-export const TEST_PLANNING_QUEUE = { maxConcurrency: 5 } as const;
+export const TEST_PLANNING_QUEUE = { maxConcurrency: 10 } as const;

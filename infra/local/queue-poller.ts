@@ -79,8 +79,8 @@ export function lambdaSqsRecord(message: Message, queueArn: string, region: stri
 /**
  * The client the local event source mappings receive and delete with, one per engine. In AWS the
  * mappings' pollers are Lambda's own fleet, with no socket limit of ours. Here every receive loop of
- * an engine (the live fast lane's twenty, the test lanes', the planning queue's: sixty-odd once they
- * scale) shares one client, and each holds a socket for its whole long poll; with the SDK's default
+ * an engine (the live fast lane's twenty, the test lanes', the planning queues': about eighty once
+ * they scale) shares one client, and each holds a socket for its whole long poll; with the SDK's default
  * pool of 50 sockets, a loop's receive, or its DeleteMessageBatch after a batch, waited for another
  * loop's long poll to end. So the pool is unbounded (loopback sockets to the in-process SQS), and
  * requests get no timeout of their own: a long poll outlasts the product clients' 3 s under load.

@@ -114,7 +114,7 @@ export interface WebhookEngines {
   };
   /** Runs the delivery sweeper once now (it also runs every DELIVERY_SWEEP.everyMinutes, as the stack's schedule runs it). */
   sweep(): Promise<SweepTotals>;
-  /** Resolves when every stream record written before the call has been fanned out: forwarded, and its slice planned (the planning queue empty). */
+  /** Resolves when every stream record written before the call has been fanned out: forwarded, and its slice planned (both planning queues empty). */
   streamDrained(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -271,7 +271,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       sweep,
       streamDrained: async () => {
         await stream.drained();
-        // Planned too: the slices forwarded are off the planning queue (a message is deleted once planned).
+        // Planned too: the slices forwarded are off the planning queues (a message is deleted once planned).
         while (sqs.depth(WEBHOOK_QUEUE_NAMES.planning) + sqs.depth(WEBHOOK_QUEUE_NAMES.testPlanning) > 0)
           await new Promise((resolve) => setTimeout(resolve, 20));
       },

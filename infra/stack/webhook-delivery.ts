@@ -121,12 +121,18 @@ export const WEBHOOK_ALARMS = {
   /** Test mode's lanes: an hour past the longest delay, a dead consumer only. */
   testLaneAgeSeconds: LONGEST_HEALTHY_AGE_SECONDS + 60 * 60,
   /**
-   * The planning queue: its messages are never delayed and a slice is planned in seconds; one that
+   * The live planning queue: its messages are never delayed and a slice is planned in seconds; one that
    * failed comes back after the visibility timeout (180 s) and is planned then. So a slice older than
    * that and a minute more has failed twice or waits for a worker that is failing, throttled or
    * stopped: first attempts of the companies behind it wait too.
    */
   planningAgeSeconds: PLANNING_QUEUE.visibilityTimeoutSeconds + 60,
+  /**
+   * Test mode's planning queue: an hour more, a dead consumer only, as for the test lanes. Its
+   * mapping is capped apart (TEST_PLANNING_QUEUE), and many test companies bursting at once make a
+   * backlog there that delays nobody's live delivery: no page for that.
+   */
+  testPlanningAgeSeconds: PLANNING_QUEUE.visibilityTimeoutSeconds + 60 + 60 * 60,
   /**
    * The sweeper: runs in a row (one every DELIVERY_SWEEP.everyMinutes) in which it could not sweep
    * an endpoint, or was not invoked at all. One is retried on the next run by design; three in a
@@ -146,7 +152,7 @@ export interface WebhookDeliveryProps {
 
 export class WebhookDelivery extends Construct {
   readonly fanOut: ApiFunction;
-  /** The planning worker (functions/plan-webhook-deliveries.ts) on the planning queue. */
+  /** The planning worker (functions/plan-webhook-deliveries.ts) on the planning queues, live and test. */
   readonly plan: ApiFunction;
   /** The fair queue of live company slices the fan-out forwards (`WEBHOOK_PLANNING_QUEUE_URL`). */
   readonly planningQueue: Queue;
@@ -201,8 +207,8 @@ export class WebhookDelivery extends Construct {
       WEBHOOK_TEST_SLOW_QUEUE_URL: this.testSlowLane.queueUrl,
     };
 
-    // The planning queue: a standard queue whose messages carry MessageGroupId (mode and company), which
-    // makes it an SQS fair queue: quiet tenants' slices are received before a noisy tenant's backlog.
+    // The planning queues: standard queues whose messages carry MessageGroupId (mode and company), which
+    // makes each an SQS fair queue: quiet tenants' slices are received before a noisy tenant's backlog.
     // One per mode (test-mode bursts never hold a planning invocation a live slice needs), one dead-letter queue.
     this.planningDeadLetters = new Queue(this, 'PlanningDeadLetters', { ...queueDefaults, retentionPeriod });
     const planningQueue = (queueId: string) =>
@@ -218,7 +224,7 @@ export class WebhookDelivery extends Construct {
     this.fanOut = new ApiFunction(this, 'FanOut', {
       entry: `${props.projectRoot}/${FAN_OUT_WEBHOOK_EVENTS_ENTRY}`,
       projectRoot: props.projectRoot,
-      description: "Webhook fan-out: a table stream batch's small company slices planned, the large ones to the planning queue",
+      description: "Webhook fan-out: a table stream batch's small company slices planned, the large ones to their mode's planning queue",
       memorySize: 512,
       timeout: Duration.seconds(60),
       environment: {
@@ -436,16 +442,16 @@ export class WebhookDelivery extends Construct {
         `Webhooks: company slices of events were received ${PLANNING_QUEUE.maxReceiveCount} times without being planned and are in the ` +
         'planning dead-letter queue: no delivery was scheduled for their events; see docs/deploy.md, runbook.',
     });
-    for (const [alarmId, queue, mode] of [
-      ['WebhookPlanningAge', this.planningQueue, 'live'],
-      ['WebhookTestPlanningAge', this.testPlanningQueue, 'test'],
+    for (const [alarmId, queue, mode, threshold] of [
+      ['WebhookPlanningAge', this.planningQueue, 'live', WEBHOOK_ALARMS.planningAgeSeconds],
+      ['WebhookTestPlanningAge', this.testPlanningQueue, 'test', WEBHOOK_ALARMS.testPlanningAgeSeconds],
     ] as const)
       alarms.add(alarmId, this.oldestMessage(queue), {
-        threshold: WEBHOOK_ALARMS.planningAgeSeconds,
+        threshold,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
         description:
-          `Webhooks: a ${mode} company slice waited more than ${WEBHOOK_ALARMS.planningAgeSeconds} s on its planning queue (slices are never ` +
+          `Webhooks: a ${mode} company slice waited more than ${threshold} s on its planning queue (slices are never ` +
           'delayed and are planned in seconds): the planning worker is failing, throttled or stopped; see docs/deploy.md, runbook.',
       });
     alarms.add('WebhookFanOutFailedStreamRecords', depth(this.failedStreamRecords), {

@@ -382,7 +382,7 @@ export async function planSlice(deps: FanOutDeps, slice: PlanningSlice, how: Sli
  * the slices of one stream batch it plans itself. What is within both is planned at once, with no
  * queue between the event and its first attempt (a company's trickle: its events to its endpoints);
  * a larger slice (a burst to many endpoints: 100 events × 16 endpoints are 1,600 records) goes to the
- * planning queue, where it is planned beside every other tenant's. So the stream, which is read in
+ * planning queue of its mode, where it is planned beside every other tenant's. So the stream, which is read in
  * order, never waits behind one tenant's burst for more than a few small writes, and a quiet
  * company's event never queues behind it (docs/webhooks-design.md, "Planning: at once or on the
  * fair queue").
@@ -401,7 +401,7 @@ export interface FannedOutBatch {
   errors: string[];
   /** Jobs queued into the lanes by the fills of the slices planned at once. */
   queued: number;
-  /** Slices planned at once, and slices forwarded to the planning queue. */
+  /** Slices planned at once, and slices forwarded to the planning queues. */
   planned: number;
   forwarded: number;
 }
@@ -410,7 +410,7 @@ export interface FannedOutBatch {
  * A stream batch's events: cut into one slice per company and mode (`slicesOf`), each slice's
  * endpoints read once; the small slices (INLINE_DELIVERIES_PER_SLICE; live before test, then
  * smallest first, while the batch's INLINE_DELIVERIES_PER_BATCH lasts) planned and filled here, each on its own, the others
- * forwarded to the planning queue, all at once. A slice fails on its own (its endpoints unreadable,
+ * forwarded to their mode's planning queue, all at once. A slice fails on its own (its endpoints unreadable,
  * its planning or its fill failed, SQS did not take it): another company's, or the same company's
  * other mode, is never failed with it. Retrying any of it is harmless.
  */
@@ -458,11 +458,11 @@ export async function fanOutBatch(deps: FanOutBatchDeps, events: readonly EventT
   const forwardRest = async (): Promise<number[]> => {
     if (forward.length === 0) return [];
     const accepted = await deps.planning.forward(forward.map((s) => s.slice)).catch((error: unknown) => {
-      errors.push(`forwarding to the planning queue failed: ${messageOf(error)}`);
+      errors.push(`forwarding to the planning queues failed: ${messageOf(error)}`);
       return forward.map(() => false);
     });
     const refused = forward.filter((_, k) => !accepted[k]);
-    if (refused.length > 0) errors.push(`the planning queue did not take ${refused.length} slice(s)`);
+    if (refused.length > 0) errors.push(`the planning queues did not take ${refused.length} slice(s)`);
     return refused.flatMap((s) => s.indexes);
   };
   const [planned, refused] = await Promise.all([Promise.all(inline.map(planOne)), forwardRest()]);

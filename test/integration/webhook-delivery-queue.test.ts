@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { SqsWebhookDeliveryQueue } from '../../lib/adapters/sqs/webhook-delivery-queue.js';
 import { SqsWebhookPlanningQueue } from '../../lib/adapters/sqs/webhook-planning-queue.js';
+import { DEFAULT_RETRY_POLICY } from '../../lib/adapters/retry.js';
 import { sqsClient } from '../../lib/adapters/sqs/verification-retry-queue.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
@@ -191,5 +192,28 @@ describe('the planning queues', () => {
         .sort((a, b) => (a.companyId < b.companyId ? -1 : 1));
     expect(await received(urls.live)).toEqual(expected(lives));
     expect(await received(urls.test)).toEqual(expected(tests));
+  });
+
+  it('a mode’s queue that refuses its batch fails that mode’s slices only, each answered in the order given', async () => {
+    const urls = { live: await newQueue('planning'), test: await newQueue('test-planning') };
+    const real = client();
+    const refusingTest = {
+      send: async (command: { input: { QueueUrl?: string } }, options?: unknown) => {
+        if (command.input.QueueUrl === urls.test)
+          throw Object.assign(new Error('refused for the test'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+        return real.send(command as never, options as never);
+      },
+    } as unknown as SQSClient;
+    const slice = (mode: PlanningSlice['mode']): PlanningSlice => ({
+      mode,
+      companyId: `co_${randomBase62(8)}`,
+      events: [{ eventId: `evt_${randomBase62(22)}`, eventType: 'case.created', createdAt: new Date().toISOString() }],
+    });
+    const modes = ['test', 'live', 'test', 'live', 'live', 'test'] as const;
+    const accepted = await new SqsWebhookPlanningQueue(refusingTest, urls, { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 }).forward(
+      modes.map(slice),
+    );
+    // The stream records behind the refused ones are retried; the live slices are on their queue.
+    expect(accepted).toEqual(modes.map((mode) => mode === 'live'));
   });
 });
