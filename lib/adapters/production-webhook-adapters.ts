@@ -53,15 +53,20 @@ export function webhookEndpointAdapters(cfg: AppConfig = config(), options: { wi
   };
 }
 
+/** Throws, naming every one of `settings` that is unset, when any is: a function is never built half-configured. */
+function requireSettings(user: string, settings: Record<string, string | undefined>): void {
+  const missing = Object.keys(settings).filter((name) => settings[name] === undefined);
+  if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.join(', ')} required by ${user}`);
+}
+
 /** Each mode's lanes (fast and slow). */
 function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
-  const missing = [
-    ['WEBHOOK_DELIVERY_QUEUE_URL', cfg.webhookDeliveryQueueUrl],
-    ['WEBHOOK_SLOW_QUEUE_URL', cfg.webhookSlowQueueUrl],
-    ['WEBHOOK_TEST_DELIVERY_QUEUE_URL', cfg.webhookTestDeliveryQueueUrl],
-    ['WEBHOOK_TEST_SLOW_QUEUE_URL', cfg.webhookTestSlowQueueUrl],
-  ].filter(([, value]) => value === undefined);
-  if (missing.length > 0) throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by ${user}`);
+  requireSettings(user, {
+    WEBHOOK_DELIVERY_QUEUE_URL: cfg.webhookDeliveryQueueUrl,
+    WEBHOOK_SLOW_QUEUE_URL: cfg.webhookSlowQueueUrl,
+    WEBHOOK_TEST_DELIVERY_QUEUE_URL: cfg.webhookTestDeliveryQueueUrl,
+    WEBHOOK_TEST_SLOW_QUEUE_URL: cfg.webhookTestSlowQueueUrl,
+  });
   return new SqsWebhookDeliveryQueue(sqsClient(cfg), {
     live: { fast: cfg.webhookDeliveryQueueUrl!, slow: cfg.webhookSlowQueueUrl! },
     test: { fast: cfg.webhookTestDeliveryQueueUrl!, slow: cfg.webhookTestSlowQueueUrl! },
@@ -73,12 +78,10 @@ function webhookQueue(cfg: AppConfig, user: string): SqsWebhookDeliveryQueue {
  * a company's small slices itself) and the planning queues (one per mode) it forwards the large ones to.
  */
 export function webhookFanOutAdapters(cfg: AppConfig = config()) {
-  const missing = [
-    ['WEBHOOK_PLANNING_QUEUE_URL', cfg.webhookPlanningQueueUrl],
-    ['WEBHOOK_TEST_PLANNING_QUEUE_URL', cfg.webhookTestPlanningQueueUrl],
-  ].filter(([, value]) => value === undefined);
-  if (missing.length > 0)
-    throw new Error(`Invalid configuration: ${missing.map(([name]) => name).join(', ')} required by the webhook fan-out`);
+  requireSettings('the webhook fan-out', {
+    WEBHOOK_PLANNING_QUEUE_URL: cfg.webhookPlanningQueueUrl,
+    WEBHOOK_TEST_PLANNING_QUEUE_URL: cfg.webhookTestPlanningQueueUrl,
+  });
   return {
     ...webhookPlanningAdapters(cfg, 'the webhook fan-out'),
     planning: new SqsWebhookPlanningQueue(sqsClient(cfg), { live: cfg.webhookPlanningQueueUrl!, test: cfg.webhookTestPlanningQueueUrl! }),
