@@ -465,6 +465,26 @@ describe.each([
     expect(ids(written.listed)).toEqual(ids(jobs));
     expect(await slots.holders('live', endpointId)).toEqual([]);
   });
+
+  it('an event to more endpoints than one write holds has the claims that fit written (100 actions), the rest left untouched for the usual road', async () => {
+    const { slots, records } = world();
+    // One endpoint asked for more jobs than its cap: listed, after every claim, while room lasts.
+    const over = newEndpointId();
+    const listedLast = [newJob(over), newJob(over), newJob(over)];
+    // 40 endpoints with one job each: three actions a claim (waiting entry, record, slots), so 33 fit in 99.
+    const endpoints = Array.from({ length: 40 }, newEndpointId);
+    const jobs = endpoints.map((endpointId) => newJob(endpointId));
+    const written = await slots.startClaimed([...listedLast, ...jobs], new Date().toISOString(), 2);
+    expect(ids(written.claimed)).toEqual(ids(jobs.slice(0, 33)));
+    expect(written.listed).toEqual([]);
+    // The rest are as they were: no record, no slot, not on a waiting list; the caller lists and starts them itself.
+    for (const job of [...jobs.slice(33), ...listedLast]) {
+      expect(await records.get(deliveryKeyOf(job))).toBeUndefined();
+      expect(await slots.holders('live', job.endpointId)).toEqual([]);
+    }
+    expect(await slots.claimWaiting('live', endpoints[39]!, CAP)).toEqual([]);
+    expect(await slots.claimWaiting('live', over, CAP)).toEqual([]);
+  });
 });
 
 describe('new jobs claimed as they are listed, on DynamoDB', () => {

@@ -28,6 +28,8 @@ import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
  * contract suite as the DynamoDB adapter (test/integration/webhook-delivery-port-contracts.test.ts).
  */
 const keyString = deliveryKeyString;
+/** The actions one DynamoDB TransactWriteItems takes, at most: the most one `startClaimed` write holds. */
+const ONE_WRITE_ACTIONS = 100;
 const copy = <T>(value: T): T => structuredClone(value);
 
 export class MemoryWebhookDeliveryStore implements WebhookDeliveryStore {
@@ -176,8 +178,8 @@ export class MemoryDeliverySlots implements DeliverySlots {
     await Promise.resolve();
     const distinct = distinctDeliveries(jobs);
     const key = (job: DeliveryJob) => `${job.createdAt}#${job.deliveryId}`;
-    const claimable: DeliveryJob[][] = [];
-    const listable: DeliveryJob[][] = [];
+    let claimable: DeliveryJob[][] = [];
+    let listable: DeliveryJob[][] = [];
     for (const group of jobsByEndpoint(distinct)) {
       const holders = this.holdersOf(group[0]!.mode, group[0]!.endpointId);
       // A record or claim there already (a replayed stream record): untouched, for the caller's usual road.
@@ -186,6 +188,17 @@ export class MemoryDeliverySlots implements DeliverySlots {
       if (group.length <= cap && holders.size + group.length <= cap) claimable.push(group);
       else listable.push(group);
     }
+    // One write holds what DynamoDB's TransactWriteItems does, 100 actions (each job's waiting entry and record, a
+    // claimed endpoint's slots): the claims first, then the listings, while they fit; the rest left untouched.
+    let actions = 0;
+    const fits = (group: DeliveryJob[], claim: boolean) => {
+      const cost = 2 * group.length + (claim ? 1 : 0);
+      if (actions + cost > ONE_WRITE_ACTIONS) return false;
+      actions += cost;
+      return true;
+    };
+    claimable = claimable.filter((group) => fits(group, true));
+    listable = listable.filter((group) => fits(group, false));
     // Never listed alone: with nothing to claim, nothing is written (as the adapter sends no transaction).
     if (claimable.length === 0) return { claimed: [], listed: [] };
     // Checked and written with no wait between, as one transaction: two calls at once never both pass the cap.
