@@ -3,8 +3,8 @@ import { isPast, standaloneDeadline, type Deadline } from '../deadline.js';
 import { ServiceUnavailableError } from '../errors.js';
 
 /**
- * The one retry layer for every storage call (DynamoDB and S3). The SDK clients make a single
- * attempt each (`maxAttempts: 1`), so retries never multiply: attempts here are bounded by the
+ * The one retry layer for every storage and queue call (DynamoDB, S3 and SQS). The SDK clients
+ * make a single attempt each (`maxAttempts: 1`), so retries never multiply: attempts here are bounded by the
  * policy, by the request's shared retry budget, and by its deadline, whose abort signal is passed
  * to every attempt so a stalled call ends when the request's time is up. Full-jitter backoff.
  *
@@ -37,6 +37,9 @@ const RETRYABLE_NAMES = new Set([
   // meet the delivery's attempt records on a replay): nothing was applied, and the same write may succeed now.
   'TransactionConflictException',
   'NetworkingError',
+  // SQS's throttling (SendMessage, SendMessageBatch, ReceiveMessage): a 400 blamed on the client, as DynamoDB's
+  // ThrottlingException is, and as worth another attempt.
+  'RequestThrottled',
 ]);
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
 
@@ -67,6 +70,15 @@ export function isRetryable(error: unknown): boolean {
   if (e?.code && RETRYABLE_CODES.has(e.code)) return true;
   const status = e?.$metadata?.httpStatusCode;
   return typeof status === 'number' && status >= 500;
+}
+
+/**
+ * Whether an entry a batch call refused (SQS's SendMessageBatch answers 200 with each failed entry's
+ * code and whether the sender is to blame) is worth sending again: one SQS blames on itself, or a
+ * throttled one, whichever side SQS blames for it.
+ */
+export function isRetryableEntry(failure: { Code?: string; SenderFault?: boolean }): boolean {
+  return !failure.SenderFault || (failure.Code !== undefined && RETRYABLE_NAMES.has(failure.Code));
 }
 
 /**

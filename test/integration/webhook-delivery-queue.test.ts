@@ -129,8 +129,8 @@ describe('the webhook delivery queues (local SQS)', () => {
     const urls = await queues();
     const real = client();
     let calls = 0;
-    /** SQS fails the first entry of the first `failTimes` batches (InternalError, not the sender's fault). */
-    const partlyFailing = (failTimes: number, senderFault = false) =>
+    /** SQS fails the first entry of the first `failTimes` batches (by default InternalError, not the sender's fault). */
+    const partlyFailing = (failTimes: number, senderFault = false, code = 'InternalError') =>
       ({
         send: async (command: SendMessageBatchCommand, options?: unknown): Promise<SendMessageBatchCommandOutput> => {
           if (!(command instanceof SendMessageBatchCommand)) return real.send(command, options as never) as never;
@@ -141,7 +141,7 @@ describe('the webhook delivery queues (local SQS)', () => {
             rest.length > 0 ? await real.send(new SendMessageBatchCommand({ ...command.input, Entries: rest })) : { Successful: [] };
           return {
             ...out,
-            Failed: [{ Id: first!.Id, Code: 'InternalError', Message: 'try again', SenderFault: senderFault }],
+            Failed: [{ Id: first!.Id, Code: code, Message: 'try again', SenderFault: senderFault }],
           } as SendMessageBatchCommandOutput;
         },
       }) as unknown as SQSClient;
@@ -157,6 +157,12 @@ describe('the webhook delivery queues (local SQS)', () => {
     );
     calls = 0;
     await expect(new SqsWebhookDeliveryQueue(partlyFailing(1, true), urls, fast).enqueue('fast', [job()])).rejects.toThrow(/InternalError/);
+    // Throttled is "not now", whichever side SQS blames: sent again, not thrown.
+    calls = 0;
+    const throttled = job();
+    await new SqsWebhookDeliveryQueue(partlyFailing(1, true, 'RequestThrottled'), urls, fast).enqueue('fast', [throttled]);
+    expect(calls).toBe(2);
+    expect((await receiveAll(urls.live.fast)).map((m) => m.body.deliveryId)).toContain(throttled.deliveryId);
   });
 });
 

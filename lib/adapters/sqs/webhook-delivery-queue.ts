@@ -7,7 +7,7 @@ import {
 import type { DeliveryLane, DeliveryQueue } from '../../webhooks/ports.js';
 import type { DeliveryJob } from '../../webhooks/webhook-delivery.js';
 import { MODES } from '../../mode.js';
-import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
+import { backoffMs, DEFAULT_RETRY_POLICY, isRetryableEntry, sleep, withRetries, type RetryPolicy } from '../retry.js';
 import { MAX_SQS_DELAY_SECONDS } from './verification-retry-queue.js';
 
 /** SendMessageBatch takes at most 10 entries. */
@@ -28,10 +28,11 @@ export interface DeliveryQueueUrls {
  * its own mode's lane: test-mode jobs never share a queue (nor its consumers) with live ones.
  *
  * Never a silent drop: SendMessageBatch answers 200 even when some entries failed, so the failed
- * entries are sent again (those SQS blames on the service) under the retry layer's backoff, and
- * any entry still not accepted, or refused as the sender's fault, makes `enqueue` throw. The caller
- * (a stream batch, a queue message, a redeliver request) then fails as a whole and is retried;
- * the entries that did go are harmless to send twice (the delivery record makes a copy a no-op).
+ * entries are sent again (those SQS blames on the service, and throttled ones) under the retry
+ * layer's backoff, and any entry still not accepted, or otherwise refused as the sender's fault,
+ * makes `enqueue` throw. The caller (a stream batch, a queue message, a redeliver request) then
+ * fails as a whole and is retried; the entries that did go are harmless to send twice (the
+ * delivery record makes a copy a no-op).
  */
 /** A queue's name, the last segment of its URL or ARN: how a record's eventSourceARN names its lane. */
 export function queueNameOf(urlOrArn: string): string {
@@ -86,7 +87,7 @@ export class SqsWebhookDeliveryQueue implements DeliveryQueue {
       const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       const failed: BatchResultErrorEntry[] = out.Failed ?? [];
       if (failed.length === 0) return;
-      const refused = failed.filter((f) => f.SenderFault);
+      const refused = failed.filter((f) => !isRetryableEntry(f));
       if (refused.length > 0 || attempt >= this.policy.maxAttempts)
         throw new Error(
           `SQS did not accept ${failed.length} of ${entries.length} delivery jobs: ${failed.map((f) => `${f.Code ?? '?'} ${f.Message ?? ''}`.trim()).join('; ')}`,

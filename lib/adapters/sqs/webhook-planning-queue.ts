@@ -2,7 +2,7 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSCli
 import { MODES, type Mode } from '../../mode.js';
 import type { PlanningQueue } from '../../webhooks/ports.js';
 import { tenantOf, type PlanningMessage, type PlanningSlice } from '../../webhooks/planning-slice.js';
-import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from '../retry.js';
+import { backoffMs, DEFAULT_RETRY_POLICY, isRetryableEntry, sleep, withRetries, type RetryPolicy } from '../retry.js';
 import { SQS_BATCH_SIZE } from './webhook-delivery-queue.js';
 import { logger } from '../../runtime/logger.js';
 
@@ -64,7 +64,7 @@ export class SqsWebhookPlanningQueue implements PlanningQueue {
       const command = new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries });
       const out = await withRetries((options) => this.client.send(command, options), undefined, this.policy);
       for (const ok of out.Successful ?? []) done.push(Number(ok.Id));
-      const again = new Set((out.Failed ?? []).filter((f) => !f.SenderFault).map((f) => f.Id));
+      const again = new Set((out.Failed ?? []).filter(isRetryableEntry).map((f) => f.Id));
       if (again.size === 0 || attempt >= this.policy.maxAttempts) {
         if ((out.Failed ?? []).length > 0)
           logger.error('webhook planning queue: entries not accepted', { codes: [...new Set((out.Failed ?? []).map((f) => f.Code))] });

@@ -1,5 +1,14 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { attempt, DEFAULT_RETRY_POLICY, isRetryable, mayHaveApplied, untilProcessed, withRetries } from '../../../lib/adapters/retry.js';
+import { RequestThrottled } from '@aws-sdk/client-sqs';
+import {
+  attempt,
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  isRetryableEntry,
+  mayHaveApplied,
+  untilProcessed,
+  withRetries,
+} from '../../../lib/adapters/retry.js';
 import { requestDeadline, standaloneDeadline } from '../../../lib/deadline.js';
 
 const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
@@ -59,6 +68,26 @@ describe('the one retry layer', () => {
       fastPolicy,
     );
     await expect(stalled).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  });
+
+  it('retries SQS throttling a queue call (RequestThrottled, a 400 blamed on the client) as it retries DynamoDB throttling a table call, and knows it did nothing', async () => {
+    const sqsThrottled = () => new RequestThrottled({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
+    expect(isRetryable(sqsThrottled())).toBe(true);
+    expect(mayHaveApplied(sqsThrottled())).toBe(false);
+    let calls = 0;
+    const answer = await withRetries(
+      async () => (++calls < 3 ? Promise.reject(sqsThrottled()) : 'sent'),
+      standaloneDeadline(5_000),
+      fastPolicy,
+    );
+    expect({ answer, calls }).toEqual({ answer: 'sent', calls: 3 });
+  });
+
+  it("sends a batch entry again when SQS blames itself or throttled it, and not when it blames the sender's entry", () => {
+    expect(isRetryableEntry({ Code: 'InternalError', SenderFault: false })).toBe(true);
+    expect(isRetryableEntry({ Code: 'RequestThrottled', SenderFault: true })).toBe(true);
+    expect(isRetryableEntry({ Code: 'InvalidParameterValue', SenderFault: true })).toBe(false);
+    expect(isRetryableEntry({ SenderFault: true })).toBe(false);
   });
 
   it('retries a cancelled transaction only when every reason given is transient', () => {
