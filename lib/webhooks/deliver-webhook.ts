@@ -4,7 +4,14 @@ import type { DeliveryLane, SentWebhook, WebhookAttemptSender, WebhookDeliverySt
 import { nextStep } from './retry-schedule.js';
 import { signingSecrets } from './signature.js';
 import { sustainedFailure } from './sustained-failure.js';
-import { deliveryKeyOf, newDeliveryRecord, type DeliveryAttempt, type DeliveryJob, type WebhookDelivery } from './webhook-delivery.js';
+import {
+  clipAttemptError,
+  deliveryKeyOf,
+  newDeliveryRecord,
+  type DeliveryAttempt,
+  type DeliveryJob,
+  type WebhookDelivery,
+} from './webhook-delivery.js';
 
 /**
  * One delivery job, received from a delivery queue (functions/deliver-webhooks.ts): at most one
@@ -101,12 +108,14 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliveryJob, lane: 
   }
 
   const attemptsBefore = record.attempts.length;
-  const sent = await deps.sender.send({
+  const answer = await deps.sender.send({
     url: endpoint.url,
     eventId: job.eventId,
     payload: stored.payload,
     secrets: signingSecrets(secrets, now),
   });
+  // Clipped before it is recorded or logged: the receiver's side chooses how long it is.
+  const sent = answer.error === undefined ? answer : { ...answer, error: clipAttemptError(answer.error) };
   const attempt = attemptOf(sent);
   const after = deps.now();
 

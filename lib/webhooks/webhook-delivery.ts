@@ -51,7 +51,22 @@ export interface DeliveryAttempt {
   at: string;
   statusCode?: number;
   durationMs: number;
+  /** At most MAX_ATTEMPT_ERROR_CHARS characters (clipAttemptError). */
   error?: string;
+}
+
+/**
+ * The most characters an attempt's `error` keeps. The text comes from the receiver's side (a TLS
+ * certificate's names, a socket error's message), so its length is the receiver's to choose; a
+ * delivery keeps up to 19 attempts in its one item, which DynamoDB caps at 400 KB. 500 characters
+ * hold every error the sender writes itself with room to spare.
+ */
+export const MAX_ATTEMPT_ERROR_CHARS = 500;
+
+/** The error as the delivery log keeps it: whole when short, else its first characters and "…" (never half a character). */
+export function clipAttemptError(error: string): string {
+  const chars = Array.from(error);
+  return chars.length <= MAX_ATTEMPT_ERROR_CHARS ? error : `${chars.slice(0, MAX_ATTEMPT_ERROR_CHARS - 1).join('')}…`;
 }
 
 /** What identifies a delivery's record: the endpoint's partition, ordered by createdAt, then the id. */
@@ -143,10 +158,10 @@ export const deliveryAttemptSchema = /* @__PURE__ */ z
     at: z.string().meta({ format: 'date-time', example: EXAMPLE_AT }),
     statusCode: z.number().int().optional().meta({ description: "Your receiver's HTTP status; absent when none came.", example: 503 }),
     durationMs: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.', example: 84 }),
-    error: z
-      .string()
-      .optional()
-      .meta({ description: 'Why the attempt failed (timeout, refused address, non-2xx status…); absent when it succeeded.' }),
+    error: z.string().optional().meta({
+      description:
+        'Why the attempt failed (timeout, refused address, non-2xx status…), in at most 500 characters; absent when it succeeded.',
+    }),
   })
   .meta({ id: 'WebhookDeliveryAttempt' });
 

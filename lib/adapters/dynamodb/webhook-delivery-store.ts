@@ -24,7 +24,8 @@ import { ITEM_TYPES, keys } from './table-keys.js';
 /**
  * The delivery log in the table (table-keys.ts: `WHD#<m><endpointId>` / `<createdAt>#<deliveryId>`),
  * one item per delivery with its attempts inline (at most 19: retry-schedule.ts `maxAttempts()`, each
- * a few dozen bytes, so an item stays far under 400 KB).
+ * at most about 600 bytes, its error clipped by the use case: webhook-delivery.ts `clipAttemptError`;
+ * so an item stays far under 400 KB).
  *
  * - `start` is a conditional Put (`attribute_not_exists`): every copy of a stream record and every
  *   redelivered queue message names the same key, so the log has one record per delivery.

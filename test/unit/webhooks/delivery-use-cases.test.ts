@@ -4,7 +4,7 @@ import { DISABLE_AFTER_MS } from '../../../lib/webhooks/endpoint-health.js';
 import { deliveryJobFor, type EventToFanOut } from '../../../lib/webhooks/fan-out-event.js';
 import type { OutgoingWebhook, SentWebhook } from '../../../lib/webhooks/ports.js';
 import { RETRY_WINDOW_SECONDS } from '../../../lib/webhooks/retry-schedule.js';
-import { deliveryKeyOf } from '../../../lib/webhooks/webhook-delivery.js';
+import { deliveryKeyOf, MAX_ATTEMPT_ERROR_CHARS } from '../../../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../../../lib/webhooks/webhook-endpoint.js';
 import { fill, finish, MAX_JOBS_PER_ENDPOINT, STALE_PROMOTION_MS, sweepEndpoint } from '../../../lib/webhooks/delivery-slots.js';
 import {
@@ -167,6 +167,20 @@ describe('delivering one job', () => {
     expect(w.sender.sent.map((s) => s.eventId)).toEqual([event.eventId, event.eventId]);
     expect((await w.deliveries.get(deliveryKeyOf(job)))!.attempts.map((a) => a.statusCode)).toEqual([503, 200]);
     expect(w.endpoints.healthWrites.at(-1)!.health).toEqual({ status: 'enabled' });
+  });
+
+  it('a receiver whose failure is described at length (a certificate naming a hundred hosts) has it kept to 500 characters in the log and the result, so its retries never outgrow the record', async () => {
+    const w = world([503]);
+    const job = await started(w);
+    const names = Array.from({ length: 100 }, (_, i) => `DNS:host-${i}.a-very-long-subdomain-name.partner-certificates.example`).join(', ');
+    const long = `ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: Host: hooks.partner.example. is not in the cert's altnames: ${names} 🔒`;
+    expect(long.length).toBeGreaterThan(7_000);
+    jest.spyOn(w.sender, 'send').mockResolvedValue({ at: clock.toISOString(), delivered: false, durationMs: 40, error: long });
+    const result = await deliverWebhook(w.deps, job);
+    const [attempt] = (await w.deliveries.get(deliveryKeyOf(job)))!.attempts;
+    expect(Array.from(attempt!.error!)).toHaveLength(MAX_ATTEMPT_ERROR_CHARS);
+    expect(attempt!.error).toBe(`${long.slice(0, MAX_ATTEMPT_ERROR_CHARS - 1)}…`);
+    expect(result.attempt!.error).toBe(attempt!.error);
   });
 
   it('gives up after the retry window: the delivery is failed and the job is for the dead-letter queue', async () => {
