@@ -41,7 +41,25 @@ const RETRYABLE_NAMES = new Set([
   // ThrottlingException is, and as worth another attempt.
   'RequestThrottled',
 ]);
-const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+/**
+ * Socket and resolver failures (Node's error.code; the SDK's HTTP handler passes them on with the name
+ * "Error"): the service was not reached, or its answer was lost. Worth another attempt, as a 5xx is.
+ */
+const RETRYABLE_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+]);
+/** Of those, the ones raised before a connection was made: the request never left, so nothing was applied. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EHOSTDOWN']);
 
 /** Cancellation reasons that say only "not now" (another writer, throttling): the same transaction may succeed later. */
 const TRANSIENT_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
@@ -83,15 +101,17 @@ export function isRetryableEntry(failure: { Code?: string; SenderFault?: boolean
 
 /**
  * Whether a failed attempt may nevertheless take effect: the request may have reached storage and
- * only its answer was lost (a timeout, a network error, a 5xx, the deadline aborting it in
- * flight), or storage says an earlier attempt with the same idempotency token is still being
+ * only its answer was lost (a timeout, a network error once connected, a 5xx, the deadline aborting
+ * it in flight), or storage says an earlier attempt with the same idempotency token is still being
  * applied (TransactionInProgressException). Any other answer (a 4xx: throttled, cancelled, a
- * failed condition, invalid) means this attempt did nothing.
+ * failed condition, invalid), or a failure before any connection (a name not resolved, a
+ * connection refused), means this attempt did nothing.
  */
 export function mayHaveApplied(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (e?.name === 'AbortError' || e?.name === 'TransactionInProgressException') return true;
   if (isTransactionCancelled(error)) return false;
+  if (e?.code !== undefined && NEVER_SENT_CODES.has(e.code)) return false;
   const status = e?.$metadata?.httpStatusCode;
   return !(typeof status === 'number' && status >= 400 && status < 500);
 }

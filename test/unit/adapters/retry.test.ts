@@ -83,6 +83,24 @@ describe('the one retry layer', () => {
     expect({ answer, calls }).toEqual({ answer: 'sent', calls: 3 });
   });
 
+  it('retries the network failing under a call, as the HTTP handler passes it on (a plain Error with a code), and knows one that failed before connecting did nothing', () => {
+    const network = (code: string) => Object.assign(new Error(`connect ${code} dynamodb.eu-west-2.amazonaws.com`), { code });
+    for (const code of ['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']) {
+      expect({ code, retryable: isRetryable(network(code)), applied: mayHaveApplied(network(code)) }).toEqual({
+        code,
+        retryable: true,
+        applied: false,
+      });
+    }
+    // Once connected, the request may have been applied with only its answer lost.
+    for (const code of ['ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE'])
+      expect({ code, retryable: isRetryable(network(code)), applied: mayHaveApplied(network(code)) }).toEqual({
+        code,
+        retryable: true,
+        applied: true,
+      });
+  });
+
   it("sends a batch entry again when SQS blames itself or throttled it, and not when it blames the sender's entry", () => {
     expect(isRetryableEntry({ Code: 'InternalError', SenderFault: false })).toBe(true);
     expect(isRetryableEntry({ Code: 'RequestThrottled', SenderFault: true })).toBe(true);
