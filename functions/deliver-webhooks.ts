@@ -6,7 +6,7 @@ import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
 import { MAX_SEND_DELAY_SECONDS } from '../lib/webhooks/retry-schedule.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
-import { batchFinisher } from '../lib/webhooks/delivery-slots.js';
+import { batchFinisher, letGo } from '../lib/webhooks/delivery-slots.js';
 import type { DeliveryBatchReader, DeliveryBatchReading, DeliveryLane, DeliveryQueue, DeliverySlots } from '../lib/webhooks/ports.js';
 import { deliveryJobSchema, type DeliveryJob, type DeliveryKey } from '../lib/webhooks/webhook-delivery.js';
 import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
@@ -19,9 +19,10 @@ import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
  * same batch.
  *
  * What becomes of a message, by the use case's result:
- * - done (delivered, settled before, endpoint deleted or disabled): succeeds, and SQS deletes it;
- *   the job's slot is given back and the endpoint's next waiting job queued (delivery-slots.ts
- *   `finish`). A copy that found another copy's attempt (`duplicate`) leaves the slot to it;
+ * - done (delivered, settled before, endpoint disabled): succeeds, and SQS deletes it; the job's
+ *   slot is given back and the endpoint's next waiting job queued (delivery-slots.ts `finish`). A
+ *   copy that found another copy's attempt (`duplicate`) leaves the slot to it; a job whose endpoint
+ *   was deleted gives its slot back and queues nothing (`letGo`: the waiting jobs expire);
  * - retry: a new message with the job, delayed (DelaySeconds, ≤ 900 s), on the lane the result
  *   names (slow only after sustained failure), then the message succeeds: send-then-succeed, so a
  *   crash in between leaves a copy, never a loss (the record's attempt count makes the copy
@@ -107,6 +108,11 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     // Another copy of this job recorded first and carries the delivery (and its slot) on.
     if (result.kind === 'done' && result.reason === 'duplicate') return false;
+    // A deleted endpoint's slot is given back with nothing queued after it: its waiting jobs expire.
+    if (result.kind === 'done' && result.reason === 'endpoint-gone') {
+      await letGo({ slots: deps.slots }, attempted);
+      return false;
+    }
     await finish(attempted);
     return false;
   }

@@ -120,7 +120,19 @@ export function holdsSlot(job: Pick<DeliveryJob, 'kind'>): boolean {
   return job.kind === 'scheduled';
 }
 
-/** A job ended (delivered, given up, settled, the endpoint gone): its slot handed to the next waiting job, which is queued. */
+/**
+ * A job whose endpoint is gone (deleted): its slot given back, and nothing queued after it. Handing
+ * the slot on would claim the endpoint's next waiting jobs only for each to find the endpoint gone in
+ * turn: a deleted endpoint with a long waiting list drained through the shared lanes, eight at a
+ * time, beside every other endpoint's attempts. Its waiting jobs expire with their records instead,
+ * as the sweeper, which visits only endpoints that exist, leaves them.
+ */
+export async function letGo(deps: Pick<SlotDeps, 'slots'>, job: DeliveryJob): Promise<void> {
+  if (!holdsSlot(job)) return;
+  await deps.slots.release(deliveryKeyOf(job));
+}
+
+/** A job ended (delivered, given up, settled): its slot handed to the next waiting job, which is queued. */
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
   if (!holdsSlot(job)) return;
   await fill(deps, job.mode, job.endpointId, undefined, [deliveryKeyOf(job)]);

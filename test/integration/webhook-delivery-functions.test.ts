@@ -11,6 +11,7 @@ import { config } from '../../lib/runtime/config.js';
 import { metrics } from '../../lib/runtime/metrics.js';
 import { DISABLED_ENDPOINT_ERROR } from '../../lib/webhooks/deliver-webhook.js';
 import { DISABLE_AFTER_MS } from '../../lib/webhooks/endpoint-health.js';
+import { MAX_JOBS_PER_ENDPOINT } from '../../lib/webhooks/delivery-slots.js';
 import { redeliverEvent } from '../../lib/webhooks/redeliver-event.js';
 import type { DeliveryLane } from '../../lib/webhooks/ports.js';
 import { RETRY_WINDOW_SECONDS } from '../../lib/webhooks/retry-schedule.js';
@@ -124,6 +125,23 @@ describe('the webhook fan-out and delivery functions', () => {
       status: 'failed',
       attempts: [{ durationMs: 0, error: DISABLED_ENDPOINT_ERROR }],
     });
+  });
+
+  it('a deleted endpoint with jobs waiting beyond its slots: each job that ends gives its slot back and queues nothing more, so its waiting list is never drained through the lanes', async () => {
+    const r = rig();
+    const target = await receiver([200]);
+    const { endpoint } = await newEndpoint(r, target.url);
+    for (let i = 0; i < MAX_JOBS_PER_ENDPOINT + 4; i++) await r.fanOut((await storedEvent(endpoint.companyId)).record, ctx());
+    // Eight queued holding the endpoint's slots, four waiting outside the lanes.
+    expect(r.messages.enqueued).toHaveLength(MAX_JOBS_PER_ENDPOINT);
+    const queued = r.messages.enqueued.map((e) => e.job);
+    await r.endpoints.delete('live', endpoint.companyId, endpoint.endpointId);
+
+    const batch = { Records: queued.slice(0, 3).flatMap((job) => sqsEvent(job).Records) };
+    expect(await r.deliver(batch, ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received).toEqual([]);
+    expect(r.messages.enqueued).toHaveLength(MAX_JOBS_PER_ENDPOINT);
+    expect(await r.slots.holders('live', endpoint.endpointId)).toHaveLength(MAX_JOBS_PER_ENDPOINT - 3);
   });
 
   it('gives up after 3 days of failures: the delivery is failed, counted as given up, and nothing is sent, so a faulty queue loses nothing', async () => {
