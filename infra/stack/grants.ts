@@ -280,7 +280,7 @@ const recoveryChange = (on: RecoveryPartitions): Rule[] => [
  */
 const queryEndpointsWithoutSecrets = (sid: string) =>
   allow(sid, 'Query', [P.webhookEndpoints], { writes: ENDPOINT_VIEW_ATTRIBUTES, select: 'SPECIFIC_ATTRIBUTES' });
-/** The endpoints' slots and waiting lists (webhook-delivery-slots.ts): fan-out, delivery and sweeper; nothing outside `WHW#` (a BatchWriteItem of waiting entries: every key `WHW#`). */
+/** The endpoints' slots and waiting lists (webhook-delivery-slots.ts): fan-out, delivery, sweeper and redeliver; nothing outside `WHW#` (a BatchWriteItem of waiting entries: every key `WHW#`). */
 const DELIVERY_SLOTS = allow('UseWebhookDeliverySlots', 'Query GetItem UpdateItem PutItem DeleteItem BatchWriteItem', [
   P.webhookDeliverySlots,
 ]);
@@ -360,9 +360,12 @@ export const GRANTS: Readonly<Record<TableAccess | InvoiceBucketAccess, readonly
   ),
   'webhook-endpoints-ping': partnerRoute([P.webhookEndpoints]),
   'webhook-deliveries-list': partnerRoute([P.webhookEndpoints], allow('QueryWebhookDeliveries', 'Query', [P.webhookDeliveries])),
+  // Redeliver also lists its job on the endpoint's waiting list and fills the endpoint's free slots (the fair share
+  // scheduled deliveries take: delivery-slots.ts).
   'webhook-deliveries-redeliver': partnerRoute(
     [P.webhookEndpoints, P.event, P.webhookDeliveries],
     writeDeliveries('StartWebhookRedeliveries'),
+    DELIVERY_SLOTS,
   ),
   // The record-upload function (the invoice bucket's events): conditional PutItem of upload records, of
   // their own attributes (a present record, or a tombstone with its TTL); it reads and deletes nothing.

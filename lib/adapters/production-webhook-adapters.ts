@@ -191,6 +191,8 @@ export function webhookRedeliveryAdapters(cfg: AppConfig = config()) {
     ...tableAdapters(cfg),
     endpoints: new DynamoWebhookEndpointStore(client, cfg.tableName),
     deliveries: new DynamoWebhookDeliveryStore(client, cfg.tableName),
+    // A redelivery takes its endpoint's fair share: listed, and queued by a fill (redeliver-event.ts).
+    slots: new DynamoWebhookDeliverySlots(client, cfg.tableName),
     queue: fastLane,
     now: () => new Date(),
   };

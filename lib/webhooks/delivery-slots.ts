@@ -8,16 +8,18 @@ import { deliveryKeyOf, type DeliveryJob, type DeliveryKey } from './webhook-del
  * lanes at once (queued, in flight, or waiting there for a retry), whatever it and its company do.
  * Every other delivery to it waits on its waiting list in the table, outside the lanes.
  *
- * - The fan-out puts every new job on its endpoint's waiting list, then `fill`s the endpoint.
+ * - The fan-out puts every new job on its endpoint's waiting list, then `fill`s the endpoint; a
+ *   redelivery (redeliver-event.ts, the partner's route and the operator's command) does the same.
+ *   Every job in the lanes holds a slot.
  * - `fill` claims the free slots for the oldest waiting jobs (one atomic write; a claimed job is
  *   promoted: its delivery holds a slot), queues them on the fast lane, then removes them from the list.
  *   The stream consumer's small slices (a company's trickle) list, start and claim in one write instead
  *   (the slots' `startClaimed`, fan-out-event.ts), when the endpoint has the slots free, and queue as a
  *   fill does (`queueClaimed`).
  * - A job keeps its slot through its retries (a retry is a new message with a delay); when it ends
- *   (delivered, given up, settled, the endpoint gone or disabled) the delivery function `finish`es
+ *   (delivered, given up, settled, the endpoint disabled) the delivery function `finish`es
  *   it: its slot handed to the next waiting job in one write (`fill` with `releasing`), or given
- *   back when none is waiting. Every job listed is followed by a fill of its writer, and every
+ *   back when none is waiting; the endpoint deleted, it only gives its slot back (`letGo`). Every job listed is followed by a fill of its writer, and every
  *   release is a fill: a waiting job is never left behind a free slot by a race between the two.
  * - A crash between the claim and the queueing leaves the job marked promoted on the list; one
  *   between the end of a job and its release leaves a slot held by a settled delivery: the sweeper
@@ -111,16 +113,6 @@ export class QueuedStillListedError extends FailedAfterQueueingError {
 }
 
 /**
- * Whether a job holds one of its endpoint's slots while it runs: a scheduled delivery does from the
- * fill that queued it; a redelivery (asked for by the partner or an operator) never does, as it goes
- * straight to the fast lane. A job that holds none has no slot to hand on when it ends: finishing
- * it wrote two refused releases (the slot's two forms) and read the waiting list, for nothing.
- */
-export function holdsSlot(job: Pick<DeliveryJob, 'kind'>): boolean {
-  return job.kind === 'scheduled';
-}
-
-/**
  * A job whose endpoint is gone (deleted): its slot given back, and nothing queued after it. Handing
  * the slot on would claim the endpoint's next waiting jobs only for each to find the endpoint gone in
  * turn: a deleted endpoint with a long waiting list drained through the shared lanes, eight at a
@@ -128,13 +120,11 @@ export function holdsSlot(job: Pick<DeliveryJob, 'kind'>): boolean {
  * as the sweeper, which visits only endpoints that exist, leaves them.
  */
 export async function letGo(deps: Pick<SlotDeps, 'slots'>, job: DeliveryJob): Promise<void> {
-  if (!holdsSlot(job)) return;
   await deps.slots.release(deliveryKeyOf(job));
 }
 
 /** A job ended (delivered, given up, settled): its slot handed to the next waiting job, which is queued. */
 export async function finish(deps: SlotDeps, job: DeliveryJob): Promise<void> {
-  if (!holdsSlot(job)) return;
   await fill(deps, job.mode, job.endpointId, undefined, [deliveryKeyOf(job)]);
 }
 
@@ -170,7 +160,7 @@ export function batchFinisher(deps: SlotDeps): (job: DeliveryJob) => Promise<voi
     fills.set(endpoint, entry);
     return entry.done;
   };
-  return (job) => (holdsSlot(job) ? fillSoon(deliveryKeyOf(job)) : Promise.resolve());
+  return (job) => fillSoon(deliveryKeyOf(job));
 }
 
 export interface SweepResult {

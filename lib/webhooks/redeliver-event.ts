@@ -5,8 +5,9 @@ import { eventVisibleTo } from '../cases/list-events.js';
 import type { EventReader } from '../cases/ports.js';
 import type { Deadline } from '../deadline.js';
 import { NotFoundError, WebhookEndpointDisabledError } from '../errors.js';
-import type { DeliveryQueue, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
-import { deliveryView, newRedeliveryId, type DeliveryJob, type WebhookDelivery, type WebhookDeliveryView } from './webhook-delivery.js';
+import { fill } from './delivery-slots.js';
+import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
+import { deliveryView, newDeliveryRecord, newRedeliveryId, type DeliveryJob, type WebhookDeliveryView } from './webhook-delivery.js';
 import { parseWith, type Parsed } from './webhook-endpoint.js';
 
 /**
@@ -20,10 +21,18 @@ import { parseWith, type Parsed } from './webhook-endpoint.js';
  * - The event must be the caller's company's and the endpoint's mode's, within its 30 days (else
  *   404 naming it, the same answer for missing and foreign). Any such event may be redelivered,
  *   whether or not the endpoint subscribes to its type: the partner names it.
- * - The job goes on the fast lane first, then the record is written. The job alone names the whole
- *   delivery and the delivery function creates a missing record from it (`start` is create-if-absent),
- *   so a failure between the two still delivers and still logs; the other order could leave a
- *   record `pending` for ever with no job to finish it.
+ * - A redelivery takes its endpoint's fair share as a scheduled delivery does (delivery-slots.ts):
+ *   it goes on the endpoint's waiting list, its record is started, and a fill queues it on the fast
+ *   lane when one of the endpoint's MAX_JOBS_PER_ENDPOINT slots is free, else it waits its turn
+ *   outside the lanes. Straight to the lane, as it went before, a partner (or an operator replaying
+ *   a day) calling redeliver in a loop against a receiver that hangs put a job in the shared lanes
+ *   per call, each retried for three days: no cap on the endpoint's share of the lanes.
+ * - In that order: a failure after the listing leaves the job findable by the next fill or the
+ *   sweeper, and the delivery function creates a record still missing (`start` is create-if-absent),
+ *   so a failure anywhere still delivers and still logs. A fill that fails after the record was
+ *   started is not the request's failure: the job is listed and started, and the endpoint's next fill
+ *   or the sweeper (every five minutes) queues it; the answer is 202, and a retry of the request would
+ *   only have made a second delivery.
  */
 export const redeliverRequestSchema = z.strictObject(
   {
@@ -47,6 +56,8 @@ export interface RedeliverEventDeps {
   endpoints: Pick<WebhookEndpointStore, 'get'>;
   events: EventReader;
   deliveries: Pick<WebhookDeliveryStore, 'start'>;
+  /** The endpoint's slots and waiting list, as for scheduled deliveries. */
+  slots: DeliverySlots;
   queue: DeliveryQueue;
   now: () => Date;
 }
@@ -80,19 +91,9 @@ export async function redeliverEvent(
     mode: caller.mode,
     createdAt,
   };
-  await deps.queue.enqueue('fast', [job]);
-  const delivery: WebhookDelivery = {
-    mode: job.mode,
-    endpointId: job.endpointId,
-    createdAt,
-    deliveryId: job.deliveryId,
-    kind: 'redelivery',
-    companyId: job.companyId,
-    eventId: job.eventId,
-    eventType: job.eventType,
-    status: 'pending',
-    attempts: [],
-    updatedAt: createdAt,
-  };
-  return deliveryView(await deps.deliveries.start(delivery, deadline));
+  await deps.slots.wait([job]);
+  const started = await deps.deliveries.start(newDeliveryRecord(job, createdAt), deadline);
+  // Queued now when the endpoint has a slot free; else when one of its running jobs ends.
+  await fill(deps, job.mode, job.endpointId, [job]).catch(() => undefined);
+  return deliveryView(started);
 }

@@ -362,7 +362,7 @@ describe('the webhook fan-out and delivery functions', () => {
     const caller = { companyId: after.endpoint.companyId, mode: 'live' as const };
     const events = new DynamoEventStore(ddb(), config().tableName);
     const queued = await redeliverEvent(
-      { endpoints: r.endpoints, events, deliveries: r.deliveries, queue: r.messages, now },
+      { endpoints: r.endpoints, events, deliveries: r.deliveries, slots: r.slots, queue: r.messages, now },
       caller,
       after.endpoint.endpointId,
       {

@@ -376,33 +376,46 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(most).toBe(16);
   });
 
-  it('a redelivery, which holds no slot, ends without a request to its endpoint’s slots or waiting list', async () => {
+  it('a redelivery asked for while the endpoint’s eight slots are held waits outside the lanes behind the jobs before it, and is queued when a slot is handed on', async () => {
     const cfg = config();
     const r = rig();
     const target = await receiver([200]);
     const { endpoint } = await newEndpoint(r, target.url);
     const events = await fannedOutEvents(r, endpoint, 10);
-    // Eight jobs hold the endpoint's slots, two wait; the partner asks for the first event again.
+    // Eight jobs hold the endpoint's slots, two wait; the partner asks for the first event again, twice.
     expect(r.messages.enqueued).toHaveLength(8);
-    await redeliverEvent(
-      { endpoints: r.endpoints, events: new DynamoEventStore(ddb(), cfg.tableName), deliveries: r.deliveries, queue: r.messages, now },
-      { companyId: endpoint.companyId, mode: 'live' },
-      endpoint.endpointId,
-      { eventId: events[0]!.event.id },
-    );
-    const job = r.messages.enqueued.at(-1)!.job;
-    expect(job.kind).toBe('redelivery');
-    const requests: string[] = [];
-    const counting = watchedClient((command) => {
-      requests.push(command);
-    });
-    const deliver = deliverWithSlotsOn(r, counting);
-    expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
-    expect(target.received.map((q) => q.headers['webhook-id'])).toEqual([events[0]!.event.id]);
-    // It was two refused releases (the slot's two forms) and a read of the waiting list, for a slot it never held.
-    expect(requests).toEqual([]);
+    const deps = {
+      endpoints: r.endpoints,
+      events: new DynamoEventStore(ddb(), cfg.tableName),
+      deliveries: r.deliveries,
+      slots: r.slots,
+      queue: r.messages,
+      now,
+    };
+    const caller = { companyId: endpoint.companyId, mode: 'live' as const };
+    // Asked for after the events were written (the test's clock is otherwise the second they were).
+    clock = new Date(Date.now() + 1_000);
+    const asked = [];
+    for (let i = 0; i < 2; i++) asked.push(await redeliverEvent(deps, caller, endpoint.endpointId, { eventId: events[0]!.event.id }));
+    // Started and logged, not in the lanes (it went straight to the fast lane, a job per call with no cap).
+    expect(asked.map((d) => d.status)).toEqual(['pending', 'pending']);
+    expect(r.messages.enqueued).toHaveLength(8);
     expect(await r.slots.holders('live', endpoint.endpointId)).toHaveLength(8);
-    expect(r.messages.enqueued).toHaveLength(9);
+    // Four jobs end: their slots go to the two scheduled jobs waiting, then to the two redeliveries, oldest first.
+    const deliver = deliverWithSlotsOn(r, ddb());
+    for (const { job } of r.messages.enqueued.slice(0, 4)) expect(await deliver(sqsEvent(job), ctx())).toEqual({ batchItemFailures: [] });
+    const handedOn = r.messages.enqueued.slice(8).map((e) => e.job);
+    expect(handedOn.map((job) => job.kind)).toEqual(['scheduled', 'scheduled', 'redelivery', 'redelivery']);
+    expect(
+      handedOn
+        .slice(2)
+        .map((job) => job.deliveryId)
+        .sort(),
+    ).toEqual(asked.map((d) => d.id).sort());
+    // A redelivery ends as any job does: delivered, its slot handed on (nothing waits now: given back).
+    expect(await deliver(sqsEvent(handedOn[2]!), ctx())).toEqual({ batchItemFailures: [] });
+    expect(target.received.at(-1)!.headers['webhook-id']).toBe(events[0]!.event.id);
+    expect(await r.slots.holders('live', endpoint.endpointId)).toHaveLength(7);
   });
 
   it('a burst’s ended jobs are followed by the oldest waiting ones, each slot handed on in one write, the endpoint’s waiting list read once for all eight, never past its cap', async () => {

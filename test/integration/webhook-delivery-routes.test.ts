@@ -4,6 +4,7 @@ import { buildListWebhookDeliveriesHandler } from '../../functions/list-webhook-
 import { buildPingWebhookEndpointHandler } from '../../functions/ping-webhook-endpoint.js';
 import { buildRedeliverWebhookEventHandler } from '../../functions/redeliver-webhook-event.js';
 import { buildUpdateWebhookEndpointHandler } from '../../functions/update-webhook-endpoint.js';
+import { DynamoWebhookDeliverySlots } from '../../lib/adapters/dynamodb/webhook-delivery-slots.js';
 import { DynamoWebhookDeliveryStore } from '../../lib/adapters/dynamodb/webhook-delivery-store.js';
 import { DynamoWebhookEndpointStore } from '../../lib/adapters/dynamodb/webhook-endpoint-store.js';
 import { cursorSealerOnce } from '../../lib/adapters/secrets/cursor-secret.js';
@@ -263,9 +264,18 @@ class RecordingQueue implements DeliveryQueue {
 }
 
 const deliveries = new DynamoWebhookDeliveryStore(ddb(), cfg.tableName);
+const slots = new DynamoWebhookDeliverySlots(ddb(), cfg.tableName);
 
 function redeliverHandler(queue: DeliveryQueue) {
-  return buildRedeliverWebhookEventHandler({ keys: base.keys, endpoints: plainEndpoints, events: base.events, deliveries, queue, now });
+  return buildRedeliverWebhookEventHandler({
+    keys: base.keys,
+    endpoints: plainEndpoints,
+    events: base.events,
+    deliveries,
+    slots,
+    queue,
+    now,
+  });
 }
 const listHandler = buildListWebhookDeliveriesHandler({
   keys: base.keys,

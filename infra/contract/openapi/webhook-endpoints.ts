@@ -9,6 +9,7 @@ import {
 import { MAX_ENDPOINT_URL_LENGTH } from '../../../lib/webhooks/endpoint-url.js';
 import { DELIVERY_LIST_PARAMETERS, deliveryListQuerySchema, webhookDeliveryListSchema } from '../../../lib/webhooks/list-deliveries.js';
 import { WEBHOOK_PING_EVENT_TYPE, webhookPingResultSchema } from '../../../lib/webhooks/ping-event.js';
+import { MAX_JOBS_PER_ENDPOINT } from '../../../lib/webhooks/delivery-slots.js';
 import { redeliverRequestSchema } from '../../../lib/webhooks/redeliver-event.js';
 import { DELIVERY_RETENTION_SECONDS, webhookDeliveryViewSchema } from '../../../lib/webhooks/webhook-delivery.js';
 import {
@@ -173,7 +174,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Webhooks',
     description:
       'Delivers one of your events to the endpoint again, as a new delivery with its own id in the delivery log, retried like any other. The event must be your company\u2019s, of the endpoint\u2019s mode, and not older than ' +
-      `${EVENT_RETENTION_DAYS} days; the endpoint must be enabled. Its \`webhook-id\` is the event id, as on the first delivery, so a receiver that deduplicates sees it as a repeat.`,
+      `${EVENT_RETENTION_DAYS} days; the endpoint must be enabled. Its \`webhook-id\` is the event id, as on the first delivery, so a receiver that deduplicates sees it as a repeat. It takes its turn with the endpoint\u2019s other deliveries: at most ${MAX_JOBS_PER_ENDPOINT} of them are in flight at once (retries included), so while that many are, it waits for one to end.`,
     parameters: endpointId,
     request: jsonBody(redeliverRequestDocSchema),
     responses: {

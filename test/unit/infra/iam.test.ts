@@ -142,8 +142,9 @@ describe('least-privilege IAM', () => {
   });
 
   it('only the list functions may query (list-cases: the case-list index and invoiceRef partitions of the table; list-events: the event list; the webhook endpoint and delivery lists), and no function may scan', () => {
-    // ListCasePayments: one Query of its own case's partition (read-payments).
-    const lists = ['ListCases', 'ListEvents', 'ListWebhookEndpoints', 'ListWebhookDeliveries', 'ListCasePayments'];
+    // ListCasePayments: one Query of its own case's partition (read-payments). RedeliverWebhookEvent: its endpoint's
+    // waiting list (`WHW#`), read by the fill that queues the redelivery when a slot is free.
+    const lists = ['ListCases', 'ListEvents', 'ListWebhookEndpoints', 'ListWebhookDeliveries', 'ListCasePayments', 'RedeliverWebhookEvent'];
     for (const id of FUNCTIONS) {
       const allowed = policyOf(id)
         .filter((s) => s.Effect === 'Allow')
