@@ -3,6 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { setMaxListeners } from 'node:events';
 import { Agent } from 'node:http';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { reportedFailures } from './reported-failures.js';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
@@ -114,7 +115,11 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     let failed: Set<string>;
     try {
       const response = await options.handler({ Records: records });
-      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      const reported = reportedFailures(
+        response?.batchItemFailures,
+        records.map((r) => r.messageId),
+      );
+      failed = reported === 'whole-batch' ? new Set(records.map((r) => r.messageId)) : reported;
     } catch {
       failed = new Set(records.map((r) => r.messageId));
     }

@@ -3,6 +3,7 @@ import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { assertDynamoDbStreamFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
+import { reportedFailures } from './reported-failures.js';
 
 /**
  * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
@@ -197,9 +198,15 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       let reason: string;
       try {
         const response = await options.handler({ Records: batch });
-        const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-        failedAt = batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
-        reason = 'reported in batchItemFailures';
+        const failed = reportedFailures(
+          response?.batchItemFailures,
+          batch.map((r) => r.dynamodb?.SequenceNumber),
+        );
+        failedAt = failed === 'whole-batch' ? 0 : batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+        reason =
+          failed === 'whole-batch'
+            ? 'batchItemFailures named no record of the batch (an empty, missing or unknown itemIdentifier)'
+            : 'reported in batchItemFailures';
       } catch (error) {
         failedAt = 0;
         reason = (error as Error).message;

@@ -159,6 +159,29 @@ describe('the local SQS event source mapping', () => {
     }
   });
 
+  test('a handler that reports a failure under an empty itemIdentifier fails its whole batch, as Lambda does: the message comes back, never deleted', async () => {
+    const queue = await newQueue({ VisibilityTimeout: '1' });
+    const seen: string[] = [];
+    pollers.push(
+      startQueuePoller({
+        client: sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region,
+        handler: async (event: SQSEvent) => {
+          seen.push(...event.Records.map((r) => r.body));
+          return { batchItemFailures: [{ itemIdentifier: '' }] };
+        },
+        batchSize: 1,
+        concurrency: 2,
+      }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
+    // Deleted after the first receive, it was never seen again.
+    expect(await until(() => seen.length >= 2, 8_000)).toBe(true);
+    expect(new Set(seen)).toEqual(new Set(['job']));
+  });
+
   test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {
     const p = await poller(2);
     await p.send('hang-1');
