@@ -51,3 +51,19 @@ export const VERIFIER_STREAM = {
   maxRecordAgeHours: 6,
   filterPattern: insertsOf(ITEM_TYPES.case),
 } as const;
+
+/** The debtor verification worker's timeout (both its mappings: the stream and its retry queue). */
+export const VERIFIER_FUNCTION_TIMEOUT_SECONDS = 60;
+
+/**
+ * The worker's retry queue (a registry answer it must wait for), deployed by the stack and created
+ * on the local SQS with the same settings (infra/local/verification-engines.ts).
+ */
+export const VERIFIER_RETRY_QUEUE = {
+  batchSize: 10,
+  /** Receives before a message goes to the dead-letter queue. */
+  maxReceiveCount: 5,
+  /** AWS's advice for an SQS event source: at least six times the function's timeout (AWS refuses less than once). */
+  visibilityTimeoutSeconds: 6 * VERIFIER_FUNCTION_TIMEOUT_SECONDS,
+  retentionDays: 4,
+} as const;

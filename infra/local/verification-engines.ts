@@ -9,21 +9,19 @@ import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
+import { VERIFIER_RETRY_QUEUE, VERIFIER_STREAM } from '../contract/stream-consumers.js';
 import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
  * The debtor verifier's engines in the local world, as the stack runs them in AWS
  * (infra/stack/debtor-verifier.ts): the worker (functions/verify-debtors.ts) fed by DynamoDB
  * Local's stream (stream-poller.ts) and by its retry queue on the local SQS (local-sqs.ts, shared
- * with the webhook engines; a dead-letter queue after 5 receives; queue-poller.ts), the live registry being the Companies
+ * with the webhook engines, with the stack's settings: a dead-letter queue after 5 receives; queue-poller.ts), the live registry being the Companies
  * House stand-in (companies-house-stand-in.ts, key `local-companies-house-key`). Started by
  * start-local-stores.ts, so `npm start`, the integration tests and the bench all run them.
  */
 export const RETRY_QUEUE_NAME = 'verification-retries';
 export const RETRY_DLQ_NAME = 'verification-retries-dlq';
-/** As the stack's: a message that failed this many receives goes to the dead-letter queue. */
-export const RETRY_MAX_RECEIVES = 5;
 
 export interface VerificationEnginesOptions {
   dynamoEndpoint: string;
@@ -58,9 +56,11 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
     const sqs = options.sqs;
     const sqsEndpoint = sqs.endpoint;
     const dlq = sqs.createQueue(RETRY_DLQ_NAME);
+    // As the stack's (infra/contract/stream-consumers.ts): it was 30 s here, below the function's 60 s, which AWS refuses.
     const queue = sqs.createQueue(RETRY_QUEUE_NAME, {
-      VisibilityTimeout: '30',
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(RETRY_MAX_RECEIVES) }),
+      VisibilityTimeout: String(VERIFIER_RETRY_QUEUE.visibilityTimeoutSeconds),
+      MessageRetentionPeriod: String(VERIFIER_RETRY_QUEUE.retentionDays * 86_400),
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: String(VERIFIER_RETRY_QUEUE.maxReceiveCount) }),
     });
     const retryQueueUrl = queue.queueUrl;
 
@@ -102,6 +102,7 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       queueArn: queue.queueArn,
       region,
       handler: invoke,
+      batchSize: VERIFIER_RETRY_QUEUE.batchSize,
     });
     stoppers.push(async () => {
       await queuePoller.stop();

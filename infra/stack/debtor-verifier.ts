@@ -7,7 +7,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { VERIFIER_STREAM } from '../contract/stream-consumers.js';
+import { VERIFIER_FUNCTION_TIMEOUT_SECONDS, VERIFIER_RETRY_QUEUE, VERIFIER_STREAM } from '../contract/stream-consumers.js';
 import type { ServiceAlarms } from './alarms.js';
 import { ApiFunction } from './api-function.js';
 import { WRITABLE_ATTRIBUTES } from './grants.js';
@@ -34,16 +34,9 @@ import { METRIC_PERIOD } from './service-metrics.js';
 export const VERIFY_DEBTORS_ENTRY = 'functions/verify-debtors.ts';
 export { VERIFIER_STREAM };
 
-export const VERIFIER_RETRY_QUEUE = {
-  batchSize: 10,
-  /** Receives before a message goes to the dead-letter queue. */
-  maxReceiveCount: 5,
-  /** Above the function's timeout, as SQS event sources require. */
-  visibilityTimeoutSeconds: 6 * 60,
-  retentionDays: 4,
-} as const;
+export { VERIFIER_RETRY_QUEUE };
 
-const FUNCTION_TIMEOUT_SECONDS = 60;
+const FUNCTION_TIMEOUT_SECONDS = VERIFIER_FUNCTION_TIMEOUT_SECONDS;
 
 /**
  * What the worker's UpdateItem of a case may name: the lifecycle fields a verification or a settling

@@ -19,6 +19,7 @@ import {
   startCompaniesHouseStandIn,
   type CompaniesHouseStandIn,
 } from '../../infra/local/companies-house-stand-in.js';
+import { VERIFIER_FUNCTION_TIMEOUT_SECONDS, VERIFIER_RETRY_QUEUE } from '../../infra/contract/stream-consumers.js';
 import { lambdaContext } from '../../infra/local/lambda-events.js';
 import { outcome, postCases, uploadInvoice, validCase } from '../support/cases.js';
 import { ddb, newPartner } from '../support/fixtures.js';
@@ -133,6 +134,18 @@ describe('the debtor verification worker', () => {
     const id = outcome(res).created[0]!.id;
     return { partner, id };
   }
+
+  it('runs on a local retry queue with the stack’s settings: a visibility timeout six times the worker’s timeout (AWS refuses one below it), and the same dead-letter count', async () => {
+    const cfg = config();
+    const { Attributes } = await sqsClient(cfg).send(
+      new GetQueueAttributesCommand({ QueueUrl: cfg.verificationRetryQueueUrl, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'] }),
+    );
+    expect(Number(Attributes!.VisibilityTimeout)).toBe(VERIFIER_RETRY_QUEUE.visibilityTimeoutSeconds);
+    expect(VERIFIER_RETRY_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * VERIFIER_FUNCTION_TIMEOUT_SECONDS);
+    expect(Number((JSON.parse(Attributes!.RedrivePolicy!) as { maxReceiveCount: string }).maxReceiveCount)).toBe(
+      VERIFIER_RETRY_QUEUE.maxReceiveCount,
+    );
+  });
 
   it('makes an auto-attested case without a debtorCompanyNo READY within seconds, through the local stream poller', async () => {
     const started = Date.now();
