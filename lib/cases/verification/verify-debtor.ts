@@ -3,7 +3,7 @@ import { normaliseCompanyNumber } from '../company-number.js';
 import type { Mode } from '../../mode.js';
 import type { CachedAnswer, CompanyRegistry, ProfileCache, RateLimiter } from './ports.js';
 import { permitRetryAt } from './rate-window.js';
-import { nextVerificationAttempt } from './retry-schedule.js';
+import { nextVerificationAttempt, VERIFICATION_RETRY_HORIZON_MS } from './retry-schedule.js';
 import { sandboxRegistry } from './sandbox-registry.js';
 import { verificationOutcome } from './verification-outcome.js';
 
@@ -16,7 +16,8 @@ import { verificationOutcome } from './verification-outcome.js';
  * reused for 24 hours, across partners), then a lease on the number (concurrent workers send one
  * request per number between them), then a permit from the shared rate limiter, then the
  * registry. Waiting for a permit or for another worker's lease is not a failure; only the
- * registry's own 429, 5xx, timeouts and network failures count towards the retry schedule.
+ * registry's own 429, 5xx, timeouts and network failures count towards the retry schedule. A case
+ * refused permits for the whole horizon ends `exhausted` too (the operator's alarm), never waits unseen.
  */
 export const PROFILE_REUSE_MS = 24 * 60 * 60 * 1000;
 /** How long one worker may hold a number while it asks the registry (well above the adapter's timeout). */
@@ -26,6 +27,9 @@ export const FETCH_LEASE_MS = 30 * 1000;
  * has certainly started again. Companies House often sends no Retry-After.
  */
 export const REGISTRY_429_DEFAULT_BLOCK_MS = 5 * 60 * 1000;
+
+/** Why a case that never got a registry permit in the horizon ends `exhausted` (the log's detail). */
+export const PERMIT_HORIZON_DETAIL = 'no registry permit in 24 hours: the configured rate was taken by other cases';
 
 export interface VerifyDebtorDeps {
   registry: CompanyRegistry;
@@ -86,6 +90,11 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
     const permit = await deps.limiter.take(now);
     if (!permit.granted) {
       await giveBack();
+      // Refused permits are not registry failures, but they are not waited on for ever either: a case
+      // still without one a whole horizon after its first attempt (the registry's rate taken by
+      // other work all day) is the operator's, as a case the registry failed for that long is.
+      if (now.getTime() >= request.firstAttemptAt.getTime() + VERIFICATION_RETRY_HORIZON_MS)
+        return { kind: 'exhausted', failures: request.failures, detail: PERMIT_HORIZON_DETAIL };
       // Jittered past the limiter's boundary: the workers refused together do not come back together.
       return {
         kind: 'retry',

@@ -19,6 +19,7 @@ import {
   type RateWindowState,
 } from '../../../lib/cases/verification/rate-window.js';
 import {
+  PERMIT_HORIZON_DETAIL,
   PROFILE_REUSE_MS,
   verifyDebtor,
   type VerifyDebtorDeps,
@@ -390,6 +391,21 @@ describe('verifying a debtor', () => {
     const { registry, deps, limiter } = rig();
     limiter.state = blockWindow(limiter.state, at(5_000).getTime());
     expect(await verifyDebtor(deps, request({ failures: 1 }))).toEqual({ kind: 'retry', at: at(5_000), reason: 'rate-limit', failures: 1 });
+    expect(registry.requests).toEqual([]);
+  });
+
+  it('a case refused permits for a whole day (the registry rate taken by other cases) ends exhausted for the operator, never waits unseen', async () => {
+    const { registry, deps, limiter } = rig();
+    limiter.state = blockWindow(limiter.state, at(5_000).getTime());
+    const dayAgo = new Date(NOW.getTime() - VERIFICATION_RETRY_HORIZON_MS);
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: dayAgo, failures: 0 }))).toEqual({
+      kind: 'exhausted',
+      failures: 0,
+      detail: PERMIT_HORIZON_DETAIL,
+    });
+    // A minute inside the day it still waits its turn.
+    const inside = new Date(dayAgo.getTime() + 60_000);
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: inside }))).toMatchObject({ kind: 'retry', reason: 'rate-limit' });
     expect(registry.requests).toEqual([]);
   });
 
