@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { webhookDeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
@@ -33,7 +33,10 @@ import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
  *   on its share, apart from processing failures); nothing is sent to the dead-letter queue, so it
  *   holds processing failures only and a give-up has no send to lose; then it is finished as above;
  * - a throw (storage unavailable…): reported in `batchItemFailures`, back after the queue's
- *   visibility timeout; the queue's redrive policy moves a message that never succeeds to the DLQ.
+ *   visibility timeout; the queue's redrive policy moves a message that never succeeds to the DLQ;
+ * - not finished ANSWER_BEFORE_TIMEOUT_MS before the function's timeout (storage slow): reported in
+ *   `batchItemFailures` too, so the batch answers and its finished messages are deleted, where a
+ *   timed-out invocation would bring them all back.
  *
  * Metrics: WebhookDelivered, WebhookAttemptFailed, WebhookDeliveryGivenUp,
  * WebhookEndpointDisabled.
@@ -60,6 +63,29 @@ export interface DeliverWebhooksDeps {
    * batch of ten jobs, where each was a GetItem); without it, or when it fails, each job reads its own.
    */
   reads?: DeliveryBatchReader;
+}
+
+/**
+ * What a batch keeps back from the function's timeout: it answers this long before Lambda would end it,
+ * its jobs not finished by then reported in `batchItemFailures` (back after the visibility timeout) and
+ * the others deleted. An invocation that times out is an error, after which Lambda reads no
+ * `batchItemFailures` and brings the whole batch back: its delivered jobs too, three minutes later, and
+ * its other endpoints' first attempts with them. Ten concurrent jobs each wait for at most a 10 s send
+ * and a few table requests, so only a storage slowdown comes near the 30 s; then the slow ones alone
+ * are retried.
+ */
+export const ANSWER_BEFORE_TIMEOUT_MS = 2_000;
+
+/** Waits for `work`, or for `ms` if that comes first (never when `ms` is undefined); `work` itself never rejects here. */
+async function settledWithin(work: Promise<void>, ms: number | undefined): Promise<void> {
+  if (ms === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
+  try {
+    await Promise.race([work, timeUp]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The most SQS delays a message it is sent (DelaySeconds); a longer wait hops. */
@@ -129,21 +155,41 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
   }
 
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  return async (event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const jobs = event.Records.map((record) => {
       const parsed = deliveryJobSchema.safeParse(parseJson(record.body));
       return parsed.success ? parsed.data : undefined;
     });
-    const now = deps.delivery.now();
-    const due = jobs.filter((job): job is DeliveryJob => job !== undefined && earlyBy(job, now) <= DUE_TOLERANCE_MS);
-    // One set of shared reads and health writes for the whole batch (not one per record).
-    const batchDeps = batchDeliveryDeps(deps.delivery, due, await readTogether(due));
-    // The batch's ended jobs hand their slots on, and each endpoint is filled by one fill at a time.
-    const finish = batchFinisher({ slots: deps.slots, queue: deps.messages });
-    const settled = await Promise.allSettled(event.Records.map((record, i) => handle(record, jobs[i], batchDeps, finish)));
+    // Each record's outcome as it settles; one still undefined when the batch must answer did not finish in time.
+    const settled: (PromiseSettledResult<boolean> | undefined)[] = event.Records.map(() => undefined);
+    const work = (async () => {
+      const now = deps.delivery.now();
+      const due = jobs.filter((job): job is DeliveryJob => job !== undefined && earlyBy(job, now) <= DUE_TOLERANCE_MS);
+      // One set of shared reads and health writes for the whole batch (not one per record).
+      const batchDeps = batchDeliveryDeps(deps.delivery, due, await readTogether(due));
+      // The batch's ended jobs hand their slots on, and each endpoint is filled by one fill at a time.
+      const finish = batchFinisher({ slots: deps.slots, queue: deps.messages });
+      await Promise.all(
+        event.Records.map((record, i) =>
+          handle(record, jobs[i], batchDeps, finish).then(
+            (value) => void (settled[i] = { status: 'fulfilled', value }),
+            (reason: unknown) => void (settled[i] = { status: 'rejected', reason }),
+          ),
+        ),
+      );
+    })();
+    const remainingMs = context?.getRemainingTimeInMillis();
+    await settledWithin(work, remainingMs === undefined ? undefined : remainingMs - ANSWER_BEFORE_TIMEOUT_MS);
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;
+      if (outcome === undefined) {
+        logger.error('webhook delivery not finished before the function times out: the message is retried', {
+          messageId: record.messageId,
+        });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+        return;
+      }
       if (outcome.status === 'fulfilled') {
         if (outcome.value) batchItemFailures.push({ itemIdentifier: record.messageId });
         return;

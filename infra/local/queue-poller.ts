@@ -42,6 +42,14 @@ export interface QueuePollerOptions {
    * concurrent invocations a minute instead of 300.
    */
   provisioned?: { minimumPollers: number };
+  /**
+   * The function's timeout. A handler still running after it is an invocation that timed out, as
+   * Lambda reads it: an error, so its `batchItemFailures` are never read and nothing of the batch is
+   * deleted (every message comes back after its visibility timeout, those it finished too). Locally
+   * the handler's promise cannot be stopped: it runs on, as a frozen invocation may resume, but its
+   * answer no longer counts. No limit when left out.
+   */
+  timeoutMs?: number;
 }
 
 export interface QueuePoller {
@@ -95,6 +103,20 @@ export function createPollerClient(region: string, endpoint: string): SQSClient 
   });
 }
 
+/** The handler's answer, or a rejection once `timeoutMs` has passed without one (as Lambda ends an invocation at its timeout). */
+async function withinTimeout<T>(answer: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return answer;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the invocation timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([answer, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   const waitSeconds = options.waitSeconds ?? 1;
   const concurrency = Math.max(1, options.concurrency ?? 1);
@@ -114,7 +136,7 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));
     let failed: Set<string>;
     try {
-      const response = await options.handler({ Records: records });
+      const response = await withinTimeout(options.handler({ Records: records }), options.timeoutMs);
       const reported = reportedFailures(
         response?.batchItemFailures,
         records.map((r) => r.messageId),

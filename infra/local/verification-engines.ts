@@ -9,7 +9,7 @@ import { runInInvocationScope } from './run-in-invocation-scope.js';
 import { LOCAL_DEFAULTS } from './local-ports.js';
 import type { LocalSqs } from './local-sqs.js';
 import { createPollerClient, startQueuePoller, type QueuePoller } from './queue-poller.js';
-import { VERIFIER_RETRY_QUEUE, VERIFIER_STREAM } from '../contract/stream-consumers.js';
+import { VERIFIER_FUNCTION_TIMEOUT_SECONDS, VERIFIER_RETRY_QUEUE, VERIFIER_STREAM } from '../contract/stream-consumers.js';
 import { startStreamPoller, type StreamPoller } from './stream-poller.js';
 
 /**
@@ -80,7 +80,7 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       verificationAdapters(cfg, loadRegistryConfig({ COMPANIES_HOUSE_API_KEY: STAND_IN_API_KEY, COMPANIES_HOUSE_BASE_URL: registry.url })),
     );
     const invoke = <E extends DynamoDBStreamEvent | SQSEvent>(event: E) => {
-      const context = lambdaContext({ functionName: 'verify-debtors', timeoutMs: 60_000 });
+      const context = lambdaContext({ functionName: 'verify-debtors', timeoutMs: VERIFIER_FUNCTION_TIMEOUT_SECONDS * 1000 });
       return runInInvocationScope(context, () => handler(event, context));
     };
 
@@ -102,6 +102,7 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       queueArn: queue.queueArn,
       region,
       handler: invoke,
+      timeoutMs: VERIFIER_FUNCTION_TIMEOUT_SECONDS * 1000,
       batchSize: VERIFIER_RETRY_QUEUE.batchSize,
     });
     stoppers.push(async () => {

@@ -216,6 +216,8 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
         queueArn: queues[lane].queueArn,
         region,
         handler: invokeDeliver,
+        // As Lambda: a batch still running at the function's timeout is an error, and nothing of it is deleted.
+        timeoutMs: DELIVERY_FUNCTION_TIMEOUT_SECONDS * 1000,
         batchSize: WEBHOOK_QUEUE_SETTINGS.batchSize,
         concurrency: WEBHOOK_LANE_CONCURRENCY[lane],
         ...(lane === 'fast' ? { provisioned: { minimumPollers: FAST_LANE.minimumPollers } } : {}),
@@ -239,6 +241,7 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
           queueArn: queue.queueArn,
           region,
           handler: invokePlan,
+          timeoutMs: PLANNING_QUEUE.functionTimeoutSeconds * 1000,
           batchSize: PLANNING_QUEUE.batchSize,
           concurrency,
         }),

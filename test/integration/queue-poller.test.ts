@@ -182,6 +182,32 @@ describe('the local SQS event source mapping', () => {
     expect(new Set(seen)).toEqual(new Set(['job']));
   });
 
+  test('a batch still running at the function’s timeout is an invocation that timed out: nothing of it is deleted, and it comes back', async () => {
+    // Visible again 3 s after a receive: after the slow handler has answered, so only an answer ignored brings it back.
+    const queue = await newQueue({ VisibilityTimeout: '3' });
+    const receipts: string[] = [];
+    pollers.push(
+      startQueuePoller({
+        client: sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region,
+        // The first receipt outlasts the 1 s timeout and then answers "all done"; Lambda would never read that answer.
+        handler: async (event: SQSEvent) => {
+          receipts.push(event.Records[0]!.attributes.ApproximateReceiveCount);
+          if (receipts.length === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
+          return { batchItemFailures: [] };
+        },
+        batchSize: 1,
+        concurrency: 2,
+        timeoutMs: 1_000,
+      }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
+    expect(await until(() => receipts.length >= 2, 8_000)).toBe(true);
+    expect(receipts.slice(0, 2)).toEqual(['1', '2']);
+  });
+
   test('a lane capped at two batches waits while both hang, and goes on when one finishes', async () => {
     const p = await poller(2);
     await p.send('hang-1');

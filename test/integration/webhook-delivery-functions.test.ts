@@ -21,6 +21,7 @@ import type { WebhookEndpoint } from '../../lib/webhooks/webhook-endpoint.js';
 import { ddb } from '../support/fixtures.js';
 import { ctx, FAST_ARN, SLOW_ARN, sqsEvent, webhookDeliveryRig } from '../support/webhook-delivery-rig.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { lambdaContext } from '../../infra/local/lambda-events.js';
 
 /**
  * The fan-out and delivery functions' behaviour: deliveries, retries, signatures, endpoint health,
@@ -142,6 +143,31 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(target.received).toEqual([]);
     expect(r.messages.enqueued).toHaveLength(MAX_JOBS_PER_ENDPOINT);
     expect(await r.slots.holders('live', endpoint.endpointId)).toHaveLength(MAX_JOBS_PER_ENDPOINT - 3);
+  });
+
+  it('a batch answers before the function times out: a job still waiting on a slow receiver is retried, the job beside it that was delivered is not', async () => {
+    const r = rig();
+    const quick = await receiver([200]);
+    // Answers after 6 s (inside the sender's 10 s): far past this invocation's time.
+    const slow = await startWebhookReceiver({ handler: (_req, res) => void setTimeout(() => res.writeHead(200).end(), 6_000) });
+    receivers.push(slow);
+    const a = await newEndpoint(r, quick.url);
+    const b = await newEndpoint(r, slow.url);
+    await r.fanOut((await storedEvent(a.endpoint.companyId)).record, ctx());
+    await r.fanOut((await storedEvent(b.endpoint.companyId)).record, ctx());
+    const [jobA, jobB] = r.messages.enqueued.map((e) => e.job);
+    const batch = { Records: [jobA!, jobB!].flatMap((job) => sqsEvent(job).Records) };
+    const started = Date.now();
+    // An invocation with 4 s left: it answers by about 2 s, never at Lambda's timeout.
+    const answer = await r.deliver(batch, lambdaContext({ timeoutMs: 4_000 }) as never);
+    expect(Date.now() - started).toBeLessThan(3_500);
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: batch.Records[1]!.messageId }] });
+    expect(await r.deliveries.get(deliveryKeyOf(jobA!))).toMatchObject({ status: 'delivered' });
+    // The slow one goes on and is recorded; its message, reported failed, comes back and finds it settled.
+    const settledB = async () => (await r.deliveries.get(deliveryKeyOf(jobB!)))?.status === 'delivered';
+    const until = Date.now() + 10_000;
+    while (!(await settledB()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await settledB()).toBe(true);
   });
 
   it('gives up after 3 days of failures: the delivery is failed, counted as given up, and nothing is sent, so a faulty queue loses nothing', async () => {
