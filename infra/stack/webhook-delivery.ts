@@ -321,7 +321,14 @@ export class WebhookDelivery extends Construct {
     // It queues first attempts (and promoted ones again): the fast lanes only.
     this.fastLane.grantSendMessages(this.sweep.role);
     this.testFastLane.grantSendMessages(this.sweep.role);
-    // Run by EventBridge Scheduler (AWS's engine, not a timer of ours); a run that fails is retried by the schedule.
+    // Run by EventBridge Scheduler (AWS's engine, not a timer of ours), which invokes it asynchronously: Lambda would
+    // retry a failed run twice on its own, beside the next scheduled one, so two sweeps could queue the same stale
+    // promotion twice. No retry and no event older than a period: a run that fails is followed by the next, five
+    // minutes later, which sweeps every endpoint again. (A run of a full 300 s can still meet the next: harmless.)
+    this.sweep.function.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.minutes(DELIVERY_SWEEP.everyMinutes),
+    });
     // Its role may invoke the sweeper only (LambdaInvoke grants the function and its versions).
     const scheduleRole = new Role(this, 'SweepScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
     const sweepLogicalId = Stack.of(this).resolve(

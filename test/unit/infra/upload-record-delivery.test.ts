@@ -1,7 +1,7 @@
 import type { CfnElement } from 'aws-cdk-lib';
 import { RECORD_UPLOAD_DELIVERY } from '../../../infra/stack/upload-record-delivery.js';
 import { REMOVAL_REMEMBERED_DAYS } from '../../../lib/uploads/record-uploads.js';
-import { actionsOf, onlyResource, resourcesOfType, statementsOfFunction, synth, type Resource } from './synth.js';
+import { actionsOf, resourcesOfType, statementsOfFunction, synth, type Resource } from './synth.js';
 
 /** The record-upload function's asynchronous invocations from S3: retries, the on-failure queue and their alarms. */
 function logicalIdOf(element: CfnElement): string {
@@ -22,8 +22,12 @@ function alarm(id: string): Resource {
 
 describe('record-upload’s asynchronous invocations', () => {
   it('are retried twice for up to six hours, then sent to an SQS on-failure destination', () => {
-    const config = onlyResource(synth().template, 'AWS::Lambda::EventInvokeConfig');
-    expect(config.Properties).toMatchObject({
+    // The record-upload function's (the sweeper has one of its own: webhook-delivery.test.ts).
+    const configs = Object.values(resourcesOfType(synth().template, 'AWS::Lambda::EventInvokeConfig')).filter(
+      (c) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: functionId() }),
+    );
+    expect(configs).toHaveLength(1);
+    expect(configs[0]!.Properties).toMatchObject({
       FunctionName: { Ref: functionId() },
       MaximumRetryAttempts: 2,
       MaximumEventAgeInSeconds: 6 * 3600,

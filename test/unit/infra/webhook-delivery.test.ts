@@ -345,6 +345,15 @@ describe('webhook alarms and the dashboard row', () => {
     expect(DELIVERY_SWEEP.everyMinutes * 60).toBe(300);
   });
 
+  it('a failed sweep is not retried by Lambda beside the next scheduled run (which sweeps every endpoint again), so two sweeps never race for one stale promotion that way', () => {
+    const configs = Object.values(resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig')).filter(
+      (c) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: idOf(delivery.sweep.function) }),
+    );
+    expect(configs.map((c) => c.Properties)).toEqual([
+      expect.objectContaining({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: DELIVERY_SWEEP.everyMinutes * 60 }),
+    ]);
+  });
+
   it('a sweeper that is never invoked (its schedule disabled or deleted) pages: no invocation in three periods in a row, missing data counted as breaching', () => {
     expect(alarm('WebhookSweepSilent').Properties).toMatchObject({
       Namespace: 'AWS/Lambda',
