@@ -96,7 +96,10 @@ function enforceDelayLimit(): void {
  * fauxqs 1.9 drops MessageGroupId on a standard queue and receives in arrival order. The twin keeps
  * the group (SendMessage, SendMessageBatch) and orders each receive as above, by the concurrency
  * share only: the processing-time share is not modelled, nor the 5 minutes a tenant stays marked,
- * so the twin is never kinder to a quiet tenant than SQS is (it may be less kind). Within a tenant
+ * so it marks a tenant noisy less often than SQS may (less kind to a quiet tenant). But it marks one
+ * at once and exactly at the thresholds, where SQS calls its thresholds approximate: in a burst's
+ * first moments the twin may be kinder to a quiet tenant than SQS. Nothing here leans on that: a
+ * company's burst is one planning message per stream batch, far below 30 in flight. Within a tenant
  * the order stays arrival order; no group is ever locked (that is FIFO's, not a fair queue's).
  */
 export const FAIR_QUEUE_NOISY = { minInFlight: 30, share: 0.1 } as const;
