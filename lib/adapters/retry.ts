@@ -37,8 +37,8 @@ const RETRYABLE_NAMES = new Set([
   // meet the delivery's attempt records on a replay): nothing was applied, and the same write may succeed now.
   'TransactionConflictException',
   'NetworkingError',
-  // SQS's throttling (SendMessage, SendMessageBatch, ReceiveMessage): a 400 blamed on the client, as DynamoDB's
-  // ThrottlingException is, and as worth another attempt.
+  // SQS's throttling (SendMessage, SendMessageBatch, ReceiveMessage): a fault the SDK blames on the client, as
+  // DynamoDB's ThrottlingException, and as worth another attempt.
   'RequestThrottled',
 ]);
 /**
@@ -58,8 +58,18 @@ const RETRYABLE_CODES = new Set([
   'ENETDOWN',
   'EHOSTDOWN',
 ]);
-/** Of those, the ones raised before a connection was made: the request never left, so nothing was applied. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EHOSTDOWN']);
+/**
+ * Failures raised before a connection was made, so the request never left and nothing was applied: a
+ * name not resolved, a connection refused, or any of these codes on the `connect` call itself. The
+ * unreachable codes can also end a keep-alive socket that already carried the request (Linux reports
+ * the ICMP error on it), so only their `syscall` tells.
+ */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND']);
+const BEFORE_SENDING_SYSCALLS = new Set(['connect', 'getaddrinfo']);
+function neverSent(e: { code?: string; syscall?: string }): boolean {
+  if (e.code === undefined || !RETRYABLE_CODES.has(e.code)) return false;
+  return NEVER_SENT_CODES.has(e.code) || (e.syscall !== undefined && BEFORE_SENDING_SYSCALLS.has(e.syscall));
+}
 
 /** Cancellation reasons that say only "not now" (another writer, throttling): the same transaction may succeed later. */
 const TRANSIENT_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
@@ -108,10 +118,10 @@ export function isRetryableEntry(failure: { Code?: string; SenderFault?: boolean
  * connection refused), means this attempt did nothing.
  */
 export function mayHaveApplied(error: unknown): boolean {
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  const e = error as { name?: string; code?: string; syscall?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (e?.name === 'AbortError' || e?.name === 'TransactionInProgressException') return true;
   if (isTransactionCancelled(error)) return false;
-  if (e?.code !== undefined && NEVER_SENT_CODES.has(e.code)) return false;
+  if (e !== undefined && neverSent(e)) return false;
   const status = e?.$metadata?.httpStatusCode;
   return !(typeof status === 'number' && status >= 400 && status < 500);
 }
