@@ -30,6 +30,12 @@ export const REGISTRY_429_DEFAULT_BLOCK_MS = 5 * 60 * 1000;
 
 /** Why a case that never got a registry permit in the horizon ends `exhausted` (the log's detail). */
 export const PERMIT_HORIZON_DETAIL = 'no registry permit in 24 hours: the configured rate was taken by other cases';
+/**
+ * How long past the 24 h horizon a case refused permits still waits for one: two of the default
+ * limiter's 5-minute windows, so the retry schedule's last attempt, due at the horizon itself, gets
+ * its permit in the next window rather than ending the case.
+ */
+export const PERMIT_HORIZON_GRACE_MS = 10 * 60 * 1000;
 
 export interface VerifyDebtorDeps {
   registry: CompanyRegistry;
@@ -92,9 +98,18 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
       await giveBack();
       // Refused permits are not registry failures, but they are not waited on for ever either: a case
       // still without one a whole horizon after its first attempt (the registry's rate taken by
-      // other work all day) is the operator's, as a case the registry failed for that long is.
-      if (now.getTime() >= request.firstAttemptAt.getTime() + VERIFICATION_RETRY_HORIZON_MS)
-        return { kind: 'exhausted', failures: request.failures, detail: PERMIT_HORIZON_DETAIL };
+      // other work all day) is the operator's, as a case the registry failed for that long is. With a
+      // grace past the horizon, so the last attempt the retry schedule makes (at the horizon itself)
+      // is not lost to one refused permit.
+      if (now.getTime() >= request.firstAttemptAt.getTime() + VERIFICATION_RETRY_HORIZON_MS + PERMIT_HORIZON_GRACE_MS)
+        return {
+          kind: 'exhausted',
+          failures: request.failures,
+          detail:
+            request.failures === 0
+              ? PERMIT_HORIZON_DETAIL
+              : `${PERMIT_HORIZON_DETAIL}, after ${request.failures} registry failure${request.failures === 1 ? '' : 's'}`,
+        };
       // Jittered past the limiter's boundary: the workers refused together do not come back together.
       return {
         kind: 'retry',

@@ -20,6 +20,7 @@ import {
 } from '../../../lib/cases/verification/rate-window.js';
 import {
   PERMIT_HORIZON_DETAIL,
+  PERMIT_HORIZON_GRACE_MS,
   PROFILE_REUSE_MS,
   verifyDebtor,
   type VerifyDebtorDeps,
@@ -397,15 +398,22 @@ describe('verifying a debtor', () => {
   it('a case refused permits for a whole day (the registry rate taken by other cases) ends exhausted for the operator, never waits unseen', async () => {
     const { registry, deps, limiter } = rig();
     limiter.state = blockWindow(limiter.state, at(5_000).getTime());
-    const dayAgo = new Date(NOW.getTime() - VERIFICATION_RETRY_HORIZON_MS);
-    expect(await verifyDebtor(deps, request({ firstAttemptAt: dayAgo, failures: 0 }))).toEqual({
+    const pastGrace = new Date(NOW.getTime() - VERIFICATION_RETRY_HORIZON_MS - PERMIT_HORIZON_GRACE_MS);
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: pastGrace, failures: 0 }))).toEqual({
       kind: 'exhausted',
       failures: 0,
       detail: PERMIT_HORIZON_DETAIL,
     });
-    // A minute inside the day it still waits its turn.
-    const inside = new Date(dayAgo.getTime() + 60_000);
-    expect(await verifyDebtor(deps, request({ firstAttemptAt: inside }))).toMatchObject({ kind: 'retry', reason: 'rate-limit' });
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: pastGrace, failures: 3 }))).toMatchObject({
+      kind: 'exhausted',
+      detail: `${PERMIT_HORIZON_DETAIL}, after 3 registry failures`,
+    });
+    // The retry schedule's last attempt, at the horizon itself, refused a permit: it waits for the next window.
+    const dayAgo = new Date(NOW.getTime() - VERIFICATION_RETRY_HORIZON_MS);
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: dayAgo, failures: 5 }))).toMatchObject({
+      kind: 'retry',
+      reason: 'rate-limit',
+    });
     expect(registry.requests).toEqual([]);
   });
 
