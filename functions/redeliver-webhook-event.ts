@@ -6,7 +6,7 @@ import { validRequestBody } from '../lib/http/valid-request-body.js';
 import { parseRedeliverRequest, redeliverEvent, type RedeliverEventDeps } from '../lib/webhooks/redeliver-event.js';
 import { endpointIdToRead } from '../lib/webhooks/webhook-endpoint.js';
 
-/** POST /api/v1/webhook-endpoints/{id}/redeliver `{ eventId }` (scope webhooks:manage): 202 with the new delivery, queued on the fast lane. */
+/** POST /api/v1/webhook-endpoints/{id}/redeliver `{ eventId }` (scope webhooks:manage): 202 with the new delivery, queued in its turn with the endpoint's others. */
 export interface RedeliverWebhookEventDeps extends RedeliverEventDeps {
   keys: ApiKeyStore;
 }

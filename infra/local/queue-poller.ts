@@ -45,9 +45,10 @@ export interface QueuePollerOptions {
   /**
    * The function's timeout. A handler still running after it is an invocation that timed out, as
    * Lambda reads it: an error, so its `batchItemFailures` are never read and nothing of the batch is
-   * deleted (every message comes back after its visibility timeout, those it finished too). Locally
-   * the handler's promise cannot be stopped: it runs on, as a frozen invocation may resume, but its
-   * answer no longer counts. No limit when left out.
+   * deleted (every message comes back after its visibility timeout, those it finished too). Lambda
+   * then resets the execution environment, so nothing of the invocation runs on; locally the
+   * handler's promise cannot be stopped and does run on (kinder than AWS: its writes still land),
+   * but its answer no longer counts. No limit when left out.
    */
   timeoutMs?: number;
 }

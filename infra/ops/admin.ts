@@ -680,7 +680,7 @@ async function run(argv: string[]): Promise<number> {
           eventId: need(values.event, 'event'),
         });
         out(
-          `Queued delivery ${delivery.id} of ${delivery.eventId} (${delivery.eventType}) to ${mode} endpoint ${endpointId} of ${companyId}: status ${delivery.status}; it shows in the endpoint's delivery log`,
+          `Made delivery ${delivery.id} of ${delivery.eventId} (${delivery.eventType}) to ${mode} endpoint ${endpointId} of ${companyId}: status ${delivery.status}; queued in its turn with the endpoint's other deliveries, it shows in the endpoint's delivery log`,
           { companyId, endpointId, mode, delivery },
         );
         break;

@@ -147,8 +147,8 @@ export interface StartedClaimed {
  * slots; the others wait on the endpoint's waiting list, outside the lanes, oldest first.
  */
 export interface DeliverySlots {
-  /** Puts the jobs on their endpoints' waiting lists (a job already there stays as it is). */
-  wait(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** Puts the jobs on their endpoints' waiting lists (a job already there stays as it is); no retry past `deadline`. */
+  wait(jobs: readonly DeliveryJob[], deadline?: Deadline): Promise<void>;
   /** Takes jobs off the waiting lists without queueing them (deliveries found already attempted or settled). */
   forget(jobs: readonly DeliveryJob[]): Promise<void>;
   /**

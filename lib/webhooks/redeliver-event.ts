@@ -3,7 +3,7 @@ import type { Caller } from '../auth/authenticate-key.js';
 import { EVENT_ID_PATTERN } from '../cases/case-lifecycle.js';
 import { eventVisibleTo } from '../cases/list-events.js';
 import type { EventReader } from '../cases/ports.js';
-import type { Deadline } from '../deadline.js';
+import { isPast, type Deadline } from '../deadline.js';
 import { NotFoundError, WebhookEndpointDisabledError } from '../errors.js';
 import { fill } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
@@ -30,9 +30,13 @@ import { parseWith, type Parsed } from './webhook-endpoint.js';
  * - In that order: a failure after the listing leaves the job findable by the next fill or the
  *   sweeper, and the delivery function creates a record still missing (`start` is create-if-absent),
  *   so a failure anywhere still delivers and still logs. A fill that fails after the record was
- *   started is not the request's failure: the job is listed and started, and the endpoint's next fill
- *   or the sweeper (every five minutes) queues it; the answer is 202, and a retry of the request would
- *   only have made a second delivery.
+ *   started, or is still running when the request's time is up, is not the request's failure: the
+ *   job is listed and started (or claimed), and the endpoint's next fill or the sweeper (every five
+ *   minutes) queues it; the answer is 202, and a retry of the request would only have made a second
+ *   delivery. The listing and the start stay inside the request's deadline (its retries stop there).
+ * - A redelivery waits behind the endpoint's older waiting jobs (oldest first). While the endpoint is
+ *   failing, its slots are held by retries up to 9 hours apart, so a redelivery asked for just after
+ *   a receiver is mended can wait that long: the price of the cap, documented for partners.
  */
 export const redeliverRequestSchema = z.strictObject(
   {
@@ -91,9 +95,32 @@ export async function redeliverEvent(
     mode: caller.mode,
     createdAt,
   };
-  await deps.slots.wait([job]);
+  await deps.slots.wait([job], deadline);
   const started = await deps.deliveries.start(newDeliveryRecord(job, createdAt), deadline);
-  // Queued now when the endpoint has a slot free; else when one of its running jobs ends.
-  await fill(deps, job.mode, job.endpointId, [job]).catch(() => undefined);
+  // Queued now when the endpoint has a slot free; else when one of its running jobs ends. Never past the
+  // request's time: the answer does not wait for it (a fill cut off leaves the job listed, or promoted, for the
+  // sweeper), and a fill that fails is not the request's failure.
+  await untilPast(
+    fill(deps, job.mode, job.endpointId, [job]).catch(() => undefined),
+    deadline,
+  );
   return deliveryView(started);
+}
+
+/** Waits for `work`, or until the deadline's time for work is up, whichever comes first. */
+async function untilPast(work: Promise<unknown>, deadline: Deadline | undefined): Promise<void> {
+  if (deadline === undefined) {
+    await work;
+    return;
+  }
+  if (isPast(deadline)) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline.workBy - Date.now()));
+  });
+  try {
+    await Promise.race([work, timeUp]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

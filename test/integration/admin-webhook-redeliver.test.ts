@@ -147,7 +147,7 @@ describe('npm run admin -- webhook redeliver', () => {
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
       expect(run.stdout.trim()).toMatch(
         new RegExp(
-          `^Queued delivery \\S+ of ${c.eventId} \\(case.created\\) to live endpoint ${c.endpointId} of ${c.companyId}: status pending`,
+          `^Made delivery \\S+ of ${c.eventId} \\(case.created\\) to live endpoint ${c.endpointId} of ${c.companyId}: status pending`,
         ),
       );
       await until(() => (deliveriesOf(c.eventId).length > 0 ? true : undefined), 30_000);

@@ -370,6 +370,25 @@ describe('redelivering an event', () => {
     expect(stored).toMatchObject({ kind: 'redelivery', status: 'pending', attempts: [], eventId, companyId: partner.companyId });
   });
 
+  it('answers 202 within its time even when the queue does not answer: the delivery is started and its job claimed, for the sweeper to queue', async () => {
+    const hanging: DeliveryQueue = { enqueue: () => new Promise<void>(() => undefined) };
+    const event = apiEvent({
+      method: 'POST',
+      path: `${COLLECTION}/${endpointId}/redeliver`,
+      resource: `${COLLECTION}/{id}/redeliver`,
+      pathParameters: { id: endpointId },
+      headers: { ...bearer(partner.apiKey), ...json },
+      body: JSON.stringify({ eventId }),
+    });
+    const started = Date.now();
+    // An invocation with 4 s left, as the route's Lambda would be near its timeout.
+    const res = parse(await checkedInvoke(redeliverHandler(hanging), event, lambdaContext(4_000)));
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(res.statusCode).toBe(202);
+    const log = await deliveries.listPage('live', endpointId, { limit: 10 });
+    expect(log.deliveries.find((d) => d.deliveryId === res.body.id)).toMatchObject({ status: 'pending', kind: 'redelivery' });
+  });
+
   it('makes a new delivery each time it is asked (two redeliveries, two ids, two jobs)', async () => {
     const first = await redeliver(partner.apiKey, endpointId, { eventId }, queue);
     const second = await redeliver(partner.apiKey, endpointId, { eventId }, queue);

@@ -61,8 +61,9 @@ export function apiEvent(options: EventOptions): APIGatewayProxyEvent {
   return restApiEvent({ ...options, userAgent: 'jest' });
 }
 
-export function lambdaContext(): ApiContext {
-  return sharedLambdaContext({ functionName: 'test', memoryMb: 256, timeoutMs: 15_000 }) as ApiContext;
+/** A Lambda context for a route's handler; `timeoutMs` is the function's time left as the invocation starts. */
+export function lambdaContext(timeoutMs = 15_000): ApiContext {
+  return sharedLambdaContext({ functionName: 'test', memoryMb: 256, timeoutMs }) as ApiContext;
 }
 
 export function bearer(apiKey: string): Record<string, string> {

@@ -90,7 +90,8 @@ export const WEBHOOK_ENDPOINT_ROUTES = {
     grants: { table: 'webhook-endpoints-ping', webhookSecretKey: true },
     load: () => import('../../../functions/ping-webhook-endpoint.js'),
   }),
-  // Two reads in parallel (the endpoint and the event), one SQS message to the fast lane, one conditional write of a WHD# record.
+  // Two reads in parallel (the endpoint and the event), the job on the endpoint's waiting list, one conditional write of a
+  // WHD# record, then a fill: one SQS message to the fast lane when a slot is free.
   redeliverWebhookEvent: route({
     name: 'redeliver-webhook-event',
     constructId: 'RedeliverWebhookEvent',

@@ -11,6 +11,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../../deadline.js';
 import type { Mode } from '../../mode.js';
 import { randomBase62 } from '../../random-id.js';
 import type { DeliverySlots, StartedClaimed } from '../../webhooks/ports.js';
@@ -133,9 +134,12 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * once: all are `WHW#` partitions, the only ones this adapter's grant allows. Each job once: a batch naming
    * an item twice is refused.
    */
-  async wait(jobs: readonly DeliveryJob[]): Promise<void> {
+  async wait(jobs: readonly DeliveryJob[], deadline?: Deadline): Promise<void> {
     const ttl = this.ttl();
-    await this.writeAll(distinctDeliveries(jobs).map((job) => ({ PutRequest: { Item: waitingItem(job, ttl) } })));
+    await this.writeAll(
+      distinctDeliveries(jobs).map((job) => ({ PutRequest: { Item: waitingItem(job, ttl) } })),
+      deadline,
+    );
   }
 
   async forget(jobs: readonly DeliveryJob[]): Promise<void> {
@@ -554,7 +558,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
    * for every company (bench 7c, with FILLS_AT_ONCE). On AWS a BatchWriteItem of 25 small items is about ten
    * milliseconds, so a step lists in four of them one after another.
    */
-  private async writeAll(requests: readonly WaitingWrite[]): Promise<void> {
+  private async writeAll(requests: readonly WaitingWrite[], deadline?: Deadline): Promise<void> {
     if (requests.length === 0) return;
     if (requests.length === 1) {
       const only = requests[0]!;
@@ -562,7 +566,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
         'PutRequest' in only
           ? new PutCommand({ TableName: this.tableName, Item: only.PutRequest.Item })
           : new DeleteCommand({ TableName: this.tableName, Key: only.DeleteRequest.Key });
-      await withRetries((options) => this.client.send(command as PutCommand, options), undefined, this.policy);
+      await withRetries((options) => this.client.send(command as PutCommand, options), deadline, this.policy);
       return;
     }
     for (let i = 0; i < requests.length; i += WRITES_PER_BATCH) {
@@ -573,7 +577,7 @@ export class DynamoWebhookDeliverySlots implements DeliverySlots {
           const out = await this.client.send(command, options);
           return (out.UnprocessedItems?.[this.tableName] ?? []) as WaitingWrite[];
         },
-        undefined,
+        deadline,
         this.policy,
       );
     }

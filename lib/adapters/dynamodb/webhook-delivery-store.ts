@@ -24,7 +24,7 @@ import { ITEM_TYPES, keys } from './table-keys.js';
 /**
  * The delivery log in the table (table-keys.ts: `WHD#<m><endpointId>` / `<createdAt>#<deliveryId>`),
  * one item per delivery with its attempts inline (at most 19: retry-schedule.ts `maxAttempts()`, each
- * at most about 600 bytes, its error clipped by the use case: webhook-delivery.ts `clipAttemptError`;
+ * at most about 2 KB, its error clipped to 500 characters by the use case: webhook-delivery.ts `clipAttemptError`;
  * so an item stays far under 400 KB).
  *
  * - `start` is a conditional Put (`attribute_not_exists`): every copy of a stream record and every
