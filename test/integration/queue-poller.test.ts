@@ -11,7 +11,7 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { randomBase62 } from '../../lib/random-id.js';
-import { createPollerClient, startQueuePoller, type QueuePoller } from '../../infra/local/queue-poller.js';
+import { createPollerClient, startQueuePoller, type QueuePoller, type QueuePollerOptions } from '../../infra/local/queue-poller.js';
 
 /**
  * The local stand-in for Lambda's SQS event source mapping (infra/local/queue-poller.ts) on the
@@ -65,22 +65,31 @@ describe('the local SQS event source mapping', () => {
     await Promise.all(pollers.splice(0).map((p) => p.stop()));
   });
 
-  async function poller(concurrency: number | undefined, provisioned?: { minimumPollers: number }) {
-    const queue = await newQueue();
-    const h = hangingHandler();
-    releases.push(h.release);
+  /** A poller of `queue` running `handler`, one message a batch, two batches at once; stopped after the test. */
+  function pollWith(
+    queue: { url: string; arn: string },
+    handler: QueuePollerOptions['handler'],
+    options: Partial<QueuePollerOptions> = {},
+  ) {
     pollers.push(
       startQueuePoller({
         client: sqs,
         queueUrl: queue.url,
         queueArn: queue.arn,
         region,
-        handler: h.handler,
+        handler,
         batchSize: 1,
-        concurrency,
-        ...(provisioned ? { provisioned } : {}),
+        concurrency: 2,
+        ...options,
       }),
     );
+  }
+
+  async function poller(concurrency: number | undefined, provisioned?: { minimumPollers: number }) {
+    const queue = await newQueue();
+    const h = hangingHandler();
+    releases.push(h.release);
+    pollWith(queue, h.handler, { concurrency, ...(provisioned ? { provisioned } : {}) });
     const send = (body: string) => sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }));
     return { ...h, send };
   }
@@ -162,20 +171,10 @@ describe('the local SQS event source mapping', () => {
   test('a handler that reports a failure under an empty itemIdentifier fails its whole batch, as Lambda does: the message comes back, never deleted', async () => {
     const queue = await newQueue({ VisibilityTimeout: '1' });
     const seen: string[] = [];
-    pollers.push(
-      startQueuePoller({
-        client: sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region,
-        handler: async (event: SQSEvent) => {
-          seen.push(...event.Records.map((r) => r.body));
-          return { batchItemFailures: [{ itemIdentifier: '' }] };
-        },
-        batchSize: 1,
-        concurrency: 2,
-      }),
-    );
+    pollWith(queue, async (event) => {
+      seen.push(...event.Records.map((r) => r.body));
+      return { batchItemFailures: [{ itemIdentifier: '' }] };
+    });
     await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
     // Deleted after the first receive, it was never seen again.
     expect(await until(() => seen.length >= 2, 8_000)).toBe(true);
@@ -186,22 +185,15 @@ describe('the local SQS event source mapping', () => {
     // Visible again 3 s after a receive: after the slow handler has answered, so only an answer ignored brings it back.
     const queue = await newQueue({ VisibilityTimeout: '3' });
     const receipts: string[] = [];
-    pollers.push(
-      startQueuePoller({
-        client: sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region,
-        // The first receipt outlasts the 1 s timeout and then answers "all done"; Lambda would never read that answer.
-        handler: async (event: SQSEvent) => {
-          receipts.push(event.Records[0]!.attributes.ApproximateReceiveCount);
-          if (receipts.length === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
-          return { batchItemFailures: [] };
-        },
-        batchSize: 1,
-        concurrency: 2,
-        timeoutMs: 1_000,
-      }),
+    // The first receipt outlasts the 1 s timeout and then answers "all done"; Lambda would never read that answer.
+    pollWith(
+      queue,
+      async (event) => {
+        receipts.push(event.Records[0]!.attributes.ApproximateReceiveCount);
+        if (receipts.length === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
+        return { batchItemFailures: [] };
+      },
+      { timeoutMs: 1_000 },
     );
     await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
     expect(await until(() => receipts.length >= 2, 8_000)).toBe(true);
