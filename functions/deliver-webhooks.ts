@@ -3,6 +3,7 @@ import { webhookDeliveryAdapters } from '../lib/adapters/production-webhook-adap
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
+import { waitAtMost } from '../lib/wait-at-most.js';
 import { deliverWebhook, type DeliverDeps, type DeliveryResult } from '../lib/webhooks/deliver-webhook.js';
 import { MAX_SEND_DELAY_SECONDS } from '../lib/webhooks/retry-schedule.js';
 import type { EndpointHealth } from '../lib/webhooks/endpoint-health.js';
@@ -75,18 +76,6 @@ export interface DeliverWebhooksDeps {
  * are retried.
  */
 export const ANSWER_BEFORE_TIMEOUT_MS = 2_000;
-
-/** Waits for `work`, or for `ms` if that comes first (never when `ms` is undefined); `work` itself never rejects here. */
-async function settledWithin(work: Promise<void>, ms: number | undefined): Promise<void> {
-  if (ms === undefined) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
-  try {
-    await Promise.race([work, timeUp]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The most SQS delays a message it is sent (DelaySeconds); a longer wait hops. */
 export { MAX_SEND_DELAY_SECONDS };
@@ -179,7 +168,8 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
       );
     })();
     const remainingMs = context?.getRemainingTimeInMillis();
-    await settledWithin(work, remainingMs === undefined ? undefined : remainingMs - ANSWER_BEFORE_TIMEOUT_MS);
+    // `work` never rejects: each record's outcome is caught into `settled`.
+    await waitAtMost(work, remainingMs === undefined ? undefined : remainingMs - ANSWER_BEFORE_TIMEOUT_MS);
     const batchItemFailures: { itemIdentifier: string }[] = [];
     settled.forEach((outcome, i) => {
       const record = event.Records[i]!;

@@ -3,6 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { setMaxListeners } from 'node:events';
 import { Agent } from 'node:http';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { waitAtMost } from '../../lib/wait-at-most.js';
 import { reportedFailures } from './reported-failures.js';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
@@ -104,20 +105,6 @@ export function createPollerClient(region: string, endpoint: string): SQSClient 
   });
 }
 
-/** The handler's answer, or a rejection once `timeoutMs` has passed without one (as Lambda ends an invocation at its timeout). */
-async function withinTimeout<T>(answer: Promise<T>, timeoutMs: number | undefined): Promise<T> {
-  if (timeoutMs === undefined) return answer;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the invocation timed out after ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([answer, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   const waitSeconds = options.waitSeconds ?? 1;
   const concurrency = Math.max(1, options.concurrency ?? 1);
@@ -137,9 +124,12 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));
     let failed: Set<string>;
     try {
-      const response = await withinTimeout(options.handler({ Records: records }), options.timeoutMs);
+      const answer: { response?: SQSBatchResponse | void } = {};
+      const answered = options.handler({ Records: records }).then((response) => void (answer.response = response));
+      // An invocation still running at its timeout is an error, as in Lambda: its answer is never read.
+      if (!(await waitAtMost(answered, options.timeoutMs))) throw new Error(`the invocation timed out after ${options.timeoutMs} ms`);
       const reported = reportedFailures(
-        response?.batchItemFailures,
+        answer.response?.batchItemFailures,
         records.map((r) => r.messageId),
       );
       failed = reported === 'whole-batch' ? new Set(records.map((r) => r.messageId)) : reported;

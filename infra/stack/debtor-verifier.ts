@@ -36,8 +36,6 @@ export { VERIFIER_STREAM };
 
 export { VERIFIER_RETRY_QUEUE };
 
-const FUNCTION_TIMEOUT_SECONDS = VERIFIER_FUNCTION_TIMEOUT_SECONDS;
-
 /**
  * What the worker's UpdateItem of a case may name: the lifecycle fields a verification or a settling
  * changes, plus what the change store's condition reads: the same as any case change's
@@ -91,7 +89,7 @@ export class DebtorVerifier extends Construct {
       projectRoot: props.projectRoot,
       description: 'Debtor verification worker: new cases from the table stream, retries from its queue',
       memorySize: 512,
-      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      timeout: Duration.seconds(VERIFIER_FUNCTION_TIMEOUT_SECONDS),
       environment: {
         ...props.environment,
         VERIFICATION_RETRY_QUEUE_URL: this.retryQueue.queueUrl,

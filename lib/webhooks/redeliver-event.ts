@@ -3,11 +3,12 @@ import type { Caller } from '../auth/authenticate-key.js';
 import { EVENT_ID_PATTERN } from '../cases/case-lifecycle.js';
 import { eventVisibleTo } from '../cases/list-events.js';
 import type { EventReader } from '../cases/ports.js';
-import { isPast, type Deadline } from '../deadline.js';
+import type { Deadline } from '../deadline.js';
 import { NotFoundError, WebhookEndpointDisabledError } from '../errors.js';
 import { fill } from './delivery-slots.js';
 import type { DeliveryQueue, DeliverySlots, WebhookDeliveryStore, WebhookEndpointStore } from './ports.js';
 import { deliveryView, newDeliveryRecord, newRedeliveryId, type DeliveryJob, type WebhookDeliveryView } from './webhook-delivery.js';
+import { waitAtMost } from '../wait-at-most.js';
 import { parseWith, type Parsed } from './webhook-endpoint.js';
 
 /**
@@ -100,27 +101,9 @@ export async function redeliverEvent(
   // Queued now when the endpoint has a slot free; else when one of its running jobs ends. Never past the
   // request's time: the answer does not wait for it (a fill cut off leaves the job listed, or promoted, for the
   // sweeper), and a fill that fails is not the request's failure.
-  await untilPast(
+  await waitAtMost(
     fill(deps, job.mode, job.endpointId, [job]).catch(() => undefined),
-    deadline,
+    deadline === undefined ? undefined : deadline.workBy - Date.now(),
   );
   return deliveryView(started);
-}
-
-/** Waits for `work`, or until the deadline's time for work is up, whichever comes first. */
-async function untilPast(work: Promise<unknown>, deadline: Deadline | undefined): Promise<void> {
-  if (deadline === undefined) {
-    await work;
-    return;
-  }
-  if (isPast(deadline)) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline.workBy - Date.now()));
-  });
-  try {
-    await Promise.race([work, timeUp]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -158,10 +158,12 @@ export const deliveryAttemptSchema = /* @__PURE__ */ z
     at: z.string().meta({ format: 'date-time', example: EXAMPLE_AT }),
     statusCode: z.number().int().optional().meta({ description: "Your receiver's HTTP status; absent when none came.", example: 503 }),
     durationMs: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.', example: 84 }),
-    error: z.string().optional().meta({
-      description:
-        'Why the attempt failed (timeout, refused address, non-2xx status…), in at most 500 characters; absent when it succeeded.',
-    }),
+    error: z
+      .string()
+      .optional()
+      .meta({
+        description: `Why the attempt failed (timeout, refused address, non-2xx status…), in at most ${MAX_ATTEMPT_ERROR_CHARS} characters; absent when it succeeded.`,
+      }),
   })
   .meta({ id: 'WebhookDeliveryAttempt' });
 
