@@ -6,8 +6,10 @@
  * simulated clock (a case told to retry at T comes back when the clock reaches T).
  *
  *   a. 1,000 cases citing 50 company numbers → registry requests (target ≤ 50)
- *   b. a burst of BENCH_BURST (1,500) cases with distinct numbers → registry requests in any rolling
- *      5 minutes (target ≤ the configured limit, 500), and the limiter item's writes per permit
+ *   b. a burst of BENCH_BURST (1,500) cases with distinct numbers, four fifths from one importing
+ *      company and the rest from four others → registry requests in any rolling 5 minutes (target ≤
+ *      the configured limit, 500), the importer's (target ≤ its share, 400), and the limiter's
+ *      writes per permit
  *
  * Run alone: `npx tsx bench/verification.ts` (starts its own DynamoDB Local); `npm run bench` runs
  * it as its last section. Neither writes results here: the caller records the rows.
@@ -16,7 +18,7 @@ import { DynamoRegistryProfileCache } from '../lib/adapters/dynamodb/registry-pr
 import { DynamoRegistryRateLimiter } from '../lib/adapters/dynamodb/registry-rate-limiter.js';
 import { createDocumentClient } from '../lib/adapters/dynamodb/dynamo-client.js';
 import { CompaniesHouseRegistry } from '../lib/adapters/companies-house/companies-house-registry.js';
-import { DEFAULT_REGISTRY_RATE_LIMIT } from '../lib/cases/verification/rate-window.js';
+import { DEFAULT_REGISTRY_RATE_LIMIT, companyShare } from '../lib/cases/verification/rate-window.js';
 import { verifyDebtor, type VerifyDebtorDeps, type VerifyDebtorResult } from '../lib/cases/verification/verify-debtor.js';
 import type { AppConfig } from '../lib/runtime/config.js';
 import { randomBase62 } from '../lib/random-id.js';
@@ -35,6 +37,7 @@ const INSTANCES = 8;
 const BATCH_PER_INSTANCE = 10;
 
 interface Pending {
+  companyId: string;
   companyNumber: string;
   due: number;
   failures: number;
@@ -62,6 +65,7 @@ async function runToOutcome(
       due.map((c, i) =>
         verifyDebtor(instances[i % instances.length]!, {
           mode: 'live',
+          companyId: c.companyId,
           companyNumber: c.companyNumber,
           debtorName: 'Acme Widgets Ltd',
           now,
@@ -103,18 +107,20 @@ export async function verificationBench(cfg: AppConfig, log: (line: string) => v
     const world = (clock: { now: number }) => {
       const name = `bench-${randomBase62(12)}`;
       const requestTimes: number[] = [];
+      /** The company number of each registry request, in the same order. */
+      const requestNumbers: string[] = [];
       const limiters: DynamoRegistryRateLimiter[] = [];
       const instances = Array.from({ length: INSTANCES }, (): VerifyDebtorDeps => {
         const companiesHouse = new CompaniesHouseRegistry({ baseUrl: standIn.url, apiKey: () => STAND_IN_API_KEY });
         const limiter = new DynamoRegistryRateLimiter(client, cfg.tableName, { name, config: rate });
         limiters.push(limiter);
         return {
-          registry: { lookup: (n) => (requestTimes.push(clock.now), companiesHouse.lookup(n)) },
+          registry: { lookup: (n) => (requestTimes.push(clock.now), requestNumbers.push(n), companiesHouse.lookup(n)) },
           cache: new DynamoRegistryProfileCache(client, cfg.tableName),
           limiter,
         };
       });
-      return { instances, requestTimes, limiterWrites: () => limiters.reduce((n, l) => n + l.writes, 0) };
+      return { instances, requestTimes, requestNumbers, limiterWrites: () => limiters.reduce((n, l) => n + l.writes, 0) };
     };
     // Company numbers unique to this run (DynamoDB Local may be shared with other sections).
     const prefix = String(Math.floor(Math.random() * 90) + 10);
@@ -124,7 +130,12 @@ export async function verificationBench(cfg: AppConfig, log: (line: string) => v
       const clock = { now: Date.now() };
       const { instances, requestTimes } = world(clock);
       const numbers = Array.from({ length: 50 }, (_, i) => `${prefix}1${String(i).padStart(5, '0')}`);
-      const pending = Array.from({ length: 1000 }, (_, i) => ({ companyNumber: numbers[i % 50]!, due: clock.now, failures: 0 }));
+      const pending = Array.from({ length: 1000 }, (_, i) => ({
+        companyId: 'cmp_bench_a',
+        companyNumber: numbers[i % 50]!,
+        due: clock.now,
+        failures: 0,
+      }));
       const started = performance.now();
       const { outcomes, rounds, storageFailures } = await runToOutcome(instances, pending, clock);
       const verified = outcomes.filter((o) => o.kind === 'outcome' && o.outcome.status === 'VERIFIED').length;
@@ -145,21 +156,30 @@ export async function verificationBench(cfg: AppConfig, log: (line: string) => v
     {
       const burst = Math.max(600, Number(process.env.BENCH_BURST ?? 1500));
       const clock = { now: Date.now() };
-      const { instances, requestTimes, limiterWrites } = world(clock);
+      const { instances, requestTimes, requestNumbers, limiterWrites } = world(clock);
+      // Four cases in five from the importer; the fifth from four other companies in turn.
+      const importer = 'cmp_bench_importer';
       const pending = Array.from({ length: burst }, (_, i) => ({
+        companyId: i % 5 === 4 ? `cmp_bench_other_${i % 4}` : importer,
         companyNumber: `${prefix}2${String(i).padStart(5, '0')}`,
         due: clock.now,
         failures: 0,
       }));
+      const importerNumbers = new Set(pending.filter((c) => c.companyId === importer).map((c) => c.companyNumber));
       const started = performance.now();
       const { outcomes, rounds, storageFailures } = await runToOutcome(instances, pending, clock);
       const seconds = (performance.now() - started) / 1000;
       const maxWindow = maxInAnyWindow(requestTimes, rate.windowMs);
+      const importerTimes = requestTimes.filter((_, i) => importerNumbers.has(requestNumbers[i]!));
+      const importerMax = maxInAnyWindow(importerTimes, rate.windowMs);
+      const share = companyShare(rate).limit;
+      const othersDone = Math.max(...requestTimes.filter((_, i) => !importerNumbers.has(requestNumbers[i]!))) - Math.min(...requestTimes);
       const writes = limiterWrites();
       const simulatedMinutes = (Math.max(...requestTimes) - Math.min(...requestTimes)) / 60_000;
       log(
         `b. burst of ${burst}: ${outcomes.length} outcomes, ${requestTimes.length} registry requests over ${simulatedMinutes.toFixed(1)} simulated minutes, ` +
-          `max ${maxWindow} in any 5 minutes (limit ${rate.limit}); limiter item: ${writes} conditional writes for ${requestTimes.length} permits; ${rounds} rounds, ${storageFailures} storage failures redelivered, ${seconds.toFixed(1)} s wall`,
+          `max ${maxWindow} in any 5 minutes (limit ${rate.limit}), the importer's max ${importerMax} (share ${share}), the other companies' last request ${(othersDone / 60_000).toFixed(1)} simulated minutes in; ` +
+          `limiter: ${writes} conditional writes for ${requestTimes.length} permits; ${rounds} rounds, ${storageFailures} storage failures redelivered, ${seconds.toFixed(1)} s wall`,
       );
       rows.push({
         figure: `burst of ${burst}: registry requests in any 5 minutes`,
@@ -169,11 +189,18 @@ export async function verificationBench(cfg: AppConfig, log: (line: string) => v
         note: `${requestTimes.length} requests over ${simulatedMinutes.toFixed(1)} simulated min; ${rounds} rounds, ${storageFailures} storage failures redelivered, ${seconds.toFixed(1)} s`,
       });
       rows.push({
-        figure: 'rate limiter item: conditional writes per permit',
+        figure: `burst of ${burst}: the importing company's registry requests in any 5 minutes`,
+        value: importerMax,
+        target: `≤ ${share} (its share)`,
+        pass: importerMax <= share && importerTimes.length === importerNumbers.size,
+        note: `${importerTimes.length} of its cases verified; the 4 other companies' ${requestTimes.length - importerTimes.length} within ${(othersDone / 60_000).toFixed(1)} simulated min of the burst`,
+      });
+      rows.push({
+        figure: 'rate limiter: conditional writes per permit (the share and the window)',
         value: Math.round((writes / Math.max(1, requestTimes.length)) * 100) / 100,
         target: 'reported',
         pass: true,
-        note: `${writes} writes for ${requestTimes.length} permits (refusals answered without a request)`,
+        note: `${writes} writes for ${requestTimes.length} permits: one to the company's share, one to the window (refusals answered without a request)`,
       });
     }
   } finally {

@@ -2,7 +2,7 @@ import { DynamoRegistryProfileCache } from '../../lib/adapters/dynamodb/registry
 import { DynamoRegistryRateLimiter } from '../../lib/adapters/dynamodb/registry-rate-limiter.js';
 import { documentClient } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import type { CachedAnswer, FetchLease, ProfileCache, RateLimiter } from '../../lib/cases/verification/ports.js';
-import type { RateLimitConfig } from '../../lib/cases/verification/rate-window.js';
+import { companyShare, type RateLimitConfig } from '../../lib/cases/verification/rate-window.js';
 import { PROFILE_REUSE_MS, verifyDebtor } from '../../lib/cases/verification/verify-debtor.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { config } from '../../lib/runtime/config.js';
@@ -35,8 +35,8 @@ const memoryWorld: MakeWorld = (rate) => {
 /** Records the permits a worker's limiter grants, for the rolling-window checks. */
 function recording(limiter: RateLimiter, log: number[]): RateLimiter {
   return {
-    take: async (now) => {
-      const permit = await limiter.take(now);
+    take: async (now, companyId) => {
+      const permit = await limiter.take(now, companyId);
       if (permit.granted) log.push(now.getTime());
       return permit;
     },
@@ -167,7 +167,7 @@ describe.each([
       await world.cache().put(m, { answer: found(m), fetchedAt: NOW.toISOString() }, token(await world.cache().lease(m, leaseAt(NOW))));
       const registry = new ScriptedRegistry((companyNumber) => ({ kind: 'found', profile: found(companyNumber).profile }));
       const deps = { registry, cache: world.cache(), limiter: new MemoryRateLimiter(), random: () => 0 };
-      const request = { mode: 'live' as const, companyNumber: m, debtorName: 'Acme Widgets Ltd', failures: 0 };
+      const request = { mode: 'live' as const, companyId: 'cmp_partner', companyNumber: m, debtorName: 'Acme Widgets Ltd', failures: 0 };
       expect(await verifyDebtor(deps, { ...request, now: at(PROFILE_REUSE_MS), firstAttemptAt: at(PROFILE_REUSE_MS) })).toMatchObject({
         source: 'cache',
       });
@@ -192,14 +192,17 @@ describe.each([
     it('hands out no more than the limit to concurrent takes from many workers, and says when the next permit comes', async () => {
       const world = makeWorld(SMALL);
       const workers = Array.from({ length: 8 }, () => world.limiter());
-      const permits = await Promise.all(Array.from({ length: 40 }, (_, i) => workers[i % workers.length]!.take(at(1_000))));
+      // From ten companies, so that the registry's window binds before any company's share.
+      const permits = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => workers[i % workers.length]!.take(at(1_000), `cmp_${i % 10}`)),
+      );
       expect(permits.filter((p) => p.granted)).toHaveLength(SMALL.limit);
       // The burst was counted in the slot of 1 s; it drops out of the window at 12 s (10 s and one 1-s slot later).
       expect(new Set(permits.filter((p) => !p.granted).map((p) => (p.granted ? 0 : p.retryAt.getTime())))).toEqual(
         new Set([at(12_000).getTime()]),
       );
-      expect((await world.limiter().take(at(11_999))).granted).toBe(false);
-      expect((await world.limiter().take(at(12_000))).granted).toBe(true);
+      expect(await world.limiter().take(at(11_999), 'cmp_late')).toEqual({ granted: false, retryAt: at(12_000), limitedBy: 'registry' });
+      expect((await world.limiter().take(at(12_000), 'cmp_late')).granted).toBe(true);
     });
 
     it('never grants more than the limit within any rolling window to workers taking concurrently over time', async () => {
@@ -207,7 +210,8 @@ describe.each([
       const workers = Array.from({ length: 6 }, () => world.limiter());
       // Rounds of 12 concurrent takes every 700 ms for 60 s: demand far above the limit, across many window boundaries.
       for (let t = 0; t < 60_000; t += 700) {
-        await Promise.all(Array.from({ length: 12 }, (_, i) => workers[i % workers.length]!.take(at(t))));
+        // A company of its own each: this is the registry's window alone (shares: the tests below).
+        await Promise.all(Array.from({ length: 12 }, (_, i) => workers[i % workers.length]!.take(at(t), `cmp_${t}_${i}`)));
       }
       const granted = world.granted();
       expect(maxInAnyWindow(granted, SMALL.windowMs)).toBeLessThanOrEqual(SMALL.limit);
@@ -219,17 +223,47 @@ describe.each([
       const world = makeWorld(SMALL);
       await world.limiter().blockUntil(at(5_000));
       await world.limiter().blockUntil(at(2_000));
-      expect(await world.limiter().take(at(4_999))).toEqual({ granted: false, retryAt: at(5_000) });
-      expect(await world.limiter().take(at(5_000))).toEqual({ granted: true });
+      expect(await world.limiter().take(at(4_999), 'cmp_a')).toEqual({ granted: false, retryAt: at(5_000), limitedBy: 'registry' });
+      expect(await world.limiter().take(at(5_000), 'cmp_a')).toEqual({ granted: true });
     });
 
     it('refuses a worker that last saw an empty window once others have filled it', async () => {
       const world = makeWorld(SMALL);
       const idle = world.limiter();
-      expect(await idle.take(at(0))).toEqual({ granted: true });
+      expect(await idle.take(at(0), 'cmp_idle')).toEqual({ granted: true });
       const busy = world.limiter();
-      for (let i = 1; i < SMALL.limit; i++) expect(await busy.take(at(500))).toEqual({ granted: true });
-      expect(await idle.take(at(600))).toEqual({ granted: false, retryAt: at(11_000) });
+      for (let i = 1; i < SMALL.limit; i++) expect(await busy.take(at(500), `cmp_busy_${i}`)).toEqual({ granted: true });
+      expect(await idle.take(at(600), 'cmp_idle')).toEqual({ granted: false, retryAt: at(11_000), limitedBy: 'registry' });
+    });
+
+    it('keeps one company to its share of the window, so another company still gets a permit', async () => {
+      const world = makeWorld(SMALL);
+      const share = companyShare(SMALL).limit;
+      expect(share).toBe(4);
+      const workers = Array.from({ length: 4 }, () => world.limiter());
+      const importer = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => workers[i % workers.length]!.take(at(1_000), 'cmp_importer')),
+      );
+      expect(importer.filter((p) => p.granted)).toHaveLength(share);
+      // Refused by its share, told when the share's burst drops out of the window (12 s), as the registry's window would say.
+      expect(new Set(importer.filter((p) => !p.granted).map((p) => JSON.stringify(p)))).toEqual(
+        new Set([JSON.stringify({ granted: false, retryAt: at(12_000), limitedBy: 'company' })]),
+      );
+      expect(await world.limiter().take(at(1_500), 'cmp_other')).toEqual({ granted: true });
+      // The registry's window is the limit, as before: a third company finds it full.
+      expect(await world.limiter().take(at(1_500), 'cmp_third')).toEqual({ granted: false, retryAt: at(12_000), limitedBy: 'registry' });
+      expect(maxInAnyWindow(world.granted(), SMALL.windowMs)).toBe(SMALL.limit);
+    });
+
+    it('counts a company permit the registry’s window then refused against that company’s share only', async () => {
+      const world = makeWorld(SMALL);
+      for (let i = 0; i < SMALL.limit; i++) expect(await world.limiter().take(at(1_000), `cmp_${i}`)).toEqual({ granted: true });
+      // Four asks refused by the full window spend the late company's share for this window…
+      for (let i = 0; i < 4; i++) expect(await world.limiter().take(at(2_000), 'cmp_late')).toMatchObject({ limitedBy: 'registry' });
+      expect(await world.limiter().take(at(2_000), 'cmp_late')).toMatchObject({ limitedBy: 'company', retryAt: at(13_000) });
+      // …and no other company's: the window has room again at 12 s for anyone whose share has it.
+      expect(await world.limiter().take(at(12_000), 'cmp_0')).toEqual({ granted: true });
+      expect(await world.limiter().take(at(12_000), 'cmp_late')).toMatchObject({ granted: false, limitedBy: 'company' });
     });
   });
 });

@@ -17,10 +17,13 @@ const SMALL: RateLimitConfig = { limit: 5, windowMs: 10_000, slots: 10 };
 const number = () => `SC${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 const leaseAt = (now: Date) => ({ now, until: new Date(now.getTime() + 30_000), freshSince: new Date(now.getTime() - PROFILE_REUSE_MS) });
 
-/** Fails the first `times` UpdateItem calls with `fault`. */
-function firstUpdates(fault: Fault, times = 1) {
+/** Fails the first `times` UpdateItem calls with `fault` (of the registry's rate window only, with `windowOnly`: not a company's share). */
+function firstUpdates(fault: Fault, times = 1, windowOnly = false) {
   let left = times;
-  return faultyDocumentClient({ decide: (name) => (name === 'UpdateItemCommand' && left-- > 0 ? fault : undefined) });
+  const aimed = (input: Record<string, unknown>) => !windowOnly || !JSON.stringify(input.Key).includes('#COMPANY#');
+  return faultyDocumentClient({
+    decide: (name, input) => (name === 'UpdateItemCommand' && aimed(input) && left-- > 0 ? fault : undefined),
+  });
 }
 
 describe('the registry profile cache under storage faults', () => {
@@ -49,21 +52,33 @@ describe('the registry profile cache under storage faults', () => {
 
 describe('the registry rate limiter under storage faults', () => {
   it('a throttled permit write is retried and counted once', async () => {
-    const { client, counter } = firstUpdates('throttle', 2);
+    const { client, counter } = firstUpdates('throttle', 2, true);
     const name = `faults-${randomBase62(12)}`;
     const limiter = new DynamoRegistryRateLimiter(client, config().tableName, { name, config: SMALL });
     const granted = [];
-    for (let i = 0; i < 8; i++) granted.push((await limiter.take(at(100))).granted);
+    // A company each: the registry's window is what binds.
+    for (let i = 0; i < 8; i++) granted.push((await limiter.take(at(100), `cmp_${i}`)).granted);
     expect(counter.injected.throttle).toBe(2);
     expect(granted).toEqual([true, true, true, true, true, false, false, false]);
   });
 
+  it('a throttled share write is retried and counted once', async () => {
+    const { client, counter } = firstUpdates('throttle', 2);
+    const name = `faults-${randomBase62(12)}`;
+    const limiter = new DynamoRegistryRateLimiter(client, config().tableName, { name, config: SMALL });
+    const granted = [];
+    for (let i = 0; i < 6; i++) granted.push((await limiter.take(at(100), 'cmp_one')).granted);
+    expect(counter.injected.throttle).toBe(2);
+    // One company's share of a window of 5 is 4.
+    expect(granted).toEqual([true, true, true, true, false, false]);
+  });
+
   it('a permit write whose answer was lost never lets the window exceed the limit (it may count that permit twice)', async () => {
-    const { client, counter } = firstUpdates('lost-response');
+    const { client, counter } = firstUpdates('lost-response', 1, true);
     const name = `faults-${randomBase62(12)}`;
     const limiter = new DynamoRegistryRateLimiter(client, config().tableName, { name, config: SMALL });
     let granted = 0;
-    for (let i = 0; i < 8; i++) if ((await limiter.take(at(100))).granted) granted++;
+    for (let i = 0; i < 8; i++) if ((await limiter.take(at(100), `cmp_${i}`)).granted) granted++;
     expect(counter.injected['lost-response']).toBe(1);
     expect(granted).toBeGreaterThanOrEqual(SMALL.limit - 1);
     expect(granted).toBeLessThanOrEqual(SMALL.limit);

@@ -11,6 +11,7 @@ import {
   EMPTY_RATE_WINDOW,
   DEFAULT_REGISTRY_RATE_LIMIT,
   blockWindow,
+  companyShare,
   takePermit,
   type RateLimitConfig,
   type RateWindowState,
@@ -58,20 +59,33 @@ export class MemoryProfileCache implements ProfileCache {
   }
 }
 
-/** The shared rate rule (lib/cases/verification/rate-window.ts) over one state every caller shares. */
+/**
+ * The shared rate rule (lib/cases/verification/rate-window.ts) over one state every caller shares,
+ * and each company's share over a state of its own, taken first, each step atomic on its own (as
+ * the two items are: a company permit followed by the registry's refusal is spent).
+ */
 export class MemoryRateLimiter implements RateLimiter {
   state: RateWindowState = EMPTY_RATE_WINDOW;
+  /** Each company's window, by company id. */
+  readonly companies = new Map<string, RateWindowState>();
   /** Epoch ms of every permit granted, for tests that check the rolling windows. */
   readonly granted: number[] = [];
+  /** The companies of those permits, in the same order. */
+  readonly grantedTo: string[] = [];
 
   constructor(readonly config: RateLimitConfig = DEFAULT_REGISTRY_RATE_LIMIT) {}
 
-  async take(now: Date): Promise<RatePermit> {
+  async take(now: Date, companyId: string): Promise<RatePermit> {
+    await turn();
+    const share = takePermit(this.companies.get(companyId) ?? EMPTY_RATE_WINDOW, now.getTime(), companyShare(this.config));
+    if (!share.granted) return { granted: false, retryAt: new Date(share.retryAtMs), limitedBy: 'company' };
+    this.companies.set(companyId, share.state);
     await turn();
     const decision = takePermit(this.state, now.getTime(), this.config);
-    if (!decision.granted) return { granted: false, retryAt: new Date(decision.retryAtMs) };
+    if (!decision.granted) return { granted: false, retryAt: new Date(decision.retryAtMs), limitedBy: 'registry' };
     this.state = decision.state;
     this.granted.push(now.getTime());
+    this.grantedTo.push(companyId);
     return { granted: true };
   }
 

@@ -5,6 +5,7 @@ import type { RateLimiter, RatePermit } from '../../cases/verification/ports.js'
 import {
   DEFAULT_REGISTRY_RATE_LIMIT,
   EMPTY_RATE_WINDOW,
+  companyShare,
   planPermit,
   slotLength,
   type RateLimitConfig,
@@ -12,7 +13,7 @@ import {
 } from '../../cases/verification/rate-window.js';
 import type { Deadline } from '../../deadline.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries } from '../retry.js';
-import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
+import { ITEM_TYPES, keys, TTL_ATTRIBUTE, type ItemKey } from './table-keys.js';
 
 /**
  * The registry rate limit across every worker in every Lambda instance (the RateLimiter port;
@@ -42,6 +43,12 @@ import { ITEM_TYPES, keys, TTL_ATTRIBUTE } from './table-keys.js';
  *
  * The guarantee (never more than `limit` in any rolling window) holds whatever the concurrency,
  * as long as the workers' clocks agree to well within a slot (30 s): Lambda's are NTP-synchronised.
+ *
+ * Each company's share (rate-window.ts, `companyShare`) is a window of the same kind on an item of
+ * its own (`WINDOW#<name>#COMPANY#<companyId>`), taken first: a company past its share is refused
+ * there, from this process's view of its item more often than not, and never writes to the
+ * registry's hot item. A company permit followed by the registry's refusal is spent: it counts
+ * against that company only, and only makes its share stricter for the window.
  */
 const MAX_PLANS = 5;
 const SLOT_ATTRIBUTE_PREFIX = 'slot_';
@@ -81,13 +88,23 @@ function oldImage(error: ConditionalCheckFailedException): StoredWindow | undefi
   return raw ? (unmarshall(raw) as StoredWindow) : undefined;
 }
 
+/**
+ * The most company windows one process keeps the last seen state of (most recently used first): a
+ * window forgotten costs one failed condition when its company comes back, never a wrong grant.
+ */
+const MAX_COMPANY_WINDOWS = 1_000;
+
 export class DynamoRegistryRateLimiter implements RateLimiter {
   private readonly name: string;
   readonly config: RateLimitConfig;
+  /** Each company's window: the registry's, with the company's share of its limit. */
+  private readonly shareConfig: RateLimitConfig;
   private readonly random: () => number;
-  /** The item as this process last saw it: the plan of the next take (see the module comment). */
+  /** The registry's window as this process last saw it: the plan of the next take (see the module comment). */
   private seen: RateWindowState = EMPTY_RATE_WINDOW;
-  /** Conditional writes sent (granted or not), for the bench's figures. */
+  /** The same for each company's window, by company id, least recently used first. */
+  private readonly companies = new Map<string, RateWindowState>();
+  /** Conditional writes sent (granted or not) to both kinds of window, for the bench's figures. */
   writes = 0;
 
   constructor(
@@ -97,13 +114,38 @@ export class DynamoRegistryRateLimiter implements RateLimiter {
   ) {
     this.name = options.name ?? COMPANIES_HOUSE_RATE_WINDOW;
     this.config = options.config ?? DEFAULT_REGISTRY_RATE_LIMIT;
+    this.shareConfig = companyShare(this.config);
     this.random = options.random ?? Math.random;
   }
 
-  async take(now: Date): Promise<RatePermit> {
+  async take(now: Date, companyId: string): Promise<RatePermit> {
+    const share = await this.takeFrom(
+      keys.registryCompanyShare(this.name, companyId),
+      this.companies.get(companyId) ?? EMPTY_RATE_WINDOW,
+      (state) => {
+        this.companies.delete(companyId);
+        this.companies.set(companyId, state);
+        if (this.companies.size > MAX_COMPANY_WINDOWS) this.companies.delete(this.companies.keys().next().value as string);
+      },
+      this.shareConfig,
+      now,
+    );
+    if (!share.granted) return { granted: false, retryAt: share.retryAt, limitedBy: 'company' };
+    const registry = await this.takeFrom(keys.registryRateWindow(this.name), this.seen, (state) => (this.seen = state), this.config, now);
+    return registry.granted ? registry : { granted: false, retryAt: registry.retryAt, limitedBy: 'registry' };
+  }
+
+  /** One permit from one window item, planned from the state last seen (`seen`), which `keep` replaces. */
+  private async takeFrom(
+    key: ItemKey,
+    seen: RateWindowState,
+    keep: (state: RateWindowState) => void,
+    config: RateLimitConfig,
+    now: Date,
+  ): Promise<{ granted: true } | { granted: false; retryAt: Date }> {
     const nowMs = now.getTime();
     for (let plans = 1; ; plans++) {
-      const plan = planPermit(this.seen, nowMs, this.config);
+      const plan = planPermit(seen, nowMs, config);
       if (!plan.granted) return { granted: false, retryAt: new Date(plan.retryAtMs) };
       const names: Record<string, string> = { '#type': 'type', '#ttl': TTL_ATTRIBUTE, '#slot': `${SLOT_ATTRIBUTE_PREFIX}${plan.slot}` };
       const values: Record<string, unknown> = {
@@ -122,7 +164,7 @@ export class DynamoRegistryRateLimiter implements RateLimiter {
         conditions.push(`(attribute_not_exists(#e${i}) OR #e${i} <= :e${i})`);
       });
       // Slots no window will count again (`latestSlot` only moves forward): kept out of the hot item.
-      const dropped = Object.keys(this.seen.counts).filter((slot) => Number(slot) < plan.slot - this.config.slots);
+      const dropped = Object.keys(seen.counts).filter((slot) => Number(slot) < plan.slot - config.slots);
       dropped.forEach((slot, i) => (names[`#d${i}`] = `${SLOT_ATTRIBUTE_PREFIX}${slot}`));
       const remove = dropped.length > 0 ? ` REMOVE ${dropped.map((_, i) => `#d${i}`).join(', ')}` : '';
       try {
@@ -132,7 +174,7 @@ export class DynamoRegistryRateLimiter implements RateLimiter {
             this.client.send(
               new UpdateCommand({
                 TableName: this.tableName,
-                Key: keys.registryRateWindow(this.name),
+                Key: key,
                 UpdateExpression: `SET #type = :type, latestSlot = :slot, #ttl = :ttl ADD #slot :one${remove}`,
                 ConditionExpression: conditions.join(' AND '),
                 ExpressionAttributeNames: names,
@@ -144,15 +186,16 @@ export class DynamoRegistryRateLimiter implements RateLimiter {
             ),
           this.options.deadline?.(),
         );
-        this.seen = stateOf(out.Attributes as StoredWindow | undefined);
+        keep(stateOf(out.Attributes as StoredWindow | undefined));
         return { granted: true };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
-        this.seen = stateOf(oldImage(error));
+        seen = stateOf(oldImage(error));
+        keep(seen);
       }
       if (plans >= MAX_PLANS) {
         // Still room by the item's last state but no write went through: come back shortly rather than spin.
-        return { granted: false, retryAt: new Date(nowMs + slotLength(this.config) / 10) };
+        return { granted: false, retryAt: new Date(nowMs + slotLength(config) / 10) };
       }
       await sleep(backoffMs(plans, DEFAULT_RETRY_POLICY, this.random));
     }

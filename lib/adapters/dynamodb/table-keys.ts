@@ -26,6 +26,7 @@ import type { Mode } from '../../mode.js';
  * | Withdrawn case's ref | INVREF#<m><cid>#<normRef>| WITHDRAWN#<createdAt>#<caseId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
  * | Registry answer      | REGISTRY#PROFILE#<number>| PROFILE     | -                               | -                    |
  * | Registry rate window | REGISTRY#RATE            | WINDOW#<name>| -                              | -                    |
+ * | A company's share    | REGISTRY#RATE            | WINDOW#<name>#COMPANY#<cid> | -               | -                    |
  * | Webhook endpoint     | WHEP#<m><companyId>      | EP#<endpointId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk>            |
  * | Webhook endpoint count | WHEP#<m><companyId>    | COUNT       | gsi1 (test): TESTDATA#<cid>     | <pk>#<sk>            |
  * | Webhook delivery     | WHD#<m><endpointId>      | <createdAt>#<deliveryId> | gsi1 (test): TESTDATA#<cid> | <pk>#<sk> |
@@ -102,7 +103,8 @@ import type { Mode } from '../../mode.js';
  * |                                           | answer's age and the lease's token and expiry      |
  * | A registry request's permit               | UpdateItem REGISTRY#RATE: ADD to the current slot, |
  * |                                           | conditional on the window's counts (no read first: |
- * |                                           | the last state seen, or the failed condition's)    |
+ * |                                           | the last state seen, or the failed condition's);   |
+ * |                                           | the company's share's item first, the same way     |
  * | Create a webhook endpoint (at most 16 per | TransactWriteItems: Put EP#<id> (attribute_not_    |
  * |   company and mode, under any race)       | exists) + Update COUNT (endpointCount < 16, ADD 1) |
  * | Delete a webhook endpoint                 | TransactWriteItems: Delete EP#<id> (attribute_     |
@@ -388,6 +390,11 @@ export const keys = {
    * one item per limited key, `name` the registry's (tests use names of their own).
    */
   registryRateWindow: (name: string): ItemKey => ({ pk: PARTITION_PREFIXES.registryRate, sk: `WINDOW#${name}` }),
+  /** One company's share of that window: a window of its own beside the registry's (at most a few hundred permits in 5 minutes each). */
+  registryCompanyShare: (name: string, companyId: string): ItemKey => ({
+    pk: PARTITION_PREFIXES.registryRate,
+    sk: `WINDOW#${name}#COMPANY#${companyId}`,
+  }),
 
   /** The record that S3 reported an object under this fileKey (each file a partition of its own). */
   upload: (fileKey: string): ItemKey => ({ pk: `${PARTITION_PREFIXES.upload}${fileKey}`, sk: 'UPLOAD' }),

@@ -78,16 +78,24 @@ export interface ProfileCache {
   release(companyNumber: string, token: string): Promise<void>;
 }
 
-export type RatePermit = { granted: true } | { granted: false; retryAt: Date };
+export type RatePermit =
+  | { granted: true }
+  /** `company`: the asking company's share is used up (the registry's window may have room for others). */
+  | { granted: false; retryAt: Date; limitedBy: 'registry' | 'company' };
 
 /**
  * Registry requests across every concurrent worker (default 500 per rolling 5 minutes, under the
- * registry's 600). The rule is ./rate-window.ts; an implementation keeps its state where every
- * worker sees it and updates it atomically.
+ * registry's 600), and each company's share of them (at most COMPANY_SHARE_PERCENT of any window).
+ * The rule is ./rate-window.ts, applied twice: the company's window first, then the registry's, so
+ * a company past its share is refused without touching the registry's window. An implementation
+ * keeps its state where every worker sees it and updates it atomically.
  */
 export interface RateLimiter {
-  /** One request's permit, or when to ask again. */
-  take(now: Date): Promise<RatePermit>;
+  /**
+   * One request's permit for a case of `companyId`, or when to ask again. A company permit taken
+   * when the registry's window then refuses is spent (counted against the company's share only).
+   */
+  take(now: Date, companyId: string): Promise<RatePermit>;
   /** The registry answered 429 anyway (another user of the key, a lower limit): no permits until `until`. */
   blockUntil(until: Date): Promise<void>;
 }

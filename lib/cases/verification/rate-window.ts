@@ -19,6 +19,21 @@ export interface RateLimitConfig {
 
 export const DEFAULT_REGISTRY_RATE_LIMIT: RateLimitConfig = { limit: 500, windowMs: 5 * 60 * 1000, slots: 10 };
 
+/**
+ * The most of the registry's rate one company's cases may use in any window: 80 %, so that one
+ * partner importing thousands of distinct debtors leaves at least a fifth of every window (100
+ * requests per 5 minutes at the default rate) to every other company's cases, where first come,
+ * first served let it hold their cases `PENDING` for as long as its import lasted. The price: a
+ * company alone on the registry verifies at 80 % of the rate. Counted like the window itself, on a
+ * window of the company's own (docs/lifecycle-design.md, "Each company's share of the rate").
+ */
+export const COMPANY_SHARE_PERCENT = 80;
+
+/** One company's window: the registry's, with the company's share of its limit (at least 1). */
+export function companyShare(config: RateLimitConfig): RateLimitConfig {
+  return { ...config, limit: Math.max(1, Math.floor((config.limit * COMPANY_SHARE_PERCENT) / 100)) };
+}
+
 export interface RateWindowState {
   /** Permits per slot (slot number = floor(epoch ms / slot length)), only the slots still counted. */
   counts: Record<string, number>;

@@ -47,6 +47,7 @@ export async function attemptVerification(
 
   const result = await verifyDebtor(deps.verifier, {
     mode: attempt.mode,
+    companyId: stored.companyId,
     companyNumber: stored.debtorCompanyNo,
     debtorName: stored.debtorName,
     now: deps.changes.now(),

@@ -30,6 +30,9 @@ export const REGISTRY_429_DEFAULT_BLOCK_MS = 5 * 60 * 1000;
 
 /** Why a case that never got a registry permit in the horizon ends `exhausted` (the log's detail). */
 export const PERMIT_HORIZON_DETAIL = 'no registry permit in 24 hours: the configured rate was taken by other cases';
+/** The same, when what refused it last was its own company's share of the rate (the company's other cases took it). */
+export const SHARE_HORIZON_DETAIL =
+  "no registry permit in 24 hours: the company's share of the configured rate was taken by its other cases";
 /**
  * How long past the 24 h horizon a case refused permits still waits for one: two of the default
  * limiter's 5-minute windows, so the retry schedule's last attempt, due at the horizon itself, gets
@@ -47,6 +50,8 @@ export interface VerifyDebtorDeps {
 
 export interface VerifyDebtorRequest {
   mode: Mode;
+  /** The case's company: its permits count against the company's share of the registry's rate. */
+  companyId: string;
   /** The case's debtorCompanyNo as stored (it passed the create path's format check). */
   companyNumber: string;
   debtorName: string;
@@ -93,7 +98,7 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
     await deps.cache.release(companyNumber, lease.token);
   };
   try {
-    const permit = await deps.limiter.take(now);
+    const permit = await deps.limiter.take(now, request.companyId);
     if (!permit.granted) {
       await giveBack();
       // Refused permits are not registry failures, but they are not waited on for ever either: a case
@@ -101,15 +106,14 @@ export async function verifyDebtor(deps: VerifyDebtorDeps, request: VerifyDebtor
       // other work all day) is the operator's, as a case the registry failed for that long is. With a
       // grace past the horizon, so the last attempt the retry schedule makes (at the horizon itself)
       // is not lost to one refused permit.
-      if (now.getTime() >= request.firstAttemptAt.getTime() + VERIFICATION_RETRY_HORIZON_MS + PERMIT_HORIZON_GRACE_MS)
+      if (now.getTime() >= request.firstAttemptAt.getTime() + VERIFICATION_RETRY_HORIZON_MS + PERMIT_HORIZON_GRACE_MS) {
+        const why = permit.limitedBy === 'company' ? SHARE_HORIZON_DETAIL : PERMIT_HORIZON_DETAIL;
         return {
           kind: 'exhausted',
           failures: request.failures,
-          detail:
-            request.failures === 0
-              ? PERMIT_HORIZON_DETAIL
-              : `${PERMIT_HORIZON_DETAIL}, after ${request.failures} registry failure${request.failures === 1 ? '' : 's'}`,
+          detail: request.failures === 0 ? why : `${why}, after ${request.failures} registry failure${request.failures === 1 ? '' : 's'}`,
         };
+      }
       // Jittered past the limiter's boundary: the workers refused together do not come back together.
       return {
         kind: 'retry',

@@ -140,6 +140,7 @@ describe('verifying a debtor against the stand-in', () => {
     const first = new Date('2026-03-04T10:00:00Z');
     const request = {
       mode: 'live' as const,
+      companyId: 'cmp_partner',
       companyNumber: STAND_IN_FIXTURES.RATE_LIMITED_ONCE,
       debtorName: 'Acme Widgets Ltd',
       firstAttemptAt: first,

@@ -12,6 +12,7 @@ import {
   EMPTY_RATE_WINDOW,
   PERMIT_RETRY_SPREAD_MS,
   blockWindow,
+  companyShare,
   permitRetryAt,
   planPermit,
   takePermit,
@@ -22,6 +23,7 @@ import {
   PERMIT_HORIZON_DETAIL,
   PERMIT_HORIZON_GRACE_MS,
   PROFILE_REUSE_MS,
+  SHARE_HORIZON_DETAIL,
   verifyDebtor,
   type VerifyDebtorDeps,
   type VerifyDebtorRequest,
@@ -263,6 +265,12 @@ describe('the registry rate rule', () => {
     expect(permitRetryAt(boundary, () => 1)).toEqual(new Date(boundary.getTime() + PERMIT_RETRY_SPREAD_MS - 1));
   });
 
+  it('gives one company four fifths of the window, never less than one permit', () => {
+    expect(companyShare(DEFAULT_REGISTRY_RATE_LIMIT)).toEqual({ ...DEFAULT_REGISTRY_RATE_LIMIT, limit: 400 });
+    expect(companyShare({ ...small, limit: 5 }).limit).toBe(4);
+    expect(companyShare({ ...small, limit: 1 }).limit).toBe(1);
+  });
+
   it('refuses a configuration that could grant nothing', () => {
     expect(() => takePermit(EMPTY_RATE_WINDOW, 0, { ...small, limit: 0 })).toThrow('Invalid rate limit');
   });
@@ -278,6 +286,7 @@ describe('verifying a debtor', () => {
   }
   const request = (over: Partial<VerifyDebtorRequest> = {}): VerifyDebtorRequest => ({
     mode: 'live',
+    companyId: 'cmp_partner',
     companyNumber: '01234567',
     debtorName: 'Acme Widgets Ltd',
     now: NOW,
@@ -348,7 +357,7 @@ describe('verifying a debtor', () => {
     expect(first).toMatchObject({ kind: 'retry', reason: 'registry-rate-limited', failures: 1, at: at(120_000) });
     expect(cache.leases.size).toBe(0);
     // Every worker holds off until then, not just this case.
-    expect(await limiter.take(at(60_000))).toEqual({ granted: false, retryAt: at(120_000) });
+    expect(await limiter.take(at(60_000), 'cmp_another')).toEqual({ granted: false, retryAt: at(120_000), limitedBy: 'registry' });
     const second = await verifyDebtor(deps, request({ now: at(120_000), failures: 1 }));
     expect(second).toMatchObject({ kind: 'outcome', outcome: { status: 'VERIFIED' }, source: 'registry' });
     expect(registry.requests).toHaveLength(2);
@@ -357,8 +366,8 @@ describe('verifying a debtor', () => {
   it('a 429 without Retry-After holds every worker off for the registry’s whole window', async () => {
     const { limiter, deps } = rig(() => ({ kind: 'rate-limited' }));
     await verifyDebtor(deps, request());
-    expect(await limiter.take(at(299_999))).toMatchObject({ granted: false });
-    expect(await limiter.take(at(300_000))).toEqual({ granted: true });
+    expect(await limiter.take(at(299_999), 'cmp_another')).toMatchObject({ granted: false });
+    expect(await limiter.take(at(300_000), 'cmp_another')).toEqual({ granted: true });
   });
 
   it('a 5xx or timeout keeps the case PENDING with a backoff retry, and gives the number back at once', async () => {
@@ -469,39 +478,92 @@ describe('verifying a debtor', () => {
     // CPU-bound simulations: about a second alone, far longer on a machine shared under load.
   }, 30_000);
 
-  it('a burst of 2,000 cases with distinct numbers never sends more registry requests in any 5 minutes than the limit', async () => {
-    const { registry, limiter, deps } = rig();
-    const requestTimes: number[] = [];
-    let clock = NOW;
-    const timed: VerifyDebtorDeps = {
-      ...deps,
-      registry: { lookup: (n) => (requestTimes.push(clock.getTime()), registry.lookup(n)) },
-    };
-    const pending = Array.from({ length: 2000 }, (_, i) => ({ companyNumber: String(20_000_000 + i), due: NOW, failures: 0 }));
-    let verified = 0;
+  interface Due {
+    companyId: string;
+    companyNumber: string;
+    due: Date;
+    failures: number;
+  }
+  /** Cases verified 200 at a time on a simulated clock, each retry when it falls due: when each case got its outcome. */
+  async function runToOutcome(deps: VerifyDebtorDeps, pending: Due[], clock: { now: Date }): Promise<{ companyId: string; at: number }[]> {
+    const outcomes: { companyId: string; at: number }[] = [];
     while (pending.length > 0) {
       pending.sort((a, b) => a.due.getTime() - b.due.getTime());
-      clock = new Date(Math.max(clock.getTime(), pending[0]!.due.getTime()));
-      const due = pending.filter((c) => c.due <= clock).slice(0, 200);
+      const now = new Date(Math.max(clock.now.getTime(), pending[0]!.due.getTime()));
+      clock.now = now;
+      const due = pending.filter((c) => c.due <= now).slice(0, 200);
       for (const c of due) pending.splice(pending.indexOf(c), 1);
       const results = await Promise.all(
-        due.map((c) => verifyDebtor(timed, request({ companyNumber: c.companyNumber, now: clock, failures: c.failures }))),
+        due.map((c) => verifyDebtor(deps, request({ companyId: c.companyId, companyNumber: c.companyNumber, now, failures: c.failures }))),
       );
       results.forEach((r, i) => {
         if (r.kind === 'retry') pending.push({ ...due[i]!, due: r.at, failures: r.failures });
-        else verified++;
+        else outcomes.push({ companyId: due[i]!.companyId, at: now.getTime() });
       });
     }
-    expect(verified).toBe(2000);
-    expect(registry.requests).toHaveLength(2000);
-    expect(limiter.granted).toHaveLength(2000);
-    const sorted = [...requestTimes].sort((a, b) => a - b);
+    return outcomes;
+  }
+  function maxInFiveMinutes(times: number[]): number {
+    const sorted = [...times].sort((a, b) => a - b);
     let max = 0;
     for (let i = 0, j = 0; i < sorted.length; i++) {
       while (sorted[i]! - sorted[j]! >= 300_000) j++;
       max = Math.max(max, i - j + 1);
     }
+    return max;
+  }
+
+  it('a burst of 2,000 cases with distinct numbers never sends more registry requests in any 5 minutes than the limit', async () => {
+    const { registry, limiter, deps } = rig();
+    const requestTimes: number[] = [];
+    const clock = { now: NOW };
+    const timed: VerifyDebtorDeps = {
+      ...deps,
+      registry: { lookup: (n) => (requestTimes.push(clock.now.getTime()), registry.lookup(n)) },
+    };
+    // From five companies, so that the registry's window binds, not one company's share of it.
+    const pending = Array.from({ length: 2000 }, (_, i) => ({
+      companyId: `cmp_${i % 5}`,
+      companyNumber: String(20_000_000 + i),
+      due: NOW,
+      failures: 0,
+    }));
+    expect(await runToOutcome(timed, pending, clock)).toHaveLength(2000);
+    expect(registry.requests).toHaveLength(2000);
+    expect(limiter.granted).toHaveLength(2000);
+    const max = maxInFiveMinutes(requestTimes);
     expect(max).toBeLessThanOrEqual(500);
     expect(max).toBeGreaterThan(400); // it did run near the limit, not idle
   }, 30_000);
+
+  it('one company importing a thousand distinct debtors leaves a fifth of every window to another company’s cases', async () => {
+    const { limiter, deps } = rig();
+    // The importer's thousand cases are all due at once; another company's ten arrive a second later.
+    const pending = [
+      ...Array.from({ length: 1000 }, (_, i) => ({ companyId: 'cmp_importer', companyNumber: String(30_000_000 + i), due: NOW })),
+      ...Array.from({ length: 10 }, (_, i) => ({ companyId: 'cmp_other', companyNumber: String(40_000_000 + i), due: at(1_000) })),
+    ].map((c) => ({ ...c, failures: 0 }));
+    const outcomes = await runToOutcome(deps, pending, { now: NOW });
+    expect(outcomes.filter((o) => o.companyId === 'cmp_importer')).toHaveLength(1000);
+    // Verified as they arrive: first come, first served, they queued behind the importer's retries.
+    expect(outcomes.filter((o) => o.companyId === 'cmp_other').map((o) => o.at)).toEqual(
+      Array.from({ length: 10 }, () => at(1_000).getTime()),
+    );
+    const share = companyShare(DEFAULT_REGISTRY_RATE_LIMIT).limit;
+    expect(share).toBe(400);
+    expect(maxInFiveMinutes(limiter.granted.filter((_, i) => limiter.grantedTo[i] === 'cmp_importer'))).toBe(share);
+  }, 30_000);
+
+  it('a case its own company’s other cases kept from a permit for a whole day ends exhausted, saying so', async () => {
+    const { registry, deps, limiter } = rig();
+    limiter.companies.set('cmp_partner', { counts: { [Math.floor(NOW.getTime() / 30_000)]: 400 } });
+    const pastGrace = new Date(NOW.getTime() - VERIFICATION_RETRY_HORIZON_MS - PERMIT_HORIZON_GRACE_MS);
+    expect(await verifyDebtor(deps, request({ firstAttemptAt: pastGrace, failures: 2 }))).toEqual({
+      kind: 'exhausted',
+      failures: 2,
+      detail: `${SHARE_HORIZON_DETAIL}, after 2 registry failures`,
+    });
+    expect(await verifyDebtor(deps, request({ companyId: 'cmp_another' }))).toMatchObject({ kind: 'outcome', source: 'registry' });
+    expect(registry.requests).toEqual(['01234567']);
+  });
 });
