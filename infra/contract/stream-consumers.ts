@@ -40,6 +40,8 @@ export const FAN_OUT_STREAM = {
   /** The stream keeps records 24 h; an event not fanned out within 6 h goes to the on-failure queue to be replayed. */
   maxRecordAgeHours: 6,
   filterPattern: insertsOf(ITEM_TYPES.event),
+  /** The fan-out function's timeout: a batch still running then fails whole and is retried (here and on the local poller). */
+  functionTimeoutSeconds: 60,
 } as const;
 
 /** The debtor verification worker: every case item created. */

@@ -4,6 +4,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { assertDynamoDbStreamFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
 import { reportedFailures } from './reported-failures.js';
+import { waitAtMost } from '../../lib/wait-at-most.js';
 
 /**
  * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
@@ -12,8 +13,11 @@ import { reportedFailures } from './reported-failures.js';
  * batch failures: the records before the first failed one are done, the batch is retried from the
  * failed one (with a growing pause), and after `maxRetryAttempts` retries the record is given to
  * `onFailure` (the on-failure destination's stand-in) and skipped, so one bad record never blocks
- * the shard for good. A handler that throws fails the whole batch, as in AWS. Bisecting is not
- * imitated: with partial batch responses the failed record is known without it.
+ * the shard for good. A handler that throws, or is still running at its function's timeout, fails
+ * the whole batch, as in AWS (where the timed-out invocation is stopped; here it is only no longer
+ * waited for, and the handlers are idempotent either way). Bisecting is not imitated: with partial
+ * batch responses the failed record is known without it; what is given up is that one record,
+ * where AWS gives up the rest of the batch it retried (after bisecting it down).
  */
 export interface StreamPollerOptions {
   endpoint: string;
@@ -24,7 +28,14 @@ export interface StreamPollerOptions {
   batchSize?: number;
   /** Pause between polls of a shard that had nothing new (AWS polls a shard about 4 times a second). */
   idleMs?: number;
+  /**
+   * Retries of a failed record before `onFailure` (default 3). The stack's mappings retry 5 or 10
+   * times (infra/contract/stream-consumers.ts); with this poller's growing pause that would hold a
+   * shard, and every test behind a bad record, for 15 s (docs/lifecycle-design.md, "Locally").
+   */
   maxRetryAttempts?: number;
+  /** The function's timeout: a batch still running then is a failed invocation (the whole batch retried), as in AWS. */
+  timeoutMs?: number;
   onFailure?: (records: DynamoDBRecord[], reason: string) => void;
   /**
    * The event source mapping's filter pattern (infra/contract/stream-consumers.ts, the stack's own):
@@ -147,6 +158,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   if (filterPattern) assertDynamoDbStreamFilterPattern(filterPattern);
   const idleMs = options.idleMs ?? 100;
   const maxRetryAttempts = options.maxRetryAttempts ?? 3;
+  const { timeoutMs } = options;
   const onFailure =
     options.onFailure ??
     ((records, reason) =>
@@ -197,7 +209,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       let failedAt: number;
       let reason: string;
       try {
-        const response = await options.handler({ Records: batch });
+        const invocation = options.handler({ Records: batch });
+        if (!(await waitAtMost(invocation, timeoutMs))) throw new Error(`the invocation timed out after ${timeoutMs} ms`);
+        const response = await invocation;
         const failed = reportedFailures(
           response?.batchItemFailures,
           batch.map((r) => r.dynamodb?.SequenceNumber),

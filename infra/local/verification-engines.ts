@@ -89,9 +89,11 @@ export async function startVerificationEngines(options: VerificationEnginesOptio
       region,
       tableName,
       handler: invoke,
-      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of case items only.
+      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of case items only, and
+      // the function's timeout.
       batchSize: VERIFIER_STREAM.batchSize,
       filterPattern: VERIFIER_STREAM.filterPattern,
+      timeoutMs: VERIFIER_FUNCTION_TIMEOUT_SECONDS * 1000,
     });
     stoppers.push(() => stream.stop());
     // Its own client (createPollerClient): as many sockets as its receive loops, no request timeout.

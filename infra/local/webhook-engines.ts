@@ -194,12 +194,14 @@ export async function startWebhookEngines(options: WebhookEnginesOptions): Promi
       region,
       tableName,
       handler: (event: DynamoDBStreamEvent) => {
-        const context = lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: 60_000 });
+        const context = lambdaContext({ functionName: 'fan-out-webhook-events', timeoutMs: FAN_OUT_STREAM.functionTimeoutSeconds * 1000 });
         return runInInvocationScope(context, () => fanOut(event, context));
       },
-      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of event items only.
+      // The stack's mapping (infra/contract/stream-consumers.ts): INSERTs of event items only, and
+      // the function's timeout.
       batchSize: FAN_OUT_STREAM.batchSize,
       filterPattern: FAN_OUT_STREAM.filterPattern,
+      timeoutMs: FAN_OUT_STREAM.functionTimeoutSeconds * 1000,
     });
     stoppers.push(() => stream.stop());
 

@@ -226,7 +226,7 @@ export class WebhookDelivery extends Construct {
       projectRoot: props.projectRoot,
       description: "Webhook fan-out: a table stream batch's small company slices planned, the large ones to their mode's planning queue",
       memorySize: 512,
-      timeout: Duration.seconds(60),
+      timeout: Duration.seconds(FAN_OUT_STREAM.functionTimeoutSeconds),
       environment: {
         ...props.environment,
         ...lanes,
