@@ -62,6 +62,18 @@ describe('the registry rate limiter under storage faults', () => {
     expect(granted).toEqual([true, true, true, true, true, false, false, false]);
   });
 
+  it('a worker whose view of the window already refuses answers without a write and spends no company share', async () => {
+    const { client } = firstUpdates('throttle', 0);
+    const name = `faults-${randomBase62(12)}`;
+    const limiter = new DynamoRegistryRateLimiter(client, config().tableName, { name, config: SMALL });
+    for (let i = 0; i < SMALL.limit; i++) expect(await limiter.take(at(100), `cmp_${i}`)).toEqual({ granted: true });
+    const writes = limiter.writes;
+    for (let i = 0; i < 10; i++) expect(await limiter.take(at(200), 'cmp_late')).toMatchObject({ granted: false, limitedBy: 'registry' });
+    expect(limiter.writes).toBe(writes);
+    // Its share untouched: the late company takes four permits (its share of five) once the window frees.
+    for (let i = 0; i < 4; i++) expect(await limiter.take(at(11_100), 'cmp_late')).toEqual({ granted: true });
+  });
+
   it('a throttled share write is retried and counted once', async () => {
     const { client, counter } = firstUpdates('throttle', 2);
     const name = `faults-${randomBase62(12)}`;

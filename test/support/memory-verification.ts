@@ -12,6 +12,7 @@ import {
   DEFAULT_REGISTRY_RATE_LIMIT,
   blockWindow,
   companyShare,
+  planPermit,
   takePermit,
   type RateLimitConfig,
   type RateWindowState,
@@ -61,8 +62,9 @@ export class MemoryProfileCache implements ProfileCache {
 
 /**
  * The shared rate rule (lib/cases/verification/rate-window.ts) over one state every caller shares,
- * and each company's share over a state of its own, taken first, each step atomic on its own (as
- * the two items are: a company permit followed by the registry's refusal is spent).
+ * and each company's share over a state of its own, taken first unless the shared state already
+ * refuses, each step atomic on its own (as the two items are: a company permit followed by the
+ * registry's refusal, another caller having filled the window between the two, is spent).
  */
 export class MemoryRateLimiter implements RateLimiter {
   state: RateWindowState = EMPTY_RATE_WINDOW;
@@ -77,6 +79,9 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async take(now: Date, companyId: string): Promise<RatePermit> {
     await turn();
+    // As the adapter: a window that refuses now costs the company's share nothing.
+    const known = planPermit(this.state, now.getTime(), this.config);
+    if (!known.granted) return { granted: false, retryAt: new Date(known.retryAtMs), limitedBy: 'registry' };
     const share = takePermit(this.companies.get(companyId) ?? EMPTY_RATE_WINDOW, now.getTime(), companyShare(this.config));
     if (!share.granted) return { granted: false, retryAt: new Date(share.retryAtMs), limitedBy: 'company' };
     this.companies.set(companyId, share.state);

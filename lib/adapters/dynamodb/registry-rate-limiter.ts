@@ -17,9 +17,10 @@ import { ITEM_TYPES, keys, TTL_ATTRIBUTE, type ItemKey } from './table-keys.js';
 
 /**
  * The registry rate limit across every worker in every Lambda instance (the RateLimiter port;
- * the rule is lib/cases/verification/rate-window.ts): one item, `REGISTRY#RATE` / `WINDOW#<name>`
- * (table-keys.ts), holding a count per 30-second slot (`slot_<n>`), `blockedUntil` after a
- * registry 429, and a `ttl` for housekeeping.
+ * the rule is lib/cases/verification/rate-window.ts): the registry's window on one item,
+ * `REGISTRY#RATE` / `WINDOW#<name>` (table-keys.ts), holding a count per 30-second slot
+ * (`slot_<n>`), `blockedUntil` after a registry 429, and a `ttl` for housekeeping; and each
+ * company's share of it on an item of the company's own (below).
  *
  * The hot item. Every grant is one UpdateItem that ADDs to the current slot under a condition on
  * the counts themselves (planPermit): the current slot below its cap, every earlier counted slot
@@ -47,8 +48,12 @@ import { ITEM_TYPES, keys, TTL_ATTRIBUTE, type ItemKey } from './table-keys.js';
  * Each company's share (rate-window.ts, `companyShare`) is a window of the same kind on an item of
  * its own (`WINDOW#<name>#COMPANY#<companyId>`), taken first: a company past its share is refused
  * there, from this process's view of its item more often than not, and never writes to the
- * registry's hot item. A company permit followed by the registry's refusal is spent: it counts
- * against that company only, and only makes its share stricter for the window.
+ * registry's hot item. A grant is therefore two writes, the share's and the window's. A take the
+ * process's view of the registry's window already refuses (full, or blocked after a 429) is
+ * answered from it before the share is touched, so a refusal still costs no write; a company
+ * permit followed by the registry's refusal all the same (another worker filled the window since)
+ * is spent: it counts against that company only. Company items share the hot item's partition:
+ * at most the company's share of writes per window each, the partition's 1,000 a second far off.
  */
 const MAX_PLANS = 5;
 const SLOT_ATTRIBUTE_PREFIX = 'slot_';
@@ -89,8 +94,9 @@ function oldImage(error: ConditionalCheckFailedException): StoredWindow | undefi
 }
 
 /**
- * The most company windows one process keeps the last seen state of (most recently used first): a
- * window forgotten costs one failed condition when its company comes back, never a wrong grant.
+ * The most company windows one process keeps the last seen state of (the least recently written
+ * forgotten first): a window forgotten costs one failed condition when its company comes back,
+ * never a wrong grant.
  */
 const MAX_COMPANY_WINDOWS = 1_000;
 
@@ -119,6 +125,9 @@ export class DynamoRegistryRateLimiter implements RateLimiter {
   }
 
   async take(now: Date, companyId: string): Promise<RatePermit> {
+    // The registry's window as last seen refuses: no share is spent on a request that cannot be made.
+    const known = planPermit(this.seen, now.getTime(), this.config);
+    if (!known.granted) return { granted: false, retryAt: new Date(known.retryAtMs), limitedBy: 'registry' };
     const share = await this.takeFrom(
       keys.registryCompanyShare(this.name, companyId),
       this.companies.get(companyId) ?? EMPTY_RATE_WINDOW,
