@@ -32,7 +32,8 @@ export function createCases(service: CreateCasesService): CoreHandler {
     metrics.addMetric('CasesSubmitted', MetricUnit.Count, envelope.cases.length);
     metrics.addMetric('CasesCreated', MetricUnit.Count, result.created.length);
     metrics.addMetric('CasesRejected', MetricUnit.Count, result.rejected.length);
-    metrics.addMetric('CasesTemporaryFailure', MetricUnit.Count, counts.rejected_TEMPORARY_FAILURE ?? 0);
+    // Storage failures only: test mode's rehearsals (SIMULATE-TEMPORARY-FAILURE) page no one.
+    metrics.addMetric('CasesTemporaryFailure', MetricUnit.Count, (counts.rejected_TEMPORARY_FAILURE ?? 0) - result.simulatedFailures);
     metrics.addMetric('CaseWriteOutcomeUnknown', MetricUnit.Count, result.writeOutcomeUnknown);
     // Only when some case awaits its half-year's reference rate: the operators' alarm fires on the first.
     if (result.referenceRateMissing > 0) metrics.addMetric('ReferenceRateMissing', MetricUnit.Count, result.referenceRateMissing);

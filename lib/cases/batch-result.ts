@@ -110,4 +110,10 @@ export interface BatchResult {
    * part of the partner's answer.
    */
   referenceRateMissing: number;
+  /**
+   * How many of the `TEMPORARY_FAILURE` rejections test mode simulated (an invoiceRef starting
+   * `SIMULATE-TEMPORARY-FAILURE`): a partner rehearsing its resubmission path, not a storage
+   * failure, so never counted in the operators' `CasesTemporaryFailure`.
+   */
+  simulatedFailures: number;
 }

@@ -75,6 +75,8 @@ interface Slot {
   duplicateOf?: number;
   newCase?: NewCase;
   outcome?: WriteOutcome;
+  /** Rejected TEMPORARY_FAILURE by test mode's rehearsal (SIMULATE-TEMPORARY-FAILURE), not by storage. */
+  simulated?: true;
 }
 
 /** What phase 2 gathers in parallel: each settled, so a failure can still give the key back. */
@@ -131,7 +133,9 @@ export class CreateCasesService {
     return request.cases.map((raw, index) => {
       const check = checkCase(raw, { now, fileKeyProblem: (key) => this.deps.fileKeyProblem(key, companyId, mode) });
       // Test mode only: rehearsing the resubmission path. Nothing is written for such a case.
-      if (mode === 'test' && check.value?.invoiceRef.startsWith(SIMULATE_TEMPORARY_FAILURE_PREFIX) && check.findings.length === 0) {
+      const simulated =
+        mode === 'test' && check.value?.invoiceRef.startsWith(SIMULATE_TEMPORARY_FAILURE_PREFIX) === true && check.findings.length === 0;
+      if (simulated) {
         check.findings.push({
           code: 'TEMPORARY_FAILURE',
           field: 'invoiceRef',
@@ -140,7 +144,13 @@ export class CreateCasesService {
             'nothing was written for this case and resubmitting it is safe',
         });
       }
-      return { index, invoiceRef: echoInvoiceRef(raw), findings: check.findings, ...(check.value ? { value: check.value } : {}) };
+      return {
+        index,
+        invoiceRef: echoInvoiceRef(raw),
+        findings: check.findings,
+        ...(check.value ? { value: check.value } : {}),
+        ...(simulated ? { simulated: true as const } : {}),
+      };
     });
   }
 
@@ -432,11 +442,13 @@ function assemble(slots: Slot[]): BatchResult {
   const rejected: RejectedItem[] = [];
   let writeOutcomeUnknown = 0;
   let referenceRateMissing = 0;
+  let simulatedFailures = 0;
   for (const slot of slots) {
     const code = firstCode(slot.findings);
     if (code) {
       const first = slot.findings.find((f) => f.code === code)!;
       rejected.push(rejection(slot, code, first.message));
+      if (slot.simulated) simulatedFailures++;
       continue;
     }
     if (slot.duplicateOf !== undefined) {
@@ -473,7 +485,7 @@ function assemble(slots: Slot[]): BatchResult {
       if (outcomeUnknown(outcome)) writeOutcomeUnknown++;
     }
   }
-  return { created, rejected, writeOutcomeUnknown, referenceRateMissing };
+  return { created, rejected, writeOutcomeUnknown, referenceRateMissing, simulatedFailures };
 }
 
 /** Counts by outcome for the request log line and metrics. */
@@ -483,6 +495,7 @@ export function outcomeCounts(result: BatchResult): Record<string, number> {
     rejected: result.rejected.length,
     writeOutcomeUnknown: result.writeOutcomeUnknown,
     referenceRateMissing: result.referenceRateMissing,
+    simulatedFailures: result.simulatedFailures,
   };
   for (const item of result.rejected) counts[`rejected_${item.code}`] = (counts[`rejected_${item.code}`] ?? 0) + 1;
   return counts;

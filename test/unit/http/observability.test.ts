@@ -91,14 +91,14 @@ async function emfWrittenBy(invoke: () => Promise<unknown>): Promise<EmfDocument
     });
 }
 
-async function partnerKey() {
+async function partnerKey(mode: 'live' | 'test' = 'live') {
   const { generateApiKey } = await import('../../../lib/auth/api-key.js');
-  const generated = generateApiKey();
+  const generated = generateApiKey(mode);
   const record = {
     keyId: generated.keyId,
     companyId: 'cmp_AAAAAAAAAAAAAAAA',
     scopes: ['cases:read', 'cases:write'] as ('cases:read' | 'cases:write')[],
-    mode: 'live' as const,
+    mode,
     secretHash: generated.secretHash,
     revoked: false,
     createdAt: new Date().toISOString(),
@@ -107,21 +107,21 @@ async function partnerKey() {
 }
 
 /** The create-cases chain over in-memory ports; writes of invoiceRefs named in `failures` fail so. */
-async function loadCreateCases(failures: Record<string, WriteOutcome>) {
+async function loadCreateCases(failures: Record<string, WriteOutcome>, mode: 'live' | 'test' = 'live') {
   return loadIsolated(LAMBDA_METRICS_ENV, async () => {
     const { buildCreateCasesHandler } = await import('../../../functions/create-cases.js');
     const memory = await import('../../support/memory-stores.js');
     const { fileKeyProblem, issueFileKey } = await import('../../../lib/uploads/file-key.js');
-    const { apiKey, record } = await partnerKey();
+    const { apiKey, record } = await partnerKey(mode);
     const keys = new memory.MemoryApiKeyStore();
     keys.records.set(record.keyId, record);
     const writer = new memory.MemoryCaseWriter();
     const realWrite = writer.write.bind(writer);
     writer.write = async (c: NewCase, deadline?: Deadline) => failures[c.stored.invoiceRef] ?? realWrite(c, deadline);
     const files = new memory.MemoryFileStore();
-    const fileKey = issueFileKey(record.companyId, 'application/pdf');
+    const fileKey = issueFileKey(record.companyId, 'application/pdf', undefined, mode);
     files.keys.add(fileKey);
-    const brokenFileKey = issueFileKey(record.companyId, 'application/pdf');
+    const brokenFileKey = issueFileKey(record.companyId, 'application/pdf', undefined, mode);
     files.exists = async (key) => {
       if (key === brokenFileKey) throw new Error('AccessDenied');
       return key === fileKey;
@@ -238,6 +238,29 @@ describe('metrics every route publishes', () => {
     ]);
     expect(caseMetricsOf(docs).map((d) => d.metrics)).toEqual([
       { CasesSubmitted: 6, CasesCreated: 1, CasesRejected: 5, CasesTemporaryFailure: 4, CaseWriteOutcomeUnknown: 2 },
+    ]);
+  });
+
+  it('a test key rehearsing TEMPORARY_FAILURE pages no one: CasesTemporaryFailure counts storage failures only', async () => {
+    const { post, fileKey, brokenFileKey } = await loadCreateCases({}, 'test');
+    let rejected: { index: number; code: string }[] = [];
+    const docs = await emfWrittenBy(async () => {
+      const res = await post([
+        validCase(fileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-1' }),
+        validCase(fileKey, { invoiceRef: 'SIMULATE-TEMPORARY-FAILURE-2' }),
+        // A real storage failure in test mode still counts: the store is every company's.
+        validCase(brokenFileKey, { invoiceRef: 'FILE-CHECK' }),
+        validCase(fileKey, { invoiceRef: 'CREATED' }),
+      ]);
+      rejected = (res.body.rejected as { index: number; code: string }[]).map(({ index, code }) => ({ index, code }));
+    });
+    expect(rejected).toEqual([
+      { index: 0, code: 'TEMPORARY_FAILURE' },
+      { index: 1, code: 'TEMPORARY_FAILURE' },
+      { index: 2, code: 'TEMPORARY_FAILURE' },
+    ]);
+    expect(caseMetricsOf(docs).map((d) => d.metrics)).toEqual([
+      { CasesSubmitted: 4, CasesCreated: 1, CasesRejected: 3, CasesTemporaryFailure: 1, CaseWriteOutcomeUnknown: 0 },
     ]);
   });
 
