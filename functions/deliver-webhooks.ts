@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { webhookDeliveryAdapters } from '../lib/adapters/production-webhook-adapters.js';
+import type { Mode } from '../lib/mode.js';
 import { logger } from '../lib/runtime/logger.js';
 import { metrics, MetricUnit } from '../lib/runtime/metrics.js';
 import { builtOnFirstEvent, workerHandler } from '../lib/runtime/worker-handler.js';
@@ -40,7 +41,10 @@ import type { WebhookEndpoint } from '../lib/webhooks/webhook-endpoint.js';
  *   timed-out invocation would bring them all back.
  *
  * Metrics: WebhookDelivered, WebhookAttemptFailed, WebhookDeliveryGivenUp,
- * WebhookEndpointDisabled.
+ * WebhookEndpointDisabled for live deliveries, which the operators' alarms read; the same with
+ * `WebhookTest` for test mode's, on the dashboard only: a free test key's sixteen endpoints
+ * answering 500 would otherwise hold the failure-rate and give-up alarms in ALARM at will (and an
+ * alarm in ALARM sends no new notification when live deliveries really fail).
  */
 export const METRICS = {
   delivered: 'WebhookDelivered',
@@ -48,6 +52,13 @@ export const METRICS = {
   givenUp: 'WebhookDeliveryGivenUp',
   endpointDisabled: 'WebhookEndpointDisabled',
 } as const;
+
+export const TEST_METRICS: Record<keyof typeof METRICS, string> = {
+  delivered: 'WebhookTestDelivered',
+  attemptFailed: 'WebhookTestAttemptFailed',
+  givenUp: 'WebhookTestDeliveryGivenUp',
+  endpointDisabled: 'WebhookTestEndpointDisabled',
+};
 
 /** The queue actions of the delivery function (lib/adapters/sqs/webhook-delivery-queue.ts): sends only, never a message held in flight. */
 export type DeliveryMessages = DeliveryQueue;
@@ -82,10 +93,11 @@ export { MAX_SEND_DELAY_SECONDS };
 /** A job this close to its dueAt (or past it) is attempted now. */
 const DUE_TOLERANCE_MS = 1_000;
 
-function countAttempt(result: DeliveryResult): void {
-  if (result.attempt) metrics.addMetric(result.attempt.delivered ? METRICS.delivered : METRICS.attemptFailed, MetricUnit.Count, 1);
-  if (result.kind === 'give-up') metrics.addMetric(METRICS.givenUp, MetricUnit.Count, 1);
-  if (result.endpointDisabled) metrics.addMetric(METRICS.endpointDisabled, MetricUnit.Count, 1);
+function countAttempt(result: DeliveryResult, mode: Mode): void {
+  const names = mode === 'live' ? METRICS : TEST_METRICS;
+  if (result.attempt) metrics.addMetric(result.attempt.delivered ? names.delivered : names.attemptFailed, MetricUnit.Count, 1);
+  if (result.kind === 'give-up') metrics.addMetric(names.givenUp, MetricUnit.Count, 1);
+  if (result.endpointDisabled) metrics.addMetric(names.endpointDisabled, MetricUnit.Count, 1);
 }
 
 export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
@@ -110,7 +122,7 @@ export function buildDeliverWebhooksCore(deps: DeliverWebhooksDeps) {
     }
     const { dueAt: _due, ...attempted } = job;
     const result = await deliverWebhook(delivery, attempted, lane);
-    countAttempt(result);
+    countAttempt(result, job.mode);
     log(job, lane, result);
     if (result.kind === 'retry') {
       const hops = result.delaySeconds > MAX_SEND_DELAY_SECONDS;

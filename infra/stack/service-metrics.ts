@@ -60,7 +60,8 @@ export function wafMetric(
  * the service dimension only: `WebhookDelivered` (an attempt answered 2xx), `WebhookAttemptFailed`
  * (any other attempt), `WebhookDeliveryGivenUp` (a delivery gave up after 3 days: status `failed`;
  * routine, counted apart from processing failures), `WebhookEndpointDisabled` (the 5-day rule
- * disabled an endpoint); and what the delivery sweeper (functions/sweep-webhook-deliveries.ts) publishes
+ * disabled an endpoint), all four for live deliveries only (the alarms read them); the same four
+ * named `WebhookTest…` for test mode's (the dashboard only); and what the delivery sweeper (functions/sweep-webhook-deliveries.ts) publishes
  * once per run, zeros included: `WebhookSlotsReleased`, `WebhookJobsRequeued`, `WebhookSweepFailures`.
  */
 export const WEBHOOK_METRIC_NAMES = {
@@ -68,6 +69,10 @@ export const WEBHOOK_METRIC_NAMES = {
   attemptFailed: 'WebhookAttemptFailed',
   givenUp: 'WebhookDeliveryGivenUp',
   endpointDisabled: 'WebhookEndpointDisabled',
+  testDelivered: 'WebhookTestDelivered',
+  testAttemptFailed: 'WebhookTestAttemptFailed',
+  testGivenUp: 'WebhookTestDeliveryGivenUp',
+  testEndpointDisabled: 'WebhookTestEndpointDisabled',
   slotsReleased: 'WebhookSlotsReleased',
   jobsRequeued: 'WebhookJobsRequeued',
   sweepFailures: 'WebhookSweepFailures',

@@ -524,6 +524,13 @@ export class WebhookDelivery extends Construct {
         webhookMetric('givenUp', { label: 'delivery given up (3 days)' }),
         webhookMetric('endpointDisabled', { label: 'endpoint disabled' }),
       ]),
+      // Test mode's, which no alarm reads: a test key's failing endpoints are its own rehearsal.
+      graph('Webhooks: test-mode outcomes', [
+        webhookMetric('testDelivered', { label: 'test delivered' }),
+        webhookMetric('testAttemptFailed', { label: 'test attempt failed' }),
+        webhookMetric('testGivenUp', { label: 'test delivery given up (3 days)' }),
+        webhookMetric('testEndpointDisabled', { label: 'test endpoint disabled' }),
+      ]),
       graph('Webhooks: oldest message per lane (s)', [
         ...lanes.map((lane) => this.oldestMessage(lane.queue, { label: lane.label })),
         this.oldestMessage(this.planningQueue, { label: 'planning queue' }),

@@ -178,6 +178,26 @@ describe('the webhook fan-out and delivery functions', () => {
     expect(await r.slots.holders('live', b.endpoint.endpointId)).toEqual([]);
   });
 
+  it('counts a test endpoint’s attempts apart from live ones, on metrics no alarm reads', async () => {
+    const r = rig();
+    const failing = await receiver([500]);
+    const healthy = await receiver([204]);
+    const test = await newEndpoint(r, failing.url, { mode: 'test' });
+    const live = await newEndpoint(r, healthy.url);
+    await r.fanOut((await storedEvent(test.endpoint.companyId, 'test')).record, ctx());
+    await r.fanOut((await storedEvent(live.endpoint.companyId)).record, ctx());
+    const jobs = r.messages.enqueued.map((m) => m.job);
+    expect(jobs.map((j) => j.mode).sort()).toEqual(['live', 'test']);
+    const counted = jest.spyOn(metrics, 'addMetric');
+    try {
+      for (const job of jobs) await r.deliver(sqsEvent(job), ctx());
+      // The test endpoint's failure never reaches WebhookAttemptFailed, which the failure-rate alarm reads.
+      expect(counted.mock.calls.map(([name]) => name).sort()).toEqual(['WebhookDelivered', 'WebhookTestAttemptFailed']);
+    } finally {
+      counted.mockRestore();
+    }
+  });
+
   it('gives up after 3 days of failures: the delivery is failed, counted as given up, and nothing is sent, so a faulty queue loses nothing', async () => {
     const r = rig();
     const target = await receiver([500]);

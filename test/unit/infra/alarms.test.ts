@@ -421,6 +421,7 @@ describe('the dashboard of the partner path', () => {
       'Upload records: record-upload',
       'Upload records: failed events waiting',
       'Webhooks: outcomes',
+      'Webhooks: test-mode outcomes',
       'Webhooks: oldest message per lane (s)',
       'Webhooks: sweeper',
       'Webhooks: queues',

@@ -390,10 +390,21 @@ describe('webhook alarms and the dashboard row', () => {
       'WebhookSlotsReleased',
       'WebhookJobsRequeued',
       'WebhookSweepFailures',
+      'Webhooks: test-mode outcomes',
+      'WebhookTestDelivered',
+      'WebhookTestAttemptFailed',
+      'WebhookTestDeliveryGivenUp',
+      'WebhookTestEndpointDisabled',
     ])
       expect(body).toContain(text);
     for (const q of [delivery.fastLane, delivery.slowLane, delivery.testFastLane, delivery.testSlowLane])
       expect(body).toContain(`"${idOf(q)}"`);
+  });
+
+  it('no alarm reads a test-mode webhook metric: a test key’s failing endpoints page no one', () => {
+    const alarms = JSON.stringify(stack.resolve(Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'))));
+    expect(alarms).toContain('"MetricName":"WebhookAttemptFailed"');
+    expect(alarms).not.toMatch(/"MetricName":"WebhookTest/);
   });
 });
 
