@@ -5,6 +5,7 @@ import type { ValidCase } from './case-input.js';
 import { computeAmounts, type CaseAmounts, type PaymentFact } from './compute-amounts.js';
 import { londonDate } from './dates.js';
 import { formatPence } from './money.js';
+import { awaitsReferenceRateFor } from './reference-rates.js';
 
 /**
  * The stored case and its public view (spec 2.4 plus the additive fields of the product rules).
@@ -370,12 +371,13 @@ export function amountsOf(stored: StoredCase, at: AmountsAt = {}): CaseAmounts {
 
 /**
  * Whether the case claims statutory interest and the half-year its interest starts in has no
- * reference rate in the table yet: its `interestRate` and `interest` are null, never guessed
- * (product rules, "Recovery and money"). The functions count such cases per request for the
- * operators' alarm (docs/deploy.md, "Adding a reference rate").
+ * reference rate in the table yet (awaitsReferenceRateFor: from the table's first half-year on):
+ * its `interestRate` and `interest` are null, never guessed (product rules, "Recovery and
+ * money"). The functions count such cases per request for the operators' alarm (docs/deploy.md,
+ * "Adding a reference rate").
  */
 export function awaitsReferenceRate(view: Pick<CaseView, 'claimStatutoryInterest' | 'amounts'>): boolean {
-  return view.claimStatutoryInterest && view.amounts.interestRate === null;
+  return view.claimStatutoryInterest && view.amounts.interestRate === null && awaitsReferenceRateFor(view.amounts.interestFrom);
 }
 
 /** How many of `views` await their half-year's reference rate (awaitsReferenceRate). */

@@ -13,7 +13,8 @@
  * Adding a half-year (docs/deploy.md, "Adding a reference rate"): read Bank Rate on the reference
  * day, add one line below, deploy. A half-year missing here is never guessed: a case whose
  * interest starts in it shows `interestRate` and `interest` as null, and the functions that create
- * or read such a case publish `ReferenceRateMissing`, which the stack's alarm of that name watches.
+ * or read such a case publish `ReferenceRateMissing`, which the stack's alarm of that name watches
+ * (for half-years from the table's first on: awaitsReferenceRateFor).
  */
 export const REFERENCE_RATES_BASIS_POINTS: Readonly<Record<string, number>> = {
   '2014-H1': 50,
@@ -54,7 +55,16 @@ export function referenceRateFor(date: string): number | undefined {
   return Object.hasOwn(REFERENCE_RATES_BASIS_POINTS, halfYear) ? REFERENCE_RATES_BASIS_POINTS[halfYear] : undefined;
 }
 
-/** Whether the table holds the rate of the half-year containing `date` (`YYYY-MM-DD`): what the operator alarm watches. */
-export function hasReferenceRateFor(date: string): boolean {
-  return referenceRateFor(date) !== undefined;
+/** The first half-year the table holds: the product ships the rates from there on (product rules, "Recovery and money"). */
+export const FIRST_REFERENCE_HALF_YEAR = Object.keys(REFERENCE_RATES_BASIS_POINTS).sort()[0]!;
+
+/**
+ * Whether the half-year containing `date` (`YYYY-MM-DD`) awaits its rate: one from the table's first
+ * on that it does not hold yet (the next half-year before an operator adds it, or one left out),
+ * which the operator alarm watches. A half-year before the table has no rate either (interest null,
+ * never guessed), but no operator adds it: counted, it would let any partner hold the alarm in ALARM
+ * for ever with one invoice due in 2013, and a real missing rate would then page no one.
+ */
+export function awaitsReferenceRateFor(date: string): boolean {
+  return halfYearOf(date) >= FIRST_REFERENCE_HALF_YEAR && referenceRateFor(date) === undefined;
 }

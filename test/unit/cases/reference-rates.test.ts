@@ -1,4 +1,10 @@
-import { halfYearOf, hasReferenceRateFor, REFERENCE_RATES_BASIS_POINTS } from '../../../lib/cases/reference-rates.js';
+import {
+  FIRST_REFERENCE_HALF_YEAR,
+  awaitsReferenceRateFor,
+  halfYearOf,
+  referenceRateFor,
+  REFERENCE_RATES_BASIS_POINTS,
+} from '../../../lib/cases/reference-rates.js';
 
 describe('The reference-rate table', () => {
   it('holds exactly the half-years of the product rules, at Bank Rate on 31 December / 30 June (basis points)', () => {
@@ -33,10 +39,14 @@ describe('The reference-rate table', () => {
     expect(['2025-01-01', '2025-06-30', '2025-07-01', '2025-12-31'].map(halfYearOf)).toEqual(['2025-H1', '2025-H1', '2025-H2', '2025-H2']);
   });
 
-  it('tells the operator alarm whether the half-year containing a date has a rate', () => {
-    expect(hasReferenceRateFor('2026-06-30')).toBe(true);
-    expect(hasReferenceRateFor('2026-07-01')).toBe(false);
-    expect(hasReferenceRateFor('2013-12-31')).toBe(false);
-    expect(hasReferenceRateFor('2014-01-01')).toBe(true);
+  it('tells the operator alarm whether the half-year containing a date awaits a rate an operator adds', () => {
+    expect(awaitsReferenceRateFor('2026-06-30')).toBe(false);
+    expect(awaitsReferenceRateFor('2026-07-01')).toBe(true);
+    expect(awaitsReferenceRateFor('2014-01-01')).toBe(false);
+    // Before the table: no rate either (interest null, never guessed), but nothing an operator adds, so no alarm.
+    expect(referenceRateFor('2013-12-31')).toBeUndefined();
+    expect(awaitsReferenceRateFor('2013-12-31')).toBe(false);
+    expect(awaitsReferenceRateFor('1999-03-01')).toBe(false);
+    expect(FIRST_REFERENCE_HALF_YEAR).toBe('2014-H1');
   });
 });

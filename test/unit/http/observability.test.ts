@@ -432,6 +432,24 @@ describe('the reference-rate metric operators are alarmed on', () => {
       ['CasesSubmitted', 'CasesCreated', 'CasesRejected', 'CasesTemporaryFailure', 'CaseWriteOutcomeUnknown'],
     ]);
   });
+
+  it('a case due before the table’s first half-year shows its interest null but pages no one: no operator adds that rate', async () => {
+    const routes = await loadCaseRoutes();
+    let created: { id: string }[] = [];
+    const posted = await emfWrittenBy(async () => {
+      created = (await routes.post([validCase(routes.fileKey, { invoiceDate: '2013-09-01', dueDate: '2013-10-01' })])).body.created as {
+        id: string;
+      }[];
+    });
+    expect(created).toHaveLength(1);
+    expect(caseMetricsOf(posted).map((d) => Object.keys(d.metrics))).not.toContainEqual(expect.arrayContaining(['ReferenceRateMissing']));
+    let amounts: Record<string, unknown> = {};
+    const read = await emfWrittenBy(async () => {
+      amounts = (await routes.read(created[0]!.id)).body.amounts as Record<string, unknown>;
+    });
+    expect(amounts).toMatchObject({ interestFrom: '2013-10-02', interestRate: null, interest: null });
+    expect(applicationMetricsOf(read)).toEqual([]);
+  });
 });
 
 const CONFIG: AppConfig = {
