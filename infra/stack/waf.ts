@@ -177,7 +177,17 @@ export class ApiFirewall extends Construct {
         // to 1 MiB (the handler refuses larger bodies with 413), so it only counts. NoUserAgent_HEADER
         // only counts too: partners call from back-end systems whose HTTP clients often send no
         // User-Agent, and a missing User-Agent says nothing about an authenticated caller.
-        managedRuleGroup('AWSManagedRulesCommonRuleSet', 4, [countOnly('SizeRestrictions_BODY'), countOnly('NoUserAgent_HEADER')]),
+        // GenericRFI_BODY and EC2MetaDataSSRF_BODY only count too: they block a body holding a URL
+        // whose host is an IPv4 address, or the instance metadata address, which is exactly what a
+        // webhook endpoint's `url` may be (docs/api.md accepts a public IP literal, and answers the
+        // metadata address 400 INVALID_URL): the handler already refuses every address that is not
+        // public, and no other field of the API takes a URL.
+        managedRuleGroup('AWSManagedRulesCommonRuleSet', 4, [
+          countOnly('SizeRestrictions_BODY'),
+          countOnly('NoUserAgent_HEADER'),
+          countOnly('GenericRFI_BODY'),
+          countOnly('EC2MetaDataSSRF_BODY'),
+        ]),
         managedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 5),
       ],
     });

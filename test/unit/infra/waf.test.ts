@@ -38,6 +38,12 @@ describe('the WAF web ACL', () => {
     });
   });
 
+  it('only counts the rules that would refuse a webhook URL the API accepts (an IP literal) or answers itself (the metadata address, 400)', () => {
+    const overrides = rule('AWSManagedRulesCommonRuleSet').Statement.ManagedRuleGroupStatement.RuleActionOverrides;
+    for (const name of ['GenericRFI_BODY', 'EC2MetaDataSSRF_BODY'])
+      expect(overrides).toContainEqual({ Name: name, ActionToUse: { Count: {} } });
+  });
+
   it('blocks addresses on the AWS IP reputation list, after the rate rules and before the larger groups', () => {
     const reputation = rule('AWSManagedRulesAmazonIpReputationList');
     expect(reputation.Statement.ManagedRuleGroupStatement).toEqual({ VendorName: 'AWS', Name: 'AWSManagedRulesAmazonIpReputationList' });
