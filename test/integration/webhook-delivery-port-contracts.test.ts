@@ -197,6 +197,23 @@ describe.each([
 describe('the delivery log on DynamoDB', () => {
   const store = () => new DynamoWebhookDeliveryStore(documentClient(config()), config().tableName);
 
+  it('lists a busy endpoint’s log in one Query however many expired records DynamoDB’s TTL has not deleted yet', async () => {
+    // DynamoDB deletes an expired item within days, and until then a Query returns it (DynamoDB Local never deletes).
+    const endpointId = `we_${randomBase62(22)}`;
+    const day = 24 * 60 * 60 * 1000;
+    const expired = Array.from({ length: 60 }, (_, i) =>
+      delivery({ endpointId, createdAt: new Date(Date.now() - DELIVERY_RETENTION_SECONDS * 1000 - day - i * 60_000).toISOString() }),
+    );
+    const live = [delivery({ endpointId }), delivery({ endpointId, createdAt: new Date(Date.now() - 1000).toISOString() })];
+    await store().startAll([...expired, ...live]);
+    const { client, counter } = faultyDocumentClient({ decide: () => undefined });
+    const page = await new DynamoWebhookDeliveryStore(client, config().tableName).listPage('live', endpointId, { limit: 2 });
+    expect(page.deliveries.map((d) => d.deliveryId).sort()).toEqual(live.map((d) => d.deliveryId).sort());
+    expect(page.last).toBeUndefined();
+    // Walked past, the expired tail cost a Query each (a full page asks for one record more): 61 here.
+    expect(counter.calls).toBe(1);
+  });
+
   it('keeps a delivery 30 days after its createdAt (ttl) and types it, and lists a test delivery as test data', async () => {
     const companyId = `co_${randomBase62(12)}`;
     const live = delivery({ companyId });

@@ -117,6 +117,8 @@ import type { Mode } from '../../mode.js';
  * |   and endpoint, however often fanned out) | (attribute_not_exists), the id derived from both   |
  * | Record a delivery attempt                 | UpdateItem, conditional on the attempts' count     |
  * | An endpoint's delivery log, newest first  | Query WHD#<m><endpointId>, descending, consistent  |
+ * |                                           | sk >= the oldest createdAt not yet expired (TTL    |
+ * |                                           | deletes within days: expired ones never read)      |
  * | Record an endpoint's delivery health      | UpdateItem WHEP#… / EP#<id> (failingSince, status) |
  * |                                           | + lastFailureAt, conditional on the stored run     |
  * | Wait for an endpoint's slot (fan-out)     | BatchWriteItem of up to 25 Put WHW#<m><epId> /     |

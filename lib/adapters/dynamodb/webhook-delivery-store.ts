@@ -178,13 +178,16 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
     const deliveries: WebhookDelivery[] = [];
     let startKey: Record<string, unknown> | undefined = page.after ? { ...keys.webhookDelivery(page.after) } : undefined;
     let more = false;
-    // Expired records are the oldest (ttl follows createdAt), so they gather at the end of the walk; a page is
-    // filled past them only when the partition ends there.
+    // Expired records are the oldest (ttl follows createdAt, the sort key's head), and DynamoDB's TTL
+    // deletes them only within days: read, they would be walked one Query at a time (a full page asks
+    // for one more record) for every list of a busy endpoint. The key condition starts at the oldest
+    // createdAt not yet expired, so they are never read; `expired` still guards the boundary.
+    const fromCreatedAt = new Date((Math.floor(this.now().getTime() / 1000) - DELIVERY_RETENTION_SECONDS + 1) * 1000).toISOString();
     do {
       const command = new QueryCommand({
         TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(mode, endpointId) },
+        KeyConditionExpression: 'pk = :pk AND sk >= :from',
+        ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(mode, endpointId), ':from': fromCreatedAt },
         ScanIndexForward: false,
         ConsistentRead: true,
         Limit: page.limit - deliveries.length + 1,
