@@ -193,7 +193,7 @@ export class ServiceAlarms extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       description:
-        "Cases were created or read whose half-year has no reference rate: their statutory interest shows null. Add the half-year's rate; " +
+        "Cases were created or read whose half-year (2014-H1 on) has no reference rate: their statutory interest shows null. Add the half-year's rate; " +
         'see docs/deploy.md, "Adding a reference rate".',
     });
 

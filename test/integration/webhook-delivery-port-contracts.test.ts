@@ -214,6 +214,17 @@ describe('the delivery log on DynamoDB', () => {
     expect(counter.calls).toBe(1);
   });
 
+  it('answers an empty last page, not an error, to a cursor whose record has expired since it was given', async () => {
+    const endpointId = `we_${randomBase62(22)}`;
+    const day = 24 * 60 * 60 * 1000;
+    const older = Array.from({ length: 3 }, (_, i) =>
+      delivery({ endpointId, createdAt: new Date(Date.now() - DELIVERY_RETENTION_SECONDS * 1000 - day - i * 60_000).toISOString() }),
+    );
+    await store().startAll(older);
+    const page = await store().listPage('live', endpointId, { limit: 2, after: deliveryKeyOf(older[0]!) });
+    expect(page).toEqual({ deliveries: [] });
+  });
+
   it('keeps a delivery 30 days after its createdAt (ttl) and types it, and lists a test delivery as test data', async () => {
     const companyId = `co_${randomBase62(12)}`;
     const live = delivery({ companyId });

@@ -183,6 +183,9 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
     // for one more record) for every list of a busy endpoint. The key condition starts at the oldest
     // createdAt not yet expired, so they are never read; `expired` still guards the boundary.
     const fromCreatedAt = new Date((Math.floor(this.now().getTime() / 1000) - DELIVERY_RETENTION_SECONDS + 1) * 1000).toISOString();
+    // A cursor whose record has expired since (a cursor lives 24 h) names a start key outside that
+    // range, which DynamoDB refuses (a ValidationException): everything after it has expired too.
+    if (page.after && page.after.createdAt < fromCreatedAt) return { deliveries };
     do {
       const command = new QueryCommand({
         TableName: this.tableName,

@@ -271,6 +271,13 @@ describe('the registry rate rule', () => {
     expect(companyShare({ ...small, limit: 1 }).limit).toBe(1);
   });
 
+  it('spends no company’s share on a request the full registry window refuses anyway', async () => {
+    const limiter = new MemoryRateLimiter(small);
+    for (let i = 0; i < small.limit; i++) expect(await limiter.take(new Date(1_000), `cmp_${i}`)).toEqual({ granted: true });
+    for (let i = 0; i < 10; i++) expect(await limiter.take(new Date(2_000), 'cmp_late')).toMatchObject({ limitedBy: 'registry' });
+    expect(limiter.companies.has('cmp_late')).toBe(false);
+  });
+
   it('refuses a configuration that could grant nothing', () => {
     expect(() => takePermit(EMPTY_RATE_WINDOW, 0, { ...small, limit: 0 })).toThrow('Invalid rate limit');
   });

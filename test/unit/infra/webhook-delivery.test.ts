@@ -23,6 +23,7 @@ import {
 import { DELIVERY_SWEEP, TEST_PLANNING_QUEUE } from '../../../infra/contract/webhook-lanes.js';
 import { WEBHOOK_METRIC_NAMES } from '../../../infra/stack/service-metrics.js';
 import { SWEEP_METRICS } from '../../../functions/sweep-webhook-deliveries.js';
+import { METRICS, TEST_METRICS } from '../../../functions/deliver-webhooks.js';
 import { WEBHOOK_ENDPOINT_HEALTH_ATTRIBUTES } from '../../../infra/stack/grants.js';
 import { decide, RecordingClient, type ItemRequest } from './dynamodb-iam.js';
 import { actionsOf, PLATFORM_ACTIONS, resourcesOfType, statementsOfFunction, synth, type Resource, type Statement } from './synth.js';
@@ -399,6 +400,19 @@ describe('webhook alarms and the dashboard row', () => {
       expect(body).toContain(text);
     for (const q of [delivery.fastLane, delivery.slowLane, delivery.testFastLane, delivery.testSlowLane])
       expect(body).toContain(`"${idOf(q)}"`);
+  });
+
+  it('reads the metrics the delivery function publishes, live and test mode, under the same names', () => {
+    expect(WEBHOOK_METRIC_NAMES).toMatchObject({
+      delivered: METRICS.delivered,
+      attemptFailed: METRICS.attemptFailed,
+      givenUp: METRICS.givenUp,
+      endpointDisabled: METRICS.endpointDisabled,
+      testDelivered: TEST_METRICS.delivered,
+      testAttemptFailed: TEST_METRICS.attemptFailed,
+      testGivenUp: TEST_METRICS.givenUp,
+      testEndpointDisabled: TEST_METRICS.endpointDisabled,
+    });
   });
 
   it('no alarm reads a test-mode webhook metric: a test key’s failing endpoints page no one', () => {
