@@ -12,6 +12,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
 import { randomBase62 } from '../../lib/random-id.js';
 import { createPollerClient, startQueuePoller, type QueuePoller, type QueuePollerOptions } from '../../infra/local/queue-poller.js';
+import { waitUntil } from '../support/wait-until.js';
 
 /**
  * The local stand-in for Lambda's SQS event source mapping (infra/local/queue-poller.ts) on the
@@ -28,15 +29,6 @@ async function newQueue(attributes: Record<string, string> = {}): Promise<{ url:
   const created = await sqs.send(new CreateQueueCommand({ QueueName: `poller-${randomBase62(10)}`, Attributes: attributes }));
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl, AttributeNames: ['QueueArn'] }));
   return { url: created.QueueUrl!, arn: out.Attributes!.QueueArn! };
-}
-
-async function until(probe: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return true;
 }
 
 /** A handler that never finishes a message whose body starts with `hang` until released, and records the rest. */
@@ -97,17 +89,17 @@ describe('the local SQS event source mapping', () => {
   test('a batch whose handler hangs does not hold up the next message: five batches are in flight at once, as Lambda starts', async () => {
     const p = await poller(5);
     await p.send('hang-1');
-    expect(await until(() => p.hanging.length === 1, 5_000)).toBe(true);
+    expect(await waitUntil(() => p.hanging.length === 1, 5_000)).toBe(true);
     await p.send('next');
-    expect(await until(() => p.handled.includes('next'), 3_000)).toBe(true);
+    expect(await waitUntil(() => p.handled.includes('next'), 3_000)).toBe(true);
   });
 
   test('while every batch in flight hangs, the poller adds more, up to its maximum concurrency', async () => {
     const p = await poller(8);
     for (let i = 1; i <= 5; i++) await p.send(`hang-${i}`);
-    expect(await until(() => p.hanging.length === 5, 5_000)).toBe(true);
+    expect(await waitUntil(() => p.hanging.length === 5, 5_000)).toBe(true);
     await p.send('next');
-    expect(await until(() => p.handled.includes('next'), 4_000)).toBe(true);
+    expect(await waitUntil(() => p.handled.includes('next'), 4_000)).toBe(true);
   });
 
   test('in provisioned mode, two pollers have twenty batches in flight from the first message: twelve hanging batches hold up nothing', async () => {
@@ -116,7 +108,7 @@ describe('the local SQS event source mapping', () => {
     const sent = Date.now();
     await p.send('next');
     // Taken by an invocation that was ready, not after the scale-ups of the default mode (5, then 5 more a second).
-    expect(await until(() => p.handled.includes('next'), 3_000)).toBe(true);
+    expect(await waitUntil(() => p.handled.includes('next'), 3_000)).toBe(true);
     // The default mode needs two scale-ups (about 2 s) to reach the thirteenth message.
     expect(Date.now() - sent).toBeLessThan(1_500);
     expect(p.hanging).toHaveLength(12);
@@ -177,7 +169,7 @@ describe('the local SQS event source mapping', () => {
     });
     await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
     // Deleted after the first receive, it was never seen again.
-    expect(await until(() => seen.length >= 2, 8_000)).toBe(true);
+    expect(await waitUntil(() => seen.length >= 2, 8_000)).toBe(true);
     expect(new Set(seen)).toEqual(new Set(['job']));
   });
 
@@ -196,7 +188,7 @@ describe('the local SQS event source mapping', () => {
       { timeoutMs: 1_000 },
     );
     await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'job' }));
-    expect(await until(() => receipts.length >= 2, 8_000)).toBe(true);
+    expect(await waitUntil(() => receipts.length >= 2, 8_000)).toBe(true);
     expect(receipts.slice(0, 2)).toEqual(['1', '2']);
   });
 
@@ -204,11 +196,11 @@ describe('the local SQS event source mapping', () => {
     const p = await poller(2);
     await p.send('hang-1');
     await p.send('hang-2');
-    expect(await until(() => p.hanging.length === 2, 5_000)).toBe(true);
+    expect(await waitUntil(() => p.hanging.length === 2, 5_000)).toBe(true);
     await p.send('next');
-    expect(await until(() => p.handled.includes('next'), 2_500)).toBe(false);
+    expect(await waitUntil(() => p.handled.includes('next'), 2_500)).toBe(false);
     p.release();
-    expect(await until(() => p.handled.includes('next'), 4_000)).toBe(true);
+    expect(await waitUntil(() => p.handled.includes('next'), 4_000)).toBe(true);
   });
 });
 

@@ -4,6 +4,7 @@ import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js'
 import { randomBase62 } from '../../lib/random-id.js';
 import { startStreamPoller, type StreamPoller, type StreamPollerOptions } from '../../infra/local/stream-poller.js';
 import { ensureTable } from '../../infra/local/stores.js';
+import { waitUntil } from '../support/wait-until.js';
 
 /**
  * The local stand-in for Lambda's DynamoDB stream event source mapping (infra/local/stream-poller.ts)
@@ -44,15 +45,6 @@ async function poll(options: Omit<StreamPollerOptions, 'endpoint' | 'region'>): 
   const poller = await startStreamPoller({ endpoint, region, idleMs: 10, ...options });
   pollers.push(poller);
   return poller;
-}
-
-async function until(probe: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return true;
 }
 
 describe('the local DynamoDB stream event source mapping', () => {
@@ -118,7 +110,7 @@ describe('the local DynamoDB stream event source mapping', () => {
     });
     try {
       // Without the timeout the mapping would wait on the first invocation for ever.
-      expect(await until(() => calls.length >= 2, 10_000)).toBe(true);
+      expect(await waitUntil(() => calls.length >= 2, 10_000)).toBe(true);
       expect(calls.slice(0, 2)).toEqual([
         [0, 1],
         [0, 1],
