@@ -3,7 +3,7 @@
  * true when it settled in time, false when the time ran out first. A rejection of `work` in time is
  * passed on. The work itself is not stopped, only no longer waited for: the callers answer before a
  * timeout (the delivery function's batch, the redeliver route) or take an invocation as timed out
- * (the local queue mappings).
+ * (the local event source mappings: infra/local/answer-within-timeout.ts).
  */
 export async function waitAtMost(work: Promise<unknown>, ms: number | undefined): Promise<boolean> {
   if (ms === undefined) {

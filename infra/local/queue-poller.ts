@@ -3,7 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { setMaxListeners } from 'node:events';
 import { Agent } from 'node:http';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
-import { waitAtMost } from '../../lib/wait-at-most.js';
+import { answerWithinTimeout } from './answer-within-timeout.js';
 import { reportedFailures } from './reported-failures.js';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
@@ -124,12 +124,10 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     const records = messages.map((m) => lambdaSqsRecord(m, options.queueArn, options.region));
     let failed: Set<string>;
     try {
-      const answer: { response?: SQSBatchResponse | void } = {};
-      const answered = options.handler({ Records: records }).then((response) => void (answer.response = response));
       // An invocation still running at its timeout is an error, as in Lambda: its answer is never read.
-      if (!(await waitAtMost(answered, options.timeoutMs))) throw new Error(`the invocation timed out after ${options.timeoutMs} ms`);
+      const response = await answerWithinTimeout(options.handler({ Records: records }), options.timeoutMs);
       const reported = reportedFailures(
-        answer.response?.batchItemFailures,
+        response?.batchItemFailures,
         records.map((r) => r.messageId),
       );
       failed = reported === 'whole-batch' ? new Set(records.map((r) => r.messageId)) : reported;

@@ -2,9 +2,9 @@ import { DescribeStreamCommand, DynamoDBStreamsClient, GetShardIteratorCommand }
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS } from '../../lib/adapters/dynamodb/dynamo-client.js';
+import { answerWithinTimeout } from './answer-within-timeout.js';
 import { assertDynamoDbStreamFilterPattern, matchesFilterPattern } from './match-filter-pattern.js';
 import { reportedFailures } from './reported-failures.js';
-import { waitAtMost } from '../../lib/wait-at-most.js';
 
 /**
  * What the Lambda event source mapping does with the table's stream in AWS, for DynamoDB Local's
@@ -209,9 +209,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       let failedAt: number;
       let reason: string;
       try {
-        const invocation = options.handler({ Records: batch });
-        if (!(await waitAtMost(invocation, timeoutMs))) throw new Error(`the invocation timed out after ${timeoutMs} ms`);
-        const response = await invocation;
+        const response = await answerWithinTimeout(options.handler({ Records: batch }), timeoutMs);
         const failed = reportedFailures(
           response?.batchItemFailures,
           batch.map((r) => r.dynamodb?.SequenceNumber),

@@ -26,7 +26,7 @@ import { ITEM_TYPES, keys, TTL_ATTRIBUTE, type ItemKey } from './table-keys.js';
  * the counts themselves (planPermit): the current slot below its cap, every earlier counted slot
  * no higher than this worker last saw it, no later slot begun, no block in force. There is no
  * version: grants by concurrent workers in the same slot do not invalidate each other, so a burst
- * of workers costs one write per permit, not a storm of optimistic-lock failures. What makes
+ * of workers costs one write per permit on each item, not a storm of optimistic-lock failures. What makes
  * contention cheap:
  * - no read before a write: the state a worker last saw (its last write's new image, or a failed
  *   condition's old image) is its plan; a wrong guess costs one failed condition, which returns the
@@ -38,7 +38,7 @@ import { ITEM_TYPES, keys, TTL_ATTRIBUTE, type ItemKey } from './table-keys.js';
  * - a failed condition that still leaves room (another worker's clock started a slot, a 429 block)
  *   is retried at most MAX_PLANS times with jittered backoff, then answered as a short wait.
  * Taking several permits per write was not chosen: permits held by one instance would be idle
- * while others are refused, and the conditional ADD already makes each grant a single write. At
+ * while others are refused, and the conditional ADD already makes each grant one write per item. At
  * the default rate the item takes about 2 writes a second (500 per 5 minutes), far under a
  * partition's 1,000.
  *

@@ -182,7 +182,7 @@ export class DynamoWebhookDeliveryStore implements WebhookDeliveryStore {
     // deletes them only within days: read, they would be walked one Query at a time (a full page asks
     // for one more record) for every list of a busy endpoint. The key condition starts at the oldest
     // createdAt not yet expired, so they are never read; `expired` still guards the boundary.
-    const fromCreatedAt = new Date((Math.floor(this.now().getTime() / 1000) - DELIVERY_RETENTION_SECONDS + 1) * 1000).toISOString();
+    const fromCreatedAt = oldestRetainedCreatedAt(this.now());
     // A cursor whose record has expired since (a cursor lives 24 h) names a start key outside that
     // range, which DynamoDB refuses (a ValidationException): everything after it has expired too.
     if (page.after && page.after.createdAt < fromCreatedAt) return { deliveries };
@@ -291,6 +291,14 @@ function startedBefore(error: unknown): error is TransactionCanceledException {
 /** Epoch seconds at which DynamoDB may delete the record: 30 days after its createdAt. */
 export function ttlOf(createdAt: string): number {
   return Math.floor(Date.parse(createdAt) / 1000) + DELIVERY_RETENTION_SECONDS;
+}
+
+/**
+ * The oldest createdAt (ISO 8601, the sort key's head) whose record is not expired at `now`: a
+ * record has expired once its ttlOf is at or before now's epoch second.
+ */
+export function oldestRetainedCreatedAt(now: Date): string {
+  return new Date((Math.floor(now.getTime() / 1000) - DELIVERY_RETENTION_SECONDS + 1) * 1000).toISOString();
 }
 
 function sameAttempt(a: DeliveryAttempt, b: DeliveryAttempt): boolean {
