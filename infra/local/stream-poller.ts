@@ -108,9 +108,9 @@ class ExpiredIterator extends Error {}
  * records older than the stream's 24 hours were trimmed before they were read. DynamoDB Local also
  * says it of every `TRIM_HORIZON` iterator taken while the shard was still empty, once the shard's
  * first record has a later sequence number than the shard's start, which happens whenever another
- * table (sequence numbers are counted across the whole store) was written in between: a table
- * created and polled before its first write, as at every `npm start` and in every test. The
- * iterator then stays refused for good (an empty read hands back one at the same place).
+ * table was written in between (sequence numbers are counted across the whole store). A table
+ * polled before its first write (a fresh `npm start`, the tests) can meet it; the iterator then
+ * stays refused for good (an empty read hands back one at the same place).
  */
 class TrimmedIterator extends Error {}
 
@@ -273,8 +273,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       if (!(error instanceof TrimmedIterator)) throw error;
       // Nothing read yet: the shard's oldest record is where a new TRIM_HORIZON iterator starts, and
       // nothing is lost. After a record was read, an iterator after it can only be refused once the
-      // records after it are gone (in AWS, past the 24 hours; Lambda's mapping then goes on from the
-      // oldest record kept): that loss is said, never waited on for ever.
+      // records after it are gone (past the 24 hours): that loss is said and the mapping reads on from
+      // the oldest record kept, never asking again with an iterator that is refused for ever.
       if (state.lastSequence)
         console.error(
           `stream poller: records of shard ${shardId} after sequence number ${state.lastSequence} were trimmed before they were read; reading on from the oldest record kept`,
