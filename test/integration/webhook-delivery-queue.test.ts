@@ -24,18 +24,22 @@ import { scheduledDeliveryId, type DeliveryJob } from '../../lib/webhooks/webhoo
 const client = () => sqsClient(config());
 
 /**
- * The test's own calls (making queues, sending past the adapter, reading the queues back), with the
- * SDK's own retries. The adapters are given `client()`, the functions' client, which tries once and
- * leaves retrying to the retry layer; a test's own call tried once failed CI when the loaded host
- * did not establish its loopback connection within that client's 1 s, which is not what is tested.
+ * The test's own calls (making queues, sending past the adapter, reading the queues back): one
+ * client for the file, on kept-alive sockets, with the SDK's own retries. The adapters are given
+ * `client()`, the functions' client, which tries once and leaves retrying to the retry layer; a
+ * test's own call on a new client of that kind each time failed CI when the loaded host did not
+ * establish its loopback connection within the client's 1 s, which is not what is tested.
  */
-const plumbing = () => {
-  const { region, sqsEndpoint } = config();
-  return new SQSClient({ region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS, maxAttempts: 5 });
-};
+const plumbing = new SQSClient({
+  region: config().region,
+  endpoint: config().sqsEndpoint,
+  credentials: LOCAL_CREDENTIALS,
+  maxAttempts: 5,
+});
+afterAll(() => plumbing.destroy());
 
 async function newQueue(name: string): Promise<string> {
-  const out = await plumbing().send(
+  const out = await plumbing.send(
     new CreateQueueCommand({ QueueName: `${name}-${randomBase62(8)}`, Attributes: { VisibilityTimeout: '30' } }),
   );
   return out.QueueUrl!;
@@ -52,7 +56,7 @@ async function receiveAll(queueUrl: string, waitSeconds = 0): Promise<{ body: De
   const got: { body: DeliveryJob; receiptHandle: string }[] = [];
   for (let wait = waitSeconds; ; wait = 0) {
     // Only the first receive waits (for a delayed or invisible message to come back).
-    const out = await plumbing().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: wait }));
+    const out = await plumbing.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: wait }));
     const messages = out.Messages ?? [];
     if (messages.length === 0) return got;
     got.push(...messages.map((m) => ({ body: JSON.parse(m.Body!) as DeliveryJob, receiptHandle: m.ReceiptHandle! })));
@@ -117,7 +121,7 @@ describe('the webhook delivery queues (local SQS)', () => {
   it('the local SQS refuses a delay past 900 s, as SQS does: a long retry must hop', async () => {
     const urls = await queues();
     const send = (delay: number) =>
-      plumbing().send(
+      plumbing.send(
         new SendMessageBatchCommand({
           QueueUrl: urls.live.slow,
           Entries: [{ Id: '1', MessageBody: JSON.stringify(job()), DelaySeconds: delay }],
@@ -194,7 +198,7 @@ describe('the planning queues', () => {
     const received = async (url: string) => {
       const got: { companyId: string; mode: string; group?: string }[] = [];
       for (;;) {
-        const out = await plumbing().send(
+        const out = await plumbing.send(
           new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['MessageGroupId'] }),
         );
         if ((out.Messages ?? []).length === 0) return got.sort((a, b) => (a.companyId < b.companyId ? -1 : 1));
